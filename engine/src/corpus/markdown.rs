@@ -1,0 +1,317 @@
+//! Markdown records: YAML front matter between `---` lines, then a body split at headings.
+//!
+//! Defaults for a record without front matter (or with fields left out): id = file stem,
+//! title = the first `#` heading (else the id), lifecycle active, history first-class, no date,
+//! no topic, no citations. See `docs/formats.md` for every field.
+
+use std::path::Path;
+
+use chrono::NaiveDate;
+use serde::Deserialize;
+
+use super::{Corpus, Document, History, Lifecycle, LifecycleEntry, Section};
+use crate::{Error, Result};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FrontMatter {
+    id: Option<String>,
+    title: Option<String>,
+    lifecycle: Option<Lifecycle>,
+    history: Option<History>,
+    updated_at: Option<NaiveDate>,
+    topic: Option<String>,
+    superseded_by: Option<String>,
+    #[serde(default)]
+    cites: Vec<String>,
+    #[serde(default)]
+    lifecycle_log: Vec<LifecycleEntry>,
+}
+
+/// Loads every `*.md` file of `dir` (sorted by file name), then checks cross-references.
+pub fn load_dir(dir: &Path) -> Result<Corpus> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    let mut paths = Vec::new();
+    for e in entries {
+        let p = e.map_err(|e| Error::io(dir, e))?.path();
+        if p.extension().is_some_and(|x| x == "md") && p.is_file() {
+            paths.push(p);
+        }
+    }
+    paths.sort();
+    let docs = paths
+        .iter()
+        .map(|p| {
+            let bytes = std::fs::read(p).map_err(|e| Error::io(p, e))?;
+            parse_record(p, &bytes)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let corpus = Corpus::new(dir, docs)?;
+    check_references(&corpus)?;
+    Ok(corpus)
+}
+
+/// Every `superseded_by`, `cites` and log `by` must name a record of the corpus.
+fn check_references(corpus: &Corpus) -> Result<()> {
+    for d in &corpus.docs {
+        let refs = d
+            .superseded_by
+            .iter()
+            .map(|r| (r, "superseded_by"))
+            .chain(d.cites.iter().map(|r| (r, "cites")))
+            .chain(
+                d.lifecycle_log
+                    .iter()
+                    .filter_map(|e| e.by.as_ref())
+                    .map(|r| (r, "lifecycle_log.by")),
+            );
+        for (r, field) in refs {
+            if corpus.index_of(r).is_none() {
+                return Err(Error::UnknownId {
+                    path: d.source.clone(),
+                    line: 0,
+                    id: r.clone(),
+                    context: format!("in `{field}` of record {:?}", d.id),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Parses one record file.
+pub fn parse_record(path: &Path, bytes: &[u8]) -> Result<Document> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        Error::parse(path, line, "invalid UTF-8; save the file as UTF-8")
+    })?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim().is_empty() {
+        return Err(Error::parse(
+            path,
+            1,
+            "empty record: a record needs front matter or a body; delete the file or write it",
+        ));
+    }
+    let text = text.replace("\r\n", "\n");
+    let (fm, body, body_line) = split_front_matter(path, &text)?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let id = fm.id.clone().unwrap_or(stem);
+    if id.is_empty() || id.chars().any(char::is_whitespace) {
+        return Err(Error::parse(
+            path,
+            2,
+            format!("invalid id {id:?}: ids must be non-empty and contain no white space"),
+        ));
+    }
+    let mut sections = split_sections(body);
+    let title = fm
+        .title
+        .clone()
+        .or_else(|| sections.first().map(|s| s.heading.clone()).filter(|h| !h.is_empty()))
+        .unwrap_or_else(|| id.clone());
+    for s in &mut sections {
+        if s.heading.is_empty() {
+            s.heading = title.clone();
+        }
+    }
+    sections.retain(|s| !s.body.trim().is_empty() || s.heading != title);
+    if sections.is_empty() {
+        sections.push(Section {
+            heading: title.clone(),
+            body: String::new(),
+        });
+    }
+    let lifecycle = current_lifecycle(path, &fm, body_line)?;
+    Ok(Document {
+        id,
+        title,
+        lifecycle,
+        history: fm.history.unwrap_or_default(),
+        updated_at: fm.updated_at,
+        topic: fm.topic.unwrap_or_default(),
+        superseded_by: fm.superseded_by,
+        cites: fm.cites,
+        lifecycle_log: fm.lifecycle_log,
+        sections,
+        source: path.to_path_buf(),
+    })
+}
+
+/// The current lifecycle: the log's last entry when there is a log (dates must ascend and
+/// an explicit `lifecycle` must agree), else the `lifecycle` field.
+fn current_lifecycle(path: &Path, fm: &FrontMatter, fm_end: usize) -> Result<Lifecycle> {
+    let line = fm_end.saturating_sub(1).max(1);
+    for w in fm.lifecycle_log.windows(2) {
+        if w[1].date < w[0].date {
+            return Err(Error::parse(
+                path,
+                line,
+                format!(
+                    "lifecycle_log is out of date order ({} comes after {}); list entries oldest first",
+                    w[1].date, w[0].date
+                ),
+            ));
+        }
+    }
+    match (fm.lifecycle_log.last(), fm.lifecycle) {
+        (Some(last), Some(l)) if last.lifecycle != l => Err(Error::parse(
+            path,
+            line,
+            format!(
+                "lifecycle is {} but the last lifecycle_log entry says {}; the log's last entry is the current state, make them agree or drop `lifecycle`",
+                l.as_str(),
+                last.lifecycle.as_str()
+            ),
+        )),
+        (Some(last), _) => Ok(last.lifecycle),
+        (None, l) => Ok(l.unwrap_or_default()),
+    }
+}
+
+/// Splits `---\n<yaml>\n---\n<body>`; returns the parsed front matter, the body and the
+/// 1-based line where the body starts.
+fn split_front_matter<'a>(path: &Path, text: &'a str) -> Result<(FrontMatter, &'a str, usize)> {
+    let Some(rest) = text.strip_prefix("---\n") else {
+        return Ok((FrontMatter::default(), text, 1));
+    };
+    let end = rest
+        .match_indices("\n---")
+        .find(|(i, _)| {
+            let after = &rest[i + 4..];
+            after.is_empty() || after.starts_with('\n')
+        })
+        .map(|(i, _)| i)
+        .or_else(|| rest.starts_with("---").then_some(0).map(|_| usize::MAX));
+    let Some(end) = end else {
+        return Err(Error::parse(
+            path,
+            1,
+            "front matter opened with `---` is never closed; add a `---` line after it",
+        ));
+    };
+    let (yaml, body) = if end == usize::MAX {
+        ("", rest[3..].trim_start_matches('\n'))
+    } else {
+        (&rest[..end], rest[end + 4..].strip_prefix('\n').unwrap_or(&rest[end + 4..]))
+    };
+    let fm_lines = yaml.lines().count() + 2;
+    let fm: FrontMatter = if yaml.trim().is_empty() {
+        FrontMatter::default()
+    } else {
+        yaml_serde::from_str(yaml).map_err(|e| crate::error::yaml(path, 1, e))?
+    };
+    Ok((fm, body, fm_lines + 1))
+}
+
+/// Splits a body into sections at ATX headings, ignoring `#` lines inside fenced code.
+fn split_sections(body: &str) -> Vec<Section> {
+    let mut sections = Vec::new();
+    let mut heading = String::new();
+    let mut lines: Vec<&str> = Vec::new();
+    let mut in_fence = false;
+    let flush = |heading: &mut String, lines: &mut Vec<&str>, out: &mut Vec<Section>| {
+        let body = lines.join("\n").trim().to_string();
+        if !body.is_empty() || !heading.is_empty() {
+            out.push(Section {
+                heading: std::mem::take(heading),
+                body,
+            });
+        }
+        lines.clear();
+    };
+    for line in body.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        }
+        if !in_fence {
+            if let Some(h) = atx_heading(line) {
+                flush(&mut heading, &mut lines, &mut sections);
+                heading = h.to_string();
+                continue;
+            }
+        }
+        lines.push(line);
+    }
+    flush(&mut heading, &mut lines, &mut sections);
+    sections
+}
+
+fn atx_heading(line: &str) -> Option<&str> {
+    let hashes = line.bytes().take_while(|&b| b == b'#').count();
+    if (1..=6).contains(&hashes) {
+        let rest = &line[hashes..];
+        if rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t') {
+            return Some(rest.trim().trim_end_matches('#').trim());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Document> {
+        parse_record(Path::new("x/rec.md"), text.as_bytes())
+    }
+
+    #[test]
+    fn front_matter_and_sections() {
+        let d = parse("---\nid: a\ntitle: T\nupdated_at: 2026-03-01\n---\n# T\nintro\n## One\nbody one\n## Two\nbody two\n").unwrap();
+        assert_eq!(d.id, "a");
+        let heads: Vec<_> = d.sections.iter().map(|s| s.heading.as_str()).collect();
+        assert_eq!(heads, ["T", "One", "Two"]);
+        assert_eq!(d.section_text(1), "T\nOne\nbody one");
+        assert_eq!(d.lifecycle, Lifecycle::Active);
+        assert_eq!(d.history, History::FirstClass);
+    }
+
+    #[test]
+    fn defaults_without_front_matter() {
+        let d = parse("# Hello\nworld\n").unwrap();
+        assert_eq!((d.id.as_str(), d.title.as_str()), ("rec", "Hello"));
+        assert_eq!(d.lifecycle, Lifecycle::Active);
+    }
+
+    #[test]
+    fn crlf_and_bom_are_accepted() {
+        let d = parse("\u{feff}---\r\nid: a\r\n---\r\n# T\r\nx\r\n").unwrap();
+        assert_eq!(d.id, "a");
+        assert_eq!(d.sections[0].body, "x");
+    }
+
+    #[test]
+    fn unknown_lifecycle_lists_allowed_values_and_line() {
+        let e = parse("---\nid: a\nlifecycle: retired\n---\nx\n").unwrap_err().to_string();
+        assert!(e.contains("rec.md:3"), "{e}");
+        assert!(e.contains("active") && e.contains("deprecated"), "{e}");
+    }
+
+    #[test]
+    fn snapshot_is_state_at_updated_at() {
+        let d = parse("---\nid: a\nupdated_at: 2026-03-10\nlifecycle_log:\n  - {date: 2026-03-10, lifecycle: active}\n  - {date: 2026-07-01, lifecycle: deprecated}\n---\nx\n").unwrap();
+        assert_eq!(d.lifecycle, Lifecycle::Deprecated);
+        assert_eq!(d.index_snapshot(), Lifecycle::Active);
+    }
+
+    #[test]
+    fn log_out_of_order_is_an_error() {
+        let e = parse("---\nid: a\nlifecycle_log:\n  - {date: 2026-07-01, lifecycle: active}\n  - {date: 2026-03-10, lifecycle: deprecated}\n---\nx\n").unwrap_err();
+        assert!(e.to_string().contains("out of date order"), "{e}");
+    }
+
+    #[test]
+    fn empty_file_is_an_error() {
+        assert!(parse("").is_err());
+    }
+
+    #[test]
+    fn headings_inside_code_fences_do_not_split() {
+        let d = parse("# T\n```\n# not a heading\n```\n").unwrap();
+        assert_eq!(d.sections.len(), 1);
+    }
+}

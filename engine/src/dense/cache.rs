@@ -1,0 +1,251 @@
+//! The embedding cache: section and query vectors on disk, so a rerun does no model work.
+//!
+//! One checked record file per embedder identity, `<root>/embeddings/<sha256(identity)>.emb`
+//! (format and integrity rules in `models::store`): the identity names the model file's
+//! sha256, the max length, pooling, normalization and embedding scheme, so anything that
+//! changes a vector changes the file; within it a record's key is the sha256 of the exact text
+//! embedded (query instruction included). A damaged entry is reported, discarded and
+//! recomputed; a vector read back is bit-identical to the one computed.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use super::Embedder;
+use crate::models::store::RecordFile;
+use crate::models::{hex, sha256};
+use crate::{Error, Result};
+
+/// Cache counters. `hits + misses` is the number of texts asked for.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Texts whose vector came from the cache.
+    pub hits: usize,
+    /// Texts embedded by the model (each distinct text once).
+    pub misses: usize,
+    /// Misses whose entry was on disk but damaged (discarded and recomputed).
+    pub rebuilt: usize,
+}
+
+impl CacheStats {
+    /// Adds another run's counts.
+    pub fn add(&mut self, other: CacheStats) {
+        self.hits += other.hits;
+        self.misses += other.misses;
+        self.rebuilt += other.rebuilt;
+    }
+}
+
+impl std::fmt::Display for CacheStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} cached, {} computed, {} rebuilt",
+            self.hits, self.misses, self.rebuilt
+        )
+    }
+}
+
+/// Vectors of one embedder, keyed by text.
+#[derive(Debug)]
+pub struct EmbeddingCache {
+    identity: String,
+    dim: usize,
+    file: Mutex<RecordFile>,
+    totals: Mutex<CacheStats>,
+    discarded_at_open: usize,
+}
+
+/// How many texts are embedded between progress calls.
+const CHUNK: usize = 32;
+
+impl EmbeddingCache {
+    /// The cache of `embedder` under `dir` (normally `ModelStore::embeddings_dir()`), read and
+    /// verified now; damaged entries are reported on stderr.
+    pub fn open(dir: &Path, embedder: &dyn Embedder) -> Result<EmbeddingCache> {
+        let identity = embedder.identity().to_string();
+        let path = dir.join(format!("{}.emb", hex(&sha256(identity.as_bytes()))));
+        let (file, report) = RecordFile::open(&path, "embeddings", &identity, embedder.dim() * 4)?;
+        Ok(EmbeddingCache {
+            identity,
+            dim: embedder.dim(),
+            file: Mutex::new(file),
+            totals: Mutex::new(CacheStats::default()),
+            discarded_at_open: report.discarded,
+        })
+    }
+
+    /// A cache that lives in memory only (nothing read or written).
+    pub fn in_memory(embedder: &dyn Embedder) -> EmbeddingCache {
+        let identity = embedder.identity().to_string();
+        EmbeddingCache {
+            file: Mutex::new(RecordFile::in_memory("embeddings", &identity, embedder.dim() * 4)),
+            identity,
+            dim: embedder.dim(),
+            totals: Mutex::new(CacheStats::default()),
+            discarded_at_open: 0,
+        }
+    }
+
+    /// The file backing this cache (None in memory).
+    pub fn path(&self) -> Option<std::path::PathBuf> {
+        self.lock().path().map(Path::to_path_buf)
+    }
+
+    /// Damaged entries found (and discarded) when the file was opened.
+    pub fn discarded_at_open(&self) -> usize {
+        self.discarded_at_open
+    }
+
+    /// Counts since the cache was opened.
+    pub fn stats(&self) -> CacheStats {
+        *self.totals.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, RecordFile> {
+        self.file.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The vectors of `texts`, in order: from the cache, or embedded (each distinct text once)
+    /// and stored. `embedder` must be the one the cache was opened for.
+    pub fn embed(&self, embedder: &mut dyn Embedder, texts: &[&str]) -> Result<(Vec<Vec<f32>>, CacheStats)> {
+        self.embed_with_progress(embedder, texts, &mut |_, _| {})
+    }
+
+    /// [`EmbeddingCache::embed`], calling `progress(done, to_compute)` as misses are embedded.
+    pub fn embed_with_progress(
+        &self,
+        embedder: &mut dyn Embedder,
+        texts: &[&str],
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(Vec<Vec<f32>>, CacheStats)> {
+        if embedder.identity() != self.identity {
+            return Err(Error::Config(format!(
+                "embedding cache for {:?} used with embedder {:?}",
+                self.identity,
+                embedder.identity()
+            )));
+        }
+        let keys: Vec<[u8; 32]> = texts.iter().map(|t| sha256(t.as_bytes())).collect();
+        let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        let mut stats = CacheStats::default();
+        // Distinct missing texts, in first-seen order, and the positions each fills.
+        let mut todo: Vec<(usize, Vec<usize>)> = Vec::new();
+        {
+            let file = self.lock();
+            let mut pending: std::collections::HashMap<[u8; 32], usize> = Default::default();
+            for (i, key) in keys.iter().enumerate() {
+                if let Some(bytes) = file.get(key) {
+                    out[i] = Some(decode(bytes));
+                    stats.hits += 1;
+                } else if let Some(&j) = pending.get(key) {
+                    todo[j].1.push(i);
+                    stats.hits += 1;
+                } else {
+                    pending.insert(*key, todo.len());
+                    todo.push((i, vec![i]));
+                    if file.was_damaged(key) {
+                        stats.rebuilt += 1;
+                    }
+                }
+            }
+        }
+        stats.misses = todo.len();
+        progress(0, todo.len());
+        for (done, chunk) in todo.chunks(CHUNK).enumerate() {
+            let batch: Vec<&str> = chunk.iter().map(|(i, _)| texts[*i]).collect();
+            let vectors = embedder.embed(&batch)?;
+            if vectors.len() != batch.len() {
+                return Err(Error::Model {
+                    model: self.identity.clone(),
+                    message: format!("returned {} vectors for {} texts", vectors.len(), batch.len()),
+                });
+            }
+            let mut file = self.lock();
+            for ((first, positions), v) in chunk.iter().zip(vectors) {
+                if v.len() != self.dim || v.iter().any(|x| !x.is_finite()) {
+                    return Err(Error::Model {
+                        model: self.identity.clone(),
+                        message: format!(
+                            "invalid vector (length {}, expected {}, or a non-finite value) for text {:?}",
+                            v.len(),
+                            self.dim,
+                            truncate(texts[*first], 80)
+                        ),
+                    });
+                }
+                file.insert(keys[*first], &encode(&v));
+                for &p in positions {
+                    out[p] = Some(v.clone());
+                }
+            }
+            progress((done * CHUNK + chunk.len()).min(todo.len()), todo.len());
+        }
+        self.totals.lock().unwrap_or_else(|p| p.into_inner()).add(stats);
+        Ok((out.into_iter().map(|v| v.expect("every position filled")).collect(), stats))
+    }
+
+    /// Writes new entries to disk (atomically). Also done on drop, with a warning on failure.
+    pub fn flush(&self) -> Result<()> {
+        self.lock().flush()
+    }
+}
+
+impl Drop for EmbeddingCache {
+    fn drop(&mut self) {
+        if let Err(e) = self.lock().flush() {
+            eprintln!("warning: could not save the embedding cache: {e}");
+        }
+    }
+}
+
+fn encode(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn decode(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect()
+}
+
+pub(crate) fn truncate(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dense::testing::HashEmbedder;
+
+    #[test]
+    fn cold_and_warm_give_identical_bits_and_count_hits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut e = HashEmbedder::new(16);
+        let texts = ["alpha", "beta", "alpha", "gamma"];
+        let cold = {
+            let cache = EmbeddingCache::open(dir.path(), &e).unwrap();
+            let (v, s) = cache.embed(&mut e, &texts).unwrap();
+            assert_eq!(s, CacheStats { hits: 1, misses: 3, rebuilt: 0 });
+            assert_eq!(e.calls(), 3);
+            v
+        };
+        let cache = EmbeddingCache::open(dir.path(), &e).unwrap();
+        let (warm, s) = cache.embed(&mut e, &texts).unwrap();
+        assert_eq!(s, CacheStats { hits: 4, misses: 0, rebuilt: 0 });
+        assert_eq!(e.calls(), 3, "a warm cache does no model work");
+        let bits = |v: &Vec<Vec<f32>>| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&cold), bits(&warm));
+    }
+
+    #[test]
+    fn a_cache_opened_for_another_embedder_is_refused() {
+        let e = HashEmbedder::new(8);
+        let mut other = HashEmbedder::with_identity(8, "other");
+        let cache = EmbeddingCache::in_memory(&e);
+        assert!(cache.embed(&mut other, &["x"]).is_err());
+    }
+}

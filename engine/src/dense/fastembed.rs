@@ -1,0 +1,145 @@
+//! The real bi-encoder: an ONNX model run by fastembed (bge-small-en-v1.5 int8 by default).
+//!
+//! **Determinism.** The int8 bge model quantizes activations dynamically
+//! (`DynamicQuantizeLinear`): the scale is computed over the whole input tensor, so in a
+//! batch a text's vector depends on the other texts and on the padding (cosine about 0.996
+//! between alone and in a batch of 32). This embedder therefore runs every text in a batch of
+//! its own — no padding, no neighbours — so a text's vector is a function of the text alone,
+//! bit for bit, whatever batch `embed` is given and whatever the cache held before. The
+//! identity says so (`batch=1`). The tests in `engine/tests/dense_determinism.rs` prove it.
+//!
+//! Vectors are CLS-pooled (for bge) and L2-normalized by fastembed, so cosine is a dot product.
+
+use std::sync::Arc;
+
+use fastembed::{InitOptionsUserDefined, TextEmbedding, UserDefinedEmbeddingModel};
+
+use super::Embedder;
+use crate::models::{self, ModelDir, ModelKind, Pooling};
+use crate::{Error, Result};
+
+/// The instruction bge v1.5 puts before a short query in retrieval (passages get none).
+///
+/// BAAI's MTEB evaluation of bge-*-en-v1.5 (FlagEmbedding, `--query_instruction_for_retrieval`)
+/// encodes the queries of retrieval tasks such as BEIR SciFact with this prefix and the corpus
+/// without it; the published nDCG@10 (0.7127 for bge-small-en-v1.5 on SciFact) comes from
+/// that setup, so ranklab does the same.
+pub const BGE_QUERY_INSTRUCTION: &str = "Represent this sentence for searching relevant passages: ";
+
+/// How to run the model.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EmbedderOptions {
+    /// Tokens read per text (longer texts are truncated); None: the model's own (512 for bge).
+    pub max_length: Option<usize>,
+    /// ONNX Runtime intra-op threads; None: every core.
+    pub threads: Option<usize>,
+}
+
+/// A fastembed `TextEmbedding` over a verified model directory.
+pub struct FastembedEmbedder {
+    model: TextEmbedding,
+    id: Arc<str>,
+    identity: String,
+    dim: usize,
+    query_instruction: &'static str,
+}
+
+impl std::fmt::Debug for FastembedEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FastembedEmbedder")
+            .field("identity", &self.identity)
+            .field("dim", &self.dim)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FastembedEmbedder {
+    /// The model `id` from the default cache, fetched on first use, with default options.
+    pub fn open(id: &str) -> Result<FastembedEmbedder> {
+        FastembedEmbedder::load(&models::ensure_model(id)?, &EmbedderOptions::default())
+    }
+
+    /// Loads a verified model directory (see [`models::ensure_model`]).
+    pub fn load(model: &ModelDir, options: &EmbedderOptions) -> Result<FastembedEmbedder> {
+        if model.kind != ModelKind::BiEncoder {
+            return Err(Error::Config(format!(
+                "model {} is a {}, not a bi-encoder; name it as a rerank model instead",
+                model.id, model.kind
+            )));
+        }
+        let fail = |e: fastembed::Error| Error::Model {
+            model: model.id.clone(),
+            message: e.to_string(),
+        };
+        let onnx_path = model.file("model.onnx");
+        let onnx = std::fs::read(&onnx_path).map_err(|e| Error::io(&onnx_path, e))?;
+        let pooling = model.pooling.unwrap_or(Pooling::Mean);
+        let user_model = UserDefinedEmbeddingModel::new(onnx, model.tokenizer_files()?).with_pooling(match pooling {
+            Pooling::Cls => fastembed::Pooling::Cls,
+            Pooling::Mean => fastembed::Pooling::Mean,
+        });
+        let max_length = options.max_length.unwrap_or(model.max_length).min(model.max_length);
+        let mut init = InitOptionsUserDefined::new()
+            .with_environment(models::ort_environment()?)
+            .with_max_length(max_length);
+        if let Some(t) = options.threads {
+            init = init.with_intra_threads(t.max(1));
+        }
+        let mut session = TextEmbedding::try_new_from_user_defined(user_model, init).map_err(fail)?;
+        let probe = session.embed(["dimension probe"], Some(1)).map_err(fail)?;
+        let dim = probe.first().map(Vec::len).unwrap_or(0);
+        if dim == 0 {
+            return Err(Error::Model {
+                model: model.id.clone(),
+                message: "the model returned an empty vector".into(),
+            });
+        }
+        let query_instruction = if model.id.starts_with("bge-") && model.id.ends_with("-en-v1.5") {
+            BGE_QUERY_INSTRUCTION
+        } else {
+            ""
+        };
+        let identity = format!(
+            "{} onnx-sha256={} max_len={max_length} pooling={} norm=l2 batch=1 dim={dim}",
+            model.id,
+            model.sha256,
+            pooling.as_str()
+        );
+        Ok(FastembedEmbedder {
+            model: session,
+            id: model.id.as_str().into(),
+            identity,
+            dim,
+            query_instruction,
+        })
+    }
+}
+
+impl FastembedEmbedder {
+    /// The underlying fastembed model (for tests and benchmarks against it).
+    pub fn inner(&mut self) -> &mut TextEmbedding {
+        &mut self.model
+    }
+}
+
+impl Embedder for FastembedEmbedder {
+    fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn query_instruction(&self) -> &str {
+        self.query_instruction
+    }
+
+    fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        // Batch size 1: see the module documentation.
+        self.model.embed(texts, Some(1)).map_err(|e| Error::Model {
+            model: self.id.to_string(),
+            message: e.to_string(),
+        })
+    }
+}

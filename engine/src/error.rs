@@ -1,0 +1,123 @@
+//! The engine's one error type. Variants carry the file, line and id involved so that the
+//! binary can print a message a user can act on. Split by who is at fault: input/config errors
+//! (the user fixes a file) versus internal errors (index or model failures).
+
+use std::path::PathBuf;
+
+/// Every error the engine reports.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file's content is malformed; `line` is 1-based, 0 when unknown.
+    #[error("{}: {message}", location(path, *line, *column))]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// Two records share an id.
+    #[error("duplicate document id {id:?}: in {first} and {second}; ids must be unique across a corpus, rename one")]
+    DuplicateId {
+        id: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    /// A reference names a record that does not exist.
+    #[error("{}: unknown document id {id:?} ({context}); check the spelling against the corpus ids", location(path, *line, 0))]
+    UnknownId {
+        path: PathBuf,
+        line: usize,
+        id: String,
+        context: String,
+    },
+    /// The corpus has no document.
+    #[error("{path}: the corpus is empty (no documents found); point the suite at a directory of .md records or a BEIR corpus.jsonl")]
+    EmptyCorpus { path: PathBuf },
+    /// A score is NaN or infinite.
+    #[error("non-finite score {score} for document {doc:?} on query {query:?}; the model or index produced an invalid number")]
+    NonFiniteScore {
+        query: String,
+        doc: String,
+        score: f32,
+    },
+    /// A model is missing, incomplete or fails to load.
+    #[error("model {model}: {message}")]
+    Model { model: String, message: String },
+    /// A model or runtime file whose sha256 differs from its pin or manifest.
+    #[error("{path}: sha256 mismatch: expected {expected}, found {actual}; {remedy}")]
+    Checksum {
+        path: PathBuf,
+        expected: String,
+        actual: String,
+        remedy: String,
+    },
+    /// A model id that is neither pinned nor registered.
+    #[error("unknown model {id:?}; known models: {known} (add your own with `ranklab models fetch --from DIR --id ID`)")]
+    UnknownModel { id: String, known: String },
+    /// The lexical index failed.
+    #[error("lexical index: {0}")]
+    Index(#[from] tantivy::TantivyError),
+    /// An invalid setting (width, weight, k).
+    #[error("{0}")]
+    Config(String),
+}
+
+/// `path:line:column`, leaving out what is unknown (0).
+pub fn location(path: &std::path::Path, line: usize, column: usize) -> String {
+    match (line, column) {
+        (0, _) => path.display().to_string(),
+        (l, 0) => format!("{}:{l}", path.display()),
+        (l, c) => format!("{}:{l}:{c}", path.display()),
+    }
+}
+
+/// Result with the engine's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An I/O error on `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+    /// A parse error at `path:line`.
+    pub fn parse(path: impl Into<PathBuf>, line: usize, message: impl Into<String>) -> Self {
+        Error::Parse {
+            path: path.into(),
+            line,
+            column: 0,
+            message: message.into(),
+        }
+    }
+}
+
+/// Turns a YAML error into [`Error::Parse`] at the right place of `path`; `line_offset` is
+/// the number of file lines before the YAML text (front matter starts after its `---`).
+pub fn yaml(path: &std::path::Path, line_offset: usize, err: yaml_serde::Error) -> Error {
+    let (line, column) = err
+        .location()
+        .map(|l| (l.line() + line_offset, l.column()))
+        .unwrap_or((0, 0));
+    // yaml_serde appends " at line L column C" with YAML-relative numbers; keep only the cause.
+    let text = err.to_string();
+    let message = match text.find(" at line ") {
+        Some(i) if line_offset > 0 => text[..i].to_string(),
+        _ => text,
+    };
+    Error::Parse {
+        path: path.to_path_buf(),
+        line,
+        column,
+        message,
+    }
+}

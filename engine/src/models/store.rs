@@ -1,0 +1,355 @@
+//! Checked record files: the on-disk form of the embedding and score caches.
+//!
+//! One file per model identity. Layout (all integers little-endian):
+//!
+//! ```text
+//! magic     8 bytes  "RLCACHE1"
+//! hlen      u32      length of the header
+//! header    hlen     JSON: {"kind", "identity", "payload"}; must equal what the reader expects
+//! hsum      32 bytes sha256(magic | hlen | header)
+//! records   n times  key (32 bytes) | payload (`payload` bytes) | sum = sha256(key | payload)
+//! ```
+//!
+//! Records have a fixed size, so one damaged record costs only itself: a record whose sum does
+//! not match, or a partial record at the end (a truncated file), is discarded with a warning on
+//! stderr and counted, and its value is recomputed by the caller as an ordinary miss. A damaged
+//! header, or a header for another identity, discards the whole file. Nothing unverified is
+//! ever returned.
+//!
+//! Writes are atomic: the file is written in full to a temporary file in the same directory and
+//! renamed over the old one. Before writing, the records on disk are merged in, so two processes
+//! that share a cache lose no work (a record written by both is the same bytes). Records are
+//! written sorted by key, so the same content always gives the same file.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result};
+
+const MAGIC: &[u8; 8] = b"RLCACHE1";
+
+/// What loading a file found.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LoadReport {
+    /// Records read and verified.
+    pub loaded: usize,
+    /// Records (or the whole file) discarded as damaged: checksum mismatch, truncation, bad
+    /// header, another identity.
+    pub discarded: usize,
+}
+
+/// An in-memory copy of one record file.
+#[derive(Debug)]
+pub(crate) struct RecordFile {
+    path: Option<PathBuf>,
+    header: Vec<u8>,
+    payload: usize,
+    records: BTreeMap<[u8; 32], Box<[u8]>>,
+    /// Keys of records discarded as damaged (as far as their key bytes could be read): a later
+    /// miss on one of them is a rebuild.
+    damaged: HashSet<[u8; 32]>,
+    dirty: bool,
+}
+
+fn header_json(kind: &str, identity: &str, payload: usize) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "kind": kind,
+        "identity": identity,
+        "payload": payload,
+    }))
+    .expect("header serializes")
+}
+
+fn record_sum(key: &[u8], payload: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(key);
+    h.update(payload);
+    h.finalize().into()
+}
+
+fn header_sum(header: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(MAGIC);
+    h.update((header.len() as u32).to_le_bytes());
+    h.update(header);
+    h.finalize().into()
+}
+
+impl RecordFile {
+    /// A file kept in memory only (nothing is read or written).
+    pub(crate) fn in_memory(kind: &str, identity: &str, payload: usize) -> RecordFile {
+        RecordFile {
+            path: None,
+            header: header_json(kind, identity, payload),
+            payload,
+            records: BTreeMap::new(),
+            damaged: HashSet::new(),
+            dirty: false,
+        }
+    }
+
+    /// Opens `path` (absent is fine: an empty cache), verifying every record. Damage is
+    /// reported on stderr and in the returned report.
+    pub(crate) fn open(path: &Path, kind: &str, identity: &str, payload: usize) -> Result<(RecordFile, LoadReport)> {
+        let mut file = RecordFile {
+            path: Some(path.to_path_buf()),
+            ..RecordFile::in_memory(kind, identity, payload)
+        };
+        let (records, damaged, report) = file.read_disk()?;
+        file.records = records;
+        file.damaged = damaged;
+        Ok((file, report))
+    }
+
+    pub(crate) fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Parses the file on disk into verified records, warning about damage.
+    #[allow(clippy::type_complexity)]
+    fn read_disk(&self) -> Result<(BTreeMap<[u8; 32], Box<[u8]>>, HashSet<[u8; 32]>, LoadReport)> {
+        let mut records = BTreeMap::new();
+        let mut damaged = HashSet::new();
+        let mut report = LoadReport::default();
+        let Some(path) = &self.path else {
+            return Ok((records, damaged, report));
+        };
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((records, damaged, report)),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        let record_len = 64 + self.payload;
+        let body = match self.check_header(&bytes) {
+            Ok(offset) => &bytes[offset..],
+            Err(why) => {
+                report.discarded = bytes.len().saturating_sub(self.header.len() + 44).div_ceil(record_len).max(1);
+                eprintln!(
+                    "warning: cache file {}: {why}; discarding it, its entries will be recomputed",
+                    path.display()
+                );
+                return Ok((records, damaged, report));
+            }
+        };
+        let mut corrupt = 0;
+        let chunks = body.chunks_exact(record_len);
+        let tail = chunks.remainder();
+        let truncated = usize::from(!tail.is_empty());
+        if tail.len() >= 32 {
+            damaged.insert(tail[..32].try_into().expect("32 bytes"));
+        }
+        for rec in chunks {
+            let (key, rest) = rec.split_at(32);
+            let (payload, sum) = rest.split_at(self.payload);
+            if record_sum(key, payload) == sum {
+                records.insert(key.try_into().expect("32 bytes"), payload.into());
+            } else {
+                corrupt += 1;
+                damaged.insert(key.try_into().expect("32 bytes"));
+            }
+        }
+        report.loaded = records.len();
+        report.discarded = corrupt + truncated;
+        if report.discarded > 0 {
+            eprintln!(
+                "warning: cache file {}: {corrupt} damaged entr{} (checksum mismatch){}; discarded, \
+                 they will be recomputed",
+                path.display(),
+                if corrupt == 1 { "y" } else { "ies" },
+                if truncated > 0 {
+                    ", and a truncated entry at the end"
+                } else {
+                    ""
+                }
+            );
+        }
+        Ok((records, damaged, report))
+    }
+
+    /// The offset of the first record, or why the header is unusable.
+    fn check_header(&self, bytes: &[u8]) -> std::result::Result<usize, String> {
+        if bytes.len() < 12 || &bytes[..8] != MAGIC {
+            return Err("not a ranklab cache file (bad magic or too short)".into());
+        }
+        let hlen = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
+        let end = 12usize.saturating_add(hlen);
+        if bytes.len() < end + 32 {
+            return Err("truncated header".into());
+        }
+        let header = &bytes[12..end];
+        if header_sum(header) != bytes[end..end + 32] {
+            return Err("damaged header (checksum mismatch)".into());
+        }
+        if header != self.header.as_slice() {
+            return Err(format!(
+                "written for another model identity or layout ({})",
+                String::from_utf8_lossy(header)
+            ));
+        }
+        Ok(end + 32)
+    }
+
+    pub(crate) fn get(&self, key: &[u8; 32]) -> Option<&[u8]> {
+        self.records.get(key).map(|b| &b[..])
+    }
+
+    /// Whether `key` belonged to a record discarded as damaged when the file was opened.
+    pub(crate) fn was_damaged(&self, key: &[u8; 32]) -> bool {
+        self.damaged.contains(key)
+    }
+
+    pub(crate) fn insert(&mut self, key: [u8; 32], payload: &[u8]) {
+        debug_assert_eq!(payload.len(), self.payload);
+        self.records.insert(key, payload.into());
+        self.dirty = true;
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Writes the file if anything was added: merges what is on disk now, writes a temporary
+    /// file and renames it into place.
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        let Some(path) = self.path.clone() else {
+            return Ok(());
+        };
+        if !self.dirty {
+            return Ok(());
+        }
+        let (on_disk, _, _) = self.read_disk()?;
+        for (k, v) in on_disk {
+            self.records.entry(k).or_insert(v);
+        }
+        let dir = path.parent().expect("cache files have a parent");
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let mut bytes = Vec::with_capacity(12 + self.header.len() + 32 + self.records.len() * (64 + self.payload));
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&(self.header.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&self.header);
+        bytes.extend_from_slice(&header_sum(&self.header));
+        for (key, payload) in &self.records {
+            bytes.extend_from_slice(key);
+            bytes.extend_from_slice(payload);
+            bytes.extend_from_slice(&record_sum(key, payload));
+        }
+        let tmp = path.with_file_name(format!(
+            ".{}.{}.tmp",
+            path.file_name().expect("named").to_string_lossy(),
+            std::process::id()
+        ));
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(&bytes)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &path)
+        };
+        if let Err(e) = write() {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Error::io(&path, e));
+        }
+        self.dirty = false;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(i: u8) -> [u8; 32] {
+        [i; 32]
+    }
+
+    fn sample(dir: &Path) -> PathBuf {
+        let path = dir.join("c.bin");
+        let (mut f, _) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        for i in 0..5u8 {
+            f.insert(key(i), &[i; 4]);
+        }
+        f.flush().unwrap();
+        path
+    }
+
+    #[test]
+    fn round_trip_is_byte_stable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sample(dir.path());
+        let first = std::fs::read(&path).unwrap();
+        let (mut f, report) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        assert_eq!(report, LoadReport { loaded: 5, discarded: 0 });
+        assert_eq!(f.get(&key(3)), Some(&[3u8; 4][..]));
+        f.insert(key(3), &[3; 4]);
+        f.flush().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), first);
+    }
+
+    #[test]
+    fn flipped_payload_byte_discards_only_that_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sample(dir.path());
+        let mut bytes = std::fs::read(&path).unwrap();
+        let first_record = bytes.len() - 5 * 68;
+        bytes[first_record + 2 * 68 + 33] ^= 0x01;
+        std::fs::write(&path, bytes).unwrap();
+        let (f, report) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        assert_eq!(report, LoadReport { loaded: 4, discarded: 1 });
+        assert_eq!(f.get(&key(2)), None);
+        assert_eq!(f.get(&key(4)), Some(&[4u8; 4][..]));
+    }
+
+    #[test]
+    fn truncation_discards_the_partial_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sample(dir.path());
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
+        let (f, report) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        assert_eq!(report, LoadReport { loaded: 4, discarded: 1 });
+        assert_eq!(f.get(&key(4)), None);
+    }
+
+    #[test]
+    fn another_identity_or_damaged_header_is_never_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sample(dir.path());
+        let (f, report) = RecordFile::open(&path, "t", "other-model", 4).unwrap();
+        assert_eq!(f.len(), 0);
+        assert!(report.discarded > 0);
+
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[14] ^= 0x20;
+        std::fs::write(&path, bytes).unwrap();
+        let (f, report) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        assert_eq!(f.len(), 0);
+        assert!(report.discarded > 0);
+
+        std::fs::write(&path, b"RLCA").unwrap();
+        let (f, _) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        assert_eq!(f.len(), 0);
+    }
+
+    #[test]
+    fn flush_merges_records_written_by_another_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.bin");
+        let (mut a, _) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        let (mut b, _) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        a.insert(key(1), &[1; 4]);
+        b.insert(key(2), &[2; 4]);
+        a.flush().unwrap();
+        b.flush().unwrap();
+        let (f, _) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        assert_eq!(f.len(), 2);
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+}

@@ -1,0 +1,1 @@
+//! Lifecycle and history demotion (issue 5).

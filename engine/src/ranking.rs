@@ -1,0 +1,69 @@
+//! The hit type and the one total order every ranking in ranklab uses.
+//!
+//! Order: score descending (compared with `f32::total_cmp`), then document id descending in
+//! byte order. This is exactly how trec_eval orders a run when it reads it back, so a run file we
+//! write ranks the same in any TREC tool as it did in the replay. Scores must be finite:
+//! [`check_finite`] turns a NaN into an error instead of a silent reorder.
+
+use std::cmp::Ordering;
+
+use crate::{Error, Result};
+
+/// One ranked document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// Index of the document in its [`crate::corpus::Corpus`].
+    pub doc: usize,
+    /// The score that orders this list (BM25, cosine, RRF, final score, ...).
+    pub score: f32,
+    /// Index (within the document) of the section that gave the document its score.
+    pub section: usize,
+}
+
+/// The total order: score descending, then document id descending (byte order).
+pub fn cmp_hits(a_score: f32, a_id: &str, b_score: f32, b_id: &str) -> Ordering {
+    b_score
+        .total_cmp(&a_score)
+        .then_with(|| b_id.as_bytes().cmp(a_id.as_bytes()))
+}
+
+/// Sorts `hits` by [`cmp_hits`], looking ids up with `id_of`.
+pub fn sort_hits<'a>(hits: &mut [Hit], id_of: impl Fn(usize) -> &'a str) {
+    hits.sort_by(|a, b| cmp_hits(a.score, id_of(a.doc), b.score, id_of(b.doc)));
+}
+
+/// Errors on the first non-finite score.
+pub fn check_finite<'a>(query: &str, hits: &[Hit], id_of: impl Fn(usize) -> &'a str) -> Result<()> {
+    match hits.iter().find(|h| !h.score.is_finite()) {
+        Some(h) => Err(Error::NonFiniteScore {
+            query: query.to_string(),
+            doc: id_of(h.doc).to_string(),
+            score: h.score,
+        }),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ties_break_on_id_descending() {
+        let ids = ["a", "b", "c"];
+        let mut hits = vec![
+            Hit { doc: 0, score: 1.0, section: 0 },
+            Hit { doc: 2, score: 1.0, section: 0 },
+            Hit { doc: 1, score: 2.0, section: 0 },
+        ];
+        sort_hits(&mut hits, |d| ids[d]);
+        let order: Vec<_> = hits.iter().map(|h| ids[h.doc]).collect();
+        assert_eq!(order, ["b", "c", "a"]);
+    }
+
+    #[test]
+    fn nan_is_an_error() {
+        let hits = vec![Hit { doc: 0, score: f32::NAN, section: 0 }];
+        assert!(check_finite("q", &hits, |_| "d").is_err());
+    }
+}

@@ -1,0 +1,130 @@
+//! The real cross-encoder: an ONNX model run by fastembed's `TextRerank`
+//! (ms-marco-MiniLM-L-12-v2 int8 by default). Scores are the raw logits, unnormalized.
+//!
+//! **Determinism and batching.** The int8 model quantizes activations dynamically over the
+//! whole input tensor, so a pair's logit depends slightly on the pairs batched with it and on
+//! their padding. With the default batch size 1 a pair's score is a function of the pair alone,
+//! bit for bit, which is what the score cache and reproducible reports need. A larger batch
+//! (`CrossEncoderOptions::batch_size`) is faster; it is part of the identity, so its scores are
+//! cached apart, but they then depend on how pairs were grouped: use it for speed studies, not
+//! for committed reports.
+
+use fastembed::{RerankInitOptionsUserDefined, TextRerank, UserDefinedRerankingModel};
+
+use super::CrossEncoder;
+use crate::models::{self, ModelDir, ModelKind};
+use crate::{Error, Result};
+
+/// How to run the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrossEncoderOptions {
+    /// Pairs per model run; 1 (the default) makes every score independent of the others.
+    pub batch_size: usize,
+    /// Tokens read per pair (longer pairs are truncated); None: the model's own (512).
+    pub max_length: Option<usize>,
+    /// ONNX Runtime intra-op threads; None: every core.
+    pub threads: Option<usize>,
+}
+
+impl Default for CrossEncoderOptions {
+    fn default() -> Self {
+        CrossEncoderOptions {
+            batch_size: 1,
+            max_length: None,
+            threads: None,
+        }
+    }
+}
+
+/// A fastembed `TextRerank` over a verified model directory.
+pub struct FastembedCrossEncoder {
+    model: TextRerank,
+    id: String,
+    identity: String,
+    batch_size: usize,
+}
+
+impl std::fmt::Debug for FastembedCrossEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FastembedCrossEncoder")
+            .field("identity", &self.identity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FastembedCrossEncoder {
+    /// The model `id` from the default cache, fetched on first use, with default options.
+    pub fn open(id: &str) -> Result<FastembedCrossEncoder> {
+        FastembedCrossEncoder::load(&models::ensure_model(id)?, &CrossEncoderOptions::default())
+    }
+
+    /// Loads a verified model directory (see [`models::ensure_model`]).
+    pub fn load(model: &ModelDir, options: &CrossEncoderOptions) -> Result<FastembedCrossEncoder> {
+        if model.kind != ModelKind::CrossEncoder {
+            return Err(Error::Config(format!(
+                "model {} is a {}, not a cross-encoder; name it as an embedder instead",
+                model.id, model.kind
+            )));
+        }
+        if options.batch_size == 0 {
+            return Err(Error::Config("cross-encoder batch size must be at least 1".into()));
+        }
+        let max_length = options.max_length.unwrap_or(model.max_length).min(model.max_length);
+        let mut init = RerankInitOptionsUserDefined::new()
+            .with_environment(models::ort_environment()?)
+            .with_max_length(max_length);
+        if let Some(t) = options.threads {
+            init = init.with_intra_threads(t.max(1));
+        }
+        let user_model = UserDefinedRerankingModel::new(model.file("model.onnx"), model.tokenizer_files()?);
+        let session = TextRerank::try_new_from_user_defined(user_model, init).map_err(|e| Error::Model {
+            model: model.id.clone(),
+            message: e.to_string(),
+        })?;
+        let identity = format!(
+            "{} onnx-sha256={} max_len={max_length} score=logit batch={}",
+            model.id, model.sha256, options.batch_size
+        );
+        Ok(FastembedCrossEncoder {
+            model: session,
+            id: model.id.clone(),
+            identity,
+            batch_size: options.batch_size,
+        })
+    }
+
+    /// The underlying fastembed model (for benchmarks against it).
+    pub fn inner(&mut self) -> &mut TextRerank {
+        &mut self.model
+    }
+
+    /// Pairs per model run.
+    pub fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+}
+
+impl CrossEncoder for FastembedCrossEncoder {
+    fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    fn score(&mut self, query: &str, passages: &[&str]) -> Result<Vec<f32>> {
+        if passages.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ranked = self
+            .model
+            .rerank(query, passages, false, Some(self.batch_size))
+            .map_err(|e| Error::Model {
+                model: self.id.clone(),
+                message: e.to_string(),
+            })?;
+        // fastembed returns results sorted by score; put them back in input order.
+        let mut scores = vec![f32::NAN; passages.len()];
+        for r in ranked {
+            scores[r.index] = r.score;
+        }
+        Ok(scores)
+    }
+}

@@ -1,0 +1,60 @@
+//! Cross-encoder rerank of a shortlist of first-stage candidates.
+//!
+//! - [`CrossEncoder`]: the trait; [`FastembedCrossEncoder`] runs the real ONNX model
+//!   (ms-marco-MiniLM-L-12-v2 int8, raw logits), [`testing::OverlapCrossEncoder`] is the
+//!   model-free stand-in for unit tests only.
+//! - [`ScoreCache`]: scores on disk keyed by cross-encoder identity, query sha256 and passage
+//!   sha256; damaged entries are detected and recomputed.
+//! - [`score_shortlist`] / [`ShortlistScores::rerank`] / [`rerank_shortlist`]: score the widest
+//!   shortlist once, reorder any narrower prefix from the same scores.
+//!
+//! What is scored: for each candidate, the query against its best-matching section, defined as
+//! the section that won the document its first-stage rank (`Hit.section`: the best BM25 or
+//! cosine section; for a fused list, the section of the ranking that placed it highest). The
+//! caller turns a hit into a [`Candidate`] (document id + passage text).
+//!
+//! Guarantees: only the first `width` hits move; they are ordered by `rerank_score` (descending,
+//! `total_cmp`), ties keeping first-stage order; the hits below keep their first-stage order
+//! after them, so recall beyond the width is unchanged. `Hit.score` (the first-stage
+//! similarity) is never overwritten: the logit lives in [`RerankedHit::rerank_score`]. A
+//! non-finite score is an [`crate::Error::NonFiniteScore`] naming the query and document.
+
+mod cache;
+mod fastembed;
+mod shortlist;
+pub mod testing;
+
+pub use cache::{PairStats, ScoreCache};
+pub use fastembed::{CrossEncoderOptions, FastembedCrossEncoder};
+pub use shortlist::{rerank_shortlist, score_shortlist, RerankedHit, ShortlistScores};
+
+use crate::Result;
+
+/// A model that scores (query, passage) pairs.
+pub trait CrossEncoder: Send {
+    /// Everything that determines the scores: model id, model file sha256, max length,
+    /// scoring scheme. Keys the score cache.
+    fn identity(&self) -> &str;
+    /// One score per passage, in order (higher is more relevant). A pair's score must not
+    /// depend on the other passages.
+    fn score(&mut self, query: &str, passages: &[&str]) -> Result<Vec<f32>>;
+}
+
+/// One shortlisted document: its id (for errors and reports) and the passage scored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub doc_id: String,
+    pub passage: String,
+}
+
+impl Candidate {
+    /// The candidate of `hit` in `corpus`: the document id and the text of the section that
+    /// won it its first-stage rank (`Document::section_text(hit.section)`).
+    pub fn of(corpus: &crate::corpus::Corpus, hit: &crate::ranking::Hit) -> Candidate {
+        let d = &corpus.docs[hit.doc];
+        Candidate {
+            doc_id: d.id.clone(),
+            passage: d.section_text(hit.section),
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! Command-line interface: clap derive, one subcommand per file under [`crate::cmd`].
+//!
+//! Exit codes: 0 success; 1 a check failed (gate regression, paired assertion); 2 an error
+//! (bad input, missing model, I/O), printed with its whole cause chain.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::cmd;
+
+/// ranklab: a retrieval evaluation harness and benchmark lab.
+///
+/// Replays task suites (query, expected documents, k) across configurations on a real engine
+/// (tantivy BM25, bi-encoder, RRF, cross-encoder rerank, lifecycle policy) and writes ADR-ready
+/// recall@k / MRR tables. Evaluates any TREC run like trec_eval.
+///
+/// Exit codes: 0 ok, 1 a check failed, 2 error.
+#[derive(Debug, Parser)]
+#[command(name = "ranklab", version, about, long_about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Evaluate a TREC run against qrels, like trec_eval (same measures, same output lines).
+    Eval(cmd::eval::EvalArgs),
+    /// Replay one suite (tasks/<suite>) under every configuration and write reports/<suite>/.
+    Run(cmd::run::RunArgs),
+    /// Replay every suite under tasks/ and regenerate reports/.
+    Bench(cmd::bench::BenchArgs),
+    /// Write a seeded synthetic TREC run and qrels (for speed benchmarks of `eval`).
+    SynthRun(cmd::synth_run::SynthRunArgs),
+}
+
+/// Parses arguments, runs the command, maps the outcome to an exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let outcome = match cli.command {
+        Command::Eval(a) => cmd::eval::run(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
+        Command::SynthRun(a) => cmd::synth_run::run(a),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! One file per subcommand. Each defines its clap `Args` and a `run` returning an exit code.
+
+pub mod bench;
+pub mod eval;
+pub mod run;
+pub mod synth_run;

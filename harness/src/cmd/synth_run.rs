@@ -1,0 +1,249 @@
+//! `ranklab synth-run`: a seeded synthetic TREC run and matching qrels in the shape of MS MARCO
+//! passage dev (6,980 queries x 1,000 passages, 1-3 relevant passages per query, passage ids
+//! up to 8.8 million), for speed and memory benchmarks of `ranklab eval`.
+//!
+//! The same seed and sizes give the same bytes (ChaCha8). Both files are written to a temporary
+//! file beside the target and renamed, so an interrupted run never leaves a truncated file.
+
+use std::collections::HashSet;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{ensure, Context};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::trec::format_run_line;
+
+/// Passage ids are drawn below this (MS MARCO passage has 8,841,823 passages).
+const NUM_PASSAGES: u32 = 8_841_823;
+/// Query ids are drawn below this (MS MARCO query ids reach 1,102,432).
+const MAX_QID: u32 = 1_102_433;
+
+/// Arguments of `ranklab synth-run`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example (the 7-million-line benchmark run):\n  \
+    ranklab synth-run --queries 6980 --depth 1000 --seed 42 --out-run /tmp/run.trec --out-qrels /tmp/qrels.txt")]
+pub struct SynthRunArgs {
+    /// Number of queries.
+    #[arg(long, default_value_t = 6980)]
+    pub queries: usize,
+
+    /// Documents retrieved per query.
+    #[arg(long, default_value_t = 1000)]
+    pub depth: usize,
+
+    /// Random seed; the same seed gives the same files.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+
+    /// Write the queries' lines round-robin (query 1 line 1, query 2 line 1, ...) instead of
+    /// grouped by query, to exercise `eval` on an interleaved run.
+    #[arg(long)]
+    pub interleave: bool,
+
+    /// Where to write the run.
+    #[arg(long, value_name = "PATH")]
+    pub out_run: PathBuf,
+
+    /// Where to write the qrels.
+    #[arg(long, value_name = "PATH")]
+    pub out_qrels: PathBuf,
+}
+
+/// Runs the command.
+pub fn run(args: SynthRunArgs) -> anyhow::Result<ExitCode> {
+    ensure!(args.queries >= 1, "--queries must be at least 1");
+    ensure!(
+        args.queries < MAX_QID as usize,
+        "--queries must be below {MAX_QID}"
+    );
+    ensure!(
+        (1..=100_000).contains(&args.depth),
+        "--depth must be between 1 and 100000"
+    );
+    let synth = generate(args.queries, args.depth, args.seed);
+    write_atomic(&args.out_run, |w| synth.write_run(w, args.interleave))?;
+    write_atomic(&args.out_qrels, |w| synth.write_qrels(w))?;
+    eprintln!(
+        "wrote {} run lines ({} queries x {}) to {} and {} judgments to {}",
+        args.queries * args.depth,
+        args.queries,
+        args.depth,
+        args.out_run.display(),
+        synth.num_judgments(),
+        args.out_qrels.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One synthetic query: ranked passages with decreasing scores, and its judgments.
+struct SynthQuery {
+    qid: u32,
+    /// `(passage id, score)`, rank order.
+    docs: Vec<(u32, f32)>,
+    relevant: Vec<u32>,
+}
+
+/// A generated run and qrels.
+struct Synth {
+    queries: Vec<SynthQuery>,
+}
+
+fn generate(num_queries: usize, depth: usize, seed: u64) -> Synth {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut qids = HashSet::with_capacity(num_queries);
+    let mut queries = Vec::with_capacity(num_queries);
+    let mut in_query = HashSet::with_capacity(depth * 2);
+    while queries.len() < num_queries {
+        let qid = rng.random_range(0..MAX_QID);
+        if !qids.insert(qid) {
+            continue;
+        }
+        // BM25-like scores: a top score, then random decreasing steps; a few exact ties.
+        let mut score: f32 = rng.random_range(12.0..30.0);
+        in_query.clear();
+        let mut docs = Vec::with_capacity(depth);
+        while docs.len() < depth {
+            let pid = rng.random_range(0..NUM_PASSAGES);
+            if !in_query.insert(pid) {
+                continue;
+            }
+            docs.push((pid, score));
+            if !rng.random_bool(0.03) {
+                score -= rng.random_range(0.0001..0.05f32);
+            }
+        }
+        // 1 relevant passage mostly, sometimes 2 or 3; usually retrieved, skewed to the top.
+        let num_rel = match rng.random_range(0..100) {
+            0..=79 => 1,
+            80..=94 => 2,
+            _ => 3,
+        };
+        let mut relevant = Vec::with_capacity(num_rel);
+        while relevant.len() < num_rel {
+            let pid = if rng.random_bool(0.7) {
+                let u: f64 = rng.random();
+                let rank = ((u * u * u) * depth as f64) as usize;
+                docs[rank.min(depth - 1)].0
+            } else {
+                rng.random_range(0..NUM_PASSAGES)
+            };
+            if !relevant.contains(&pid) {
+                relevant.push(pid);
+            }
+        }
+        queries.push(SynthQuery {
+            qid,
+            docs,
+            relevant,
+        });
+    }
+    Synth { queries }
+}
+
+impl Synth {
+    fn write_run(&self, w: &mut dyn Write, interleave: bool) -> std::io::Result<()> {
+        let line = |q: &SynthQuery, rank: usize| {
+            let (pid, score) = q.docs[rank];
+            format_run_line(&q.qid.to_string(), &pid.to_string(), rank + 1, score, "synth")
+        };
+        if interleave {
+            let depth = self.queries.iter().map(|q| q.docs.len()).max().unwrap_or(0);
+            for rank in 0..depth {
+                for q in self.queries.iter().filter(|q| rank < q.docs.len()) {
+                    w.write_all(line(q, rank).as_bytes())?;
+                }
+            }
+        } else {
+            for q in &self.queries {
+                for rank in 0..q.docs.len() {
+                    w.write_all(line(q, rank).as_bytes())?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write_qrels(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        for q in &self.queries {
+            for pid in &q.relevant {
+                writeln!(w, "{} 0 {pid} 1", q.qid)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn num_judgments(&self) -> usize {
+        self.queries.iter().map(|q| q.relevant.len()).sum()
+    }
+}
+
+/// Writes through a temporary file in the target's directory, renamed over the target at the
+/// end.
+fn write_atomic(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    let mut w = BufWriter::with_capacity(1 << 20, tmp);
+    fill(&mut w)
+        .and_then(|()| w.flush())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    let tmp = w
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(queries: usize, depth: usize, seed: u64, interleave: bool) -> (Vec<u8>, Vec<u8>) {
+        let s = generate(queries, depth, seed);
+        let (mut run, mut qrels) = (Vec::new(), Vec::new());
+        s.write_run(&mut run, interleave).unwrap();
+        s.write_qrels(&mut qrels).unwrap();
+        (run, qrels)
+    }
+
+    #[test]
+    fn same_seed_same_bytes_other_seed_other_bytes() {
+        assert_eq!(bytes(20, 50, 7, false), bytes(20, 50, 7, false));
+        assert_ne!(bytes(20, 50, 7, false).0, bytes(20, 50, 8, false).0);
+    }
+
+    #[test]
+    fn shape_is_as_asked() {
+        let (run, qrels) = bytes(30, 40, 1, false);
+        let run = String::from_utf8(run).unwrap();
+        assert_eq!(run.lines().count(), 30 * 40);
+        assert!(run.lines().all(|l| l.split(' ').count() == 6));
+        let qrels = String::from_utf8(qrels).unwrap();
+        let n = qrels.lines().count();
+        assert!((30..=90).contains(&n), "{n} judgments");
+    }
+
+    #[test]
+    fn interleaved_has_the_same_lines() {
+        let (mut a, _) = bytes(5, 10, 3, false);
+        let (mut b, _) = bytes(5, 10, 3, true);
+        assert_ne!(a, b);
+        let sort = |v: &mut Vec<u8>| {
+            let mut lines: Vec<&[u8]> = v.split(|&c| c == b'\n').collect();
+            lines.sort();
+            lines.concat()
+        };
+        assert_eq!(sort(&mut a), sort(&mut b));
+    }
+}

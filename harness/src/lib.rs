@@ -1,0 +1,20 @@
+//! ranklab: replay retrieval task suites on the engine, compute trec_eval-exact metrics, and
+//! write ADR-ready reports, gates and tuned weights.
+//!
+//! - [`cli`]: argument parsing and dispatch; exit codes 0 ok, 1 failed check, 2 error.
+//! - [`cmd`]: one file per subcommand.
+//! - [`suite`]: task suites and experiment files (YAML).
+//! - [`metrics`]: one file per measure, trec_eval 10.0 conventions.
+//! - [`trec`]: TREC run and qrels files (streaming parser, writer).
+//! - [`replay`]: runs every task under every configuration.
+//! - [`report`]: tables (polars) to Markdown, CSV and JSON; atomic writes.
+//! - [`progress`]: indicatif bars, hidden when stderr is not a terminal.
+
+pub mod cli;
+pub mod cmd;
+pub mod metrics;
+pub mod progress;
+pub mod replay;
+pub mod report;
+pub mod suite;
+pub mod trec;

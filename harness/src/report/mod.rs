@@ -1,0 +1,219 @@
+//! Reports: what `ranklab run` and `ranklab bench` write under `reports/<suite>/`.
+//!
+//! - `runs/<configuration>.trec`: each configuration's ranked lists in TREC run format;
+//! - `qrels.txt`: the suite's judgments in TREC qrels format, so any TREC tool can check us;
+//! - `<experiment>.md` / `.csv` / `.json`: the metrics table (configuration x measure) and the
+//!   per-task table (rank of the first expected document per configuration).
+//!
+//! Nothing that varies between runs (timings, dates, absolute paths) goes into these files: a
+//! second run on unchanged inputs rewrites the same bytes. Every file is written atomically.
+
+pub mod atomic;
+pub mod table;
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use polars::prelude::*;
+use ranklab_engine::corpus::Corpus;
+
+use crate::metrics::{evaluate_ranking, Measure};
+use crate::replay::{ConfigRun, Replay};
+use crate::suite::{Experiments, Suite, Task};
+
+/// The measures of a suite table, at cutoff `k`, with their column names.
+pub fn suite_measures(k: usize) -> Vec<(Measure, String)> {
+    vec![
+        (Measure::Recall(k), format!("recall@{k}")),
+        (Measure::RecipRank, "MRR".to_string()),
+        (Measure::NdcgCut(k), format!("nDCG@{k}")),
+        (Measure::P(k), format!("P@{k}")),
+        (Measure::Success(1), "success@1".to_string()),
+        (Measure::Map, "MAP".to_string()),
+    ]
+}
+
+/// Per-task values of the suite measures for one configuration: `[task][measure]`.
+/// Each task is evaluated at its own k (the suite's k unless the task overrides it).
+pub fn per_task_values(corpus: &Corpus, suite: &Suite, run: &ConfigRun) -> Vec<Vec<f64>> {
+    suite
+        .tasks
+        .iter()
+        .zip(&run.per_task)
+        .map(|(task, ranked)| {
+            let ids: Vec<&str> = ranked.iter().map(|r| corpus.id(r.doc)).collect();
+            let judged: HashMap<String, i32> = task.expected.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            let measures: Vec<Measure> = suite_measures(task.k).into_iter().map(|m| m.0).collect();
+            evaluate_ranking(&measures, &ids, &judged, 1)
+        })
+        .collect()
+}
+
+/// 1-based rank of the first relevant document of `task` in `ranked`, if retrieved.
+pub fn first_relevant_rank(corpus: &Corpus, task: &Task, ranked: &[crate::replay::Ranked]) -> Option<usize> {
+    ranked
+        .iter()
+        .position(|r| task.expected.get(corpus.id(r.doc)).is_some_and(|&g| g >= 1))
+        .map(|p| p + 1)
+}
+
+/// The metrics table: one row per configuration, the mean of each measure over tasks.
+pub fn metrics_table(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay) -> Result<DataFrame> {
+    let names = suite_measures(suite.k);
+    let mut configs = Vec::new();
+    let mut cols: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    for run in &replay.runs {
+        let mark = if run.config.name == ex.baseline() { " (baseline)" } else { "" };
+        configs.push(format!("{}{mark}", run.config.name));
+        let values = per_task_values(corpus, suite, run);
+        for (m, col) in cols.iter_mut().enumerate() {
+            let sum: f64 = values.iter().map(|v| v[m]).sum();
+            col.push(sum / values.len().max(1) as f64);
+        }
+    }
+    let mut columns = vec![Column::new("configuration".into(), configs)];
+    for ((_, name), col) in names.iter().zip(cols) {
+        columns.push(Column::new(name.as_str().into(), col));
+    }
+    Ok(DataFrame::new_infer_height(columns)?)
+}
+
+/// The per-task table: task, query, expected, then the first relevant rank per configuration.
+pub fn tasks_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Result<DataFrame> {
+    let mut columns = vec![
+        Column::new("task".into(), suite.tasks.iter().map(|t| t.id.clone()).collect::<Vec<_>>()),
+        Column::new(
+            "expected".into(),
+            suite.tasks.iter().map(|t| t.expected.keys().cloned().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>(),
+        ),
+    ];
+    for run in &replay.runs {
+        let ranks: Vec<String> = suite
+            .tasks
+            .iter()
+            .zip(&run.per_task)
+            .map(|(t, r)| first_relevant_rank(corpus, t, r).map_or("-".to_string(), |x| x.to_string()))
+            .collect();
+        columns.push(Column::new(run.config.name.as_str().into(), ranks));
+    }
+    Ok(DataFrame::new_infer_height(columns)?)
+}
+
+/// A path as shown in reports: relative to the current directory when it is below it.
+pub fn shown(path: &Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let rel = cwd.as_deref().and_then(|c| abs.strip_prefix(c).ok()).map(Path::to_path_buf).unwrap_or(abs);
+    normalize(&rel).display().to_string()
+}
+
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The TREC run of one configuration.
+pub fn run_file(corpus: &Corpus, suite: &Suite, run: &ConfigRun) -> String {
+    let mut s = String::new();
+    for (task, ranked) in suite.tasks.iter().zip(&run.per_task) {
+        for (i, r) in ranked.iter().enumerate() {
+            s.push_str(&crate::trec::format_run_line(&task.id, corpus.id(r.doc), i + 1, r.score, &run.config.name));
+            if !s.ends_with('\n') {
+                s.push('\n');
+            }
+        }
+    }
+    s
+}
+
+/// The suite's judgments in TREC qrels format.
+pub fn qrels_file(suite: &Suite) -> Result<String> {
+    let rows: Vec<(String, String, i32)> = suite
+        .tasks
+        .iter()
+        .flat_map(|t| t.expected.iter().map(|(d, g)| (t.id.clone(), d.clone(), *g)))
+        .collect();
+    let mut buf = Vec::new();
+    crate::trec::write_qrels(&mut buf, &rows)?;
+    Ok(String::from_utf8(buf)?)
+}
+
+/// Everything one experiment writes, rendered.
+pub struct SuiteReport {
+    /// The Markdown report (also printed to stdout).
+    pub markdown: String,
+    /// Files to write, relative to the report directory.
+    pub files: Vec<(PathBuf, Vec<u8>)>,
+}
+
+/// Renders the report of one experiment.
+pub fn render(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay) -> Result<SuiteReport> {
+    let metrics = metrics_table(corpus, suite, ex, replay)?;
+    let tasks = tasks_table(corpus, suite, replay)?;
+    let mut md = String::new();
+    writeln!(md, "# {} — {}\n", suite.name, ex.experiment)?;
+    if let Some(d) = &ex.description {
+        writeln!(md, "{}\n", d.trim())?;
+    }
+    writeln!(
+        md,
+        "Suite `{}`: {} tasks, k = {}. Corpus `{}`: {} documents, content sha256 `{}`. Experiment `{}`; baseline `{}`. Runs: `runs/<configuration>.trec` (top {} per task), judgments: `qrels.txt`.\n",
+        shown(&suite.path),
+        suite.tasks.len(),
+        suite.k,
+        shown(&suite.corpus_path),
+        corpus.len(),
+        &corpus.content_hash()[..16],
+        shown(&ex.path),
+        ex.baseline(),
+        ex.configurations.iter().map(|c| c.depth()).max().unwrap_or(0),
+    )?;
+    md.push_str(&table::markdown(&metrics)?);
+    writeln!(
+        md,
+        "\nMeans over tasks. recall@k, nDCG@k and P@k at each task's k; MRR is trec_eval's recip_rank (no cutoff); MAP is trec_eval's map.\n"
+    )?;
+    writeln!(md, "## Rank of the first expected document, per task\n")?;
+    writeln!(md, "`-` = not in the run.\n")?;
+    md.push_str(&table::markdown(&tasks)?);
+
+    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    for run in &replay.runs {
+        files.push((PathBuf::from("runs").join(format!("{}.trec", run.config.name)), run_file(corpus, suite, run).into_bytes()));
+    }
+    files.push((PathBuf::from("qrels.txt"), qrels_file(suite)?.into_bytes()));
+    let stem = &ex.experiment;
+    files.push((PathBuf::from(format!("{stem}.md")), md.clone().into_bytes()));
+    files.push((PathBuf::from(format!("{stem}.csv")), table::csv(&metrics)?.into_bytes()));
+    files.push((PathBuf::from(format!("{stem}.tasks.csv")), table::csv(&tasks)?.into_bytes()));
+    let json = serde_json::json!({
+        "suite": suite.name,
+        "experiment": ex.experiment,
+        "baseline": ex.baseline(),
+        "k": suite.k,
+        "corpus_sha256": corpus.content_hash(),
+        "metrics": table::json_rows(&metrics)?,
+        "tasks": table::json_rows(&tasks)?,
+    });
+    files.push((PathBuf::from(format!("{stem}.json")), (serde_json::to_string_pretty(&json)? + "\n").into_bytes()));
+    Ok(SuiteReport { markdown: md, files })
+}
+
+/// Writes every file of a report under `dir`, each atomically.
+pub fn write_all(dir: &Path, report: &SuiteReport) -> Result<()> {
+    for (rel, bytes) in &report.files {
+        atomic::write(&dir.join(rel), bytes)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,361 @@
+//! Task suites (`tasks/<suite>/suite.yaml`) and experiment files (`experiments.yaml`).
+//!
+//! Both are parsed with `yaml_serde` into closed, `deny_unknown_fields` structures (a typo is an
+//! error naming the field, not a silently ignored setting), then checked: unique task ids and
+//! configuration names, k >= 1, a baseline that exists, expected ids that exist in the corpus.
+//! Every error names the file and line. The format is in `docs/formats.md`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use ranklab_engine::corpus::Corpus;
+use ranklab_engine::fusion::RrfParams;
+use ranklab_engine::lexical::Bm25Params;
+use serde::Deserialize;
+
+/// Largest accepted cutoff; larger values are almost certainly a typo.
+pub const MAX_K: usize = 10_000;
+
+/// A loaded, checked task suite.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    /// Suite name.
+    pub name: String,
+    /// One line on what it measures.
+    pub description: String,
+    /// The suite file.
+    pub path: PathBuf,
+    /// The corpus directory, resolved against the suite file.
+    pub corpus_path: PathBuf,
+    /// Default cutoff.
+    pub k: usize,
+    /// The tasks, in file order.
+    pub tasks: Vec<Task>,
+}
+
+/// One task: a query and its judged documents.
+#[derive(Debug, Clone)]
+pub struct Task {
+    /// Task id (unique in the suite).
+    pub id: String,
+    /// The query text.
+    pub query: String,
+    /// Expected documents and their grades (>= 1 is relevant).
+    pub expected: BTreeMap<String, i32>,
+    /// Cutoff for this task.
+    pub k: usize,
+    /// Free text.
+    pub note: Option<String>,
+    /// Line of the task in the suite file.
+    pub line: usize,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSuite {
+    suite: String,
+    #[serde(default)]
+    description: String,
+    corpus: PathBuf,
+    k: usize,
+    tasks: Vec<RawTask>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTask {
+    id: String,
+    query: String,
+    expected: Expected,
+    k: Option<usize>,
+    note: Option<String>,
+}
+
+/// `expected`: one id, a list of ids, or a map id -> grade.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Expected {
+    One(String),
+    Many(Vec<String>),
+    Graded(BTreeMap<String, i32>),
+}
+
+/// Reads a YAML file into `T`, with errors that name the file, line and column.
+pub fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, String)> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let line = e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        anyhow::anyhow!("{}:{line}: invalid UTF-8; save the file as UTF-8", path.display())
+    })?;
+    let text = text.trim_start_matches('\u{feff}').replace("\r\n", "\n");
+    if text.trim().is_empty() {
+        bail!("{}: the file is empty; see docs/formats.md for its fields", path.display());
+    }
+    let value = yaml_serde::from_str(&text).map_err(|e| {
+        let loc = e.location().map(|l| format!(":{}:{}", l.line(), l.column())).unwrap_or_default();
+        let msg = e.to_string();
+        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+        anyhow::anyhow!("{}{loc}: {msg} (see docs/formats.md)", path.display())
+    })?;
+    Ok((value, text))
+}
+
+/// The 1-based line of the first `id: <id>` entry (or `name: <id>`) in `text`, 0 if not found.
+pub fn line_of(text: &str, key: &str, value: &str) -> usize {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start().trim_start_matches("- ").trim();
+            l.strip_prefix(key)
+                .and_then(|r| r.strip_prefix(':'))
+                .is_some_and(|v| v.trim().trim_matches(['"', '\'']) == value)
+        })
+        .map_or(0, |i| i + 1)
+}
+
+impl Suite {
+    /// Loads `path` (a suite.yaml, or a directory holding one).
+    pub fn load(path: &Path) -> Result<Self> {
+        let path = if path.is_dir() { path.join("suite.yaml") } else { path.to_path_buf() };
+        let (raw, text): (RawSuite, String) = read_yaml(&path)?;
+        let at = |line: usize| format!("{}:{line}", path.display());
+        check_k(raw.k).with_context(|| at(line_of(&text, "k", &raw.k.to_string())))?;
+        if raw.tasks.is_empty() {
+            bail!("{}: the suite has no tasks; add at least one under `tasks:`", path.display());
+        }
+        let mut seen = HashSet::new();
+        let mut tasks = Vec::with_capacity(raw.tasks.len());
+        for t in raw.tasks {
+            let line = line_of(&text, "id", &t.id);
+            if !seen.insert(t.id.clone()) {
+                bail!("{}: duplicate task id {:?}; task ids must be unique", at(line), t.id);
+            }
+            if t.query.trim().is_empty() {
+                bail!("{}: task {:?} has an empty query", at(line), t.id);
+            }
+            let expected: BTreeMap<String, i32> = match t.expected {
+                Expected::One(id) => [(id, 1)].into(),
+                Expected::Many(ids) => ids.into_iter().map(|id| (id, 1)).collect(),
+                Expected::Graded(m) => m,
+            };
+            if !expected.values().any(|&g| g >= 1) {
+                bail!("{}: task {:?} expects no relevant document (give at least one id with grade >= 1)", at(line), t.id);
+            }
+            let k = t.k.unwrap_or(raw.k);
+            check_k(k).with_context(|| format!("{}: task {:?}", at(line), t.id))?;
+            tasks.push(Task { id: t.id, query: t.query, expected, k, note: t.note, line });
+        }
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Ok(Suite {
+            name: raw.suite,
+            description: raw.description,
+            corpus_path: dir.join(raw.corpus),
+            k: raw.k,
+            tasks,
+            path,
+        })
+    }
+
+    /// Loads the suite's corpus and checks every expected id exists in it.
+    pub fn load_corpus(&self) -> Result<Corpus> {
+        let corpus = Corpus::load(&self.corpus_path)
+            .with_context(|| format!("loading the corpus of {}", self.path.display()))?;
+        self.check_expected(&corpus)?;
+        Ok(corpus)
+    }
+
+    /// Every expected id must name a document of the corpus.
+    pub fn check_expected(&self, corpus: &Corpus) -> Result<()> {
+        for t in &self.tasks {
+            for id in t.expected.keys() {
+                if corpus.index_of(id).is_none() {
+                    bail!(
+                        "{}:{}: task {:?} expects unknown document id {id:?}; it is not in the corpus {} (check the spelling)",
+                        self.path.display(),
+                        t.line,
+                        t.id,
+                        self.corpus_path.display()
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The directory of the suite file.
+    pub fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+}
+
+fn check_k(k: usize) -> Result<()> {
+    if k == 0 {
+        bail!("k = 0: the cutoff must be at least 1");
+    }
+    if k > MAX_K {
+        bail!("k = {k} is larger than {MAX_K}; use a cutoff no larger than the run depth");
+    }
+    Ok(())
+}
+
+/// The first-stage retriever of a configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Retriever {
+    /// tantivy BM25 only.
+    Bm25,
+    /// Bi-encoder only.
+    Dense,
+    /// RRF of BM25 and the bi-encoder.
+    Fusion,
+}
+
+/// How lifecycle and history reach the score (issue 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Wiring {
+    /// No lifecycle/history policy.
+    #[default]
+    None,
+    /// The legacy `rerank_cited_hits(query, hits)`: index snapshot and citation boost.
+    Legacy,
+    /// The current `rerank_cited_hits(query, title, lifecycle, history)`.
+    Current,
+}
+
+/// A cross-encoder rerank stage.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RerankSpec {
+    /// Model id (see `ranklab models list`).
+    pub model: String,
+    /// How many fused candidates it reorders.
+    pub shortlist: usize,
+}
+
+/// One configuration to replay.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Configuration {
+    /// Name (unique in the file); names the run file.
+    pub name: String,
+    /// First stage.
+    pub retriever: Retriever,
+    /// Bi-encoder model id (dense, fusion).
+    #[serde(default)]
+    pub embedder: Option<String>,
+    /// BM25 parameters (default k1 0.9, b 0.4).
+    #[serde(default)]
+    pub bm25: Option<Bm25Params>,
+    /// RRF constant (fusion; default 60).
+    #[serde(default)]
+    pub rrf_k: Option<f32>,
+    /// Depth of each first-stage list (default 100).
+    #[serde(default)]
+    pub depth: Option<usize>,
+    /// Optional cross-encoder stage.
+    #[serde(default)]
+    pub rerank: Option<RerankSpec>,
+    /// Lifecycle policy wiring.
+    #[serde(default)]
+    pub wiring: Wiring,
+}
+
+/// Default depth of first-stage lists and of written runs.
+pub const DEFAULT_DEPTH: usize = 100;
+/// Default bi-encoder.
+pub const DEFAULT_EMBEDDER: &str = "bge-small-en-v1.5";
+
+impl Configuration {
+    /// The configured depth.
+    pub fn depth(&self) -> usize {
+        self.depth.unwrap_or(DEFAULT_DEPTH)
+    }
+    /// BM25 parameters.
+    pub fn bm25(&self) -> Bm25Params {
+        self.bm25.unwrap_or_default()
+    }
+    /// RRF parameters.
+    pub fn rrf(&self) -> RrfParams {
+        RrfParams { k: self.rrf_k.unwrap_or(60.0), depth: self.depth() }
+    }
+    /// The bi-encoder id, when the retriever uses one.
+    pub fn embedder(&self) -> Option<&str> {
+        match self.retriever {
+            Retriever::Bm25 => None,
+            _ => Some(self.embedder.as_deref().unwrap_or(DEFAULT_EMBEDDER)),
+        }
+    }
+}
+
+/// An experiments file: configurations to replay and the baseline they are compared with.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiments {
+    /// Names the report (`reports/<suite>/<experiment>.md`).
+    pub experiment: String,
+    /// The configuration the others are compared with (default: the first).
+    #[serde(default)]
+    pub baseline: Option<String>,
+    /// What the table says about the experiment (printed under its title).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The configurations.
+    pub configurations: Vec<Configuration>,
+    /// The file it was read from.
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+impl Experiments {
+    /// Loads and checks an experiments file.
+    pub fn load(path: &Path) -> Result<Self> {
+        let (mut ex, text): (Experiments, String) = read_yaml(path)?;
+        ex.path = path.to_path_buf();
+        if ex.configurations.is_empty() {
+            bail!("{}: no configurations; add at least one under `configurations:`", path.display());
+        }
+        let mut seen = HashSet::new();
+        for c in &ex.configurations {
+            let at = format!("{}:{}", path.display(), line_of(&text, "name", &c.name));
+            if !seen.insert(c.name.as_str()) {
+                bail!("{at}: duplicate configuration name {:?}", c.name);
+            }
+            if c.name.is_empty() || c.name.contains(['/', '\\', '\0']) || c.name.chars().any(char::is_whitespace) {
+                bail!("{at}: configuration name {:?} must be non-empty, without white space or slashes (it names a file)", c.name);
+            }
+            if c.depth() == 0 || c.depth() > MAX_K {
+                bail!("{at}: depth must be between 1 and {MAX_K}");
+            }
+            c.rrf().validate().with_context(|| at.clone())?;
+            if let Some(r) = &c.rerank {
+                if r.shortlist == 0 {
+                    bail!("{at}: rerank shortlist must be at least 1");
+                }
+                if r.shortlist > c.depth() {
+                    bail!("{at}: rerank shortlist {} is larger than the first-stage depth {}; lower it or raise `depth`", r.shortlist, c.depth());
+                }
+            }
+            let p = c.bm25();
+            if !(p.k1.is_finite() && p.k1 >= 0.0 && (0.0..=1.0).contains(&p.b)) {
+                bail!("{at}: bm25 needs k1 >= 0 and 0 <= b <= 1");
+            }
+        }
+        match &ex.baseline {
+            Some(b) if !seen.contains(b.as_str()) => bail!(
+                "{}:{}: baseline {b:?} is not one of the configurations ({})",
+                path.display(),
+                line_of(&text, "baseline", b),
+                ex.configurations.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+            Some(_) => {}
+            None => ex.baseline = Some(ex.configurations[0].name.clone()),
+        }
+        Ok(ex)
+    }
+
+    /// The baseline configuration's name.
+    pub fn baseline(&self) -> &str {
+        self.baseline.as_deref().unwrap_or(&self.configurations[0].name)
+    }
+}

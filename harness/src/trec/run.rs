@@ -1,0 +1,228 @@
+//! TREC run files: `qid Q0 docno rank score tag`, one retrieved document per line.
+//!
+//! [`RunReader`] streams a run line by line without allocating per line; [`read_run`] loads a
+//! small run whole, each query's documents in trec_eval's order ([`trec_order`]).
+//!
+//! trec_eval's reading rules, which both follow: fields are separated by any whitespace; the
+//! rank column and the `Q0` column are ignored; the score decides the order. On top of
+//! trec_eval, ranklab rejects what trec_eval would silently misread: a line without exactly six
+//! fields, a score that is not a finite number (trec_eval's `atof` turns `abc` into 0), and a
+//! document listed twice in one query (trec_eval rejects that too, without a line number).
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::error::{Location, TrecError};
+use super::lines::LineSplitter;
+
+/// The layout of a run line, for error messages.
+pub const RUN_LAYOUT: &str = "qid Q0 docno rank score tag";
+
+/// One line of a run, borrowed from the reader's buffer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunLine<'a> {
+    /// Query id.
+    pub qid: &'a str,
+    /// Document id.
+    pub docno: &'a str,
+    /// The score (finite).
+    pub score: f64,
+    /// The run tag (last field).
+    pub tag: &'a str,
+    /// 1-based line number.
+    pub line: u64,
+}
+
+/// Streams the lines of a run.
+pub struct RunReader<R> {
+    lines: LineSplitter<R>,
+    path: PathBuf,
+    any: bool,
+}
+
+impl RunReader<File> {
+    /// Opens a run file.
+    pub fn open(path: &Path) -> Result<Self, TrecError> {
+        let file = File::open(path).map_err(|source| TrecError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(RunReader::new(file, path))
+    }
+}
+
+impl<R: Read> RunReader<R> {
+    /// Reads a run from `reader`; `path` names it in errors.
+    pub fn new(reader: R, path: &Path) -> Self {
+        RunReader {
+            lines: LineSplitter::new(reader, path),
+            path: path.to_path_buf(),
+            any: false,
+        }
+    }
+
+    /// The file being read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The next line, `None` at the end. An empty run (no content line) is an error.
+    pub fn next_line(&mut self) -> Result<Option<RunLine<'_>>, TrecError> {
+        let path = &self.path;
+        let Some(f) = self.lines.next_fields()? else {
+            if !self.any {
+                return Err(TrecError::Empty {
+                    path: path.clone(),
+                    kind: "run",
+                    hint: "a run has one line `qid Q0 docno rank score tag` per retrieved document",
+                });
+            }
+            return Ok(None);
+        };
+        self.any = true;
+        if f.count != 6 {
+            return Err(TrecError::FieldCount {
+                at: Location::new(path, f.line_no, 0),
+                expected: 6,
+                found: f.count,
+                layout: RUN_LAYOUT,
+            });
+        }
+        let text = f.get(4);
+        let score = match text.parse::<f64>() {
+            Ok(s) if s.is_finite() => s,
+            _ => {
+                return Err(TrecError::BadScore {
+                    at: Location::new(path, f.line_no, f.column(4)),
+                    text: text.to_string(),
+                })
+            }
+        };
+        Ok(Some(RunLine {
+            qid: f.get(0),
+            docno: f.get(2),
+            score,
+            tag: f.get(5),
+            line: f.line_no,
+        }))
+    }
+}
+
+/// trec_eval's ranking order: score descending, ties broken by document id descending (byte
+/// order). `-0.0` and `0.0` tie, as with C's comparisons. Total for finite scores.
+pub fn trec_order(a: (&str, f64), b: (&str, f64)) -> Ordering {
+    if a.1 > b.1 {
+        Ordering::Less
+    } else if a.1 < b.1 {
+        Ordering::Greater
+    } else {
+        b.0.as_bytes().cmp(a.0.as_bytes())
+    }
+}
+
+/// One query of a run, its documents in trec_eval's order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankedQuery {
+    /// Query id.
+    pub qid: String,
+    /// `(docno, score)`, rank 1 first.
+    pub docs: Vec<(String, f64)>,
+}
+
+impl RankedQuery {
+    /// The document ids in rank order, as [`crate::metrics::evaluate_ranking`] takes them.
+    pub fn ranked(&self) -> Vec<&str> {
+        self.docs.iter().map(|(d, _)| d.as_str()).collect()
+    }
+}
+
+/// Reads a whole run into memory: queries by query id (byte order), each query's documents in
+/// trec_eval's order. For small runs (reports, tests); `ranklab eval` streams instead.
+pub fn read_run(path: &Path) -> Result<Vec<RankedQuery>, TrecError> {
+    let mut reader = RunReader::open(path)?;
+    let mut queries: Vec<RankedQuery> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut seen: HashMap<(usize, String), u64> = HashMap::new();
+    while let Some(l) = reader.next_line()? {
+        let q = match index.get(l.qid) {
+            Some(&q) => q,
+            None => {
+                index.insert(l.qid.to_string(), queries.len());
+                queries.push(RankedQuery {
+                    qid: l.qid.to_string(),
+                    docs: Vec::new(),
+                });
+                queries.len() - 1
+            }
+        };
+        if let Some(&first_line) = seen.get(&(q, l.docno.to_string())) {
+            return Err(TrecError::DuplicateDoc {
+                at: Location::new(path, l.line, 0),
+                qid: l.qid.to_string(),
+                docno: l.docno.to_string(),
+                first_line,
+            });
+        }
+        seen.insert((q, l.docno.to_string()), l.line);
+        queries[q].docs.push((l.docno.to_string(), l.score));
+    }
+    for q in &mut queries {
+        q.docs
+            .sort_by(|a, b| trec_order((&a.0, a.1), (&b.0, b.1)));
+    }
+    queries.sort_by(|a, b| a.qid.as_bytes().cmp(b.qid.as_bytes()));
+    Ok(queries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &str) -> Result<Vec<(String, String, f64, u64)>, TrecError> {
+        let mut r = RunReader::new(input.as_bytes(), Path::new("run.txt"));
+        let mut out = Vec::new();
+        while let Some(l) = r.next_line()? {
+            out.push((l.qid.to_string(), l.docno.to_string(), l.score, l.line));
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn reads_lines_ignoring_rank() {
+        let got = lines("q1 Q0 d1 7 2.5 tag\nq1\tQ0\td2\t1\t-1e3\ttag\r\n").unwrap();
+        assert_eq!(
+            got,
+            vec![
+                ("q1".into(), "d1".into(), 2.5, 1),
+                ("q1".into(), "d2".into(), -1000.0, 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_name_file_line_and_column() {
+        let cases = [
+            ("q1 Q0 d1 1 2.5\n", "run.txt:1: expected 6 fields"),
+            ("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 1 2.5 t x\n", "run.txt:2: expected 6 fields"),
+            ("q1 Q0 d1 1 NaN t\n", "run.txt:1:12: score `NaN`"),
+            ("q1 Q0 d1 1 inf t\n", "run.txt:1:12: score `inf`"),
+            ("q1 Q0 d1 1 abc t\n", "run.txt:1:12: score `abc`"),
+            ("", "run.txt: the run file is empty"),
+            ("# only a comment\n\n", "run.txt: the run file is empty"),
+        ];
+        for (input, want) in cases {
+            let err = lines(input).unwrap_err().to_string();
+            assert!(err.starts_with(want), "{input:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn trec_order_is_score_desc_then_docno_desc() {
+        let mut docs = vec![("a", 1.0), ("b", 2.0), ("c", 1.0), ("B", 1.0), ("z", -0.0), ("y", 0.0)];
+        docs.sort_by(|a, b| trec_order(*a, *b));
+        assert_eq!(docs, vec![("b", 2.0), ("c", 1.0), ("a", 1.0), ("B", 1.0), ("z", -0.0), ("y", 0.0)]);
+    }
+}

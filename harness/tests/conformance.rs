@@ -1,0 +1,275 @@
+//! `ranklab eval` against trec_eval 10.0's own test files (`../shared/data/trec_eval`, or the
+//! directory in `RANKLAB_SHARED_DATA`/trec_eval). Properties checked:
+//! - for each of trec_eval's expected outputs (out.test, .a, .aq, .aqc with `-c` on
+//!   results.trunc, .aql with `-l2` on qrels.rel_level), ranklab prints exactly the file's lines
+//!   for every measure it implements, byte for byte, in the same order (so every value agrees to
+//!   the printed precision, and per-query order, padding and counts agree too);
+//! - `-q -m map -m recip_rank -m P.5,10 -m ndcg_cut.10 -m recall.100` prints exactly trec_eval's
+//!   lines for those measures;
+//! - bad input (wrong field count, NaN or non-numeric score, a document twice in a query, a qrels
+//!   query missing from the run without `-c`) exits 2, names file:line, prints nothing on stdout;
+//! - what trec_eval accepts (tabs, CRLF, a BOM, interleaved queries) gives the same numbers.
+//!
+//! A missing data directory fails the test: it must not pass silently.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn data_dir() -> PathBuf {
+    let base = match std::env::var_os("RANKLAB_SHARED_DATA") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
+    };
+    let dir = base.join("trec_eval");
+    assert!(
+        dir.join("qrels.test").is_file(),
+        "trec_eval test data not found at {}: set RANKLAB_SHARED_DATA to the shared data directory \
+         (the one holding trec_eval/ and scifact/)",
+        dir.display()
+    );
+    dir
+}
+
+fn ranklab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args(args)
+        .output()
+        .expect("run ranklab")
+}
+
+fn eval_ok(args: &[&str]) -> String {
+    let out = ranklab(args);
+    assert!(
+        out.status.success(),
+        "ranklab {args:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// Measure names ranklab implements, as trec_eval prints them.
+fn implemented(name: &str) -> bool {
+    matches!(
+        name,
+        "runid"
+            | "num_q"
+            | "num_ret"
+            | "num_rel"
+            | "num_rel_ret"
+            | "map"
+            | "Rprec"
+            | "recip_rank"
+            | "ndcg"
+    ) || ["P_", "recall_", "ndcg_cut_", "success_"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+fn measure_of(line: &str) -> &str {
+    line.split('\t').next().unwrap_or("").trim_end()
+}
+
+/// The expected file's lines for the measures `keep` selects, in file order.
+fn expected_lines(file: &str, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    let text = std::fs::read_to_string(data_dir().join(file)).expect("read expected output");
+    text.lines()
+        .filter(|l| keep(measure_of(l)))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Compares line by line and reports every difference readably.
+fn assert_same_lines(what: &str, got: &str, want: &[String]) {
+    let got: Vec<&str> = got.lines().collect();
+    let mut diffs = Vec::new();
+    for i in 0..got.len().max(want.len()) {
+        let (g, w) = (got.get(i).copied(), want.get(i).map(String::as_str));
+        if g != w {
+            diffs.push(format!("line {}:\n  ranklab:   {g:?}\n  trec_eval: {w:?}", i + 1));
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "{what}: {} of {} lines differ\n{}",
+        diffs.len(),
+        want.len(),
+        diffs.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+    );
+    assert!(!want.is_empty(), "{what}: nothing to compare");
+}
+
+fn path(file: &str) -> String {
+    data_dir().join(file).to_string_lossy().into_owned()
+}
+
+#[test]
+fn default_measures_match_out_test() {
+    let got = eval_ok(&[&path("qrels.test"), &path("results.test")]);
+    assert_same_lines("out.test", &got, &expected_lines("out.test", implemented));
+}
+
+#[test]
+fn all_trec_matches_out_test_a() {
+    let got = eval_ok(&["-m", "all_trec", &path("qrels.test"), &path("results.test")]);
+    assert_same_lines("out.test.a", &got, &expected_lines("out.test.a", implemented));
+}
+
+#[test]
+fn per_query_matches_out_test_aq() {
+    let got = eval_ok(&["-m", "all_trec", "-q", &path("qrels.test"), &path("results.test")]);
+    assert_same_lines("out.test.aq", &got, &expected_lines("out.test.aq", implemented));
+}
+
+#[test]
+fn complete_on_truncated_run_matches_out_test_aqc() {
+    let got = eval_ok(&["-m", "all_trec", "-q", "-c", &path("qrels.test"), &path("results.trunc")]);
+    assert_same_lines("out.test.aqc", &got, &expected_lines("out.test.aqc", implemented));
+}
+
+#[test]
+fn relevance_level_2_matches_out_test_aql() {
+    // trec_eval also had -mrelstring.20, which ranklab does not implement: filtered out.
+    let got = eval_ok(&["-m", "all_trec", "-q", "-l2", &path("qrels.rel_level"), &path("results.test")]);
+    assert_same_lines("out.test.aql", &got, &expected_lines("out.test.aql", implemented));
+}
+
+#[test]
+fn issue_command_prints_trec_evals_lines() {
+    let got = eval_ok(&[
+        "-q",
+        "-m",
+        "map",
+        "-m",
+        "recip_rank",
+        "-m",
+        "P.5,10",
+        "-m",
+        "ndcg_cut.10",
+        "-m",
+        "recall.100",
+        &path("qrels.test"),
+        &path("results.test"),
+    ]);
+    let want = expected_lines("out.test.aq", |m| {
+        matches!(m, "map" | "recip_rank" | "P_5" | "P_10" | "ndcg_cut_10" | "recall_100")
+    });
+    assert_eq!(want.len(), 4 * 6, "3 queries + all, 6 measures each");
+    assert_same_lines("-q -m map -m recip_rank -m P.5,10 -m ndcg_cut.10 -m recall.100", &got, &want);
+}
+
+// ---- what trec_eval accepts gives the same numbers ----
+
+fn temp_dir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).expect("write temp file");
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn tabs_crlf_bom_and_interleaving_give_trec_evals_numbers() {
+    let run = std::fs::read_to_string(data_dir().join("results.test")).unwrap();
+    let want = eval_ok(&["-q", "-m", "all_trec", &path("qrels.test"), &path("results.test")]);
+    let dir = temp_dir();
+    let crlf_tabs_bom = {
+        let body: String = run
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join("\t") + "\r\n")
+            .collect();
+        let mut b = b"\xEF\xBB\xBF".to_vec();
+        b.extend_from_slice(body.as_bytes());
+        b
+    };
+    // results.test is itself interleaved (its lines alternate between queries in places);
+    // a fully grouped copy must agree as well.
+    let mut lines: Vec<&str> = run.lines().collect();
+    lines.sort_by_key(|l| l.split_whitespace().next().unwrap_or("").to_string());
+    let grouped = lines.join("\n") + "\n";
+    for (name, bytes) in [("crlf_tabs_bom", crlf_tabs_bom), ("grouped", grouped.into_bytes())] {
+        let r = write(dir.path(), name, &bytes);
+        let got = eval_ok(&["-q", "-m", "all_trec", &path("qrels.test"), &r]);
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+// ---- bad input: exit 2, file:line, nothing on stdout ----
+
+fn assert_fails(args: &[&str], needles: &[&str]) {
+    let out = ranklab(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?}: partial output {:?}", String::from_utf8_lossy(&out.stdout));
+    for n in needles {
+        assert!(stderr.contains(n), "{args:?}: stderr lacks {n:?}:\n{stderr}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn bad_runs_exit_2_naming_file_and_line() {
+    let dir = temp_dir();
+    let qrels = write(dir.path(), "qrels", b"q1 0 a 1\nq2 0 b 1\n");
+    let good = "q1 Q0 a 1 2.0 t\nq2 Q0 b 1 1.0 t\n";
+    let cases: [(&str, String, Vec<String>); 5] = [
+        (
+            "field_count",
+            "q1 Q0 a 1 2.0 t\nq2 Q0 b 1 1.0\n".into(),
+            vec![":2: expected 6 fields".into()],
+        ),
+        (
+            "nan",
+            "q1 Q0 a 1 2.0 t\nq2 Q0 b 1 NaN t\n".into(),
+            vec![":2:11: score `NaN` is not a finite number".into()],
+        ),
+        (
+            "non_numeric",
+            "q1 Q0 a 1 high t\nq2 Q0 b 1 1.0 t\n".into(),
+            vec![":1:11: score `high`".into()],
+        ),
+        (
+            "duplicate",
+            "q1 Q0 a 1 2.0 t\nq1 Q0 x 2 1.5 t\nq1 Q0 a 3 1.0 t\nq2 Q0 b 1 1.0 t\n".into(),
+            vec![
+                ":3: document `a` appears twice in query `q1` (first at line 1)".into(),
+            ],
+        ),
+        ("empty", String::new(), vec!["the run file is empty".into()]),
+    ];
+    for (name, body, needles) in cases {
+        let run = write(dir.path(), name, body.as_bytes());
+        let mut needles: Vec<String> = needles.iter().map(|n| format!("{run}{n}")).collect();
+        if name == "empty" {
+            needles = vec![format!("{run}: the run file is empty")];
+        }
+        let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
+        assert_fails(&[&qrels, &run], &needles);
+    }
+    let run = write(dir.path(), "good", good.as_bytes());
+    eval_ok(&[&qrels, &run]);
+}
+
+#[test]
+fn missing_query_without_c_exits_2_naming_the_query() {
+    let dir = temp_dir();
+    let qrels = write(dir.path(), "qrels", b"q1 0 a 1\nq2 0 b 1\n");
+    let run = write(dir.path(), "run", b"q1 Q0 a 1 2.0 t\n");
+    assert_fails(
+        &["-m", "map", &qrels, &run],
+        &[&format!("{qrels}:2: query `q2`"), "pass -c"],
+    );
+    let out = eval_ok(&["-c", "-m", "map", &qrels, &run]);
+    assert_eq!(out, "map                   \tall\t0.5000\n");
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    let q = path("qrels.test");
+    let r = path("results.test");
+    assert_fails(&["-m", "bpref", &q, &r], &["unknown measure `bpref`", "ndcg_cut"]);
+    assert_fails(&["-m", "P.0", &q, &r], &["cutoff `0`"]);
+    assert_fails(&[&q, "/nonexistent/run"], &["cannot read /nonexistent/run"]);
+}
