@@ -1,48 +1,41 @@
+use std::collections::HashMap;
 use std::time::Instant;
-use ranklab_engine::dense::{Embedder, EmbedderOptions, FastembedEmbedder};
-use ranklab_engine::models;
+use ranklab_engine::corpus::beir;
+use ranklab_engine::dense::{embed_query, DenseIndex, EmbeddingCache, FastembedEmbedder, Embedder};
+use ranklab_engine::models::ModelStore;
 
-fn texts() -> Vec<String> {
-    let base = ["The cat sits on the mat.", "A kitten is resting on a rug.", "Quarterly revenue grew by ten percent.",
-        "Implement idempotency keys on the payment capture endpoint so that retries never double charge a customer.",
-        "Berlin is the capital of Germany.", "We migrated off GCP in July after the after-action report."];
-    let mut out = Vec::new();
-    for i in 0..200 { let b = base[i % base.len()]; out.push(format!("{b} variant {i} {}", "lorem ipsum dolor ".repeat(i % 9))); }
-    out
+fn ndcg10(ranked: &[String], rel: &HashMap<String, i32>) -> f64 {
+    let dcg: f64 = ranked.iter().take(10).enumerate().map(|(i, d)| *rel.get(d).unwrap_or(&0) as f64 / ((i + 2) as f64).log2()).sum();
+    let mut ideal: Vec<i32> = rel.values().copied().filter(|g| *g > 0).collect();
+    ideal.sort_by(|a, b| b.cmp(a));
+    let idcg: f64 = ideal.iter().take(10).enumerate().map(|(i, g)| *g as f64 / ((i + 2) as f64).log2()).sum();
+    if idcg == 0.0 { 0.0 } else { dcg / idcg }
 }
 
 #[test]
 fn explore() {
-    let dir = models::ensure_model("bge-small-en-v1.5").unwrap();
-    let t = texts();
-    let refs: Vec<&str> = t.iter().map(|s| s.as_str()).collect();
-    for threads in [Some(1), Some(2)] {
-        let mut e = FastembedEmbedder::load(&dir, &EmbedderOptions { max_length: None, threads }).unwrap();
-        let start = Instant::now();
-        let b1 = e.embed(&refs).unwrap();
-        let el = start.elapsed().as_secs_f64();
-        eprintln!("threads {threads:?} batch1: {:.1}/s", refs.len() as f64 / el);
-        for bs in [8usize, 32, 200] {
-            let start = Instant::now();
-            let bb = e.inner().embed(&refs, Some(bs)).unwrap();
-            let el = start.elapsed().as_secs_f64();
-            let same = b1.iter().zip(&bb).filter(|(a, b)| a == b).count();
-            let mincos = b1.iter().zip(&bb).map(|(a, b)| a.iter().zip(b.iter()).map(|(x, y)| x * y).sum::<f32>()).fold(1f32, f32::min);
-            eprintln!("threads {threads:?} batch{bs}: {:.1}/s identical {same}/{} mincos {mincos}", refs.len() as f64 / el, refs.len());
+    let c = beir::load_collection(std::path::Path::new("/work/shared/data/scifact"), "test").unwrap();
+    let mut e = FastembedEmbedder::open("bge-small-en-v1.5").unwrap();
+    let store = ModelStore::open_default().unwrap();
+    let cache = EmbeddingCache::open(&store.embeddings_dir(), &e).unwrap();
+    let t = Instant::now();
+    let (ix, stats) = DenseIndex::build(&c.corpus, &mut e, &cache).unwrap();
+    let el = t.elapsed().as_secs_f64();
+    eprintln!("build: {} sections in {el:.1}s ({:.1}/s computed) stats {stats}", ix.sections(), stats.misses as f64 / el);
+    let mut qrels: HashMap<String, HashMap<String, i32>> = HashMap::new();
+    for j in &c.qrels { qrels.entry(j.query.clone()).or_default().insert(j.doc.clone(), j.grade); }
+    for instr in [true, false] {
+        let mut total = 0.0;
+        let t = Instant::now();
+        let mut search_time = 0.0;
+        for q in &c.queries {
+            let v = if instr { embed_query(&mut e, &cache, &q.text).unwrap() } else { e.embed(&[&q.text]).unwrap().pop().unwrap() };
+            let ts = Instant::now();
+            let hits = ix.search(&v, 100);
+            search_time += ts.elapsed().as_secs_f64();
+            let ids: Vec<String> = hits.iter().map(|h| c.corpus.docs[h.doc].id.clone()).collect();
+            total += ndcg10(&ids, &qrels[&q.id]);
         }
-        // equal token length bucket: same text repeated with different single word
-        let eq: Vec<String> = (0..16).map(|i| format!("The {} sits on the mat.", ["cat","dog","cow","pig","hen","fox","owl","bee","ant","elk","yak","emu","ram","bat","rat","ape"][i])).collect();
-        let eqr: Vec<&str> = eq.iter().map(|s| s.as_str()).collect();
-        let lens: Vec<usize> = eqr.iter().map(|s| e.inner().tokenizer.encode(*s, true).unwrap().len()).collect();
-        let alone = e.embed(&eqr).unwrap();
-        let batched = e.inner().embed(&eqr, Some(16)).unwrap();
-        let same = alone.iter().zip(&batched).filter(|(a, b)| a == b).count();
-        eprintln!("equal-length bucket lens {lens:?}: identical {same}/16");
+        eprintln!("instruction {instr}: nDCG@10 {:.4} over {} queries; {:.1}s total, search {:.2} ms/query", total / c.queries.len() as f64, c.queries.len(), t.elapsed().as_secs_f64(), search_time * 1000.0 / c.queries.len() as f64);
     }
-    // thread-count independence
-    let mut e1 = FastembedEmbedder::load(&dir, &EmbedderOptions { max_length: None, threads: Some(1) }).unwrap();
-    let mut e2 = FastembedEmbedder::load(&dir, &EmbedderOptions { max_length: None, threads: Some(2) }).unwrap();
-    let a = e1.embed(&refs[..50]).unwrap();
-    let b = e2.embed(&refs[..50]).unwrap();
-    eprintln!("threads1 vs threads2 identical {}/50", a.iter().zip(&b).filter(|(x, y)| x == y).count());
 }

@@ -31,6 +31,8 @@ pub enum Command {
     Run(cmd::run::RunArgs),
     /// Replay every suite under tasks/ and regenerate reports/.
     Bench(cmd::bench::BenchArgs),
+    /// Run a BEIR-layout collection (e.g. SciFact) and write reports/beir/<name>/.
+    Beir(cmd::beir::BeirArgs),
     /// Write a seeded synthetic TREC run and qrels (for speed benchmarks of `eval`).
     SynthRun(cmd::synth_run::SynthRunArgs),
 }
@@ -50,6 +52,7 @@ pub fn main() -> ExitCode {
         Command::Run(a) => cmd::run::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::SynthRun(a) => cmd::synth_run::run(a),
+        Command::Beir(a) => cmd::beir::run(a),
     };
     match outcome {
         Ok(code) => code,

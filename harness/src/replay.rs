@@ -12,9 +12,10 @@ use std::collections::HashMap;
 use anyhow::{Context, Result};
 use ranklab_engine::corpus::Corpus;
 use ranklab_engine::lexical::LexicalIndex;
+use ranklab_engine::policy::{current, legacy, Practice, Weights};
 use ranklab_engine::ranking::{check_finite, Hit};
 
-use crate::suite::{Configuration, Experiments, Retriever, Suite};
+use crate::suite::{Configuration, Experiments, Retriever, Suite, Wiring};
 
 /// One ranked document of a configuration's output.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,9 +71,40 @@ enum ListKey {
     Bm25 { k1: u32, b: u32 },
 }
 
+/// Options of a replay.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayOptions {
+    /// Use these penalty weights instead of the practice file's (for tuning).
+    pub weights: Option<Weights>,
+}
+
+/// The penalty weights of every configuration that has a wiring (None for the others).
+fn weights_of(ex: &Experiments, opts: &ReplayOptions) -> Result<Vec<Option<Weights>>> {
+    ex.configurations
+        .iter()
+        .map(|c| match (c.wiring, opts.weights) {
+            (Wiring::None, _) => Ok(None),
+            (_, Some(w)) => Ok(Some(w)),
+            _ => {
+                let p = ex.practice_path(c);
+                let pr = Practice::load(&p).with_context(|| {
+                    format!("{}: configuration {:?} has wiring {:?} and needs a practice file", ex.path.display(), c.name, c.wiring)
+                })?;
+                Ok(Some(pr.weights))
+            }
+        })
+        .collect()
+}
+
 /// Replays `suite` under every configuration of `ex`.
 pub fn replay(engine: &Engine, suite: &Suite, ex: &Experiments) -> Result<Replay> {
+    replay_with(engine, suite, ex, &ReplayOptions::default())
+}
+
+/// Replays `suite` under every configuration of `ex`, with options.
+pub fn replay_with(engine: &Engine, suite: &Suite, ex: &Experiments, opts: &ReplayOptions) -> Result<Replay> {
     let corpus = engine.corpus;
+    let weights = weights_of(ex, opts)?;
     let max_depth = ex.configurations.iter().map(|c| c.depth()).max().unwrap_or(1);
     let mut runs: Vec<ConfigRun> = ex
         .configurations
@@ -82,7 +114,7 @@ pub fn replay(engine: &Engine, suite: &Suite, ex: &Experiments) -> Result<Replay
     let pb = crate::progress::bar(suite.tasks.len() as u64, "replay");
     for task in &suite.tasks {
         let mut lists: HashMap<ListKey, Vec<Hit>> = HashMap::new();
-        for run in &mut runs {
+        for (run, w) in runs.iter_mut().zip(&weights) {
             let c = &run.config;
             let ranked = match c.retriever {
                 Retriever::Bm25 => {
@@ -108,6 +140,11 @@ pub fn replay(engine: &Engine, suite: &Suite, ex: &Experiments) -> Result<Replay
             };
             let hits: Vec<Hit> = ranked.iter().map(|r| Hit { doc: r.doc, score: r.score, section: r.section }).collect();
             check_finite(&task.query, &hits, |d| corpus.id(d))?;
+            let ranked = match (c.wiring, w) {
+                (Wiring::Legacy, Some(w)) => legacy::rank(corpus, &task.query, &hits, w).iter().map(plain).collect(),
+                (Wiring::Current, Some(w)) => current::rank(corpus, &hits, w).iter().map(plain).collect(),
+                _ => ranked,
+            };
             run.per_task.push(ranked);
         }
         pb.inc(1);

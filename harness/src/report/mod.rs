@@ -35,9 +35,35 @@ pub fn suite_measures(k: usize) -> Vec<(Measure, String)> {
     ]
 }
 
-/// Per-task values of the suite measures for one configuration: `[task][measure]`.
-/// Each task is evaluated at its own k (the suite's k unless the task overrides it).
-pub fn per_task_values(corpus: &Corpus, suite: &Suite, run: &ConfigRun) -> Vec<Vec<f64>> {
+/// The measures of a report: a suite's (at each task's k) or a fixed list (BEIR collections).
+#[derive(Debug, Clone)]
+pub enum MeasureSet {
+    /// [`suite_measures`] at each task's k; columns named at the suite's k.
+    Suite,
+    /// The same measures for every task.
+    Fixed(Vec<(Measure, String)>),
+}
+
+impl MeasureSet {
+    /// Column names for a suite with default cutoff `k`.
+    pub fn names(&self, k: usize) -> Vec<String> {
+        match self {
+            MeasureSet::Suite => suite_measures(k).into_iter().map(|m| m.1).collect(),
+            MeasureSet::Fixed(v) => v.iter().map(|m| m.1.clone()).collect(),
+        }
+    }
+    /// The measures evaluated for `task`.
+    pub fn for_task(&self, task: &Task) -> Vec<Measure> {
+        match self {
+            MeasureSet::Suite => suite_measures(task.k).into_iter().map(|m| m.0).collect(),
+            MeasureSet::Fixed(v) => v.iter().map(|m| m.0.clone()).collect(),
+        }
+    }
+}
+
+/// Per-task values of the report's measures for one configuration: `[task][measure]`.
+/// Suite measures are taken at each task's k (the suite's k unless the task overrides it).
+pub fn per_task_values(corpus: &Corpus, suite: &Suite, run: &ConfigRun, set: &MeasureSet) -> Vec<Vec<f64>> {
     suite
         .tasks
         .iter()
@@ -45,8 +71,7 @@ pub fn per_task_values(corpus: &Corpus, suite: &Suite, run: &ConfigRun) -> Vec<V
         .map(|(task, ranked)| {
             let ids: Vec<&str> = ranked.iter().map(|r| corpus.id(r.doc)).collect();
             let judged: HashMap<String, i32> = task.expected.iter().map(|(k, v)| (k.clone(), *v)).collect();
-            let measures: Vec<Measure> = suite_measures(task.k).into_iter().map(|m| m.0).collect();
-            evaluate_ranking(&measures, &ids, &judged, 1)
+            evaluate_ranking(&set.for_task(task), &ids, &judged, 1)
         })
         .collect()
 }
@@ -60,21 +85,21 @@ pub fn first_relevant_rank(corpus: &Corpus, task: &Task, ranked: &[crate::replay
 }
 
 /// The metrics table: one row per configuration, the mean of each measure over tasks.
-pub fn metrics_table(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay) -> Result<DataFrame> {
-    let names = suite_measures(suite.k);
+pub fn metrics_table(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay, set: &MeasureSet) -> Result<DataFrame> {
+    let names = set.names(suite.k);
     let mut configs = Vec::new();
     let mut cols: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     for run in &replay.runs {
         let mark = if run.config.name == ex.baseline() { " (baseline)" } else { "" };
         configs.push(format!("{}{mark}", run.config.name));
-        let values = per_task_values(corpus, suite, run);
+        let values = per_task_values(corpus, suite, run, set);
         for (m, col) in cols.iter_mut().enumerate() {
             let sum: f64 = values.iter().map(|v| v[m]).sum();
             col.push(sum / values.len().max(1) as f64);
         }
     }
     let mut columns = vec![Column::new("configuration".into(), configs)];
-    for ((_, name), col) in names.iter().zip(cols) {
+    for (name, col) in names.iter().zip(cols) {
         columns.push(Column::new(name.as_str().into(), col));
     }
     Ok(DataFrame::new_infer_height(columns)?)
@@ -124,11 +149,26 @@ fn normalize(p: &Path) -> PathBuf {
 }
 
 /// The TREC run of one configuration.
+///
+/// The score column is the ranking's score. trec_eval reorders a run by score descending, then
+/// docno descending; where our ranking broke a tie some other way (the current wiring's recency
+/// tie-break) the written score is lowered by one ulp below the previous line's, so the file
+/// reads back in exactly the replay's order. The ranks in the file are the replay's ranks.
 pub fn run_file(corpus: &Corpus, suite: &Suite, run: &ConfigRun) -> String {
     let mut s = String::new();
     for (task, ranked) in suite.tasks.iter().zip(&run.per_task) {
+        let mut prev: Option<(f32, &str)> = None;
         for (i, r) in ranked.iter().enumerate() {
-            s.push_str(&crate::trec::format_run_line(&task.id, corpus.id(r.doc), i + 1, r.score, &run.config.name));
+            let id = corpus.id(r.doc);
+            let mut score = r.score;
+            if let Some((p, pid)) = prev {
+                let reads_back_in_order = score < p || (score == p && id.as_bytes() < pid.as_bytes());
+                if !reads_back_in_order {
+                    score = p.next_down();
+                }
+            }
+            prev = Some((score, id));
+            s.push_str(&crate::trec::format_run_line(&task.id, id, i + 1, score, &run.config.name));
             if !s.ends_with('\n') {
                 s.push('\n');
             }
@@ -158,8 +198,8 @@ pub struct SuiteReport {
 }
 
 /// Renders the report of one experiment.
-pub fn render(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay) -> Result<SuiteReport> {
-    let metrics = metrics_table(corpus, suite, ex, replay)?;
+pub fn render(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay, set: &MeasureSet) -> Result<SuiteReport> {
+    let metrics = metrics_table(corpus, suite, ex, replay, set)?;
     let tasks = tasks_table(corpus, suite, replay)?;
     let mut md = String::new();
     writeln!(md, "# {} — {}\n", suite.name, ex.experiment)?;

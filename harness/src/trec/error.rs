@@ -60,7 +60,7 @@ pub enum TrecError {
         hint: &'static str,
     },
     /// A line with the wrong number of whitespace-separated fields.
-    #[error("{at}: expected {expected} fields `{layout}`, found {found}; fields are separated by spaces or tabs and may not contain whitespace")]
+    #[error("{at}: expected {expected} fields `{layout}`, found {found}{note}; fields are separated by spaces or tabs and may not contain whitespace")]
     FieldCount {
         /// Where.
         at: Location,
@@ -70,6 +70,8 @@ pub enum TrecError {
         found: usize,
         /// The format's fields.
         layout: &'static str,
+        /// What else the format allows (for runs: trailing fields are ignored).
+        note: &'static str,
     },
     /// Bytes that are not UTF-8.
     #[error("{at}: invalid UTF-8; TREC files must be UTF-8 (or ASCII) text, re-encode the file")]

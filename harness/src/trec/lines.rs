@@ -93,11 +93,6 @@ impl<R: Read> LineSplitter<R> {
         }
     }
 
-    /// The file being read.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Moves the unread tail to the front and reads more; grows the buffer when one line fills
     /// it. Returns false at end of file.
     fn refill(&mut self) -> Result<bool, TrecError> {

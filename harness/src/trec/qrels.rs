@@ -64,6 +64,7 @@ impl Qrels {
                     expected: 4,
                     found: f.count,
                     layout: QRELS_LAYOUT,
+                    note: "",
                 });
             }
             let rel: i32 = f.get(3).parse().map_err(|_| TrecError::BadRelevance {

@@ -4,8 +4,9 @@
 //! small run whole, each query's documents in trec_eval's order ([`trec_order`]).
 //!
 //! trec_eval's reading rules, which both follow: fields are separated by any whitespace; the
-//! rank column and the `Q0` column are ignored; the score decides the order. On top of
-//! trec_eval, ranklab rejects what trec_eval would silently misread: a line without exactly six
+//! rank column and the `Q0` column are ignored; the score decides the order; fields after the
+//! tag are ignored (trec_eval's own test file `results.trunc` has such trailing text). On top of
+//! trec_eval, ranklab rejects what trec_eval would silently misread: a line with fewer than six
 //! fields, a score that is not a finite number (trec_eval's `atof` turns `abc` into 0), and a
 //! document listed twice in one query (trec_eval rejects that too, without a line number).
 
@@ -83,12 +84,13 @@ impl<R: Read> RunReader<R> {
             return Ok(None);
         };
         self.any = true;
-        if f.count != 6 {
+        if f.count < 6 {
             return Err(TrecError::FieldCount {
                 at: Location::new(path, f.line_no, 0),
                 expected: 6,
                 found: f.count,
                 layout: RUN_LAYOUT,
+                note: " (fields after the tag are ignored, as by trec_eval)",
             });
         }
         let text = f.get(4);
@@ -192,7 +194,7 @@ mod tests {
 
     #[test]
     fn reads_lines_ignoring_rank() {
-        let got = lines("q1 Q0 d1 7 2.5 tag\nq1\tQ0\td2\t1\t-1e3\ttag\r\n").unwrap();
+        let got = lines("q1 Q0 d1 7 2.5 tag\nq1\tQ0\td2\t1\t-1e3\ttag trailing junk\r\n").unwrap();
         assert_eq!(
             got,
             vec![
@@ -206,7 +208,7 @@ mod tests {
     fn errors_name_file_line_and_column() {
         let cases = [
             ("q1 Q0 d1 1 2.5\n", "run.txt:1: expected 6 fields"),
-            ("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 1 2.5 t x\n", "run.txt:2: expected 6 fields"),
+            ("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 1\n", "run.txt:2: expected 6 fields"),
             ("q1 Q0 d1 1 NaN t\n", "run.txt:1:12: score `NaN`"),
             ("q1 Q0 d1 1 inf t\n", "run.txt:1:12: score `inf`"),
             ("q1 Q0 d1 1 abc t\n", "run.txt:1:12: score `abc`"),

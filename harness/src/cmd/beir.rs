@@ -1,0 +1,136 @@
+//! `ranklab beir`: run a BEIR-layout collection (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)
+//! under standard configurations and write `reports/beir/<name>/` like a suite report, with the
+//! measures BEIR publishes (nDCG@10, recall@100) beside MRR.
+//!
+//! Every judged query is a task; a query for which a configuration retrieves nothing counts 0
+//! (trec_eval's `-c`). Judgments that name a document absent from the corpus are kept and never
+//! match, as in trec_eval; their count is printed.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use ranklab_engine::corpus::beir;
+
+use crate::metrics::Measure;
+use crate::replay::{replay, Engine};
+use crate::report::{self, MeasureSet};
+use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Suite, Task, Wiring};
+
+/// The configurations `ranklab beir` knows.
+pub const CONFIGS: [&str; 4] = ["bm25", "dense", "fusion", "bm25+ce"];
+
+/// Arguments of `ranklab beir`.
+#[derive(Debug, clap::Args)]
+pub struct BeirArgs {
+    /// The collection directory (holds corpus.jsonl, queries.jsonl, qrels/).
+    pub dir: PathBuf,
+    /// Configurations to run, comma-separated: bm25, dense, fusion, bm25+ce.
+    #[arg(long, value_delimiter = ',', default_value = "bm25,dense,fusion,bm25+ce")]
+    pub configs: Vec<String>,
+    /// The qrels split (qrels/<split>.tsv).
+    #[arg(long, default_value = "test")]
+    pub split: String,
+    /// Root of the report tree; the collection's reports go to <REPORTS>/beir/<name>/.
+    #[arg(long, default_value = "reports")]
+    pub reports: PathBuf,
+}
+
+fn configuration(name: &str) -> Result<Configuration> {
+    let base = Configuration {
+        name: name.to_string(),
+        retriever: Retriever::Bm25,
+        embedder: None,
+        bm25: None,
+        rrf_k: None,
+        depth: Some(100),
+        rerank: None,
+        wiring: Wiring::None,
+        practice: None,
+    };
+    Ok(match name {
+        "bm25" => base,
+        "dense" => Configuration { retriever: Retriever::Dense, ..base },
+        "fusion" => Configuration { retriever: Retriever::Fusion, ..base },
+        "bm25+ce" => Configuration {
+            rerank: Some(RerankSpec { model: "ms-marco-MiniLM-L-12-v2".into(), shortlist: 100 }),
+            ..base
+        },
+        other => bail!("unknown configuration {other:?}; known: {}", CONFIGS.join(", ")),
+    })
+}
+
+/// The measures of a BEIR report.
+pub fn measures() -> Vec<(Measure, String)> {
+    vec![
+        (Measure::NdcgCut(10), "nDCG@10".into()),
+        (Measure::Recall(100), "recall@100".into()),
+        (Measure::RecipRank, "MRR".into()),
+        (Measure::Map, "MAP".into()),
+        (Measure::P(10), "P@10".into()),
+    ]
+}
+
+/// Runs the command.
+pub fn run(args: BeirArgs) -> Result<ExitCode> {
+    let configurations = args.configs.iter().map(|c| configuration(c)).collect::<Result<Vec<_>>>()?;
+    let coll = beir::load_collection(&args.dir, &args.split)
+        .with_context(|| format!("loading the BEIR collection {}", args.dir.display()))?;
+    if !coll.unknown_docs.is_empty() || !coll.unknown_queries.is_empty() {
+        eprintln!(
+            "note: qrels name {} document(s) absent from the corpus (e.g. {}) and {} query(ies) absent from queries.jsonl (e.g. {}); as in trec_eval they never match",
+            coll.unknown_docs.len(),
+            coll.unknown_docs.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
+            coll.unknown_queries.len(),
+            coll.unknown_queries.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
+        );
+    }
+    let mut expected: BTreeMap<&str, BTreeMap<String, i32>> = BTreeMap::new();
+    for j in &coll.qrels {
+        expected.entry(j.query.as_str()).or_default().insert(j.doc.clone(), j.grade);
+    }
+    let tasks: Vec<Task> = coll
+        .queries
+        .iter()
+        .map(|q| Task {
+            id: q.id.clone(),
+            query: q.text.clone(),
+            expected: expected.get(q.id.as_str()).cloned().unwrap_or_default(),
+            k: 10,
+            note: None,
+            line: 0,
+        })
+        .collect();
+    if tasks.is_empty() {
+        bail!("{}: no query of queries.jsonl is judged in qrels/{}.tsv", args.dir.display(), args.split);
+    }
+    let suite = Suite {
+        name: coll.name.clone(),
+        description: format!("BEIR collection {} ({} split)", coll.name, args.split),
+        path: args.dir.join("qrels").join(format!("{}.tsv", args.split)),
+        corpus_path: args.dir.join("corpus.jsonl"),
+        k: 10,
+        tasks,
+    };
+    let ex = Experiments {
+        experiment: coll.name.clone(),
+        baseline: Some(configurations[0].name.clone()),
+        description: Some(format!(
+            "BEIR {} ({} split, {} judged queries, {} documents). Configurations: {}. Depth 100; queries with nothing retrieved count 0.",
+            coll.name,
+            args.split,
+            suite.tasks.len(),
+            coll.corpus.len(),
+            args.configs.join(", ")
+        )),
+        configurations,
+        path: args.dir.clone(),
+    };
+    let engine = Engine::build(&coll.corpus, &[&ex])?;
+    let r = replay(&engine, &suite, &ex)?;
+    let rep = report::render(&coll.corpus, &suite, &ex, &r, &MeasureSet::Fixed(measures()))?;
+    report::write_all(&args.reports.join("beir").join(&coll.name), &rep)?;
+    println!("{}", rep.markdown);
+    Ok(ExitCode::SUCCESS)
+}
