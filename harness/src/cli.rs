@@ -31,6 +31,8 @@ pub enum Command {
     Run(cmd::run::RunArgs),
     /// Replay every suite under tasks/ and regenerate reports/.
     Bench(cmd::bench::BenchArgs),
+    /// Run paired assertions (paired.yaml) through the legacy and current wiring; exit 1 on failure.
+    Check(cmd::check::CheckArgs),
     /// Run a BEIR-layout collection (e.g. SciFact) and write reports/beir/<name>/.
     Beir(cmd::beir::BeirArgs),
     /// Write a seeded synthetic TREC run and qrels (for speed benchmarks of `eval`).
@@ -53,6 +55,7 @@ pub fn main() -> ExitCode {
         Command::Bench(a) => cmd::bench::run(a),
         Command::SynthRun(a) => cmd::synth_run::run(a),
         Command::Beir(a) => cmd::beir::run(a),
+        Command::Check(a) => cmd::check::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -5,6 +5,7 @@
 //! - [`cmd`]: one file per subcommand.
 //! - [`suite`]: task suites and experiment files (YAML).
 //! - [`metrics`]: one file per measure, trec_eval 10.0 conventions.
+//! - [`paired`]: paired legacy-vs-current assertions.
 //! - [`trec`]: TREC run and qrels files (streaming parser, writer).
 //! - [`replay`]: runs every task under every configuration.
 //! - [`report`]: tables (polars) to Markdown, CSV and JSON; atomic writes.
@@ -13,6 +14,7 @@
 pub mod cli;
 pub mod cmd;
 pub mod metrics;
+pub mod paired;
 pub mod progress;
 pub mod replay;
 pub mod report;

@@ -2,6 +2,7 @@
 
 pub mod beir;
 pub mod bench;
+pub mod check;
 pub mod eval;
 pub mod run;
 pub mod synth_run;

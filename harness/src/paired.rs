@@ -1,0 +1,246 @@
+//! Paired assertions (`tasks/<suite>/paired.yaml`): the same query on the same fixture through
+//! the legacy and the current wiring, with the expected outcome under each.
+//!
+//! An assertion *holds* when `above` ranks strictly above `below` (a record not retrieved ranks
+//! below every retrieved one; both missing is an error). Each wiring's actual outcome is compared
+//! with its expectation; a legacy half expected `inverted` that now `holds` fails too, because a
+//! pair whose bug half cannot fail proves nothing.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use ranklab_engine::corpus::Corpus;
+use ranklab_engine::policy::Weights;
+use serde::Deserialize;
+
+use crate::replay::{replay_with, Engine, Ranked, ReplayOptions};
+use crate::suite::{line_of, read_yaml, Experiments, Suite, Task, Wiring};
+
+/// Outcome of one assertion under one wiring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// `above` ranks above `below`.
+    Holds,
+    /// `below` ranks above `above` (the bug shows).
+    Inverted,
+}
+
+impl Outcome {
+    /// As written in paired.yaml.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Holds => "holds",
+            Outcome::Inverted => "inverted",
+        }
+    }
+}
+
+/// One assertion.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Assertion {
+    /// Id (unique in the file).
+    pub id: String,
+    /// The query.
+    pub query: String,
+    /// Must rank above ...
+    pub above: String,
+    /// ... this record.
+    pub below: String,
+    /// Expected under the legacy wiring.
+    pub legacy: Outcome,
+    /// Expected under the current wiring.
+    pub current: Outcome,
+    /// What the pair covers.
+    #[serde(default)]
+    pub covers: Option<String>,
+}
+
+/// A paired.yaml file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairedFile {
+    /// The suite file (relative to this file).
+    pub suite: PathBuf,
+    /// The configuration (of the experiments beside the suite) whose first stage both wirings share.
+    pub configuration: String,
+    /// Practice file (relative to this file; default search-practice.yaml beside it).
+    #[serde(default)]
+    pub practice: Option<PathBuf>,
+    /// The assertions.
+    pub assertions: Vec<Assertion>,
+    /// Where it was read from.
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+/// The result of one assertion under one wiring.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    /// Assertion id.
+    pub id: String,
+    /// "legacy" or "current".
+    pub wiring: &'static str,
+    /// Rank of `above` (None: not retrieved).
+    pub above_rank: Option<usize>,
+    /// Rank of `below`.
+    pub below_rank: Option<usize>,
+    /// Expected outcome.
+    pub expected: Outcome,
+    /// Actual outcome.
+    pub actual: Outcome,
+}
+
+impl Verdict {
+    /// Whether the expectation is met.
+    pub fn pass(&self) -> bool {
+        self.expected == self.actual
+    }
+}
+
+/// A loaded paired file with its suite, corpus and the experiments it draws its first stage from.
+pub struct Paired {
+    /// The file.
+    pub file: PairedFile,
+    /// The suite it refers to.
+    pub suite: Suite,
+    /// Two configurations: the named first stage under legacy and under current wiring.
+    pub experiments: Experiments,
+}
+
+impl Paired {
+    /// Loads and checks `path` against `corpus` (the suite's corpus, loaded by the caller).
+    pub fn load(path: &Path) -> Result<(Paired, Corpus)> {
+        let (mut file, text): (PairedFile, String) = read_yaml(path)?;
+        file.path = path.to_path_buf();
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let suite = Suite::load(&dir.join(&file.suite))?;
+        let corpus = suite.load_corpus()?;
+        if file.assertions.is_empty() {
+            bail!("{}: no assertions; add at least one under `assertions:`", path.display());
+        }
+        let mut seen = HashSet::new();
+        for a in &file.assertions {
+            let at = format!("{}:{}", path.display(), line_of(&text, "id", &a.id));
+            if !seen.insert(a.id.as_str()) {
+                bail!("{at}: duplicate assertion id {:?}", a.id);
+            }
+            if a.above == a.below {
+                bail!("{at}: assertion {:?} names {:?} as both `above` and `below`; name two different records", a.id, a.above);
+            }
+            for r in [&a.above, &a.below] {
+                if corpus.index_of(r).is_none() {
+                    bail!("{at}: assertion {:?} names unknown record {r:?}; it is not in {}", a.id, suite.corpus_path.display());
+                }
+            }
+        }
+        let base = crate::cmd::run::experiment_files(&suite)?
+            .iter()
+            .map(|p| Experiments::load(p))
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .flat_map(|e| e.configurations)
+            .find(|c| c.name == file.configuration)
+            .with_context(|| {
+                format!(
+                    "{}:{}: configuration {:?} is not in the experiments files beside {}",
+                    path.display(),
+                    line_of(&text, "configuration", &file.configuration),
+                    file.configuration,
+                    suite.path.display()
+                )
+            })?;
+        let practice = file.practice.clone().unwrap_or_else(|| PathBuf::from("search-practice.yaml"));
+        let practice = std::path::absolute(dir.join(practice))?;
+        let mk = |name: &str, wiring| crate::suite::Configuration {
+            name: name.to_string(),
+            wiring,
+            practice: Some(practice.clone()),
+            ..base.clone()
+        };
+        let experiments = Experiments {
+            experiment: "paired".into(),
+            baseline: Some("legacy".into()),
+            description: None,
+            configurations: vec![mk("legacy", Wiring::Legacy), mk("current", Wiring::Current)],
+            path: path.to_path_buf(),
+        };
+        Ok((Paired { file, suite, experiments }, corpus))
+    }
+
+    /// The assertions as tasks (one per assertion; `above` as the expected record).
+    fn tasks(&self) -> Suite {
+        let tasks = self
+            .file
+            .assertions
+            .iter()
+            .map(|a| Task {
+                id: a.id.clone(),
+                query: a.query.clone(),
+                expected: BTreeMap::from([(a.above.clone(), 1)]),
+                k: self.suite.k,
+                note: None,
+                line: 0,
+            })
+            .collect();
+        Suite { tasks, ..self.suite.clone() }
+    }
+
+    /// Runs both wirings (with `weights` instead of the practice file's, when given).
+    pub fn check(&self, engine: &Engine, weights: Option<Weights>) -> Result<Vec<Verdict>> {
+        let suite = self.tasks();
+        let r = replay_with(engine, &suite, &self.experiments, &ReplayOptions { weights, ..Default::default() })?;
+        let mut out = Vec::new();
+        for (i, a) in self.file.assertions.iter().enumerate() {
+            for run in &r.runs {
+                let (wiring, expected) = match run.config.wiring {
+                    Wiring::Legacy => ("legacy", a.legacy),
+                    _ => ("current", a.current),
+                };
+                let ranked = &run.per_task[i];
+                let above_rank = rank_of(engine.corpus, ranked, &a.above);
+                let below_rank = rank_of(engine.corpus, ranked, &a.below);
+                let actual = match (above_rank, below_rank) {
+                    (None, None) => bail!(
+                        "{}: assertion {:?}: neither {:?} nor {:?} is retrieved for {:?}; pick a query that finds them",
+                        self.file.path.display(),
+                        a.id,
+                        a.above,
+                        a.below,
+                        a.query
+                    ),
+                    (Some(x), Some(y)) if x < y => Outcome::Holds,
+                    (Some(_), None) => Outcome::Holds,
+                    _ => Outcome::Inverted,
+                };
+                out.push(Verdict { id: a.id.clone(), wiring, above_rank, below_rank, expected, actual });
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn rank_of(corpus: &Corpus, ranked: &[Ranked], id: &str) -> Option<usize> {
+    ranked.iter().position(|r| corpus.id(r.doc) == id).map(|p| p + 1)
+}
+
+/// The verdicts as a Markdown table.
+pub fn table(verdicts: &[Verdict]) -> String {
+    let mut s = String::from("| assertion | wiring | rank above | rank below | expected | actual | verdict |\n|---|---|---:|---:|---|---|---|\n");
+    let r = |x: Option<usize>| x.map_or("-".to_string(), |v| v.to_string());
+    for v in verdicts {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            v.id,
+            v.wiring,
+            r(v.above_rank),
+            r(v.below_rank),
+            v.expected.as_str(),
+            v.actual.as_str(),
+            if v.pass() { "pass" } else { "FAIL" }
+        ));
+    }
+    s
+}
