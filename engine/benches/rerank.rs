@@ -12,7 +12,7 @@
 //!
 //! Run: `cargo bench -p ranklab-engine --bench rerank` (fetches the model on first use).
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ranklab_engine::models;
 use ranklab_engine::ranking::Hit;
 use ranklab_engine::rerank::{rerank_shortlist, Candidate, CrossEncoderOptions, FastembedCrossEncoder, ScoreCache};
@@ -103,24 +103,22 @@ fn bench(c: &mut Criterion) {
             })
         });
         group.bench_function(format!("ranklab_rerank_shortlist/batch{batch}"), |b| {
-            b.iter_batched(
-                || ScoreCache::in_memory(&ce),
-                |cache| {
-                    rerank_shortlist(
-                        QUERY,
-                        &all_hits,
-                        passages.len(),
-                        |h| Candidate {
-                            doc_id: format!("d{}", h.doc),
-                            passage: passages[h.doc].clone(),
-                        },
-                        &mut ce,
-                        &cache,
-                    )
-                    .expect("ranklab rerank")
-                },
-                BatchSize::SmallInput,
-            )
+            b.iter(|| {
+                // A fresh cache each time: every pair goes through the model.
+                let cache = ScoreCache::in_memory(&ce);
+                rerank_shortlist(
+                    QUERY,
+                    &all_hits,
+                    passages.len(),
+                    |h| Candidate {
+                        doc_id: format!("d{}", h.doc),
+                        passage: passages[h.doc].clone(),
+                    },
+                    &mut ce,
+                    &cache,
+                )
+                .expect("ranklab rerank")
+            })
         });
     }
     group.finish();

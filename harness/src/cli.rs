@@ -35,8 +35,15 @@ pub enum Command {
     Check(cmd::check::CheckArgs),
     /// Run a BEIR-layout collection (e.g. SciFact) and write reports/beir/<name>/.
     Beir(cmd::beir::BeirArgs),
+    /// Compare TREC runs against the first (baseline): Δ, 95% CI, paired randomization test, Holm.
+    Compare(cmd::compare::CompareArgs),
     /// Write a seeded synthetic TREC run and qrels (for speed benchmarks of `eval`).
     SynthRun(cmd::synth_run::SynthRunArgs),
+    /// CI gate: replay the baseline's rows (recall@5, MRR, ...) and every paired assertion;
+    /// exit 1 when a value drops beyond its tolerance or an assertion fails.
+    Gate(cmd::gate::GateArgs),
+    /// Tune the lifecycle/history penalty weights on an integer grid against recent merges.
+    Tune(cmd::tune::TuneArgs),
 }
 
 /// Parses arguments, runs the command, maps the outcome to an exit code.
@@ -56,6 +63,9 @@ pub fn main() -> ExitCode {
         Command::SynthRun(a) => cmd::synth_run::run(a),
         Command::Beir(a) => cmd::beir::run(a),
         Command::Check(a) => cmd::check::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
+        Command::Gate(a) => cmd::gate::run(a),
+        Command::Tune(a) => cmd::tune::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -9,14 +9,20 @@
 //! - [`trec`]: TREC run and qrels files (streaming parser, writer).
 //! - [`replay`]: runs every task under every configuration.
 //! - [`report`]: tables (polars) to Markdown, CSV and JSON; atomic writes.
+//! - [`gate`]: the CI regression gate (baseline file, one-sided verdicts).
+//! - [`tune`]: penalty weights tuned on an integer grid against dated merges.
+//! - [`stats`]: paired statistics (randomization test, bootstrap CI, win/tie/loss, Holm).
 //! - [`progress`]: indicatif bars, hidden when stderr is not a terminal.
 
 pub mod cli;
 pub mod cmd;
+pub mod gate;
 pub mod metrics;
 pub mod paired;
 pub mod progress;
 pub mod replay;
 pub mod report;
+pub mod stats;
 pub mod suite;
 pub mod trec;
+pub mod tune;

@@ -7,11 +7,16 @@
 //! total order of `ranklab_engine::ranking` (score descending, then id descending), so the run
 //! files written from it rank identically when trec_eval reads them back.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use anyhow::{Context, Result};
 use ranklab_engine::corpus::Corpus;
+use ranklab_engine::dense::{embed_query, DenseIndex, EmbeddingCache, FastembedEmbedder};
+use ranklab_engine::fusion::rrf;
 use ranklab_engine::lexical::LexicalIndex;
+use ranklab_engine::models::ModelStore;
+use ranklab_engine::rerank::{score_shortlist, Candidate, FastembedCrossEncoder, PairStats, RerankedHit, ScoreCache, ShortlistScores};
 use ranklab_engine::policy::{current, legacy, Practice, Weights};
 use ranklab_engine::ranking::{check_finite, Hit};
 
@@ -44,31 +49,184 @@ pub struct ConfigRun {
 pub struct Replay {
     /// Per configuration, in file order.
     pub runs: Vec<ConfigRun>,
+    /// Identity (file sha256, settings) of every model used, by model id.
+    pub models: BTreeMap<String, String>,
 }
 
-/// Indexes built once per corpus and shared by all configurations.
+/// A bi-encoder with its index over the corpus and its cache.
+pub struct DenseModel {
+    /// The model.
+    pub embedder: RefCell<FastembedEmbedder>,
+    /// Its vector cache.
+    pub cache: EmbeddingCache,
+    /// Section vectors of the corpus.
+    pub index: DenseIndex,
+}
+
+/// A cross-encoder with its score cache.
+pub struct RerankModel {
+    /// The model.
+    pub model: RefCell<FastembedCrossEncoder>,
+    /// Its score cache.
+    pub cache: ScoreCache,
+    /// Pairs scored / from cache in this process.
+    pub stats: RefCell<PairStats>,
+}
+
+/// Indexes and models built once per corpus and shared by all configurations.
 pub struct Engine<'c> {
     /// The corpus.
     pub corpus: &'c Corpus,
     /// BM25 index.
     pub lexical: LexicalIndex,
+    /// Bi-encoders by model id.
+    pub dense: BTreeMap<String, DenseModel>,
+    /// Cross-encoders by model id.
+    pub rerankers: BTreeMap<String, RerankModel>,
 }
 
 impl<'c> Engine<'c> {
-    /// Builds the indexes the experiments need.
-    pub fn build(corpus: &'c Corpus, _experiments: &[&Experiments]) -> Result<Self> {
-        let pb = crate::progress::bar(1, "indexing");
+    /// Builds the indexes and loads the models the experiments need (fetching models on first use).
+    pub fn build(corpus: &'c Corpus, experiments: &[&Experiments]) -> Result<Self> {
+        let pb = crate::progress::bar(1, "BM25 index");
         let lexical = LexicalIndex::build(corpus).context("building the BM25 index")?;
-        pb.inc(1);
         pb.finish_and_clear();
-        Ok(Engine { corpus, lexical })
+        let configs = || experiments.iter().flat_map(|e| e.configurations.iter());
+        let mut dense = BTreeMap::new();
+        let embedders: BTreeSet<&str> = configs().filter_map(|c| c.embedder()).collect();
+        let rerank_ids: BTreeSet<&str> = configs().filter_map(|c| c.rerank.as_ref().map(|r| r.model.as_str())).collect();
+        let store = if embedders.is_empty() && rerank_ids.is_empty() { None } else { Some(ModelStore::open_default()?) };
+        for id in embedders {
+            let store = store.as_ref().expect("store opened when models are used");
+            let mut embedder = FastembedEmbedder::open(id).with_context(|| format!("loading bi-encoder {id}"))?;
+            let cache = EmbeddingCache::open(&store.embeddings_dir(), &embedder)?;
+            let total = corpus.docs.iter().map(|d| d.sections.len()).sum::<usize>();
+            let pb = crate::progress::bar(total as u64, "embedding");
+            let (index, stats) = DenseIndex::build_with_progress(corpus, &mut embedder, &cache, &mut |done, _| {
+                pb.set_position(done as u64)
+            })?;
+            pb.finish_and_clear();
+            cache.flush()?;
+            eprintln!("{id}: {} sections; vector cache {} hits, {} misses, {} rebuilt", total, stats.hits, stats.misses, stats.rebuilt);
+            dense.insert(id.to_string(), DenseModel { embedder: RefCell::new(embedder), cache, index });
+        }
+        let mut rerankers = BTreeMap::new();
+        for id in rerank_ids {
+            let store = store.as_ref().expect("store opened when models are used");
+            let model = FastembedCrossEncoder::open(id).with_context(|| format!("loading cross-encoder {id}"))?;
+            let cache = ScoreCache::open(&store.scores_dir(), &model)?;
+            rerankers.insert(id.to_string(), RerankModel { model: RefCell::new(model), cache, stats: RefCell::default() });
+        }
+        Ok(Engine { corpus, lexical, dense, rerankers })
+    }
+
+    /// The identity (name, sha256, settings) of every model in use, by id.
+    pub fn model_identities(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        for (id, d) in &self.dense {
+            m.insert(id.clone(), d.index.identity().to_string());
+        }
+        for (id, r) in &self.rerankers {
+            m.insert(id.clone(), r.cache.identity().to_string());
+        }
+        m
+    }
+
+    /// Writes the caches and prints the pair counts of this process.
+    pub fn finish(&self) -> Result<()> {
+        for d in self.dense.values() {
+            d.cache.flush()?;
+        }
+        for (id, r) in &self.rerankers {
+            r.cache.flush()?;
+            eprintln!("{id}: {}", r.stats.borrow());
+        }
+        Ok(())
+    }
+
+    /// Total cross-encoder pairs scored and cached so far, over all models.
+    pub fn pair_stats(&self) -> PairStats {
+        let mut s = PairStats::default();
+        for r in self.rerankers.values() {
+            s.add(*r.stats.borrow());
+        }
+        s
+    }
+
+    fn dense(&self, id: &str) -> &DenseModel {
+        self.dense.get(id).expect("every embedder of the experiments was loaded")
     }
 }
 
-/// Cache key of a first-stage list.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// Cache key of a first-stage list (per task).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum ListKey {
     Bm25 { k1: u32, b: u32 },
+    Dense { model: String },
+    Fusion { model: String, k1: u32, b: u32, rrf_k: u32, depth: usize },
+}
+
+fn list_key(c: &Configuration) -> ListKey {
+    let p = c.bm25();
+    let (k1, b) = (p.k1.to_bits(), p.b.to_bits());
+    match c.retriever {
+        Retriever::Bm25 => ListKey::Bm25 { k1, b },
+        Retriever::Dense => ListKey::Dense { model: c.embedder().unwrap_or_default().to_string() },
+        Retriever::Fusion => ListKey::Fusion {
+            model: c.embedder().unwrap_or_default().to_string(),
+            k1,
+            b,
+            rrf_k: c.rrf().k.to_bits(),
+            depth: c.depth(),
+        },
+    }
+}
+
+/// The first-stage lists of one task, each computed once at `max_depth`.
+struct TaskLists<'e, 'c> {
+    engine: &'e Engine<'c>,
+    query: String,
+    max_depth: usize,
+    lists: HashMap<ListKey, Vec<Hit>>,
+    query_vecs: HashMap<String, Vec<f32>>,
+}
+
+impl TaskLists<'_, '_> {
+    fn get(&mut self, c: &Configuration) -> Result<Vec<Hit>> {
+        let key = list_key(c);
+        if let Some(l) = self.lists.get(&key) {
+            return Ok(l.iter().take(c.depth()).cloned().collect());
+        }
+        let corpus = self.engine.corpus;
+        let list = match c.retriever {
+            Retriever::Bm25 => self.engine.lexical.search(corpus, &self.query, self.max_depth, c.bm25())?,
+            Retriever::Dense => {
+                let v = self.query_vec(c.embedder().unwrap_or_default())?;
+                self.engine.dense(c.embedder().unwrap_or_default()).index.search(&v, self.max_depth)
+            }
+            Retriever::Fusion => {
+                let lex = self.get(&Configuration { retriever: Retriever::Bm25, depth: Some(self.max_depth), ..c.clone() })?;
+                let sem = self.get(&Configuration { retriever: Retriever::Dense, depth: Some(self.max_depth), ..c.clone() })?;
+                let mut fused = rrf(&[&lex, &sem], c.rrf(), |d| corpus.id(d));
+                fused.truncate(self.max_depth);
+                fused
+            }
+        };
+        check_finite(&self.query, &list, |d| corpus.id(d))?;
+        let out = list.iter().take(c.depth()).cloned().collect();
+        self.lists.insert(key, list);
+        Ok(out)
+    }
+
+    fn query_vec(&mut self, model: &str) -> Result<Vec<f32>> {
+        if let Some(v) = self.query_vecs.get(model) {
+            return Ok(v.clone());
+        }
+        let d = self.engine.dense(model);
+        let v = embed_query(&mut *d.embedder.borrow_mut(), &d.cache, &self.query)?;
+        self.query_vecs.insert(model.to_string(), v.clone());
+        Ok(v)
+    }
 }
 
 /// Options of a replay.
@@ -112,37 +270,44 @@ pub fn replay_with(engine: &Engine, suite: &Suite, ex: &Experiments, opts: &Repl
         .map(|c| ConfigRun { config: c.clone(), per_task: Vec::with_capacity(suite.tasks.len()) })
         .collect();
     let pb = crate::progress::bar(suite.tasks.len() as u64, "replay");
+    // Widest shortlist per (model, first stage): narrower widths reuse its scores.
+    let mut widest: BTreeMap<(String, ListKey), usize> = BTreeMap::new();
+    for c in &ex.configurations {
+        if let Some(r) = &c.rerank {
+            let w = widest.entry((r.model.clone(), list_key(c))).or_default();
+            *w = (*w).max(r.shortlist);
+        }
+    }
     for task in &suite.tasks {
-        let mut lists: HashMap<ListKey, Vec<Hit>> = HashMap::new();
+        let mut lists = TaskLists { engine, query: task.query.clone(), max_depth, lists: HashMap::new(), query_vecs: HashMap::new() };
+        let mut shortlists: BTreeMap<(String, ListKey), ShortlistScores> = BTreeMap::new();
         for (run, w) in runs.iter_mut().zip(&weights) {
             let c = &run.config;
-            let ranked = match c.retriever {
-                Retriever::Bm25 => {
-                    let p = c.bm25();
-                    let key = ListKey::Bm25 { k1: p.k1.to_bits(), b: p.b.to_bits() };
-                    if !lists.contains_key(&key) {
-                        let hits = engine
-                            .lexical
-                            .search(corpus, &task.query, max_depth, p)
-                            .with_context(|| format!("BM25 search for task {}", task.id))?;
-                        lists.insert(key.clone(), hits);
+            let hits = lists.get(c).with_context(|| format!("first stage of task {} under {:?}", task.id, c.name))?;
+            let ranked: Vec<Ranked> = match &c.rerank {
+                None => hits.iter().map(plain).collect(),
+                Some(r) => {
+                    let key = (r.model.clone(), list_key(c));
+                    if !shortlists.contains_key(&key) {
+                        let m = engine.rerankers.get(&r.model).expect("every rerank model was loaded");
+                        let (scores, stats) = score_shortlist(
+                            &task.query,
+                            &hits,
+                            widest[&key],
+                            |h| Candidate::of(corpus, h),
+                            &mut *m.model.borrow_mut(),
+                            &m.cache,
+                        )
+                        .with_context(|| format!("cross-encoder {} on task {}", r.model, task.id))?;
+                        m.stats.borrow_mut().add(stats);
+                        shortlists.insert(key.clone(), scores);
                     }
-                    lists[&key].iter().take(c.depth()).map(plain).collect::<Vec<_>>()
-                }
-                Retriever::Dense | Retriever::Fusion => {
-                    anyhow::bail!(
-                        "{}: configuration {:?} uses the `{:?}` retriever, which this build does not support yet",
-                        ex.path.display(),
-                        c.name,
-                        c.retriever
-                    )
+                    order_by_rerank(&shortlists[&key].rerank(&hits, r.shortlist)?)
                 }
             };
-            let hits: Vec<Hit> = ranked.iter().map(|r| Hit { doc: r.doc, score: r.score, section: r.section }).collect();
-            check_finite(&task.query, &hits, |d| corpus.id(d))?;
             let ranked = match (c.wiring, w) {
-                (Wiring::Legacy, Some(w)) => legacy::rank(corpus, &task.query, &hits, w).iter().map(plain).collect(),
-                (Wiring::Current, Some(w)) => current::rank(corpus, &hits, w).iter().map(plain).collect(),
+                (Wiring::Legacy, Some(w)) => legacy::rank(corpus, &task.query, &as_hits(&ranked), w).iter().map(plain).collect(),
+                (Wiring::Current, Some(w)) => current::rank(corpus, &as_hits(&ranked), w).iter().map(plain).collect(),
                 _ => ranked,
             };
             run.per_task.push(ranked);
@@ -150,7 +315,32 @@ pub fn replay_with(engine: &Engine, suite: &Suite, ex: &Experiments, opts: &Repl
         pb.inc(1);
     }
     pb.finish_and_clear();
-    Ok(Replay { runs })
+    let used: BTreeSet<&str> = ex
+        .configurations
+        .iter()
+        .flat_map(|c| c.embedder().into_iter().chain(c.rerank.as_ref().map(|r| r.model.as_str())))
+        .collect();
+    let models = engine.model_identities().into_iter().filter(|(id, _)| used.contains(id.as_str())).collect();
+    Ok(Replay { runs, models })
+}
+
+/// The reranked list with its ordering score: the logit inside the shortlist; below it, the
+/// documents keep their fused order and their first-stage score (the run writer keeps the file
+/// in this order, see `report::run_file`).
+fn order_by_rerank(reranked: &[RerankedHit]) -> Vec<Ranked> {
+    reranked
+        .iter()
+        .map(|r| Ranked {
+            doc: r.hit.doc,
+            score: r.rerank_score.unwrap_or(r.hit.score),
+            section: r.hit.section,
+            rerank_score: r.rerank_score,
+        })
+        .collect()
+}
+
+fn as_hits(ranked: &[Ranked]) -> Vec<Hit> {
+    ranked.iter().map(|r| Hit { doc: r.doc, score: r.score, section: r.section }).collect()
 }
 
 fn plain(h: &Hit) -> Ranked {

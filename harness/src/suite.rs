@@ -166,13 +166,21 @@ impl Suite {
 
     /// Every expected id must name a document of the corpus.
     pub fn check_expected(&self, corpus: &Corpus) -> Result<()> {
+        let text = std::fs::read_to_string(&self.path).unwrap_or_default();
         for t in &self.tasks {
             for id in t.expected.keys() {
                 if corpus.index_of(id).is_none() {
+                    // The line naming the id, searched from the task's own line.
+                    let line = text
+                        .lines()
+                        .enumerate()
+                        .skip(t.line.saturating_sub(1))
+                        .find(|(_, l)| l.contains(id.as_str()))
+                        .map_or(t.line, |(i, _)| i + 1);
                     bail!(
                         "{}:{}: task {:?} expects unknown document id {id:?}; it is not in the corpus {} (check the spelling)",
                         self.path.display(),
-                        t.line,
+                        line,
                         t.id,
                         self.corpus_path.display()
                     );

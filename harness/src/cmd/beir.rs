@@ -129,6 +129,7 @@ pub fn run(args: BeirArgs) -> Result<ExitCode> {
     };
     let engine = Engine::build(&coll.corpus, &[&ex])?;
     let r = replay(&engine, &suite, &ex)?;
+    engine.finish()?;
     let rep = report::render(&coll.corpus, &suite, &ex, &r, &MeasureSet::Fixed(measures()))?;
     report::write_all(&args.reports.join("beir").join(&coll.name), &rep)?;
     println!("{}", rep.markdown);

@@ -25,6 +25,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         let (paired, corpus) = Paired::load(p)?;
         let engine = Engine::build(&corpus, &[&paired.experiments])?;
         let verdicts = paired.check(&engine, None)?;
+        engine.finish()?;
         println!("## {}\n\n{}", p.display(), table(&verdicts));
         failed += verdicts.iter().filter(|v| !v.pass()).count();
     }

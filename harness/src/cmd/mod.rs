@@ -3,6 +3,9 @@
 pub mod beir;
 pub mod bench;
 pub mod check;
+pub mod compare;
 pub mod eval;
+pub mod gate;
 pub mod run;
 pub mod synth_run;
+pub mod tune;

@@ -58,6 +58,7 @@ pub fn render_suite(suite_path: &Path, experiment_paths: &[PathBuf]) -> Result<(
         let r = replay(&engine, &suite, ex)?;
         reports.push(report::render(&corpus, &suite, ex, &r, &report::MeasureSet::Suite)?);
     }
+    engine.finish()?;
     Ok((suite, reports))
 }
 

@@ -195,6 +195,14 @@ fn write_atomic(
     };
     let tmp = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    // Temporary files are created private (0600); the result is an ordinary data file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .with_context(|| format!("cannot set permissions of {}", path.display()))?;
+    }
     let mut w = BufWriter::with_capacity(1 << 20, tmp);
     fill(&mut w)
         .and_then(|()| w.flush())

@@ -8,7 +8,10 @@
 //! Nothing that varies between runs (timings, dates, absolute paths) goes into these files: a
 //! second run on unchanged inputs rewrites the same bytes. Every file is written atomically.
 
+pub mod adr;
 pub mod atomic;
+pub mod plots;
+pub mod stats_section;
 pub mod table;
 
 use std::collections::HashMap;
@@ -224,6 +227,9 @@ pub fn render(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay,
         md,
         "\nMeans over tasks. recall@k, nDCG@k and P@k at each task's k; MRR is trec_eval's recip_rank (no cutoff); MAP is trec_eval's map.\n"
     )?;
+    md.push_str(&adr::movements(corpus, suite, ex, replay));
+    md.push_str(&adr::score_distributions(corpus, suite, replay));
+    md.push_str(&adr::model_identities(&replay.models));
     writeln!(md, "## Rank of the first expected document, per task\n")?;
     writeln!(md, "`-` = not in the run.\n")?;
     md.push_str(&table::markdown(&tasks)?);

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{Read, Seek, SeekFrom};
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use super::error::{Location, TrecError};
@@ -195,9 +196,12 @@ impl Hasher for FxHasher {
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w));
+            // Byte by byte: a variable-length copy would cost a library call per id.
+            let mut w = 0u64;
+            for (k, &b) in rest.iter().enumerate() {
+                w |= (b as u64) << (8 * k);
+            }
+            self.add(w);
         }
     }
 
@@ -241,7 +245,7 @@ impl Lookup<'_> {
     #[inline]
     fn get(&self, docno: &[u8]) -> Option<i32> {
         match self {
-            Lookup::Few(v) => v.iter().find(|(d, _)| *d == docno).map(|&(_, r)| r),
+            Lookup::Few(v) => v.iter().find(|(d, _)| bytes_eq(d, docno)).map(|&(_, r)| r),
             Lookup::Many(m) => m.get(docno).copied(),
         }
     }
@@ -339,7 +343,7 @@ impl Block {
 /// Buffers reused from query to query.
 #[derive(Default)]
 struct Scratch {
-    slots: Vec<u32>,
+    slots: Vec<(u32, u32)>,
     order: Vec<u32>,
     rank_of: Vec<u32>,
     ranked: Vec<Hit>,
@@ -402,24 +406,27 @@ fn rank_hits(block: &Block, scratch: &mut Scratch) {
 }
 
 /// The duplicate check (trec_eval rejects a document listed twice in one query): an
-/// open-addressing table of document indices, cleared per query.
+/// open-addressing table of (document index + 1, hash), cleared per query; ids are compared only
+/// when their hashes agree.
 fn check_duplicates(block: &Block, scratch: &mut Scratch, path: &Path) -> Result<(), TrecError> {
     let n = block.len();
     let cap = (n * 2).next_power_of_two().max(16);
     let mask = cap - 1;
     scratch.slots.clear();
-    scratch.slots.resize(cap, 0);
+    scratch.slots.resize(cap, (0, 0));
     for i in 0..n {
         let id = block.docno(i);
-        let mut h = hash_bytes(id) as usize & mask;
+        let hash = hash_bytes(id);
+        let tag = (hash >> 32) as u32;
+        let mut h = hash as usize & mask;
         loop {
-            let slot = scratch.slots[h];
+            let (slot, slot_tag) = scratch.slots[h];
             if slot == 0 {
-                scratch.slots[h] = i as u32 + 1;
+                scratch.slots[h] = (i as u32 + 1, tag);
                 break;
             }
             let j = slot as usize - 1;
-            if block.docno(j) == id {
+            if slot_tag == tag && bytes_eq(block.docno(j), id) {
                 return Err(TrecError::DuplicateDoc {
                     at: Location::new(path, block.lines[i], 0),
                     qid: block.qid.clone(),
@@ -465,6 +472,39 @@ impl Ctx<'_, '_> {
 
 type Results = Vec<Option<Vec<f64>>>;
 
+/// Byte equality for short ids, a word at a time, without a library call per comparison.
+#[inline]
+fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut ca = a.chunks_exact(8);
+    let mut cb = b.chunks_exact(8);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        if x != y {
+            return false;
+        }
+    }
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    let mut i = 0;
+    while i < ra.len() {
+        if ra[i] != rb[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Remembers the tag of the last line (trec_eval's `runid`), copying only when it changes.
+#[inline]
+fn note_tag(runid: &mut String, tag: &str) {
+    if !bytes_eq(runid.as_bytes(), tag.as_bytes()) {
+        runid.clear();
+        runid.push_str(tag);
+    }
+}
+
 /// One pass, one query block at a time. `None` when a judged query reappears after another
 /// query (interleaved run): the caller falls back to [`buffered`].
 fn stream<R: Read>(ctx: &Ctx<'_, '_>, reader: R) -> Result<Option<(Results, String)>, TrecError> {
@@ -475,9 +515,8 @@ fn stream<R: Read>(ctx: &Ctx<'_, '_>, reader: R) -> Result<Option<(Results, Stri
     let mut block = Block::default();
     let mut scratch = Scratch::default();
     let mut open = false;
-    let mut run = RunReader::new(reader, ctx.path);
-    while let Some(l) = run.next_line()? {
-        if !open || l.qid != block.qid {
+    let flow = RunReader::new(reader, ctx.path).for_each(|l| {
+        if !open || !bytes_eq(l.qid.as_bytes(), block.qid.as_bytes()) {
             if open {
                 if let Some(values) = ctx.finish(&block, &mut scratch)? {
                     results[block.q.expect("judged")] = Some(values);
@@ -486,7 +525,7 @@ fn stream<R: Read>(ctx: &Ctx<'_, '_>, reader: R) -> Result<Option<(Results, Stri
             let q = ctx.index.qids.get(l.qid).copied();
             if let Some(q) = q {
                 if seen[q] {
-                    return Ok(None);
+                    return Ok(ControlFlow::Break(()));
                 }
                 seen[q] = true;
             }
@@ -495,10 +534,11 @@ fn stream<R: Read>(ctx: &Ctx<'_, '_>, reader: R) -> Result<Option<(Results, Stri
         }
         let rel = ctx.judgment(block.q, l.docno);
         block.push(l.docno, l.score, l.line, rel);
-        if runid != l.tag {
-            runid.clear();
-            runid.push_str(l.tag);
-        }
+        note_tag(&mut runid, l.tag);
+        Ok(ControlFlow::Continue(()))
+    })?;
+    if flow.is_break() {
+        return Ok(None);
     }
     if open {
         if let Some(values) = ctx.finish(&block, &mut scratch)? {
@@ -514,8 +554,7 @@ fn buffered<R: Read>(ctx: &Ctx<'_, '_>, reader: R) -> Result<(Results, String), 
     let mut runid = String::new();
     let mut blocks: Vec<Block> = Vec::new();
     let mut by_qid: HashMap<String, usize> = HashMap::new();
-    let mut run = RunReader::new(reader, ctx.path);
-    while let Some(l) = run.next_line()? {
+    let _ = RunReader::new(reader, ctx.path).for_each::<()>(|l| {
         let b = match by_qid.get(l.qid) {
             Some(&b) => b,
             None => {
@@ -529,11 +568,9 @@ fn buffered<R: Read>(ctx: &Ctx<'_, '_>, reader: R) -> Result<(Results, String), 
         let block = &mut blocks[b];
         let rel = ctx.judgment(block.q, l.docno);
         block.push(l.docno, l.score, l.line, rel);
-        if runid != l.tag {
-            runid.clear();
-            runid.push_str(l.tag);
-        }
-    }
+        note_tag(&mut runid, l.tag);
+        Ok(ControlFlow::Continue(()))
+    })?;
     let mut scratch = Scratch::default();
     for block in &blocks {
         if let Some(values) = ctx.finish(block, &mut scratch)? {

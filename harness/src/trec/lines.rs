@@ -1,12 +1,13 @@
 //! Byte-level line splitting shared by the run and qrels parsers.
 //!
-//! Reads the file in large blocks (no per-line allocation), finds line ends eight bytes at a time,
-//! and splits each line on C's `isspace` (space, tab, CR, VT, FF), like trec_eval: tabs and runs
-//! of spaces separate fields, CRLF line ends are accepted, a UTF-8 byte-order mark at the start
-//! of the file is skipped, blank lines and lines starting with `#` are skipped. Each content line
-//! is checked to be UTF-8.
+//! Reads the file in 1 MiB blocks (no per-line allocation), checks each block's complete lines
+//! for UTF-8 in one call, and splits lines on C's `isspace` (space, tab, CR, VT, FF) in a single
+//! pass, like trec_eval: tabs and runs of spaces separate fields, CRLF line ends are accepted, a
+//! UTF-8 byte-order mark at the start of the file is skipped, blank lines and lines starting
+//! with `#` are skipped.
 
 use std::io::Read;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use super::error::{Location, TrecError};
@@ -19,7 +20,9 @@ const BLOCK: usize = 1 << 20;
 /// One content line split into fields.
 #[derive(Debug)]
 pub(crate) struct Fields<'a> {
-    line: &'a str,
+    text: &'a str,
+    /// Byte offset of the line in `text`.
+    line_start: usize,
     /// 1-based line number.
     pub line_no: u64,
     /// Number of fields on the line (may exceed [`MAX_FIELDS`]).
@@ -32,38 +35,59 @@ impl<'a> Fields<'a> {
     /// Field `i` (0-based, `i < count.min(MAX_FIELDS)`).
     #[inline]
     pub fn get(&self, i: usize) -> &'a str {
-        &self.line[self.starts[i] as usize..self.ends[i] as usize]
+        &self.text[self.starts[i] as usize..self.ends[i] as usize]
     }
 
     /// 1-based byte column of field `i`.
     pub fn column(&self, i: usize) -> usize {
-        self.starts[i] as usize + 1
+        self.starts[i] as usize - self.line_start + 1
     }
 }
 
-/// C's `isspace` minus the newline, which ends lines before fields are split.
-#[inline]
-fn is_space(b: u8) -> bool {
-    b == b' ' || (b'\t'..=b'\r').contains(&b)
-}
+/// Byte classes: 1 = C `isspace` other than newline, 2 = newline, 0 = part of a field.
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b' ' as usize] = 1;
+    t[b'\t' as usize] = 1;
+    t[b'\r' as usize] = 1;
+    t[0x0b] = 1;
+    t[0x0c] = 1;
+    t[b'\n' as usize] = 2;
+    t
+};
 
-/// Position of the first `\n`, scanning a word at a time.
+/// The end of the field starting at `i`: the first whitespace or newline at or after `i`, or
+/// `bytes.len()`. Scans eight bytes at a time for a byte below `!` (every whitespace byte is),
+/// then checks that candidate against [`CLASS`] (other control bytes belong to the field).
 #[inline]
-fn find_newline(hay: &[u8]) -> Option<usize> {
+fn field_end(bytes: &[u8], mut i: usize) -> usize {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
-    const NL: u64 = LO * b'\n' as u64;
-    let mut i = 0;
-    while i + 8 <= hay.len() {
-        let word = u64::from_le_bytes(hay[i..i + 8].try_into().expect("8 bytes")) ^ NL;
-        // The lowest flagged byte is the first zero byte (flags above it may be false).
-        let zero = word.wrapping_sub(LO) & !word & HI;
-        if zero != 0 {
-            return Some(i + (zero.trailing_zeros() / 8) as usize);
+    let n = bytes.len();
+    while i + 8 <= n {
+        let w = u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+        // Flags bytes < 0x21; the lowest flag is exact (borrows only run upwards from it).
+        let below = w.wrapping_sub(0x21 * LO) & !w & HI;
+        if below == 0 {
+            i += 8;
+            continue;
         }
-        i += 8;
+        let j = i + (below.trailing_zeros() / 8) as usize;
+        if CLASS[bytes[j] as usize] != 0 {
+            return j;
+        }
+        i = j + 1;
     }
-    hay[i..].iter().position(|&b| b == b'\n').map(|p| i + p)
+    while i < n && CLASS[bytes[i] as usize] == 0 {
+        i += 1;
+    }
+    i
+}
+
+/// Position of the last `\n`.
+#[inline]
+fn rfind_newline(hay: &[u8]) -> Option<usize> {
+    hay.iter().rposition(|&b| b == b'\n')
 }
 
 /// Splits a reader into content lines of whitespace-separated fields.
@@ -94,11 +118,8 @@ impl<R: Read> LineSplitter<R> {
     }
 
     /// Moves the unread tail to the front and reads more; grows the buffer when one line fills
-    /// it. Returns false at end of file.
-    fn refill(&mut self) -> Result<bool, TrecError> {
-        if self.eof {
-            return Ok(false);
-        }
+    /// it. Sets `eof` at the end of the input.
+    fn refill(&mut self) -> Result<(), TrecError> {
         self.buf.copy_within(self.pos..self.end, 0);
         self.end -= self.pos;
         self.pos = 0;
@@ -133,77 +154,100 @@ impl<R: Read> LineSplitter<R> {
                 self.pos = 3;
             }
         }
-        Ok(true)
+        Ok(())
     }
 
-    /// The next content line, or `None` at end of file.
-    pub fn next_fields(&mut self) -> Result<Option<Fields<'_>>, TrecError> {
-        let (start, stop, mut fields) = loop {
-            let (start, stop) = match find_newline(&self.buf[self.pos..self.end]) {
-                Some(i) => {
-                    let s = self.pos;
-                    self.pos += i + 1;
-                    (s, s + i)
-                }
-                None => {
-                    if self.refill()? {
-                        continue;
-                    }
-                    if self.pos == self.end {
-                        return Ok(None);
-                    }
-                    // last line without a newline
-                    let s = self.pos;
-                    self.pos = self.end;
-                    (s, self.end)
+    /// Calls `f` with every content line in order, until `f` breaks or the input ends.
+    pub fn for_each<B>(
+        &mut self,
+        mut f: impl FnMut(&Fields<'_>) -> Result<ControlFlow<B>, TrecError>,
+    ) -> Result<ControlFlow<B>, TrecError> {
+        loop {
+            if !self.eof {
+                self.refill()?;
+            }
+            // The complete lines in the buffer (all of it at the end of the input).
+            let chunk_end = if self.eof {
+                self.end
+            } else {
+                match rfind_newline(&self.buf[self.pos..self.end]) {
+                    Some(i) => self.pos + i + 1,
+                    None => continue,
                 }
             };
-            self.line_no += 1;
-            let fields = split(&self.buf[start..stop], self.line_no);
-            if fields.count > 0 && self.buf[start + fields.starts[0] as usize] != b'#' {
-                break (start, stop, fields);
+            let bytes = &self.buf[self.pos..chunk_end];
+            let (valid, bad) = match std::str::from_utf8(bytes) {
+                Ok(text) => (text, None),
+                Err(e) => {
+                    // Lines before the one holding the invalid byte are processed first.
+                    let bad = e.valid_up_to();
+                    let line_start = rfind_newline(&bytes[..bad]).map_or(0, |i| i + 1);
+                    let text = std::str::from_utf8(&bytes[..line_start]).expect("valid prefix");
+                    (text, Some(bad - line_start + 1))
+                }
+            };
+            if let ControlFlow::Break(b) = split_lines(valid, &mut self.line_no, &mut f)? {
+                return Ok(ControlFlow::Break(b));
             }
-        };
-        let bytes = &self.buf[start..stop];
-        fields.line = std::str::from_utf8(bytes).map_err(|e| TrecError::Utf8 {
-            at: Location::new(&self.path, self.line_no, e.valid_up_to() + 1),
-        })?;
-        Ok(Some(fields))
+            if let Some(column) = bad {
+                return Err(TrecError::Utf8 {
+                    at: Location::new(&self.path, self.line_no + 1, column),
+                });
+            }
+            self.pos = chunk_end;
+            if self.eof {
+                return Ok(ControlFlow::Continue(()));
+            }
+        }
     }
 }
 
-/// Splits one line (without its newline) at whitespace; the text is attached by the caller.
+/// Splits `text` (whole lines; the last may lack its newline) into content lines.
 #[inline]
-fn split(bytes: &[u8], line_no: u64) -> Fields<'static> {
-    // Offsets are u32: no TREC line is 4 GiB long.
-    debug_assert!(bytes.len() <= u32::MAX as usize);
-    let mut fields = Fields {
-        line: "",
-        line_no,
-        count: 0,
-        starts: [0; MAX_FIELDS],
-        ends: [0; MAX_FIELDS],
-    };
+fn split_lines<B>(
+    text: &str,
+    line_no: &mut u64,
+    f: &mut impl FnMut(&Fields<'_>) -> Result<ControlFlow<B>, TrecError>,
+) -> Result<ControlFlow<B>, TrecError> {
+    // Offsets are u32: callers pass at most a few MiB (a block, or one long line).
+    let bytes = text.as_bytes();
+    assert!(bytes.len() <= u32::MAX as usize, "line block over 4 GiB");
     let n = bytes.len();
     let mut i = 0;
-    loop {
-        while i < n && is_space(bytes[i]) {
-            i += 1;
+    while i < n {
+        *line_no += 1;
+        let mut fields = Fields {
+            text,
+            line_start: i,
+            line_no: *line_no,
+            count: 0,
+            starts: [0; MAX_FIELDS],
+            ends: [0; MAX_FIELDS],
+        };
+        loop {
+            while i < n && CLASS[bytes[i] as usize] == 1 {
+                i += 1;
+            }
+            if i == n || bytes[i] == b'\n' {
+                break;
+            }
+            let s = i;
+            i = field_end(bytes, i);
+            if fields.count < MAX_FIELDS {
+                fields.starts[fields.count] = s as u32;
+                fields.ends[fields.count] = i as u32;
+            }
+            fields.count += 1;
         }
-        if i == n {
-            break;
+        i += 1; // the newline
+        if fields.count == 0 || bytes[fields.starts[0] as usize] == b'#' {
+            continue;
         }
-        let s = i;
-        while i < n && !is_space(bytes[i]) {
-            i += 1;
+        if let ControlFlow::Break(b) = f(&fields)? {
+            return Ok(ControlFlow::Break(b));
         }
-        if fields.count < MAX_FIELDS {
-            fields.starts[fields.count] = s as u32;
-            fields.ends[fields.count] = i as u32;
-        }
-        fields.count += 1;
     }
-    fields
+    Ok(ControlFlow::Continue(()))
 }
 
 #[cfg(test)]
@@ -213,25 +257,16 @@ mod tests {
     fn split_all(input: &[u8]) -> Result<Vec<(u64, Vec<String>)>, TrecError> {
         let mut s = LineSplitter::new(input, Path::new("t"));
         let mut out = Vec::new();
-        while let Some(f) = s.next_fields()? {
+        let _ = s.for_each::<()>(|f| {
             let n = f.count.min(MAX_FIELDS);
             out.push((f.line_no, (0..n).map(|i| f.get(i).to_string()).collect()));
-        }
+            Ok(ControlFlow::Continue(()))
+        })?;
         Ok(out)
     }
 
-    #[test]
-    fn finds_newlines_at_every_offset() {
-        for len in 0..40 {
-            for at in 0..len {
-                let mut v = vec![b'x'; len];
-                v[at] = b'\n';
-                assert_eq!(find_newline(&v), Some(at), "len {len} at {at}");
-            }
-            assert_eq!(find_newline(&vec![b'x'; len]), None);
-        }
-        // bytes just above and below '\n' must not match
-        assert_eq!(find_newline(b"\x0b\x09\x8a\x0a"), Some(3));
+    fn owned(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
     }
 
     #[test]
@@ -241,31 +276,87 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                (1, vec!["q1", "Q0", "d1", "1", "2.5", "run"].into_iter().map(String::from).collect()),
-                (5, vec!["q2", "Q0", "d2", "2", "1", "run"].into_iter().map(String::from).collect()),
+                (1, owned(&["q1", "Q0", "d1", "1", "2.5", "run"])),
+                (5, owned(&["q2", "Q0", "d2", "2", "1", "run"])),
             ]
         );
     }
 
     #[test]
+    fn field_end_matches_a_byte_scan() {
+        let alphabet = [b'a', b' ', b'\t', b'\n', b'\r', 0x01, 0x0b, 0x0c, 0x1f, b'!', 0xc3, 0xa9];
+        let mut seed = 12345u64;
+        for _ in 0..5000 {
+            let len = (seed % 40) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    alphabet[(seed >> 33) as usize % alphabet.len()]
+                })
+                .collect();
+            for start in 0..len {
+                let want = (start..len).find(|&k| CLASS[bytes[k] as usize] != 0).unwrap_or(len);
+                assert_eq!(field_end(&bytes, start), want, "{bytes:?} from {start}");
+            }
+        }
+    }
+
+    #[test]
     fn counts_fields_beyond_the_kept_ones() {
         let mut s = LineSplitter::new(&b"a b c d e f g h i j\n"[..], Path::new("t"));
-        let f = s.next_fields().unwrap().unwrap();
-        assert_eq!(f.count, 10);
+        let mut count = 0;
+        let _ = s.for_each::<()>(|f| {
+            count = f.count;
+            Ok(ControlFlow::Continue(()))
+        })
+        .unwrap();
+        assert_eq!(count, 10);
     }
 
     #[test]
-    fn lines_longer_than_the_block_are_read_whole() {
+    fn lines_across_and_longer_than_blocks_are_read_whole() {
         let long = "x".repeat(3 * BLOCK);
-        let input = format!("a {long} c\nd e\n");
+        let mut input = format!("a {long} c\nd e\n");
+        // many short lines so that block boundaries fall inside lines
+        for i in 0..200_000 {
+            input += &format!("q{i} d{i}\n");
+        }
         let got = split_all(input.as_bytes()).unwrap();
         assert_eq!(got[0].1[1].len(), 3 * BLOCK);
-        assert_eq!(got[1], (2, vec!["d".to_string(), "e".to_string()]));
+        assert_eq!(got[1], (2, owned(&["d", "e"])));
+        assert_eq!(got.len(), 200_002);
+        for (i, (line, fields)) in got[2..].iter().enumerate() {
+            assert_eq!(*line, i as u64 + 3);
+            assert_eq!(fields, &owned(&[&format!("q{i}"), &format!("d{i}")]));
+        }
     }
 
     #[test]
-    fn invalid_utf8_names_line_and_column() {
-        let err = split_all(b"a b\nq1 \xff\xfe x\n").unwrap_err();
-        assert_eq!(err.to_string().split(':').take(3).collect::<Vec<_>>(), ["t", "2", "4"]);
+    fn invalid_utf8_names_line_and_column_after_processing_earlier_lines() {
+        let mut seen = 0;
+        let mut s = LineSplitter::new(&b"a b\nc d\nq1 \xff\xfe x\nz\n"[..], Path::new("t"));
+        let err = s
+            .for_each::<()>(|_| {
+                seen += 1;
+                Ok(ControlFlow::Continue(()))
+            })
+            .unwrap_err();
+        assert_eq!(seen, 2);
+        assert_eq!(err.to_string().split(':').take(3).collect::<Vec<_>>(), ["t", "3", "4"]);
+    }
+
+    #[test]
+    fn break_stops_early() {
+        let mut s = LineSplitter::new(&b"a\nb\nc\n"[..], Path::new("t"));
+        let got = s
+            .for_each(|f| {
+                Ok(if f.get(0) == "b" {
+                    ControlFlow::Break(f.line_no)
+                } else {
+                    ControlFlow::Continue(())
+                })
+            })
+            .unwrap();
+        assert_eq!(got, ControlFlow::Break(2));
     }
 }

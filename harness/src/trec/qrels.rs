@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use super::error::{Location, TrecError};
@@ -57,7 +58,7 @@ impl Qrels {
     pub fn from_reader(reader: impl Read, path: &Path) -> Result<Self, TrecError> {
         let mut lines = LineSplitter::new(reader, path);
         let mut by_qid: HashMap<String, Vec<(String, i32, u64)>> = HashMap::new();
-        while let Some(f) = lines.next_fields()? {
+        let _ = lines.for_each::<()>(|f| {
             if f.count != 4 {
                 return Err(TrecError::FieldCount {
                     at: Location::new(path, f.line_no, 0),
@@ -76,7 +77,8 @@ impl Qrels {
                 None => by_qid.entry(f.get(0).to_string()).or_default(),
             };
             judgments.push((f.get(2).to_string(), rel, f.line_no));
-        }
+            Ok(ControlFlow::Continue(()))
+        })?;
         if by_qid.is_empty() {
             return Err(TrecError::Empty {
                 path: path.to_path_buf(),

@@ -14,10 +14,11 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use super::error::{Location, TrecError};
-use super::lines::LineSplitter;
+use super::lines::{Fields, LineSplitter};
 
 /// The layout of a run line, for error messages.
 pub const RUN_LAYOUT: &str = "qid Q0 docno rank score tag";
@@ -37,11 +38,11 @@ pub struct RunLine<'a> {
     pub line: u64,
 }
 
-/// Streams the lines of a run.
+/// Streams the lines of a run: `for_each` hands every line to a closure, borrowing the text from
+/// the read buffer.
 pub struct RunReader<R> {
     lines: LineSplitter<R>,
     path: PathBuf,
-    any: bool,
 }
 
 impl RunReader<File> {
@@ -61,7 +62,6 @@ impl<R: Read> RunReader<R> {
         RunReader {
             lines: LineSplitter::new(reader, path),
             path: path.to_path_buf(),
-            any: false,
         }
     }
 
@@ -70,47 +70,105 @@ impl<R: Read> RunReader<R> {
         &self.path
     }
 
-    /// The next line, `None` at the end. An empty run (no content line) is an error.
-    pub fn next_line(&mut self) -> Result<Option<RunLine<'_>>, TrecError> {
+    /// Calls `f` with every line, in file order, until `f` breaks or the run ends. A malformed
+    /// line stops the reading with its error; so does an empty run (no content line). After a
+    /// break the reader is spent.
+    pub fn for_each<B>(
+        &mut self,
+        mut f: impl FnMut(RunLine<'_>) -> Result<ControlFlow<B>, TrecError>,
+    ) -> Result<ControlFlow<B>, TrecError> {
         let path = &self.path;
-        let Some(f) = self.lines.next_fields()? else {
-            if !self.any {
-                return Err(TrecError::Empty {
-                    path: path.clone(),
-                    kind: "run",
-                    hint: "a run has one line `qid Q0 docno rank score tag` per retrieved document",
-                });
-            }
-            return Ok(None);
-        };
-        self.any = true;
-        if f.count < 6 {
-            return Err(TrecError::FieldCount {
-                at: Location::new(path, f.line_no, 0),
-                expected: 6,
-                found: f.count,
-                layout: RUN_LAYOUT,
-                note: " (fields after the tag are ignored, as by trec_eval)",
+        let mut any = false;
+        let flow = self.lines.for_each(|fields| {
+            any = true;
+            f(run_line(fields, path)?)
+        })?;
+        if !any {
+            return Err(TrecError::Empty {
+                path: path.clone(),
+                kind: "run",
+                hint: "a run has one line `qid Q0 docno rank score tag` per retrieved document",
             });
         }
-        let text = f.get(4);
-        let score = match text.parse::<f64>() {
-            Ok(s) if s.is_finite() => s,
-            _ => {
-                return Err(TrecError::BadScore {
-                    at: Location::new(path, f.line_no, f.column(4)),
-                    text: text.to_string(),
-                })
-            }
-        };
-        Ok(Some(RunLine {
-            qid: f.get(0),
-            docno: f.get(2),
-            score,
-            tag: f.get(5),
-            line: f.line_no,
-        }))
+        Ok(flow)
     }
+}
+
+#[inline]
+fn run_line<'a>(f: &Fields<'a>, path: &Path) -> Result<RunLine<'a>, TrecError> {
+    if f.count < 6 {
+        return Err(TrecError::FieldCount {
+            at: Location::new(path, f.line_no, 0),
+            expected: 6,
+            found: f.count,
+            layout: RUN_LAYOUT,
+            note: " (fields after the tag are ignored, as by trec_eval)",
+        });
+    }
+    let text = f.get(4);
+    let Some(score) = parse_score(text) else {
+        return Err(TrecError::BadScore {
+            at: Location::new(path, f.line_no, f.column(4)),
+            text: text.to_string(),
+        });
+    };
+    Ok(RunLine {
+        qid: f.get(0),
+        docno: f.get(2),
+        score,
+        tag: f.get(5),
+        line: f.line_no,
+    })
+}
+
+/// Powers of ten exactly representable as `f64`.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Parses a score to the nearest `f64`, as C's `atof` (trec_eval) does for a decimal number;
+/// `None` unless it is a finite number. Plain decimals (`-12.375`, up to 15 significant digits
+/// and 22 fraction digits) take an exact fast path (Clinger: an exact integer divided by an
+/// exact power of ten rounds correctly); anything else goes to the standard parser.
+#[inline]
+pub(crate) fn parse_score(text: &str) -> Option<f64> {
+    let b = text.as_bytes();
+    let (negative, digits) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        Some(b'+') => (false, &b[1..]),
+        _ => (false, b),
+    };
+    let mut mantissa: u64 = 0;
+    let mut num_digits = 0usize;
+    let mut fraction: Option<usize> = None;
+    for &c in digits {
+        match c {
+            b'0'..=b'9' => {
+                mantissa = mantissa * 10 + (c - b'0') as u64;
+                num_digits += 1;
+                if num_digits > 15 {
+                    return slow_parse(text);
+                }
+                if let Some(f) = fraction.as_mut() {
+                    *f += 1;
+                }
+            }
+            b'.' if fraction.is_none() => fraction = Some(0),
+            _ => return slow_parse(text),
+        }
+    }
+    let exp = fraction.unwrap_or(0);
+    if num_digits == 0 || exp >= POW10.len() {
+        return slow_parse(text);
+    }
+    let v = mantissa as f64 / POW10[exp];
+    Some(if negative { -v } else { v })
+}
+
+#[cold]
+fn slow_parse(text: &str) -> Option<f64> {
+    text.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
 /// trec_eval's ranking order: score descending, ties broken by document id descending (byte
@@ -148,7 +206,7 @@ pub fn read_run(path: &Path) -> Result<Vec<RankedQuery>, TrecError> {
     let mut queries: Vec<RankedQuery> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut seen: HashMap<(usize, String), u64> = HashMap::new();
-    while let Some(l) = reader.next_line()? {
+    let _ = reader.for_each::<()>(|l| {
         let q = match index.get(l.qid) {
             Some(&q) => q,
             None => {
@@ -170,7 +228,8 @@ pub fn read_run(path: &Path) -> Result<Vec<RankedQuery>, TrecError> {
         }
         seen.insert((q, l.docno.to_string()), l.line);
         queries[q].docs.push((l.docno.to_string(), l.score));
-    }
+        Ok(ControlFlow::Continue(()))
+    })?;
     for q in &mut queries {
         q.docs
             .sort_by(|a, b| trec_order((&a.0, a.1), (&b.0, b.1)));
@@ -186,9 +245,10 @@ mod tests {
     fn lines(input: &str) -> Result<Vec<(String, String, f64, u64)>, TrecError> {
         let mut r = RunReader::new(input.as_bytes(), Path::new("run.txt"));
         let mut out = Vec::new();
-        while let Some(l) = r.next_line()? {
+        let _ = r.for_each::<()>(|l| {
             out.push((l.qid.to_string(), l.docno.to_string(), l.score, l.line));
-        }
+            Ok(ControlFlow::Continue(()))
+        })?;
         Ok(out)
     }
 
@@ -218,6 +278,37 @@ mod tests {
         for (input, want) in cases {
             let err = lines(input).unwrap_err().to_string();
             assert!(err.starts_with(want), "{input:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn parse_score_cases() {
+        for (text, want) in [
+            ("2.129133", Some(2.129133)),
+            ("  ", None),
+            ("-0", Some(-0.0)),
+            ("+3.", Some(3.0)),
+            (".5", Some(0.5)),
+            ("1e3", Some(1000.0)),
+            ("0.1234567890123456789", Some(0.1234567890123456789)),
+            ("1.5.2", None),
+            ("-", None),
+            (".", None),
+            ("nan", None),
+            ("-inf", None),
+            ("1e400", None),
+            ("0x10", None),
+        ] {
+            assert_eq!(parse_score(text), want, "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The fast path gives the same f64 as the standard (correctly rounded) parser.
+        #[test]
+        fn parse_score_is_exact(int in 0u64..10_000_000, frac in "[0-9]{0,12}", neg: bool) {
+            let text = format!("{}{int}.{frac}", if neg { "-" } else { "" });
+            proptest::prop_assert_eq!(parse_score(&text), Some(text.parse::<f64>().unwrap()));
         }
     }
 

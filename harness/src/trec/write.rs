@@ -81,9 +81,14 @@ mod tests {
         fn f32_scores_round_trip_in_order(a in proptest::num::f32::NORMAL | proptest::num::f32::SUBNORMAL | proptest::num::f32::ZERO,
                                           b in proptest::num::f32::NORMAL | proptest::num::f32::SUBNORMAL | proptest::num::f32::ZERO) {
             let text = format_run_line("q", "a", 1, a, "t") + &format_run_line("q", "b", 2, b, "t");
-            let mut r = RunReader::new(text.as_bytes(), Path::new("r"));
-            let ra = r.next_line().unwrap().unwrap().score;
-            let rb = r.next_line().unwrap().unwrap().score;
+            let mut scores = Vec::new();
+            let _ = RunReader::new(text.as_bytes(), Path::new("r"))
+                .for_each::<()>(|l| {
+                    scores.push(l.score);
+                    Ok(std::ops::ControlFlow::Continue(()))
+                })
+                .unwrap();
+            let (ra, rb) = (scores[0], scores[1]);
             prop_assert_eq!(ra as f32, a);
             prop_assert_eq!(rb as f32, b);
             prop_assert_eq!(a.partial_cmp(&b), ra.partial_cmp(&rb));

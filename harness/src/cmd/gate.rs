@@ -1,0 +1,376 @@
+//! `ranklab gate`: block a change that makes retrieval worse.
+//!
+//! Replays every (suite, configuration, metric) row of the baseline file, compares each value
+//! with its baseline one-sidedly (a rise passes, a drop within the row's tolerance passes, a
+//! larger drop fails), runs every paired assertion (`tasks/<suite>/paired*.yaml`), and prints a
+//! Markdown table, appended to `$GITHUB_STEP_SUMMARY` when that is set.
+//!
+//! The gated set is the baseline file's rows. `--update` rewrites the file (atomically) with
+//! the values of now for: every row already in it, recall@k and MRR of each experiments file's
+//! baseline configuration of every suite, each `--also SUITE/CONFIGURATION` (recall@k and MRR;
+//! nDCG@10 on a BEIR collection) and, for each `--beir DIR`, nDCG@10 of `bm25` and `dense`.
+//! A row stays gated until it is deleted from the file by hand; a tolerance edited by hand is
+//! kept. `--update` writes nothing when a paired assertion fails.
+//!
+//! BEIR collections (SciFact) are opt-in with `--beir DIR`: the dense configuration embeds the
+//! whole corpus, which takes minutes on first run. Rows of a collection not given are shown as
+//! skipped and do not fail the gate.
+//!
+//! Exit codes: 0 every row and assertion passes; 1 a regression or a failed paired assertion;
+//! 2 bad input (a baseline naming an unknown suite, configuration or metric; a changed corpus or
+//! suite; unreadable files).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+
+use crate::gate::baseline::{Baseline, Fixed, Kind, Row, DEFAULT_TOLERANCE};
+use crate::gate::verdict::{table, Line, Verdict};
+use crate::gate::Subject;
+use crate::paired::Paired;
+use crate::replay::Engine;
+use crate::report::shown;
+
+/// Arguments of `ranklab gate`.
+#[derive(Debug, clap::Args)]
+pub struct GateArgs {
+    /// The baseline file: the gated rows, their values and tolerances.
+    #[arg(long, default_value = "reports/baseline.json")]
+    pub baseline: PathBuf,
+    /// Directory holding one folder per suite (suite.yaml, experiments*.yaml, paired*.yaml).
+    #[arg(long, default_value = "tasks")]
+    pub tasks: PathBuf,
+    /// Rewrite the baseline with the values of now (after review). Adds each suite's baseline
+    /// configuration and every --also; keeps every row already gated and its tolerance.
+    #[arg(long)]
+    pub update: bool,
+    /// With --update: also gate this configuration (e.g. `brain/current`, the shipped wiring).
+    #[arg(long, value_name = "SUITE/CONFIGURATION", requires = "update")]
+    pub also: Vec<String>,
+    /// A BEIR collection directory to gate too (e.g. ../shared/data/scifact): nDCG@10 of bm25
+    /// and dense. Opt-in: dense embeds the whole corpus (minutes on first run, cached after).
+    #[arg(long, value_name = "DIR")]
+    pub beir: Vec<PathBuf>,
+    /// The qrels split of --beir collections.
+    #[arg(long, default_value = "test")]
+    pub split: String,
+}
+
+/// Runs the command.
+pub fn run(args: GateArgs) -> Result<ExitCode> {
+    let mut subjects: BTreeMap<String, Subject> = BTreeMap::new();
+    for p in crate::cmd::bench::suites(&args.tasks)? {
+        let s = Subject::from_suite(&p)?;
+        if let Some(prev) = subjects.get(&s.name) {
+            bail!(
+                "{}: suite name {:?} is also used by {}; suite names must be unique",
+                p.display(),
+                s.name,
+                prev.suite.path.display()
+            );
+        }
+        subjects.insert(s.name.clone(), s);
+    }
+    for dir in &args.beir {
+        let s = Subject::from_beir(dir, &args.split)?;
+        if subjects.contains_key(&s.name) {
+            bail!(
+                "{}: collection name {:?} is also a suite name; rename one",
+                dir.display(),
+                s.name
+            );
+        }
+        subjects.insert(s.name.clone(), s);
+    }
+
+    let old = match Baseline::load(&args.baseline) {
+        Ok(b) => b,
+        Err(_) if args.update && !args.baseline.exists() => Baseline {
+            path: args.baseline.clone(),
+            ..Default::default()
+        },
+        Err(e) => return Err(e),
+    };
+    check_names(&old, &subjects)?;
+    if !args.update {
+        check_fingerprints(&old, &subjects)?;
+    }
+
+    // The rows to measure: the baseline's, plus (with --update) the defaults and --also.
+    let mut wanted: BTreeMap<(String, String, String), Option<Row>> = BTreeMap::new();
+    for (key, row) in &old.rows {
+        wanted.insert(key.clone(), Some(row.clone()));
+    }
+    if args.update {
+        for s in subjects.values() {
+            for c in &s.default_configurations {
+                for m in &s.default_metrics {
+                    wanted
+                        .entry((s.name.clone(), c.clone(), m.clone()))
+                        .or_insert(None);
+                }
+            }
+        }
+        for a in &args.also {
+            let (suite, config) = a.split_once('/').with_context(|| {
+                format!("--also {a:?}: write SUITE/CONFIGURATION, e.g. brain/current")
+            })?;
+            let s = subjects.get(suite).with_context(|| {
+                format!(
+                    "--also {a:?}: no suite {suite:?} (suites: {})",
+                    subjects.keys().cloned().collect::<Vec<_>>().join(", ")
+                )
+            })?;
+            if s.configuration(config).is_none() {
+                bail!("--also {a:?}: suite {suite:?} has no configuration {config:?} (configurations: {})", s.configuration_list());
+            }
+            for m in &s.default_metrics {
+                wanted
+                    .entry((suite.to_string(), config.to_string(), m.clone()))
+                    .or_insert(None);
+            }
+        }
+    }
+
+    // Measure: one replay per subject over the configurations its rows name.
+    let mut values: BTreeMap<(String, String, String), Fixed> = BTreeMap::new();
+    for s in subjects.values() {
+        let mut configs: Vec<&str> = wanted
+            .keys()
+            .filter(|k| k.0 == s.name)
+            .map(|k| k.1.as_str())
+            .collect();
+        configs.dedup();
+        for ((c, m), v) in s.measure(&configs)? {
+            values.insert((s.name.clone(), c, m), v);
+        }
+    }
+
+    let mut lines = Vec::new();
+    for (key, row) in &wanted {
+        let now = values.get(key).copied();
+        let line = match (row, now) {
+            (Some(r), Some(n)) => Line {
+                row: r.clone(),
+                now: Some(n),
+                verdict: Verdict::of(r, n),
+            },
+            (Some(r), None) => Line {
+                row: r.clone(),
+                now: None,
+                verdict: Verdict::Skipped,
+            },
+            (None, n) => Line {
+                row: Row {
+                    suite: key.0.clone(),
+                    configuration: key.1.clone(),
+                    metric: key.2.clone(),
+                    value: n.unwrap_or(Fixed(0)),
+                    tolerance: DEFAULT_TOLERANCE,
+                    line: 0,
+                },
+                now: n,
+                verdict: Verdict::New,
+            },
+        };
+        lines.push(line);
+    }
+
+    // Paired assertions, every file of every suite.
+    let mut paired_md = String::new();
+    let mut paired_failed = 0;
+    for s in subjects.values() {
+        for p in &s.paired {
+            let (paired, corpus) = Paired::load(p)?;
+            let engine = Engine::build(&corpus, &[&paired.experiments])?;
+            let verdicts = paired.check(&engine, None)?;
+            paired_failed += verdicts.iter().filter(|v| !v.pass()).count();
+            let _ = write!(
+                paired_md,
+                "\n### Paired assertions: `{}`\n\n{}",
+                shown(p),
+                crate::paired::table(&verdicts)
+            );
+        }
+    }
+
+    let regressions: Vec<&Line> = lines.iter().filter(|l| l.verdict.fails()).collect();
+    let mut md = String::from("## ranklab gate\n\n");
+    let _ = writeln!(md, "Baseline `{}`.\n", shown(&args.baseline));
+    md.push_str(&table(&lines));
+    md.push_str(&paired_md);
+    let ungated: Vec<&str> = subjects
+        .values()
+        .filter(|s| s.kind == Kind::Suite && !lines.iter().any(|l| l.row.suite == s.name))
+        .map(|s| s.name.as_str())
+        .collect();
+    if !ungated.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nNot gated: suite(s) {} have no row in the baseline; `ranklab gate --update` adds their baseline configuration.",
+            ungated.join(", ")
+        );
+    }
+    if lines.iter().any(|l| l.verdict == Verdict::Improved) && !args.update {
+        md.push_str(
+            "\nSome values rose: after review, record them with `ranklab gate --update`.\n",
+        );
+    }
+
+    let code = if args.update {
+        if paired_failed > 0 {
+            let _ = writeln!(md, "\n**FAIL**: {paired_failed} paired expectation(s) failed; the baseline was not updated.");
+            1
+        } else {
+            let mut new = Baseline {
+                path: args.baseline.clone(),
+                ..Default::default()
+            };
+            for l in &lines {
+                let s = subjects.get(&l.row.suite);
+                match (s, l.now) {
+                    (Some(s), Some(n)) => {
+                        new.suites.insert(s.name.clone(), s.entry());
+                        new.rows.insert(
+                            l.row.key(),
+                            Row {
+                                value: n,
+                                line: 0,
+                                ..l.row.clone()
+                            },
+                        );
+                    }
+                    // A row of a collection not given this time: kept as it was.
+                    _ => {
+                        new.suites
+                            .insert(l.row.suite.clone(), old.suites[&l.row.suite].clone());
+                        new.rows.insert(l.row.key(), l.row.clone());
+                    }
+                }
+            }
+            crate::report::atomic::write(&args.baseline, new.render().as_bytes())?;
+            let _ = writeln!(
+                md,
+                "\nBaseline updated: {} rows written to `{}`.",
+                new.rows.len(),
+                shown(&args.baseline)
+            );
+            0
+        }
+    } else if !regressions.is_empty() || paired_failed > 0 {
+        let _ = writeln!(
+            md,
+            "\n**FAIL**: {} regression(s) beyond tolerance, {paired_failed} paired expectation(s) failed.",
+            regressions.len()
+        );
+        if !regressions.is_empty() {
+            md.push_str("\nRegressions:\n\n");
+            md.push_str(&table(
+                &regressions.into_iter().cloned().collect::<Vec<_>>(),
+            ));
+        }
+        1
+    } else {
+        let _ = writeln!(
+            md,
+            "\n**PASS**: {} row(s) within tolerance, every paired assertion as expected.",
+            lines.len()
+        );
+        0
+    };
+
+    print!("{md}");
+    if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&p)
+            .with_context(|| format!("cannot open $GITHUB_STEP_SUMMARY ({})", p.display()))?;
+        writeln!(f, "{md}")
+            .with_context(|| format!("cannot append to $GITHUB_STEP_SUMMARY ({})", p.display()))?;
+    }
+    Ok(ExitCode::from(code))
+}
+
+/// Every suite, configuration and metric the baseline names must exist (collections not given
+/// with --beir are not checked: their rows are skipped).
+fn check_names(b: &Baseline, subjects: &BTreeMap<String, Subject>) -> Result<()> {
+    let path = b.path.display();
+    for (name, entry) in &b.suites {
+        let line = b.suite_lines.get(name).copied().unwrap_or(0);
+        match (subjects.get(name), entry.kind) {
+            (None, Kind::Suite) => bail!(
+                "{path}:{line}: the baseline names suite {name:?}, which is not a suite under the tasks directory (suites: {}); remove its entry and rows, or restore the suite",
+                subjects.values().filter(|s| s.kind == Kind::Suite).map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+            (None, Kind::Beir) => {}
+            (Some(s), k) if s.kind != k => bail!(
+                "{path}:{line}: {name:?} is recorded as a {} but is given as a {}",
+                if k == Kind::Beir { "BEIR collection" } else { "suite" },
+                if s.kind == Kind::Beir { "BEIR collection" } else { "suite" }
+            ),
+            _ => {}
+        }
+    }
+    for r in b.rows.values() {
+        let Some(s) = subjects.get(&r.suite) else {
+            continue;
+        };
+        if s.configuration(&r.configuration).is_none() {
+            bail!(
+                "{path}:{}: suite {:?} has no configuration {:?} (configurations: {}); fix the row or delete it",
+                r.line,
+                r.suite,
+                r.configuration,
+                s.configuration_list()
+            );
+        }
+        if !s.metric_names().contains(&r.metric) {
+            bail!(
+                "{path}:{}: suite {:?} has no metric {:?} (metrics: {}); fix the row or delete it",
+                r.line,
+                r.suite,
+                r.metric,
+                s.metric_names().join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The corpus and tasks of every gated suite must be those the baseline was recorded on.
+fn check_fingerprints(b: &Baseline, subjects: &BTreeMap<String, Subject>) -> Result<()> {
+    for (name, entry) in &b.suites {
+        let Some(s) = subjects.get(name) else {
+            continue;
+        };
+        let now = s.entry();
+        let at = format!(
+            "{}:{}",
+            b.path.display(),
+            b.suite_lines.get(name).copied().unwrap_or(0)
+        );
+        if now.corpus_sha256 != entry.corpus_sha256 {
+            bail!(
+                "{at}: the corpus of {name:?} ({}) changed since the baseline was recorded (sha256 {} then, {} now); the recorded values no longer apply. Review the change, then run `ranklab gate --update`",
+                shown(&s.suite.corpus_path),
+                &entry.corpus_sha256[..16],
+                &now.corpus_sha256[..16]
+            );
+        }
+        if now.suite_sha256 != entry.suite_sha256 {
+            bail!(
+                "{at}: the tasks of {name:?} ({}) changed since the baseline was recorded (sha256 {} then, {} now); the recorded values no longer apply. Review the change, then run `ranklab gate --update`",
+                shown(&s.suite.path),
+                &entry.suite_sha256[..16],
+                &now.suite_sha256[..16]
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,376 @@
+//! The baseline file (`reports/baseline.json`) the CI gate compares against.
+//!
+//! ```json
+//! {
+//!   "about": "...",
+//!   "suites": {
+//!     "brain": { "kind": "suite", "corpus_sha256": "65870c82…", "suite_sha256": "9f1e…" }
+//!   },
+//!   "rows": [
+//!     { "suite": "brain", "configuration": "current", "metric": "MRR", "value": 0.9792, "tolerance": 0.0010 }
+//!   ]
+//! }
+//! ```
+//!
+//! The file is rendered by hand, not by a serializer, so that its diff is reviewable: suites in
+//! name order, rows in (suite, configuration, metric) order, one row per line, every number with
+//! exactly four decimals (trec_eval's precision). Values and tolerances are held as integers in
+//! units of 1e-4 ([`Fixed`]), so comparing a value with its baseline never depends on how a
+//! float was rounded. Reading checks every field; errors name the file and line.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Result};
+use serde::Deserialize;
+
+/// A number with four decimals, held as an integer count of 1e-4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Fixed(pub i64);
+
+impl Fixed {
+    /// Rounds `x` to four decimals (half away from zero).
+    pub fn from_f64(x: f64) -> Fixed {
+        Fixed((x * 10_000.0).round() as i64)
+    }
+    /// As a float (for display only).
+    pub fn as_f64(self) -> f64 {
+        self.0 as f64 / 10_000.0
+    }
+    /// `0.9792`, `1.0000`.
+    pub fn show(self) -> String {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        let a = self.0.unsigned_abs();
+        format!("{sign}{}.{:04}", a / 10_000, a % 10_000)
+    }
+    /// `+0.0208`, `-0.0208`, `0.0000`.
+    pub fn show_signed(self) -> String {
+        if self.0 > 0 {
+            format!("+{}", self.show())
+        } else {
+            self.show()
+        }
+    }
+}
+
+/// The tolerance a new row gets: absorbs floating-point differences of the ONNX models across
+/// machines, and is smaller than the effect of one task of a 100-task suite moving one rank
+/// within the top 5 (1/5 - 1/6 = 0.033, divided by 100 tasks = 0.0033 of MRR).
+pub const DEFAULT_TOLERANCE: Fixed = Fixed(10);
+
+/// What a baseline entry was measured on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// A suite under `tasks/` (always gated).
+    Suite,
+    /// A BEIR collection (gated only when `--beir DIR` names it).
+    Beir,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Suite => "suite",
+            Kind::Beir => "beir",
+        }
+    }
+}
+
+/// The fingerprint of one suite's inputs when the baseline was recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteEntry {
+    /// Suite or BEIR collection.
+    pub kind: Kind,
+    /// `Corpus::content_hash()` of its corpus.
+    pub corpus_sha256: String,
+    /// [`crate::gate::suite_hash`] of its tasks.
+    pub suite_sha256: String,
+}
+
+/// One gated (suite, configuration, metric) triple.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// Suite name (`suite:` of suite.yaml, or the BEIR collection's name).
+    pub suite: String,
+    /// Configuration name.
+    pub configuration: String,
+    /// Metric column name (`recall@5`, `MRR`, `nDCG@10`, ...).
+    pub metric: String,
+    /// The recorded value.
+    pub value: Fixed,
+    /// How far below `value` the metric may fall and still pass.
+    pub tolerance: Fixed,
+    /// Line in the file (0 for rows not read from a file).
+    pub line: usize,
+}
+
+impl Row {
+    /// The (suite, configuration, metric) key.
+    pub fn key(&self) -> (String, String, String) {
+        (
+            self.suite.clone(),
+            self.configuration.clone(),
+            self.metric.clone(),
+        )
+    }
+}
+
+/// A loaded (or about to be written) baseline.
+#[derive(Debug, Clone, Default)]
+pub struct Baseline {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Per suite name.
+    pub suites: BTreeMap<String, SuiteEntry>,
+    /// Per (suite, configuration, metric), sorted.
+    pub rows: BTreeMap<(String, String, String), Row>,
+    /// Line of each suite's entry.
+    pub suite_lines: BTreeMap<String, usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    #[allow(dead_code)]
+    about: Option<String>,
+    suites: BTreeMap<String, SuiteEntry>,
+    rows: Vec<RawRow>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRow {
+    suite: String,
+    configuration: String,
+    metric: String,
+    value: f64,
+    tolerance: f64,
+}
+
+const ABOUT: &str = "ranklab gate baseline: the gated (suite, configuration, metric) values. `ranklab gate` fails when a value drops by more than its tolerance. Regenerate with `ranklab gate --update` after review; edit a tolerance by hand, --update keeps it.";
+
+fn json_str(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serializes")
+}
+
+impl Baseline {
+    /// Reads and checks a baseline file (fields, numbers, duplicates, suites of the rows).
+    pub fn load(path: &Path) -> Result<Baseline> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                anyhow!("{}: no baseline file; record one with `ranklab gate --update` (after reviewing the numbers)", path.display())
+            } else {
+                anyhow!("cannot read {}: {e}", path.display())
+            }
+        })?;
+        Self::parse(path, &text)
+    }
+
+    /// Parses a baseline from `text` (read from `path`).
+    pub fn parse(path: &Path, text: &str) -> Result<Baseline> {
+        let raw: RawFile = serde_json::from_str(text).map_err(|e| {
+            anyhow!(
+                "{}:{}:{}: {e} (see docs/formats.md, `Gate baseline`)",
+                path.display(),
+                e.line(),
+                e.column()
+            )
+        })?;
+        let mut b = Baseline {
+            path: path.to_path_buf(),
+            ..Default::default()
+        };
+        for (name, entry) in raw.suites {
+            let line = find_line(text, &[&format!("{}:", json_str(&name))]);
+            for (field, h) in [
+                ("corpus_sha256", &entry.corpus_sha256),
+                ("suite_sha256", &entry.suite_sha256),
+            ] {
+                if h.len() != 64 || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
+                    bail!("{}:{line}: suite {name:?}: `{field}` must be 64 hex digits (a sha256), found {h:?}", path.display());
+                }
+            }
+            b.suite_lines.insert(name.clone(), line);
+            b.suites.insert(name, entry);
+        }
+        for r in raw.rows {
+            let line = find_line(
+                text,
+                &[
+                    &format!("\"suite\": {}", json_str(&r.suite)),
+                    &format!("\"configuration\": {}", json_str(&r.configuration)),
+                    &format!("\"metric\": {}", json_str(&r.metric)),
+                ],
+            );
+            let at = format!("{}:{line}", path.display());
+            if !b.suites.contains_key(&r.suite) {
+                bail!("{at}: row names suite {:?}, which has no entry under \"suites\"; add it or run `ranklab gate --update`", r.suite);
+            }
+            for (field, x) in [("value", r.value), ("tolerance", r.tolerance)] {
+                if !x.is_finite() || x < 0.0 {
+                    bail!("{at}: `{field}` is {x}; it must be a non-negative number");
+                }
+            }
+            let row = Row {
+                suite: r.suite,
+                configuration: r.configuration,
+                metric: r.metric,
+                value: Fixed::from_f64(r.value),
+                tolerance: Fixed::from_f64(r.tolerance),
+                line,
+            };
+            if let Some(prev) = b.rows.insert(row.key(), row.clone()) {
+                bail!(
+                    "{at}: ({}, {}, {}) is listed twice (also on line {}); keep one row",
+                    row.suite,
+                    row.configuration,
+                    row.metric,
+                    prev.line
+                );
+            }
+        }
+        Ok(b)
+    }
+
+    /// The file's text: stable order, one row per line, four decimals.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        s.push_str("{\n");
+        let _ = writeln!(s, "  \"about\": {},", json_str(ABOUT));
+        s.push_str("  \"suites\": {");
+        let n = self.suites.len();
+        for (i, (name, e)) in self.suites.iter().enumerate() {
+            let _ = write!(
+                s,
+                "\n    {}: {{ \"kind\": \"{}\", \"corpus_sha256\": \"{}\", \"suite_sha256\": \"{}\" }}{}",
+                json_str(name),
+                e.kind.as_str(),
+                e.corpus_sha256,
+                e.suite_sha256,
+                if i + 1 < n { "," } else { "\n  " }
+            );
+        }
+        s.push_str("},\n  \"rows\": [");
+        let n = self.rows.len();
+        for (i, r) in self.rows.values().enumerate() {
+            let _ = write!(
+                s,
+                "\n    {{ \"suite\": {}, \"configuration\": {}, \"metric\": {}, \"value\": {}, \"tolerance\": {} }}{}",
+                json_str(&r.suite),
+                json_str(&r.configuration),
+                json_str(&r.metric),
+                r.value.show(),
+                r.tolerance.show(),
+                if i + 1 < n { "," } else { "\n  " }
+            );
+        }
+        s.push_str("]\n}\n");
+        s
+    }
+
+    /// The suites named by rows, in name order.
+    pub fn row_suites(&self) -> BTreeSet<&str> {
+        self.rows.values().map(|r| r.suite.as_str()).collect()
+    }
+}
+
+/// The 1-based line of the first line holding every needle; failing that, of the first needle
+/// alone; 0 when none is found.
+fn find_line(text: &str, needles: &[&str]) -> usize {
+    let pos = |pred: &dyn Fn(&str) -> bool| text.lines().position(pred).map(|i| i + 1);
+    pos(&|l| needles.iter().all(|n| l.contains(n)))
+        .or_else(|| needles.first().and_then(|n| pos(&|l| l.contains(n))))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Baseline {
+        let mut b = Baseline::default();
+        let h = "a".repeat(64);
+        b.suites.insert(
+            "brain".into(),
+            SuiteEntry {
+                kind: Kind::Suite,
+                corpus_sha256: h.clone(),
+                suite_sha256: h,
+            },
+        );
+        for (c, m, v) in [
+            ("current", "recall@5", 1.0),
+            ("current", "MRR", 0.979166),
+            ("legacy", "MRR", 0.875),
+        ] {
+            let r = Row {
+                suite: "brain".into(),
+                configuration: c.into(),
+                metric: m.into(),
+                value: Fixed::from_f64(v),
+                tolerance: DEFAULT_TOLERANCE,
+                line: 0,
+            };
+            b.rows.insert(r.key(), r);
+        }
+        b
+    }
+
+    #[test]
+    fn fixed_shows_four_decimals() {
+        assert_eq!(Fixed::from_f64(1.0).show(), "1.0000");
+        assert_eq!(Fixed::from_f64(0.979166).show(), "0.9792");
+        assert_eq!(Fixed(-208).show_signed(), "-0.0208");
+        assert_eq!(Fixed(208).show_signed(), "+0.0208");
+        assert_eq!(Fixed(0).show_signed(), "0.0000");
+    }
+
+    #[test]
+    fn renders_sorted_rows_one_per_line_and_reads_back() {
+        let b = sample();
+        let text = b.render();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.iter().any(|l| l.contains("\"configuration\": \"current\", \"metric\": \"MRR\", \"value\": 0.9792, \"tolerance\": 0.0010")), "{text}");
+        let back = Baseline::parse(Path::new("b.json"), &text).unwrap();
+        assert_eq!(back.render(), text);
+        let mrr = &back.rows[&("brain".into(), "legacy".into(), "MRR".into())];
+        assert_eq!((mrr.value, mrr.line), (Fixed(8750), 9), "{text}");
+    }
+
+    #[test]
+    fn duplicate_row_names_both_lines() {
+        let text = sample().render();
+        let dup = text.replace("\"legacy\"", "\"current\"");
+        let e = Baseline::parse(Path::new("b.json"), &dup)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("b.json:") && e.contains("listed twice"), "{e}");
+    }
+
+    #[test]
+    fn a_row_of_an_undeclared_suite_is_an_error_with_its_line() {
+        let text = sample().render().replace(
+            "\"suite\": \"brain\", \"configuration\": \"legacy\"",
+            "\"suite\": \"nope\", \"configuration\": \"legacy\"",
+        );
+        let e = Baseline::parse(Path::new("b.json"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("b.json:9:") && e.contains("\"nope\""), "{e}");
+    }
+
+    #[test]
+    fn malformed_json_names_line_and_column() {
+        let e = Baseline::parse(
+            Path::new("b.json"),
+            "{\n  \"suites\": {},\n  \"rows\": [ { \"suite\": 1 } ]\n}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("b.json:3:"), "{e}");
+    }
+}

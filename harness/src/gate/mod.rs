@@ -1,0 +1,324 @@
+//! The CI regression gate: gated (suite, configuration, metric) values against a committed
+//! baseline, plus every paired assertion.
+//!
+//! - [`baseline`]: the baseline file (stable order, fixed precision, file:line errors);
+//! - [`verdict`]: the one-sided comparison with tolerance and the gate table.
+//!
+//! A [`Subject`] is what a row is measured on: a suite under `tasks/` (its configurations are
+//! those of its `experiments*.yaml`, its metrics those of its report) or a BEIR collection given
+//! with `--beir` (configurations `bm25`, `dense`, `fusion`; the metrics of `ranklab beir`). The
+//! values are the same means over tasks as in the reports `ranklab run`/`ranklab beir` write:
+//! the gate replays through the same [`crate::replay`] and [`crate::report::per_task_values`].
+//!
+//! Guarantees: the baseline names only suites, configurations and metrics that exist (else an
+//! error at the row's line); a suite's corpus and tasks are those the baseline was recorded on
+//! (sha256 of each, else an error asking for a reviewed `--update`).
+
+pub mod baseline;
+pub mod verdict;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use ranklab_engine::corpus::{beir, Corpus};
+use sha2::Digest;
+
+use crate::replay::{replay, Engine};
+use crate::report::{per_task_values, MeasureSet};
+use crate::suite::{Configuration, Experiments, Retriever, Suite, Task, Wiring};
+use baseline::{Fixed, Kind, SuiteEntry};
+
+/// The BEIR configurations gated by default (nDCG@10 of each).
+pub const BEIR_GATED: [&str; 2] = ["bm25", "dense"];
+/// The BEIR configurations a baseline row may name.
+pub const BEIR_CONFIGS: [&str; 3] = ["bm25", "dense", "fusion"];
+/// The metric gated by default on a BEIR collection.
+pub const BEIR_METRIC: &str = "nDCG@10";
+
+/// A sha256 over a suite's tasks: id, query, cutoff and judgments (not notes or comments).
+pub fn suite_hash(suite: &Suite) -> String {
+    let mut h = sha2::Sha256::new();
+    for t in &suite.tasks {
+        h.update(t.id.as_bytes());
+        h.update([1]);
+        h.update(t.query.as_bytes());
+        h.update([1]);
+        h.update(t.k.to_string().as_bytes());
+        for (d, g) in &t.expected {
+            h.update([1]);
+            h.update(d.as_bytes());
+            h.update([2]);
+            h.update(g.to_string().as_bytes());
+        }
+        h.update([0]);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What gated rows are measured on: a suite or a BEIR collection, loaded and checked.
+pub struct Subject {
+    /// Suite name, or the collection's directory name.
+    pub name: String,
+    /// Suite or BEIR collection.
+    pub kind: Kind,
+    /// The tasks.
+    pub suite: Suite,
+    /// The corpus.
+    pub corpus: Corpus,
+    /// Every configuration a row may name (practice paths made absolute), in file order.
+    pub configurations: Vec<Configuration>,
+    /// The configurations gated by default: each experiments file's baseline (BEIR: bm25, dense).
+    pub default_configurations: Vec<String>,
+    /// The measures and their column names.
+    pub measures: MeasureSet,
+    /// The metrics gated by default: recall@k and MRR (BEIR: nDCG@10).
+    pub default_metrics: Vec<String>,
+    /// Paired assertion files beside the suite (`paired*.yaml`).
+    pub paired: Vec<PathBuf>,
+    /// Where configuration errors point (the experiments directory, or the collection).
+    pub origin: PathBuf,
+}
+
+impl Subject {
+    /// Loads a suite (`<dir>/suite.yaml`), its experiments files, corpus and paired files.
+    pub fn from_suite(path: &Path) -> Result<Subject> {
+        let suite = Suite::load(path)?;
+        let files = crate::cmd::run::experiment_files(&suite)?;
+        let mut configurations: Vec<Configuration> = Vec::new();
+        let mut defined_in: HashMap<String, PathBuf> = HashMap::new();
+        let mut default_configurations = Vec::new();
+        for f in &files {
+            let ex = Experiments::load(f)?;
+            for c in &ex.configurations {
+                let mut c = c.clone();
+                if c.wiring != Wiring::None {
+                    c.practice = Some(std::path::absolute(ex.practice_path(&c))?);
+                }
+                match configurations.iter().find(|d| d.name == c.name) {
+                    Some(d) if *d != c => bail!(
+                        "{}: configuration {:?} is also defined, differently, in {}; the gate cannot tell which one to measure, rename one",
+                        f.display(),
+                        c.name,
+                        defined_in[&c.name].display()
+                    ),
+                    Some(_) => {}
+                    None => {
+                        defined_in.insert(c.name.clone(), f.clone());
+                        configurations.push(c);
+                    }
+                }
+            }
+            if !default_configurations.iter().any(|n| n == ex.baseline()) {
+                default_configurations.push(ex.baseline().to_string());
+            }
+        }
+        let corpus = suite.load_corpus()?;
+        let mut paired = Vec::new();
+        for e in std::fs::read_dir(suite.dir())
+            .with_context(|| format!("cannot list {}", suite.dir().display()))?
+        {
+            let p = e?.path();
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if name.starts_with("paired") && name.ends_with(".yaml") {
+                paired.push(p);
+            }
+        }
+        paired.sort();
+        let k = suite.k;
+        Ok(Subject {
+            name: suite.name.clone(),
+            kind: Kind::Suite,
+            origin: suite.dir().to_path_buf(),
+            suite,
+            corpus,
+            configurations,
+            default_configurations,
+            measures: MeasureSet::Suite,
+            default_metrics: vec![format!("recall@{k}"), "MRR".to_string()],
+            paired,
+        })
+    }
+
+    /// Loads a BEIR collection the way `ranklab beir` does (every judged query a task, k = 10).
+    pub fn from_beir(dir: &Path, split: &str) -> Result<Subject> {
+        let coll = beir::load_collection(dir, split)
+            .with_context(|| format!("loading the BEIR collection {}", dir.display()))?;
+        let mut expected: BTreeMap<&str, BTreeMap<String, i32>> = BTreeMap::new();
+        for j in &coll.qrels {
+            expected
+                .entry(j.query.as_str())
+                .or_default()
+                .insert(j.doc.clone(), j.grade);
+        }
+        let tasks: Vec<Task> = coll
+            .queries
+            .iter()
+            .map(|q| Task {
+                id: q.id.clone(),
+                query: q.text.clone(),
+                expected: expected.get(q.id.as_str()).cloned().unwrap_or_default(),
+                k: 10,
+                note: None,
+                line: 0,
+            })
+            .collect();
+        if tasks.is_empty() {
+            bail!(
+                "{}: no query of queries.jsonl is judged in qrels/{split}.tsv",
+                dir.display()
+            );
+        }
+        let suite = Suite {
+            name: coll.name.clone(),
+            description: format!("BEIR collection {} ({split} split)", coll.name),
+            path: dir.join("qrels").join(format!("{split}.tsv")),
+            corpus_path: dir.join("corpus.jsonl"),
+            k: 10,
+            tasks,
+        };
+        let configurations = BEIR_CONFIGS.iter().map(|n| beir_configuration(n)).collect();
+        Ok(Subject {
+            name: coll.name.clone(),
+            kind: Kind::Beir,
+            suite,
+            corpus: coll.corpus,
+            configurations,
+            default_configurations: BEIR_GATED.iter().map(|s| s.to_string()).collect(),
+            measures: MeasureSet::Fixed(crate::cmd::beir::measures()),
+            default_metrics: vec![BEIR_METRIC.to_string()],
+            paired: Vec::new(),
+            origin: dir.to_path_buf(),
+        })
+    }
+
+    /// The metric names a row may use.
+    pub fn metric_names(&self) -> Vec<String> {
+        self.measures.names(self.suite.k)
+    }
+
+    /// The configuration named `name`.
+    pub fn configuration(&self, name: &str) -> Option<&Configuration> {
+        self.configurations.iter().find(|c| c.name == name)
+    }
+
+    /// The configuration names, comma-separated (for messages).
+    pub fn configuration_list(&self) -> String {
+        self.configurations
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The fingerprint recorded in the baseline.
+    pub fn entry(&self) -> SuiteEntry {
+        SuiteEntry {
+            kind: self.kind,
+            corpus_sha256: self.corpus.content_hash(),
+            suite_sha256: suite_hash(&self.suite),
+        }
+    }
+
+    /// Replays the named configurations (first stage once per task) and returns the mean of
+    /// every metric per configuration: `(configuration, metric) -> value`.
+    pub fn measure(&self, names: &[&str]) -> Result<BTreeMap<(String, String), Fixed>> {
+        let mut out = BTreeMap::new();
+        if names.is_empty() {
+            return Ok(out);
+        }
+        let configurations = names
+            .iter()
+            .map(|n| {
+                self.configuration(n)
+                    .cloned()
+                    .with_context(|| format!("{}: no configuration {n:?}", self.origin.display()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let ex = Experiments {
+            experiment: "gate".into(),
+            baseline: Some(configurations[0].name.clone()),
+            description: None,
+            configurations,
+            path: self.origin.join("experiments.yaml"),
+        };
+        let engine = Engine::build(&self.corpus, &[&ex])?;
+        let r = replay(&engine, &self.suite, &ex)
+            .with_context(|| format!("replaying {} for the gate", self.name))?;
+        let metrics = self.metric_names();
+        for run in &r.runs {
+            let values = per_task_values(&self.corpus, &self.suite, run, &self.measures);
+            for (m, name) in metrics.iter().enumerate() {
+                let sum: f64 = values.iter().map(|v| v[m]).sum();
+                let mean = sum / values.len().max(1) as f64;
+                out.insert(
+                    (run.config.name.clone(), name.clone()),
+                    Fixed::from_f64(mean),
+                );
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The BEIR configurations, as `ranklab beir` defines them (depth 100).
+fn beir_configuration(name: &str) -> Configuration {
+    let retriever = match name {
+        "dense" => Retriever::Dense,
+        "fusion" => Retriever::Fusion,
+        _ => Retriever::Bm25,
+    };
+    Configuration {
+        name: name.to_string(),
+        retriever,
+        embedder: None,
+        bm25: None,
+        rrf_k: None,
+        depth: Some(100),
+        rerank: None,
+        wiring: Wiring::None,
+        practice: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn suite(tasks: Vec<Task>) -> Suite {
+        Suite {
+            name: "s".into(),
+            description: String::new(),
+            path: "s.yaml".into(),
+            corpus_path: "c".into(),
+            k: 5,
+            tasks,
+        }
+    }
+
+    fn task(id: &str, query: &str, note: Option<&str>) -> Task {
+        Task {
+            id: id.into(),
+            query: query.into(),
+            expected: [("d".to_string(), 1)].into(),
+            k: 5,
+            note: note.map(str::to_string),
+            line: 3,
+        }
+    }
+
+    #[test]
+    fn suite_hash_ignores_notes_but_not_queries() {
+        let a = suite_hash(&suite(vec![task("T1", "q", None)]));
+        assert_eq!(a, suite_hash(&suite(vec![task("T1", "q", Some("a note"))])));
+        assert_ne!(a, suite_hash(&suite(vec![task("T1", "q2", None)])));
+        assert_ne!(
+            a,
+            suite_hash(&suite(vec![task("T1", "q", None), task("T2", "q", None)]))
+        );
+        assert_eq!(a.len(), 64);
+    }
+}

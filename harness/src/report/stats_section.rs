@@ -1,0 +1,238 @@
+//! The statistics of a suite report: for each configuration against the experiment's baseline,
+//! Δ of each measure with its paired bootstrap 95% CI, the randomization-test p (raw and
+//! Holm-adjusted across the configurations), win/tie/loss; the columns added to the metrics
+//! table (Δ MRR, Δ recall@k), the one-line reading for the ADR, and the long table of every
+//! comparison for `<experiment>.stats.csv`.
+//!
+//! Paired by task: every configuration ran the same tasks in the same order, so the i-th value
+//! of each configuration belongs to the same task. Deterministic: [`stats::Options::default`]
+//! (fixed seed) for every comparison.
+
+use anyhow::{bail, Context, Result};
+use polars::prelude::*;
+use ranklab_engine::corpus::Corpus;
+
+use super::{per_task_values, suite_measures, MeasureSet};
+use crate::metrics::Measure;
+use crate::replay::Replay;
+use crate::stats::{self, format_p, format_signed, Finding, Options, Paired};
+use crate::suite::{Experiments, Suite};
+
+/// Everything the statistics of one experiment computed.
+#[derive(Debug, Clone)]
+pub struct Computed {
+    /// Configuration names, in replay order (the rows of the metrics table).
+    pub names: Vec<String>,
+    /// Index of the baseline in `names`.
+    pub baseline: usize,
+    /// The measures' display names, in the order of the measure set.
+    pub measures: Vec<String>,
+    /// Indices (into `measures`) of the measures that get Δ columns: recall@k and MRR.
+    pub delta_measures: Vec<usize>,
+    /// Per-task values: `[configuration][task][measure]`.
+    pub values: Vec<Vec<Vec<f64>>>,
+    /// `[measure][configuration]`: the comparison with the baseline (None for the baseline).
+    /// Holm's family is one measure's row.
+    pub paired: Vec<Vec<Option<Paired>>>,
+    /// The options used.
+    pub options: Options,
+}
+
+impl Computed {
+    /// Per-task values of one configuration on one measure.
+    pub fn column(&self, config: usize, measure: usize) -> Vec<f64> {
+        self.values[config].iter().map(|t| t[measure]).collect()
+    }
+
+    /// The baseline's name.
+    pub fn baseline_name(&self) -> &str {
+        &self.names[self.baseline]
+    }
+}
+
+/// Indices of the measures that get Δ columns in a report: recall (at the suite's k, or the
+/// first recall cutoff of a fixed set) and MRR, in the set's order.
+pub fn delta_measure_indices(set: &MeasureSet, k: usize) -> Vec<usize> {
+    let measures: Vec<Measure> = match set {
+        MeasureSet::Suite => suite_measures(k).into_iter().map(|m| m.0).collect(),
+        MeasureSet::Fixed(v) => v.iter().map(|m| m.0).collect(),
+    };
+    let recall = measures.iter().position(|m| matches!(m, Measure::Recall(_)));
+    let mrr = measures.iter().position(|m| matches!(m, Measure::RecipRank));
+    let mut out: Vec<usize> = recall.into_iter().chain(mrr).collect();
+    out.sort_unstable();
+    out
+}
+
+/// Computes every comparison of an experiment with [`Options::default`].
+pub fn compute(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay, set: &MeasureSet) -> Result<Computed> {
+    compute_with(corpus, suite, ex, replay, set, &Options::default())
+}
+
+/// Computes every comparison of an experiment.
+pub fn compute_with(
+    corpus: &Corpus,
+    suite: &Suite,
+    ex: &Experiments,
+    replay: &Replay,
+    set: &MeasureSet,
+    options: &Options,
+) -> Result<Computed> {
+    let names: Vec<String> = replay.runs.iter().map(|r| r.config.name.clone()).collect();
+    let Some(baseline) = names.iter().position(|n| n == ex.baseline()) else {
+        bail!("{}: the baseline {:?} was not replayed", ex.path.display(), ex.baseline());
+    };
+    let measures = set.names(suite.k);
+    let values: Vec<Vec<Vec<f64>>> = replay.runs.iter().map(|r| per_task_values(corpus, suite, r, set)).collect();
+    let mut paired = Vec::with_capacity(measures.len());
+    for (m, measure) in measures.iter().enumerate() {
+        let col = |c: usize| -> Vec<f64> { values[c].iter().map(|t| t[m]).collect() };
+        let base = col(baseline);
+        let others: Vec<Vec<f64>> = (0..names.len()).filter(|&c| c != baseline).map(col).collect();
+        let refs: Vec<&[f64]> = others.iter().map(Vec::as_slice).collect();
+        let mut family = stats::against_baseline(&base, &refs, options)
+            .with_context(|| format!("statistics of {measure} against the baseline {}", names[baseline]))?
+            .into_iter();
+        paired.push((0..names.len()).map(|c| if c == baseline { None } else { family.next() }).collect());
+    }
+    Ok(Computed {
+        names,
+        baseline,
+        delta_measures: delta_measure_indices(set, suite.k),
+        measures,
+        values,
+        paired,
+        options: *options,
+    })
+}
+
+/// The statistics section of a report.
+#[derive(Debug, Clone)]
+pub struct StatsSection {
+    /// Columns to append to the metrics table, one value per configuration in replay order:
+    /// `Δ <measure> [95% CI]` and `p <measure> (Holm)` for recall@k and MRR. Strings, `—` on the
+    /// baseline's row.
+    pub columns: Vec<Column>,
+    /// The one-line reading for the ADR.
+    pub reading: String,
+    /// How the numbers were computed (methods, sizes, seed, which p-values are exact).
+    pub method: String,
+    /// Every comparison (configuration × measure of the set): configuration, measure, n,
+    /// baseline, mean, delta, ci_low, ci_high, wins, ties, losses, p, p_method, p_holm.
+    pub table: DataFrame,
+}
+
+/// The Δ columns and the one-line reading, for the metrics table of [`super::render`].
+pub fn delta_columns(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay, set: &MeasureSet) -> Result<(Vec<Column>, String)> {
+    let s = section(corpus, suite, ex, replay, set)?;
+    Ok((s.columns, s.reading))
+}
+
+/// The whole statistics section of one experiment.
+pub fn section(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay, set: &MeasureSet) -> Result<StatsSection> {
+    let c = compute(corpus, suite, ex, replay, set)?;
+    section_of(&c)
+}
+
+/// The statistics section from computed comparisons.
+pub fn section_of(c: &Computed) -> Result<StatsSection> {
+    let ci_name = format!("{:.0}% CI", c.options.confidence * 100.0);
+    let mut columns = Vec::new();
+    for &m in &c.delta_measures {
+        let name = &c.measures[m];
+        let (mut delta, mut p) = (Vec::new(), Vec::new());
+        for pair in &c.paired[m] {
+            match pair {
+                None => {
+                    delta.push("—".to_string());
+                    p.push("—".to_string());
+                }
+                Some(s) => {
+                    delta.push(format!("{} [{}, {}]", format_signed(s.delta), format_signed(s.ci.lo), format_signed(s.ci.hi)));
+                    p.push(format!("{} ({})", format_p(s.test.p), format_p(s.p_holm)));
+                }
+            }
+        }
+        columns.push(Column::new(format!("Δ {name} [{ci_name}]").into(), delta));
+        columns.push(Column::new(format!("p {name} (Holm)").into(), p));
+    }
+
+    let findings: Vec<Finding<'_>> = c
+        .delta_measures
+        .iter()
+        .flat_map(|&m| {
+            c.paired[m]
+                .iter()
+                .enumerate()
+                .filter_map(move |(i, p)| p.as_ref().map(|paired| Finding { name: &c.names[i], measure: &c.measures[m], paired }))
+        })
+        .collect();
+    let shown: Vec<&str> = c.delta_measures.iter().map(|&m| c.measures[m].as_str()).collect();
+    let reading = stats::reading(c.baseline_name(), "configuration", c.names.len() - 1, &shown, &findings, stats::ALPHA);
+
+    let (exact, sampled) = findings.iter().fold((0, 0), |(e, s), f| match f.paired.test.method {
+        stats::Method::Exact { .. } => (e + 1, s),
+        stats::Method::Sampled { .. } => (e, s + 1),
+    });
+    let which = match (exact, sampled) {
+        (0, 0) => String::new(),
+        (_, 0) => format!(" The {exact} p-values of the Δ columns are exact."),
+        (0, _) => format!(" The {sampled} p-values of the Δ columns are sampled."),
+        _ => format!(" Of the p-values of the Δ columns, {exact} are exact and {sampled} sampled."),
+    };
+    let method = format!("{}{which}", c.options.describe("configuration", "tasks"));
+    Ok(StatsSection { columns, reading, method, table: long_table(c)? })
+}
+
+/// One row per (configuration other than the baseline, measure), measures in set order.
+fn long_table(c: &Computed) -> Result<DataFrame> {
+    let mut configuration = Vec::new();
+    let mut measure = Vec::new();
+    let mut n = Vec::new();
+    let mut base = Vec::new();
+    let mut mean = Vec::new();
+    let mut delta = Vec::new();
+    let mut lo = Vec::new();
+    let mut hi = Vec::new();
+    let mut wins = Vec::new();
+    let mut ties = Vec::new();
+    let mut losses = Vec::new();
+    let mut p = Vec::new();
+    let mut method = Vec::new();
+    let mut holm = Vec::new();
+    for (m, row) in c.paired.iter().enumerate() {
+        for (i, s) in row.iter().enumerate() {
+            let Some(s) = s else { continue };
+            configuration.push(c.names[i].clone());
+            measure.push(c.measures[m].clone());
+            n.push(s.n as u32);
+            base.push(s.baseline_mean);
+            mean.push(s.mean);
+            delta.push(s.delta);
+            lo.push(s.ci.lo);
+            hi.push(s.ci.hi);
+            wins.push(s.wins as u32);
+            ties.push(s.ties as u32);
+            losses.push(s.losses as u32);
+            p.push(s.test.p);
+            method.push(s.test.method.name().to_string());
+            holm.push(s.p_holm);
+        }
+    }
+    Ok(DataFrame::new_infer_height(vec![
+        Column::new("configuration".into(), configuration),
+        Column::new("measure".into(), measure),
+        Column::new("n".into(), n),
+        Column::new("baseline".into(), base),
+        Column::new("mean".into(), mean),
+        Column::new("delta".into(), delta),
+        Column::new("ci_low".into(), lo),
+        Column::new("ci_high".into(), hi),
+        Column::new("wins".into(), wins),
+        Column::new("ties".into(), ties),
+        Column::new("losses".into(), losses),
+        Column::new("p".into(), p),
+        Column::new("p_method".into(), method),
+        Column::new("p_holm".into(), holm),
+    ])?)
+}

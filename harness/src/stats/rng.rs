@@ -1,0 +1,82 @@
+//! The seeded random streams of the statistics: ChaCha8 keyed by the seed, one stream number
+//! per use, and our own unbiased bounded sampling (Lemire's multiply-and-reject) so that the
+//! numbers do not change when `rand` changes its distribution algorithms.
+
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Which stream of a seed: the permutation test and the bootstrap never share draws.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Stream {
+    /// Random sign assignments.
+    Permutation = 1,
+    /// Bootstrap resample indices.
+    Bootstrap = 2,
+}
+
+/// A seeded stream.
+pub(crate) struct Source(ChaCha8Rng);
+
+impl Source {
+    pub(crate) fn new(seed: u64, stream: Stream) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(stream as u64);
+        Source(rng)
+    }
+
+    /// 64 random bits.
+    #[inline]
+    pub(crate) fn bits(&mut self) -> u64 {
+        self.0.next_u64()
+    }
+
+    /// A uniform integer in `0..n` (`n >= 1`), without modulo bias.
+    #[inline]
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        debug_assert!(n >= 1);
+        let mut m = u128::from(self.bits()) * u128::from(n);
+        if (m as u64) < n {
+            let threshold = n.wrapping_neg() % n;
+            while (m as u64) < threshold {
+                m = u128::from(self.bits()) * u128::from(n);
+            }
+        }
+        (m >> 64) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_are_reproducible_and_distinct() {
+        let a: Vec<u64> = (0..4).map({
+            let mut s = Source::new(7, Stream::Permutation);
+            move |_| s.bits()
+        }).collect();
+        let b: Vec<u64> = (0..4).map({
+            let mut s = Source::new(7, Stream::Permutation);
+            move |_| s.bits()
+        }).collect();
+        let c: Vec<u64> = (0..4).map({
+            let mut s = Source::new(7, Stream::Bootstrap);
+            move |_| s.bits()
+        }).collect();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn below_covers_the_range_uniformly() {
+        let mut s = Source::new(1, Stream::Bootstrap);
+        let mut counts = [0usize; 3];
+        for _ in 0..30_000 {
+            counts[s.below(3) as usize] += 1;
+        }
+        for c in counts {
+            assert!((9_500..10_500).contains(&c), "{counts:?}");
+        }
+        assert_eq!(Source::new(1, Stream::Bootstrap).below(1), 0);
+    }
+}

@@ -1,0 +1,460 @@
+//! `ranklab gate` end to end, on the fixture under `tests/fixtures/gate/` (suite `fx`: BM25
+//! under no policy, the legacy and the current wiring; one paired assertion), copied to a
+//! temporary directory for each test. Properties checked:
+//! - `--update` records the baseline's rows (each suite's baseline configuration, plus
+//!   `--also`), and a gate on unchanged inputs passes (exit 0); a second `--update` writes the
+//!   same bytes (stable order, four decimals);
+//! - the gate can fail: zeroed penalties in the practice file make it exit 1, listing the
+//!   offending rows and the broken paired assertion; an inflated baseline value fails its row;
+//! - one-sided with tolerance: a rise passes and suggests `--update`, a drop within the row's
+//!   tolerance passes;
+//! - `$GITHUB_STEP_SUMMARY` gets the table appended;
+//! - bad input exits 2 with file:line and prints nothing on stdout: a baseline naming an
+//!   unknown suite, configuration or metric; a changed corpus (asks for a reviewed `--update`);
+//!   a missing baseline; `--also` naming an unknown configuration;
+//! - `--update` writes nothing when a paired assertion fails;
+//! - rows of a BEIR collection are skipped without `--beir` and measured with it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gate")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// A fresh copy of the fixture.
+fn workdir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), dir.path());
+    dir
+}
+
+fn gate(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .current_dir(dir)
+        .arg("gate")
+        .args(args)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("run ranklab")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited")
+}
+
+/// A workdir with a recorded baseline (fx/legacy, the baseline configuration, and fx/current).
+fn recorded() -> tempfile::TempDir {
+    let dir = workdir();
+    let o = gate(dir.path(), &["--update", "--also", "fx/current"]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    dir
+}
+
+fn baseline(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("reports/baseline.json")).unwrap()
+}
+
+fn set_baseline(dir: &Path, text: &str) {
+    std::fs::write(dir.join("reports/baseline.json"), text).unwrap();
+}
+
+fn zero_penalties(dir: &Path) {
+    std::fs::write(
+        dir.join("tasks/fx/search-practice.yaml"),
+        "tuned: degraded on purpose\nweights:\n  superseded: 0\n  deprecated: 0\n  amendment: 0\n  editorial_only: 0\n",
+    )
+    .unwrap();
+}
+
+/// The 1-based line of the first line of `text` containing `needle`.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines().position(|l| l.contains(needle)).expect(needle) + 1
+}
+
+#[test]
+fn update_records_the_gated_rows_and_a_gate_on_unchanged_inputs_passes() {
+    let dir = recorded();
+    let b = baseline(dir.path());
+    let rows: Vec<&str> = b.lines().filter(|l| l.contains("\"metric\"")).collect();
+    assert_eq!(
+        rows,
+        [
+            r#"    { "suite": "fx", "configuration": "current", "metric": "MRR", "value": 0.8000, "tolerance": 0.0010 },"#,
+            r#"    { "suite": "fx", "configuration": "current", "metric": "recall@5", "value": 1.0000, "tolerance": 0.0010 },"#,
+            r#"    { "suite": "fx", "configuration": "legacy", "metric": "MRR", "value": 0.7000, "tolerance": 0.0010 },"#,
+            r#"    { "suite": "fx", "configuration": "legacy", "metric": "recall@5", "value": 1.0000, "tolerance": 0.0010 }"#,
+        ],
+        "{b}"
+    );
+    assert!(
+        b.contains(r#""fx": { "kind": "suite", "corpus_sha256": ""#),
+        "{b}"
+    );
+
+    let o = gate(dir.path(), &[]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("| fx | current | MRR | 0.8000 | 0.8000 | 0.0000 | 0.0010 | pass |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| deprecated-after-index | current | 1 | 5 | holds | holds | pass |"),
+        "{out}"
+    );
+    assert!(out.contains("**PASS**"), "{out}");
+
+    // Rows already gated stay gated without --also; the bytes do not change.
+    let o = gate(dir.path(), &["--update"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(baseline(dir.path()), b);
+}
+
+#[test]
+fn zeroed_penalties_make_the_gate_exit_1_listing_the_offending_rows() {
+    let dir = recorded();
+    zero_penalties(dir.path());
+    let o = gate(dir.path(), &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}{}", stderr(&o));
+    let regressions = out
+        .split("Regressions:")
+        .nth(1)
+        .expect("a regressions table");
+    assert!(
+        regressions
+            .contains("| fx | current | MRR | 0.8000 | 0.6000 | -0.2000 | 0.0010 | REGRESSION |"),
+        "{out}"
+    );
+    assert!(
+        regressions
+            .contains("| fx | legacy | MRR | 0.7000 | 0.6000 | -0.1000 | 0.0010 | REGRESSION |"),
+        "{out}"
+    );
+    assert!(
+        !regressions.contains("recall@5"),
+        "unchanged rows are not listed as regressions: {out}"
+    );
+    assert!(
+        out.contains("| deprecated-after-index | current | 2 | 1 | holds | inverted | FAIL |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("**FAIL**: 2 regression(s) beyond tolerance, 1 paired expectation(s) failed."),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_degraded_configuration_fails_the_gate() {
+    // The shipped configuration loses its wiring: same name, no policy.
+    let dir = recorded();
+    let ex = dir.path().join("tasks/fx/experiments.yaml");
+    let text = std::fs::read_to_string(&ex)
+        .unwrap()
+        .replace("    wiring: current\n", "");
+    std::fs::write(&ex, text).unwrap();
+    let o = gate(dir.path(), &[]);
+    assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o)
+            .contains("| fx | current | MRR | 0.8000 | 0.6000 | -0.2000 | 0.0010 | REGRESSION |"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn an_inflated_baseline_fails_only_its_row() {
+    let dir = recorded();
+    let b = baseline(dir.path()).replace(
+        r#""legacy", "metric": "MRR", "value": 0.7000"#,
+        r#""legacy", "metric": "MRR", "value": 0.7500"#,
+    );
+    set_baseline(dir.path(), &b);
+    let o = gate(dir.path(), &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(
+        out.contains("| fx | legacy | MRR | 0.7500 | 0.7000 | -0.0500 | 0.0010 | REGRESSION |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| fx | current | MRR | 0.8000 | 0.8000 | 0.0000 | 0.0010 | pass |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("**FAIL**: 1 regression(s) beyond tolerance, 0 paired expectation(s) failed."),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_rise_passes_and_suggests_update_and_a_drop_within_tolerance_passes() {
+    let dir = recorded();
+    let b = baseline(dir.path())
+        .replace(
+            r#""current", "metric": "MRR", "value": 0.8000"#,
+            r#""current", "metric": "MRR", "value": 0.7000"#,
+        )
+        .replace(
+            r#""legacy", "metric": "MRR", "value": 0.7000, "tolerance": 0.0010"#,
+            r#""legacy", "metric": "MRR", "value": 0.7200, "tolerance": 0.0200"#,
+        );
+    set_baseline(dir.path(), &b);
+    let o = gate(dir.path(), &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}");
+    assert!(out.contains("| fx | current | MRR | 0.7000 | 0.8000 | +0.1000 | 0.0010 | pass (improved; record with --update) |"), "{out}");
+    assert!(
+        out.contains(
+            "| fx | legacy | MRR | 0.7200 | 0.7000 | -0.0200 | 0.0200 | pass (within tolerance) |"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("record them with `ranklab gate --update`"),
+        "{out}"
+    );
+
+    // --update records the rise and keeps the hand-set tolerance.
+    let o = gate(dir.path(), &["--update"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let b = baseline(dir.path());
+    assert!(
+        b.contains(r#""current", "metric": "MRR", "value": 0.8000, "tolerance": 0.0010"#),
+        "{b}"
+    );
+    assert!(
+        b.contains(r#""legacy", "metric": "MRR", "value": 0.7000, "tolerance": 0.0200"#),
+        "{b}"
+    );
+}
+
+#[test]
+fn the_table_is_appended_to_the_github_step_summary() {
+    let dir = recorded();
+    let summary = dir.path().join("summary.md");
+    std::fs::write(&summary, "# earlier step\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .current_dir(dir.path())
+        .arg("gate")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        text.starts_with("# earlier step\n## ranklab gate\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| fx | current | MRR | 0.8000 | 0.8000 | 0.0000 | 0.0010 | pass |"),
+        "{text}"
+    );
+}
+
+/// Exit 2, nothing on stdout, and stderr starting with `error: <path>:<line>:` and holding `needles`.
+fn assert_bad_input(o: &Output, file_line: &str, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(code(o), 2, "stdout: {}\nstderr: {err}", stdout(o));
+    assert!(stdout(o).is_empty(), "{}", stdout(o));
+    assert!(err.starts_with(&format!("error: {file_line}:")), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{n:?} not in {err}");
+    }
+}
+
+#[test]
+fn a_baseline_naming_an_unknown_configuration_or_metric_is_an_error_at_its_line() {
+    let dir = recorded();
+    let good = baseline(dir.path());
+
+    let b = good.replace(
+        r#""configuration": "legacy", "metric": "MRR""#,
+        r#""configuration": "legacyy", "metric": "MRR""#,
+    );
+    set_baseline(dir.path(), &b);
+    let line = line_of(&b, "legacyy");
+    assert_bad_input(
+        &gate(dir.path(), &[]),
+        &format!("reports/baseline.json:{line}"),
+        &["no configuration \"legacyy\"", "bm25, legacy, current"],
+    );
+
+    let b = good.replace(
+        r#""metric": "MRR", "value": 0.8000"#,
+        r#""metric": "mrr", "value": 0.8000"#,
+    );
+    set_baseline(dir.path(), &b);
+    let line = line_of(&b, "\"mrr\"");
+    assert_bad_input(
+        &gate(dir.path(), &[]),
+        &format!("reports/baseline.json:{line}"),
+        &["no metric \"mrr\"", "recall@5, MRR"],
+    );
+    // --update does not paper over it either.
+    assert_bad_input(
+        &gate(dir.path(), &["--update"]),
+        &format!("reports/baseline.json:{line}"),
+        &["no metric \"mrr\""],
+    );
+    assert_eq!(baseline(dir.path()), b);
+}
+
+#[test]
+fn a_baseline_naming_an_unknown_suite_is_an_error_at_its_line() {
+    let dir = recorded();
+    let b = baseline(dir.path()).replace(r#""suites": {"#, &format!("\"suites\": {{\n    \"gone\": {{ \"kind\": \"suite\", \"corpus_sha256\": \"{0}\", \"suite_sha256\": \"{0}\" }},", "0".repeat(64)));
+    set_baseline(dir.path(), &b);
+    let line = line_of(&b, "\"gone\"");
+    assert_bad_input(
+        &gate(dir.path(), &[]),
+        &format!("reports/baseline.json:{line}"),
+        &["suite \"gone\"", "suites: fx"],
+    );
+}
+
+#[test]
+fn a_changed_corpus_is_an_error_asking_for_a_reviewed_update() {
+    let dir = recorded();
+    let before = baseline(dir.path());
+    let doc = dir.path().join("corpus/runbook-backup.md");
+    let text = std::fs::read_to_string(&doc).unwrap() + "Backups are encrypted at rest.\n";
+    std::fs::write(&doc, text).unwrap();
+    let line = line_of(&before, "\"fx\": {");
+    assert_bad_input(
+        &gate(dir.path(), &[]),
+        &format!("reports/baseline.json:{line}"),
+        &[
+            "the corpus of \"fx\"",
+            "changed since the baseline was recorded",
+            "ranklab gate --update",
+        ],
+    );
+    assert_eq!(baseline(dir.path()), before, "a failed gate writes nothing");
+    let o = gate(dir.path(), &["--update"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_ne!(
+        baseline(dir.path()),
+        before,
+        "the new corpus hash is recorded"
+    );
+    assert_eq!(code(&gate(dir.path(), &[])), 0);
+}
+
+#[test]
+fn changed_tasks_are_an_error_too() {
+    let dir = recorded();
+    let suite = dir.path().join("tasks/fx/suite.yaml");
+    let text = std::fs::read_to_string(&suite)
+        .unwrap()
+        .replace("query: on-call policy", "query: on-call policy escalation");
+    std::fs::write(&suite, text).unwrap();
+    let o = gate(dir.path(), &[]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("the tasks of \"fx\""), "{}", stderr(&o));
+}
+
+#[test]
+fn a_missing_baseline_and_an_unknown_also_are_errors() {
+    let dir = workdir();
+    let o = gate(dir.path(), &[]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("no baseline file; record one with `ranklab gate --update`"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = gate(dir.path(), &["--update", "--also", "fx/nope"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("suite \"fx\" has no configuration \"nope\""),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("reports/baseline.json").exists());
+
+    // --also only makes sense with --update.
+    assert_eq!(code(&gate(dir.path(), &["--also", "fx/current"])), 2);
+}
+
+#[test]
+fn update_writes_nothing_when_a_paired_assertion_fails() {
+    let dir = recorded();
+    let before = baseline(dir.path());
+    zero_penalties(dir.path());
+    let o = gate(dir.path(), &["--update"]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("the baseline was not updated"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(baseline(dir.path()), before);
+}
+
+#[test]
+fn beir_rows_are_skipped_without_beir_and_measured_with_it() {
+    let dir = recorded();
+    let h = "0".repeat(64);
+    let b = baseline(dir.path())
+        .replace(r#""suites": {"#, &format!("\"suites\": {{\n    \"tinybeir\": {{ \"kind\": \"beir\", \"corpus_sha256\": \"{h}\", \"suite_sha256\": \"{h}\" }},"))
+        .replace(r#""rows": ["#, "\"rows\": [\n    { \"suite\": \"tinybeir\", \"configuration\": \"bm25\", \"metric\": \"nDCG@10\", \"value\": 0.9000, \"tolerance\": 0.0010 },");
+    set_baseline(dir.path(), &b);
+    let o = gate(dir.path(), &[]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("| tinybeir | bm25 | nDCG@10 | 0.9000 | - | - | 0.0010 | skipped (collection not given; pass --beir DIR) |"), "{}", stdout(&o));
+
+    // With the collection, its fingerprint is checked (the zeros above are not its hashes) ...
+    let o = gate(dir.path(), &["--beir", "beir/tinybeir"]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("the corpus of \"tinybeir\""),
+        "{}",
+        stderr(&o)
+    );
+
+    // ... and with the real hashes it is measured: BM25 finds d1 first for q1 and d2, d4 for q2.
+    let mut fixed = baseline(dir.path());
+    let corpus_hash = {
+        let c = ranklab_engine::corpus::Corpus::load(&dir.path().join("beir/tinybeir")).unwrap();
+        c.content_hash()
+    };
+    let subject =
+        ranklab::gate::Subject::from_beir(&dir.path().join("beir/tinybeir"), "test").unwrap();
+    let suite_hash = ranklab::gate::suite_hash(&subject.suite);
+    assert_eq!(subject.entry().corpus_sha256, corpus_hash);
+    fixed = fixed.replacen(
+        &format!("\"corpus_sha256\": \"{h}\", \"suite_sha256\": \"{h}\""),
+        &format!("\"corpus_sha256\": \"{corpus_hash}\", \"suite_sha256\": \"{suite_hash}\""),
+        1,
+    );
+    set_baseline(dir.path(), &fixed);
+    let o = gate(dir.path(), &["--beir", "beir/tinybeir"]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("| tinybeir | bm25 | nDCG@10 | 0.9000 | 1.0000 | +0.1000 | 0.0010 | pass (improved; record with --update) |"), "{}", stdout(&o));
+}

@@ -1,0 +1,352 @@
+//! `ranklab tune` end to end, on the fixture under `tests/fixtures/gate/` (suite `fx`, twelve
+//! merges from January to November 2026, one paired assertion), copied to a temporary
+//! directory for each test, with a fixed as-of date. Properties checked:
+//! - it searches the default grid (53,361 candidates, over the 10,000 the issue asks for),
+//!   rejects candidates that break the paired assertion, and prints the chosen, train-selected
+//!   and current weights with in-sample and held-out MRR and recall@5;
+//! - the output is a pure function of the inputs: a second run, and a run on one thread,
+//!   print the same bytes;
+//! - without `--write` nothing changes; with it the practice file holds the chosen weights and
+//!   a `tuned:` line naming the as-of date, the window and the merges, and the paired
+//!   assertions still hold under them (`ranklab check` exits 0);
+//! - the window matters: tuned on the whole year the weights differ;
+//! - bad input exits 2 with file:line, prints nothing on stdout and writes nothing: a merge
+//!   after the as-of date, a malformed date, an unknown record, a window with no merge, a bad
+//!   `--as-of`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gate")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+fn workdir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), dir.path());
+    dir
+}
+
+fn ranklab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run ranklab")
+}
+
+/// `ranklab tune --suite tasks/fx --as-of 2026-11-30 --window-days 120 ARGS`.
+fn tune(dir: &Path, args: &[&str]) -> Output {
+    let mut all = vec![
+        "tune",
+        "--suite",
+        "tasks/fx",
+        "--as-of",
+        "2026-11-30",
+        "--window-days",
+        "120",
+    ];
+    all.extend_from_slice(args);
+    ranklab(dir, &all)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited")
+}
+
+fn practice(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("tasks/fx/search-practice.yaml")).unwrap()
+}
+
+fn row<'a>(out: &'a str, label: &str) -> Vec<&'a str> {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&format!("| {label}")))
+        .unwrap_or_else(|| panic!("no row {label:?} in {out}"));
+    line.split('|')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+#[test]
+fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
+    let dir = workdir();
+    let before = practice(dir.path());
+    let o = tune(dir.path(), &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}{}", stderr(&o));
+    assert!(
+        out.contains("7 of 12 merged in the window 2026-08-02..=2026-11-30"),
+        "{out}"
+    );
+    assert!(out.contains("Train: the older 5 (2026-08-15..=2026-10-20); held out: the newest 2 (2026-11-02..=2026-11-25)"), "{out}");
+    assert!(
+        out.contains("53,361 candidates, 6,468 rejected by the 1 paired assertions"),
+        "{out}"
+    );
+    // weights, then window MRR/recall, train MRR/recall, held-out MRR/recall, paired.
+    assert_eq!(
+        row(&out, "chosen"),
+        [
+            "chosen (selected on the window: in-sample)",
+            "0.55",
+            "0.65",
+            "0.00",
+            "0.05",
+            "0.8810",
+            "0.8571",
+            "0.8333",
+            "0.8000",
+            "1.0000",
+            "1.0000",
+            "all hold as expected"
+        ]
+    );
+    assert_eq!(
+        row(&out, "current"),
+        [
+            "current (practice file)",
+            "0.30",
+            "0.60",
+            "0.05",
+            "0.15",
+            "0.7347",
+            "0.8571",
+            "0.6286",
+            "0.8000",
+            "1.0000",
+            "1.0000",
+            "all hold as expected"
+        ]
+    );
+    assert_eq!(
+        row(&out, "selected on train only")[1..5],
+        ["0.55", "0.65", "0.00", "0.05"]
+    );
+    assert!(
+        out.contains("| M06 | 2026-08-15 | train | adr-cache-valkey | 2 | 1 |"),
+        "{out}"
+    );
+    assert!(out.contains("Nothing written"), "{out}");
+    assert!(
+        stderr(&o).contains("scored 53,361 candidates"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        practice(dir.path()),
+        before,
+        "without --write nothing changes"
+    );
+
+    // Same inputs, same bytes: again, and on a single thread.
+    assert_eq!(stdout(&tune(dir.path(), &[])), out);
+    let one = Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .current_dir(dir.path())
+        .args([
+            "tune",
+            "--suite",
+            "tasks/fx",
+            "--as-of",
+            "2026-11-30",
+            "--window-days",
+            "120",
+        ])
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&one), out);
+}
+
+#[test]
+fn write_stores_the_chosen_weights_with_a_tuned_line_and_the_pairs_still_hold() {
+    let dir = workdir();
+    let o = tune(dir.path(), &["--write"]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("Wrote the chosen weights to `tasks/fx/search-practice.yaml`."),
+        "{}",
+        stdout(&o)
+    );
+    let p =
+        ranklab_engine::policy::Practice::load(&dir.path().join("tasks/fx/search-practice.yaml"))
+            .unwrap();
+    assert_eq!(
+        p.tuned,
+        "2026-11-30, ranklab tune --window-days 120 --as-of 2026-11-30 on tasks/fx/merges.yaml: 7 merges of 2026-08-02..=2026-11-30, grid unit 0.05"
+    );
+    assert_eq!(
+        (
+            p.weights.superseded,
+            p.weights.deprecated,
+            p.weights.amendment,
+            p.weights.editorial_only
+        ),
+        (0.55, 0.65, 0.0, 0.05)
+    );
+    assert_eq!(practice(dir.path()), p.to_yaml());
+    let c = ranklab(dir.path(), &["check", "tasks/fx/paired.yaml"]);
+    assert_eq!(code(&c), 0, "{}", stdout(&c));
+
+    // Tuning again on the written weights chooses the same: the current row now equals the chosen.
+    let again = stdout(&tune(dir.path(), &[]));
+    assert_eq!(row(&again, "current")[1..12], row(&again, "chosen")[1..12]);
+}
+
+#[test]
+fn the_window_matters() {
+    let dir = workdir();
+    let year = stdout(&ranklab(
+        dir.path(),
+        &[
+            "tune",
+            "--suite",
+            "tasks/fx",
+            "--as-of",
+            "2026-11-30",
+            "--window-days",
+            "365",
+        ],
+    ));
+    let recent = stdout(&tune(dir.path(), &[]));
+    assert!(year.contains("12 of 12 merged"), "{year}");
+    assert_ne!(
+        row(&year, "chosen")[1..5],
+        row(&recent, "chosen")[1..5],
+        "{year}\n{recent}"
+    );
+}
+
+/// Exit 2, nothing on stdout, stderr starting with `error: <file_line>:` and holding `needles`.
+fn assert_bad_input(o: &Output, file_line: &str, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(code(o), 2, "stdout: {}\nstderr: {err}", stdout(o));
+    assert!(stdout(o).is_empty(), "{}", stdout(o));
+    assert!(err.starts_with(&format!("error: {file_line}")), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{n:?} not in {err}");
+    }
+}
+
+fn edit_merges(dir: &Path, from: &str, to: &str) -> usize {
+    let p = dir.join("tasks/fx/merges.yaml");
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.contains(from), "{from}");
+    let text = text.replacen(from, to, 1);
+    std::fs::write(&p, &text).unwrap();
+    text.lines()
+        .position(|l| l.contains(to.lines().next().unwrap()))
+        .unwrap()
+        + 1
+}
+
+#[test]
+fn a_merge_after_the_as_of_date_is_an_error() {
+    let dir = workdir();
+    let before = practice(dir.path());
+    let o = ranklab(
+        dir.path(),
+        &[
+            "tune",
+            "--suite",
+            "tasks/fx",
+            "--as-of",
+            "2026-11-01",
+            "--write",
+        ],
+    );
+    // M11 (merged 2026-11-02) is on line 43.
+    assert_bad_input(
+        &o,
+        "tasks/fx/merges.yaml:43:",
+        &["merge \"M11\" is dated 2026-11-02, after the as-of date 2026-11-01"],
+    );
+    assert_eq!(practice(dir.path()), before);
+}
+
+#[test]
+fn a_malformed_date_is_an_error_at_its_line() {
+    let dir = workdir();
+    let line = edit_merges(dir.path(), "merged: 2026-09-20", "merged: 2026-9-20");
+    assert_bad_input(
+        &tune(dir.path(), &[]),
+        &format!("tasks/fx/merges.yaml:{line}:"),
+        &["merge \"M08\"", "not a date", "YYYY-MM-DD"],
+    );
+}
+
+#[test]
+fn an_unknown_record_is_an_error_at_its_line() {
+    let dir = workdir();
+    let line = edit_merges(
+        dir.path(),
+        "expected: amend-oncall-bridge",
+        "expected: amend-oncall-brigde",
+    );
+    assert_bad_input(
+        &tune(dir.path(), &[]),
+        &format!("tasks/fx/merges.yaml:{line}:"),
+        &["merge \"M08\" expects unknown record \"amend-oncall-brigde\""],
+    );
+}
+
+#[test]
+fn an_empty_window_is_an_error_and_writes_nothing() {
+    let dir = workdir();
+    let before = practice(dir.path());
+    let o = ranklab(
+        dir.path(),
+        &[
+            "tune",
+            "--suite",
+            "tasks/fx",
+            "--as-of",
+            "2026-12-31",
+            "--window-days",
+            "30",
+            "--write",
+        ],
+    );
+    assert_bad_input(
+        &o,
+        "tasks/fx/merges.yaml:",
+        &[
+            "no merge in the window 2026-12-01..=2026-12-31",
+            "newest merge is of 2026-11-25",
+            "nothing was written",
+        ],
+    );
+    assert_eq!(practice(dir.path()), before);
+}
+
+#[test]
+fn a_bad_as_of_is_an_error() {
+    let dir = workdir();
+    let o = ranklab(
+        dir.path(),
+        &["tune", "--suite", "tasks/fx", "--as-of", "30/11/2026"],
+    );
+    assert_bad_input(&o, "--as-of", &["YYYY-MM-DD"]);
+}
