@@ -13,15 +13,25 @@ default:
 models:
     cargo run --release -q -p ranklab -- models fetch
 
-# Formatting, lints, and every test of the workspace (conformance tests read {{shared}}).
+# Formatting, lints, every test of the workspace (conformance tests read {{shared}}), and
+# every paired assertion file (legacy half must show the bug, current half must hold).
 test: models
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
     cargo test --workspace --release
+    for p in tasks/*/paired.yaml; do cargo run --release -q -p ranklab -- check "$p"; done
 
 # Regenerate reports/ from every suite under tasks/ (real tantivy, real ONNX models).
 bench: models
     cargo run --release -q -p ranklab -- bench
+
+# Run paired assertions (legacy vs current wiring) of every suite.
+check:
+    for p in tasks/*/paired.yaml; do cargo run --release -q -p ranklab -- check "$p"; done
+
+# Run a BEIR-layout collection (default: SciFact from the shared data) into reports/beir/.
+beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce":
+    cargo run --release -q -p ranklab -- beir {{dir}} --configs {{configs}}
 
 # Evaluate a TREC run like trec_eval: just eval QRELS RUN [-q] [-m MEASURE]...
 eval qrels run *flags:

@@ -8,7 +8,8 @@
 #   BIG=1 bench/eval-speed/run.sh           # also the ~1 GB grouped and interleaved runs (peak RSS)
 #
 # Environment: WORK (default /tmp/ranklab-evalspeed) for the generated files, VENV (default
-# /tmp/ranklab-evalspeed-venv), REPS (default 3), SEED (default 42).
+# /tmp/ranklab-evalspeed-venv), REPS (default 3), SEED (default 42), RANKLAB_BIN (an already
+# built release binary; default: `cargo build --release -p ranklab` and target/release/ranklab).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -31,9 +32,13 @@ if [ ! -x "$venv/bin/python" ]; then
     "$venv/bin/pip" install -q pytrec-eval-terrier ranx
 fi
 
-echo "building ranklab (release)" >&2
-(cd "$root" && cargo build --release -p ranklab --quiet)
-bin="$root/target/release/ranklab"
+if [ -n "${RANKLAB_BIN:-}" ]; then
+    bin="$RANKLAB_BIN"
+else
+    echo "building ranklab (release)" >&2
+    (cd "$root" && cargo build --release -p ranklab --quiet)
+    bin="$root/target/release/ranklab"
+fi
 
 mkdir -p "$work"
 if [ ! -s "$work/run.trec" ] || [ ! -s "$work/qrels.txt" ]; then

@@ -53,7 +53,10 @@ fn queries(n: usize, depth: usize) -> Vec<Query> {
 /// The closed-form answers: (MRR, recall@100).
 fn expected(n: usize) -> (f64, f64) {
     let mrr = (0..n).map(|q| 1.0 / (q % 10 + 1) as f64).sum::<f64>() / n as f64;
-    let recall = (0..n).map(|q| if q % 2 == 1 { 0.5 } else { 1.0 }).sum::<f64>() / n as f64;
+    let recall = (0..n)
+        .map(|q| if q % 2 == 1 { 0.5 } else { 1.0 })
+        .sum::<f64>()
+        / n as f64;
     (mrr, recall)
 }
 
@@ -108,7 +111,11 @@ fn bench_metrics(c: &mut Criterion) {
     let ev = evaluate_run(&qrels, &run_path, &MEASURES, &opts).expect("evaluate");
     let (mrr, recall) = expected(qs.len());
     assert_eq!(ev.num_q, qs.len());
-    assert!((ev.summary[1] - mrr).abs() < 1e-12, "MRR {} vs {mrr}", ev.summary[1]);
+    assert!(
+        (ev.summary[1] - mrr).abs() < 1e-12,
+        "MRR {} vs {mrr}",
+        ev.summary[1]
+    );
     assert!((ev.summary[4] - recall).abs() < 1e-12, "recall@100");
     group.throughput(Throughput::Elements((qs.len() * 1000) as u64));
     group.sample_size(20);

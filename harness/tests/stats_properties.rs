@@ -4,7 +4,8 @@
 //!   the smallest p the method can give (2/2^n exact, 1/(draws+1) sampled);
 //! - the exact test agrees with a naive oracle that sums every sign assignment directly;
 //! - swapping the two configurations keeps p, negates Δ and mirrors the interval and win/loss;
-//! - reordering the tasks keeps the exact p; scaling the differences keeps the exact p;
+//! - reordering the tasks changes nothing, to the bit, exact or sampled; scaling the differences
+//!   keeps the exact p;
 //! - p lies in (0, 1]; the interval is ordered; win + tie + loss = n;
 //! - Holm: adjusted ≥ raw, ≤ 1, in the same order as the raw values;
 //! - the same inputs give bit-identical results.
@@ -110,6 +111,18 @@ proptest! {
         prop_assert_eq!(stats::sign_flip_test(&rev, &fast()).p, p);
         let scaled: Vec<f64> = d.iter().map(|x| x * k).collect();
         prop_assert_eq!(stats::sign_flip_test(&scaled, &fast()).p, p);
+    }
+
+    #[test]
+    fn order_of_tasks_changes_nothing((b, o) in pairs(50), rotate in 0usize..50) {
+        let opts = fast();
+        let n = b.len();
+        let perm = |v: &[f64]| -> Vec<f64> { (0..n).map(|i| v[(n - 1 - i + rotate) % n]).collect() };
+        let s = paired(&b, &o, &opts).unwrap();
+        let t = paired(&perm(&b), &perm(&o), &opts).unwrap();
+        prop_assert_eq!(s.test, t.test);
+        prop_assert_eq!(s.delta.to_bits(), t.delta.to_bits());
+        prop_assert_eq!((s.ci.lo.to_bits(), s.ci.hi.to_bits()), (t.ci.lo.to_bits(), t.ci.hi.to_bits()));
     }
 
     #[test]

@@ -8,6 +8,13 @@
 //! bit for bit, whatever batch `embed` is given and whatever the cache held before. The
 //! identity says so (`batch=1`). The tests in `engine/tests/dense_determinism.rs` prove it.
 //!
+//! **Parallelism.** Batch size 1 leaves no batch to parallelize inside, and ONNX Runtime's
+//! intra-op threads spin and fight when the machine is shared (measured: 2 intra-op threads
+//! were 2-3x slower than 1 while other builds ran). So the embedder loads `workers`
+//! single-threaded sessions of the same model (default: one per core) and spreads the texts of
+//! a call over them; each text is still computed alone, by an identical session, so the bits
+//! do not depend on the number of workers or on which worker ran a text.
+//!
 //! Vectors are CLS-pooled (for bge) and L2-normalized by fastembed, so cosine is a dot product.
 
 use std::sync::Arc;
@@ -31,13 +38,13 @@ pub const BGE_QUERY_INSTRUCTION: &str = "Represent this sentence for searching r
 pub struct EmbedderOptions {
     /// Tokens read per text (longer texts are truncated); None: the model's own (512 for bge).
     pub max_length: Option<usize>,
-    /// ONNX Runtime intra-op threads; None: every core.
-    pub threads: Option<usize>,
+    /// Single-threaded model sessions texts are spread over; None: one per core.
+    pub workers: Option<usize>,
 }
 
 /// A fastembed `TextEmbedding` over a verified model directory.
 pub struct FastembedEmbedder {
-    model: TextEmbedding,
+    workers: Vec<TextEmbedding>,
     id: Arc<str>,
     identity: String,
     dim: usize,
@@ -73,20 +80,24 @@ impl FastembedEmbedder {
         };
         let onnx_path = model.file("model.onnx");
         let onnx = std::fs::read(&onnx_path).map_err(|e| Error::io(&onnx_path, e))?;
+        let tokenizer = model.tokenizer_files()?;
         let pooling = model.pooling.unwrap_or(Pooling::Mean);
-        let user_model = UserDefinedEmbeddingModel::new(onnx, model.tokenizer_files()?).with_pooling(match pooling {
-            Pooling::Cls => fastembed::Pooling::Cls,
-            Pooling::Mean => fastembed::Pooling::Mean,
-        });
         let max_length = options.max_length.unwrap_or(model.max_length).min(model.max_length);
-        let mut init = InitOptionsUserDefined::new()
-            .with_environment(models::ort_environment()?)
-            .with_max_length(max_length);
-        if let Some(t) = options.threads {
-            init = init.with_intra_threads(t.max(1));
+        let environment = models::ort_environment()?;
+        let n = options.workers.unwrap_or_else(models::default_workers).max(1);
+        let mut workers = Vec::with_capacity(n);
+        for _ in 0..n {
+            let user_model = UserDefinedEmbeddingModel::new(onnx.clone(), tokenizer.clone()).with_pooling(match pooling {
+                Pooling::Cls => fastembed::Pooling::Cls,
+                Pooling::Mean => fastembed::Pooling::Mean,
+            });
+            let init = InitOptionsUserDefined::new()
+                .with_environment(environment.clone())
+                .with_max_length(max_length)
+                .with_intra_threads(1);
+            workers.push(TextEmbedding::try_new_from_user_defined(user_model, init).map_err(fail)?);
         }
-        let mut session = TextEmbedding::try_new_from_user_defined(user_model, init).map_err(fail)?;
-        let probe = session.embed(["dimension probe"], Some(1)).map_err(fail)?;
+        let probe = workers[0].embed(["dimension probe"], Some(1)).map_err(fail)?;
         let dim = probe.first().map(Vec::len).unwrap_or(0);
         if dim == 0 {
             return Err(Error::Model {
@@ -106,7 +117,7 @@ impl FastembedEmbedder {
             pooling.as_str()
         );
         Ok(FastembedEmbedder {
-            model: session,
+            workers,
             id: model.id.as_str().into(),
             identity,
             dim,
@@ -116,9 +127,14 @@ impl FastembedEmbedder {
 }
 
 impl FastembedEmbedder {
-    /// The underlying fastembed model (for tests and benchmarks against it).
+    /// The first underlying fastembed model (for tests and benchmarks against it).
     pub fn inner(&mut self) -> &mut TextEmbedding {
-        &mut self.model
+        &mut self.workers[0]
+    }
+
+    /// Number of single-threaded sessions.
+    pub fn workers(&self) -> usize {
+        self.workers.len()
     }
 }
 
@@ -136,10 +152,17 @@ impl Embedder for FastembedEmbedder {
     }
 
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        // Batch size 1: see the module documentation.
-        self.model.embed(texts, Some(1)).map_err(|e| Error::Model {
-            model: self.id.to_string(),
-            message: e.to_string(),
+        // Every text alone (batch size 1), spread over the workers: see the module documentation.
+        let id = &self.id;
+        models::run_on_workers(&mut self.workers, texts.len(), |w, i| {
+            let mut v = w.embed([texts[i]], Some(1)).map_err(|e| Error::Model {
+                model: id.to_string(),
+                message: e.to_string(),
+            })?;
+            v.pop().ok_or_else(|| Error::Model {
+                model: id.to_string(),
+                message: "returned no vector".into(),
+            })
         })
     }
 }

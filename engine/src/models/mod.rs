@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 pub use runtime::{ort_environment, runtime_library};
+pub(crate) use runtime::{default_workers, run_on_workers};
 
 use crate::{Error, Result};
 

@@ -81,3 +81,88 @@ pub fn ort_environment() -> Result<Environment> {
             message,
         })
 }
+
+/// Default number of single-threaded sessions a model runs on: one per core.
+pub(crate) fn default_workers() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// Runs `job(worker, i)` for every `i < jobs`, spreading jobs over the workers (each on its own
+/// thread, each job on one worker), and returns the results in job order. Which worker runs a
+/// job does not matter to the result: every worker is a copy of the same single-threaded model.
+pub(crate) fn run_on_workers<W: Send, T: Send>(
+    workers: &mut [W],
+    jobs: usize,
+    job: impl Fn(&mut W, usize) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    if workers.len() <= 1 || jobs <= 1 {
+        let w = workers.first_mut().expect("at least one worker");
+        return (0..jobs).map(|i| job(w, i)).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let mut parts: Vec<Result<Vec<(usize, T)>>> = Vec::new();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = workers
+            .iter_mut()
+            .take(jobs)
+            .map(|w| {
+                let (next, failed, job) = (&next, &failed, &job);
+                s.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= jobs || failed.load(Ordering::Relaxed) {
+                            return Ok(done);
+                        }
+                        match job(w, i) {
+                            Ok(t) => done.push((i, t)),
+                            Err(e) => {
+                                failed.store(true, Ordering::Relaxed);
+                                return Err(e);
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        parts = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect();
+    });
+    let mut all: Vec<(usize, T)> = Vec::with_capacity(jobs);
+    for part in parts {
+        all.extend(part?);
+    }
+    all.sort_by_key(|(i, _)| *i);
+    Ok(all.into_iter().map(|(_, t)| t).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_back_in_job_order_whatever_the_worker() {
+        let mut workers = vec![0usize; 3];
+        let out = run_on_workers(&mut workers, 100, |_, i| Ok(i * 2)).unwrap();
+        assert_eq!(out, (0..100).map(|i| i * 2).collect::<Vec<_>>());
+        let mut one = vec![()];
+        assert_eq!(run_on_workers(&mut one, 3, |_, i| Ok(i)).unwrap(), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn the_first_error_is_returned() {
+        let mut workers = vec![(); 2];
+        let r = run_on_workers(&mut workers, 50, |_, i| {
+            if i == 7 {
+                Err(Error::Config("job 7".into()))
+            } else {
+                Ok(i)
+            }
+        });
+        assert!(r.unwrap_err().to_string().contains("job 7"));
+    }
+}

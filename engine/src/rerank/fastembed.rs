@@ -8,6 +8,10 @@
 //! (`CrossEncoderOptions::batch_size`) is faster; it is part of the identity, so its scores are
 //! cached apart, but they then depend on how pairs were grouped: use it for speed studies, not
 //! for committed reports.
+//!
+//! **Parallelism.** As for the embedder: `workers` single-threaded sessions (default one per
+//! core) share the batches of a call; a batch's composition depends only on the call (pairs in
+//! order, `batch_size` at a time), never on the worker, so the scores do not either.
 
 use fastembed::{RerankInitOptionsUserDefined, TextRerank, UserDefinedRerankingModel};
 
@@ -22,8 +26,8 @@ pub struct CrossEncoderOptions {
     pub batch_size: usize,
     /// Tokens read per pair (longer pairs are truncated); None: the model's own (512).
     pub max_length: Option<usize>,
-    /// ONNX Runtime intra-op threads; None: every core.
-    pub threads: Option<usize>,
+    /// Single-threaded model sessions batches are spread over; None: one per core.
+    pub workers: Option<usize>,
 }
 
 impl Default for CrossEncoderOptions {
@@ -31,14 +35,14 @@ impl Default for CrossEncoderOptions {
         CrossEncoderOptions {
             batch_size: 1,
             max_length: None,
-            threads: None,
+            workers: None,
         }
     }
 }
 
 /// A fastembed `TextRerank` over a verified model directory.
 pub struct FastembedCrossEncoder {
-    model: TextRerank,
+    workers: Vec<TextRerank>,
     id: String,
     identity: String,
     batch_size: usize,
@@ -70,32 +74,43 @@ impl FastembedCrossEncoder {
             return Err(Error::Config("cross-encoder batch size must be at least 1".into()));
         }
         let max_length = options.max_length.unwrap_or(model.max_length).min(model.max_length);
-        let mut init = RerankInitOptionsUserDefined::new()
-            .with_environment(models::ort_environment()?)
-            .with_max_length(max_length);
-        if let Some(t) = options.threads {
-            init = init.with_intra_threads(t.max(1));
+        let environment = models::ort_environment()?;
+        let tokenizer = model.tokenizer_files()?;
+        let n = options.workers.unwrap_or_else(models::default_workers).max(1);
+        let mut workers = Vec::with_capacity(n);
+        for _ in 0..n {
+            let init = RerankInitOptionsUserDefined::new()
+                .with_environment(environment.clone())
+                .with_max_length(max_length)
+                .with_intra_threads(1);
+            let user_model = UserDefinedRerankingModel::new(model.file("model.onnx"), tokenizer.clone());
+            workers.push(
+                TextRerank::try_new_from_user_defined(user_model, init).map_err(|e| Error::Model {
+                    model: model.id.clone(),
+                    message: e.to_string(),
+                })?,
+            );
         }
-        let user_model = UserDefinedRerankingModel::new(model.file("model.onnx"), model.tokenizer_files()?);
-        let session = TextRerank::try_new_from_user_defined(user_model, init).map_err(|e| Error::Model {
-            model: model.id.clone(),
-            message: e.to_string(),
-        })?;
         let identity = format!(
             "{} onnx-sha256={} max_len={max_length} score=logit batch={}",
             model.id, model.sha256, options.batch_size
         );
         Ok(FastembedCrossEncoder {
-            model: session,
+            workers,
             id: model.id.clone(),
             identity,
             batch_size: options.batch_size,
         })
     }
 
-    /// The underlying fastembed model (for benchmarks against it).
+    /// The first underlying fastembed model (for tests and benchmarks against it).
     pub fn inner(&mut self) -> &mut TextRerank {
-        &mut self.model
+        &mut self.workers[0]
+    }
+
+    /// Number of single-threaded sessions.
+    pub fn workers(&self) -> usize {
+        self.workers.len()
     }
 
     /// Pairs per model run.
@@ -113,18 +128,22 @@ impl CrossEncoder for FastembedCrossEncoder {
         if passages.is_empty() {
             return Ok(Vec::new());
         }
-        let ranked = self
-            .model
-            .rerank(query, passages, false, Some(self.batch_size))
-            .map_err(|e| Error::Model {
-                model: self.id.clone(),
-                message: e.to_string(),
-            })?;
-        // fastembed returns results sorted by score; put them back in input order.
-        let mut scores = vec![f32::NAN; passages.len()];
-        for r in ranked {
-            scores[r.index] = r.score;
-        }
-        Ok(scores)
+        let (id, batch) = (&self.id, self.batch_size);
+        let chunks: Vec<&[&str]> = passages.chunks(batch).collect();
+        let per_chunk = models::run_on_workers(&mut self.workers, chunks.len(), |w, c| {
+            let ranked = w
+                .rerank(query, chunks[c], false, Some(batch))
+                .map_err(|e| Error::Model {
+                    model: id.clone(),
+                    message: e.to_string(),
+                })?;
+            // fastembed returns results sorted by score; put them back in input order.
+            let mut scores = vec![f32::NAN; chunks[c].len()];
+            for r in ranked {
+                scores[r.index] = r.score;
+            }
+            Ok(scores)
+        })?;
+        Ok(per_chunk.into_iter().flatten().collect())
     }
 }

@@ -37,6 +37,19 @@ use crate::report::shown;
 
 /// Arguments of `ranklab gate`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+The gated rows are those of the baseline file. A rise passes (record it with --update), a drop \
+within the row's tolerance passes, a larger drop fails. Every tasks/<suite>/paired*.yaml is run \
+too. The table is printed, and appended to $GITHUB_STEP_SUMMARY when that is set.
+
+--update rewrites the baseline (atomically) for: the rows already in it, recall@k and MRR of each \
+experiments file's baseline configuration, each --also, and nDCG@10 of bm25 and dense for each \
+--beir collection. It writes nothing when a paired assertion fails. Delete a row by hand to stop \
+gating it; a tolerance edited by hand is kept.
+
+Exit codes: 0 pass; 1 a regression or a failed paired assertion; 2 bad input (a baseline naming \
+an unknown suite, configuration or metric; a corpus or suite changed since the baseline: review \
+the change, then run --update).")]
 pub struct GateArgs {
     /// The baseline file: the gated rows, their values and tolerances.
     #[arg(long, default_value = "reports/baseline.json")]

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod check;
 pub mod compare;
 pub mod eval;
+pub mod models;
 pub mod gate;
 pub mod run;
 pub mod synth_run;

@@ -150,7 +150,13 @@ impl Synth {
     fn write_run(&self, w: &mut dyn Write, interleave: bool) -> std::io::Result<()> {
         let line = |q: &SynthQuery, rank: usize| {
             let (pid, score) = q.docs[rank];
-            format_run_line(&q.qid.to_string(), &pid.to_string(), rank + 1, score, "synth")
+            format_run_line(
+                &q.qid.to_string(),
+                &pid.to_string(),
+                rank + 1,
+                score,
+                "synth",
+            )
         };
         if interleave {
             let depth = self.queries.iter().map(|q| q.docs.len()).max().unwrap_or(0);

@@ -38,6 +38,18 @@ use crate::tune::{best, ranking, search, Part, Problem, Score};
 
 /// Arguments of `ranklab tune`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Reads merges.yaml (id, merged date, query, expected record), keeps the merges of the window, \
+replays the first stage once per merge query and paired assertion, then scores every weight \
+vector of the grid by re-sorting: MRR, then recall@k, then the smaller weights. Candidates that \
+break a paired assertion are rejected. Prints the chosen weights (selected on the window), the \
+weights selected on the older two thirds with their held-out figures on the newest third, the \
+current weights, the top candidates and each merge's rank.
+
+Example: ranklab tune --suite tasks/brain --window-days 90 --as-of 2026-11-30 --write
+
+Exit codes: 0 ok; 2 bad input (a merge after --as-of, a bad date, an unknown record, an empty \
+window), nothing written.")]
 pub struct TuneArgs {
     /// The suite: a directory holding suite.yaml, experiments*.yaml, merges.yaml, paired*.yaml
     /// and the practice file.

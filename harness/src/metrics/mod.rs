@@ -443,15 +443,15 @@ impl Selection {
 fn parse_cutoffs(spec: &str, params: &str) -> Result<Vec<usize>, MeasureError> {
     let mut out = Vec::new();
     for c in params.split(',') {
-        let k: usize = c
-            .trim()
-            .parse()
-            .ok()
-            .filter(|&k| k > 0)
-            .ok_or_else(|| MeasureError::BadCutoff {
-                spec: spec.into(),
-                cutoff: c.into(),
-            })?;
+        let k: usize =
+            c.trim()
+                .parse()
+                .ok()
+                .filter(|&k| k > 0)
+                .ok_or_else(|| MeasureError::BadCutoff {
+                    spec: spec.into(),
+                    cutoff: c.into(),
+                })?;
         if out.contains(&k) {
             return Err(MeasureError::DuplicateCutoff {
                 spec: spec.into(),

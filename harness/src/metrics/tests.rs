@@ -25,13 +25,23 @@ use Measure::*;
 // log2(3) = 1.584962500721156
 const L3: f64 = 1.584_962_500_721_156;
 
+/// (name, measure, ranking, judgments, relevance level, expected value)
+type Case<'a> = (
+    &'a str,
+    Measure,
+    &'a [&'a str],
+    &'a [(&'a str, i32)],
+    i32,
+    f64,
+);
+
 #[test]
 fn hand_computed_cases() {
     let abcde: &[&str] = &["a", "b", "c", "d", "e"];
     let two_of_three: &[(&str, i32)] = &[("a", 1), ("c", 1), ("z", 1), ("b", 0)];
     let graded: &[(&str, i32)] = &[("a", 1), ("b", 3), ("c", 0), ("d", 2)];
     #[rustfmt::skip]
-    let cases: Vec<(&str, Measure, &[&str], &[(&str, i32)], i32, f64)> = vec![
+    let cases: Vec<Case> = vec![
         // relevant at ranks 1 and 3, one relevant (z) never retrieved: R = 3
         ("P_1 rel at 1", P(1), abcde, two_of_three, 1, 1.0),
         ("P_2", P(2), abcde, two_of_three, 1, 0.5),
@@ -98,7 +108,12 @@ fn hand_computed_cases() {
             failures.push(format!("{name}: {m} = {got}, want {want}"));
         }
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -152,10 +167,16 @@ fn parses_trec_eval_syntax() {
     assert_eq!(parse_measures("P.10,5").unwrap(), vec![P(5), P(10)]);
     assert_eq!(parse_measures("ndcg_cut.10").unwrap(), vec![NdcgCut(10)]);
     assert_eq!(parse_measures("recall.100").unwrap(), vec![Recall(100)]);
-    assert_eq!(parse_measures("success.1,5").unwrap(), vec![Success(1), Success(5)]);
+    assert_eq!(
+        parse_measures("success.1,5").unwrap(),
+        vec![Success(1), Success(5)]
+    );
     assert_eq!(parse_measures("map").unwrap(), vec![Map]);
     assert_eq!(parse_measures("recip_rank").unwrap(), vec![RecipRank]);
-    assert_eq!(parse_measures("recip_rank_cut.10").unwrap(), vec![RecipRankCut(10)]);
+    assert_eq!(
+        parse_measures("recip_rank_cut.10").unwrap(),
+        vec![RecipRankCut(10)]
+    );
     assert_eq!(
         parse_measures("P").unwrap(),
         DEFAULT_CUTOFFS.iter().map(|&k| P(k)).collect::<Vec<_>>()
@@ -174,14 +195,26 @@ fn rejects_bad_specs_with_guidance() {
     for name in IMPLEMENTED {
         assert!(msg.contains(name), "{msg} should list {name}");
     }
-    assert!(matches!(parse_measures("P.0"), Err(MeasureError::BadCutoff { .. })));
-    assert!(matches!(parse_measures("P.x"), Err(MeasureError::BadCutoff { .. })));
-    assert!(matches!(parse_measures("P."), Err(MeasureError::BadCutoff { .. })));
+    assert!(matches!(
+        parse_measures("P.0"),
+        Err(MeasureError::BadCutoff { .. })
+    ));
+    assert!(matches!(
+        parse_measures("P.x"),
+        Err(MeasureError::BadCutoff { .. })
+    ));
+    assert!(matches!(
+        parse_measures("P."),
+        Err(MeasureError::BadCutoff { .. })
+    ));
     assert!(matches!(
         parse_measures("P.5,5"),
         Err(MeasureError::DuplicateCutoff { cutoff: 5, .. })
     ));
-    assert!(matches!(parse_measures("map.5"), Err(MeasureError::NoParams { .. })));
+    assert!(matches!(
+        parse_measures("map.5"),
+        Err(MeasureError::NoParams { .. })
+    ));
     assert!(matches!(
         parse_measures("recip_rank_cut"),
         Err(MeasureError::NeedsCutoffs { .. })
@@ -190,8 +223,15 @@ fn rejects_bad_specs_with_guidance() {
 
 #[test]
 fn selection_sorts_in_trec_eval_order_and_merges() {
-    let sel = Selection::from_specs(&["recall.100", "ndcg_cut.10", "P.5,10", "recip_rank", "map", "P.10,20"])
-        .unwrap();
+    let sel = Selection::from_specs(&[
+        "recall.100",
+        "ndcg_cut.10",
+        "P.5,10",
+        "recip_rank",
+        "map",
+        "P.10,20",
+    ])
+    .unwrap();
     assert!(!sel.runid && !sel.num_q);
     assert_eq!(
         sel.measures,
@@ -208,8 +248,21 @@ fn official_is_trec_evals_default_for_what_we_implement() {
     assert_eq!(
         names,
         [
-            "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P_5", "P_10",
-            "P_15", "P_20", "P_30", "P_100", "P_200", "P_500", "P_1000"
+            "num_ret",
+            "num_rel",
+            "num_rel_ret",
+            "map",
+            "Rprec",
+            "recip_rank",
+            "P_5",
+            "P_10",
+            "P_15",
+            "P_20",
+            "P_30",
+            "P_100",
+            "P_200",
+            "P_500",
+            "P_1000"
         ]
     );
     let all = Selection::from_specs(&["all_trec"]).unwrap();
@@ -264,7 +317,11 @@ fn oracle(m: Measure, rels: &[i32], judged: &HashMap<String, i32>, level: i32) -
             }
         }
         RecipRank | RecipRankCut(_) => {
-            let cut = if let RecipRankCut(k) = m { k } else { usize::MAX };
+            let cut = if let RecipRankCut(k) = m {
+                k
+            } else {
+                usize::MAX
+            };
             match rels.iter().position(|&r| is_rel(r)) {
                 Some(i) if i < cut => 1.0 / (i + 1) as f64,
                 _ => 0.0,

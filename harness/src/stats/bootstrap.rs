@@ -7,6 +7,9 @@
 //! resample means, linearly interpolated between order statistics (Hyndman & Fan type 7, the
 //! default of R and numpy).
 //!
+//! The values are sorted before resampling, so the interval depends only on their multiset, never
+//! on the order of the tasks.
+//!
 //! Degenerate inputs give degenerate intervals: identical values (all differences zero, or a
 //! constant shift) give an interval of zero width at that value.
 
@@ -38,10 +41,11 @@ impl Interval {
 pub fn mean_interval(values: &[f64], opts: &Options) -> Interval {
     let n = values.len();
     assert!(n > 0, "bootstrap of an empty sample");
-    let first = values[0];
-    if values.iter().all(|&v| v == first) {
+    let mut values = values.to_vec();
+    values.sort_by(f64::total_cmp);
+    if values[0] == values[n - 1] {
         // Every resample is the same sample; skip the draws (and their rounding).
-        let m = super::mean(values);
+        let m = super::mean(&values);
         return Interval { lo: m, hi: m };
     }
     let mut src = Source::new(opts.seed, Stream::Bootstrap);

@@ -16,8 +16,12 @@
 //! Guarantees: the same values and [`Options`] give bit-identical results on every run and every
 //! platform (our own bounded sampling on a ChaCha8 stream, no `HashMap` order, no threads). Each
 //! comparison seeds its own streams from [`Options::seed`], so its numbers do not depend on
-//! which other comparisons were computed before it. A difference is a tie when its absolute value
-//! is at most [`TIE_EPSILON`]; ties carry no sign in the test and count as ties.
+//! which other comparisons were computed before it; and the test, the interval and Δ depend only
+//! on the multiset of differences (they are sorted first), not on the order of the tasks, so a
+//! suite report and `ranklab compare` on its run files (qrels order) agree to the bit.
+//!
+//! A difference is a tie when its absolute value is at most [`TIE_EPSILON`]; ties carry no sign
+//! in the test and count as ties.
 
 pub mod bootstrap;
 pub mod holm;
@@ -190,6 +194,13 @@ pub fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
 }
 
+/// Mean of `values` summed in ascending order: independent of the order of the tasks.
+fn sorted_mean(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    mean(&v)
+}
+
 /// Compares `other` with `baseline`, pair by pair (same task at the same index).
 pub fn paired(baseline: &[f64], other: &[f64], opts: &Options) -> Result<Paired, StatsError> {
     check_options(opts)?;
@@ -201,7 +212,7 @@ pub fn paired(baseline: &[f64], other: &[f64], opts: &Options) -> Result<Paired,
         n: d.len(),
         baseline_mean: mean(baseline),
         mean: mean(other),
-        delta: mean(&d),
+        delta: sorted_mean(&d),
         ci: mean_interval(&d, opts),
         wins,
         ties: d.len() - wins - losses,

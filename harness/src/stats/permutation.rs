@@ -13,6 +13,9 @@
 //!   stream and p = (1 + hits) / (1 + draws), which is never 0 and never smaller than an exact
 //!   p could be.
 //!
+//! The differences are sorted before anything is summed or drawn, so p depends only on their
+//! multiset, never on the order of the tasks.
+//!
 //! "At least the observed one" allows for floating-point noise: a relative slack of 1e-9 of
 //! Σ|dᵢ|, far below any real difference between metric values.
 
@@ -73,7 +76,8 @@ pub struct SignFlip {
 /// Tests whether the mean of the paired differences `d` is zero (ties must already be exact
 /// zeros, see [`super::differences`]).
 pub fn sign_flip_test(d: &[f64], opts: &Options) -> SignFlip {
-    let v: Vec<f64> = d.iter().copied().filter(|&x| x != 0.0).collect();
+    let mut v: Vec<f64> = d.iter().copied().filter(|&x| x != 0.0).collect();
+    v.sort_by(f64::total_cmp);
     let n = v.len();
     let observed: f64 = v.iter().sum::<f64>().abs();
     let slack = 1e-9 * v.iter().map(|x| x.abs()).sum::<f64>();

@@ -284,18 +284,24 @@ mod tests {
 
     #[test]
     fn field_end_matches_a_byte_scan() {
-        let alphabet = [b'a', b' ', b'\t', b'\n', b'\r', 0x01, 0x0b, 0x0c, 0x1f, b'!', 0xc3, 0xa9];
+        let alphabet = [
+            b'a', b' ', b'\t', b'\n', b'\r', 0x01, 0x0b, 0x0c, 0x1f, b'!', 0xc3, 0xa9,
+        ];
         let mut seed = 12345u64;
         for _ in 0..5000 {
             let len = (seed % 40) as usize;
             let bytes: Vec<u8> = (0..len)
                 .map(|_| {
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     alphabet[(seed >> 33) as usize % alphabet.len()]
                 })
                 .collect();
             for start in 0..len {
-                let want = (start..len).find(|&k| CLASS[bytes[k] as usize] != 0).unwrap_or(len);
+                let want = (start..len)
+                    .find(|&k| CLASS[bytes[k] as usize] != 0)
+                    .unwrap_or(len);
                 assert_eq!(field_end(&bytes, start), want, "{bytes:?} from {start}");
             }
         }
@@ -305,11 +311,12 @@ mod tests {
     fn counts_fields_beyond_the_kept_ones() {
         let mut s = LineSplitter::new(&b"a b c d e f g h i j\n"[..], Path::new("t"));
         let mut count = 0;
-        let _ = s.for_each::<()>(|f| {
-            count = f.count;
-            Ok(ControlFlow::Continue(()))
-        })
-        .unwrap();
+        let _ = s
+            .for_each::<()>(|f| {
+                count = f.count;
+                Ok(ControlFlow::Continue(()))
+            })
+            .unwrap();
         assert_eq!(count, 10);
     }
 
@@ -342,7 +349,10 @@ mod tests {
             })
             .unwrap_err();
         assert_eq!(seen, 2);
-        assert_eq!(err.to_string().split(':').take(3).collect::<Vec<_>>(), ["t", "3", "4"]);
+        assert_eq!(
+            err.to_string().split(':').take(3).collect::<Vec<_>>(),
+            ["t", "3", "4"]
+        );
     }
 
     #[test]

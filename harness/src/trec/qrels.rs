@@ -183,7 +183,10 @@ mod tests {
             ("q1 0 d1 1\nq1 0 d2 1 x\n", "qrels.txt:2: expected 4 fields"),
             ("q1 0 d1 high\n", "qrels.txt:1:9: relevance `high`"),
             ("q1 0 d1 1.5\n", "qrels.txt:1:9: relevance `1.5`"),
-            ("q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n", "qrels.txt:3: document `d1` is judged twice"),
+            (
+                "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n",
+                "qrels.txt:3: document `d1` is judged twice",
+            ),
             ("\n\n", "qrels.txt: the qrels file is empty"),
         ];
         for (input, want) in cases {

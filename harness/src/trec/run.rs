@@ -231,8 +231,7 @@ pub fn read_run(path: &Path) -> Result<Vec<RankedQuery>, TrecError> {
         Ok(ControlFlow::Continue(()))
     })?;
     for q in &mut queries {
-        q.docs
-            .sort_by(|a, b| trec_order((&a.0, a.1), (&b.0, b.1)));
+        q.docs.sort_by(|a, b| trec_order((&a.0, a.1), (&b.0, b.1)));
     }
     queries.sort_by(|a, b| a.qid.as_bytes().cmp(b.qid.as_bytes()));
     Ok(queries)
@@ -268,7 +267,10 @@ mod tests {
     fn errors_name_file_line_and_column() {
         let cases = [
             ("q1 Q0 d1 1 2.5\n", "run.txt:1: expected 6 fields"),
-            ("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 1\n", "run.txt:2: expected 6 fields"),
+            (
+                "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 1\n",
+                "run.txt:2: expected 6 fields",
+            ),
             ("q1 Q0 d1 1 NaN t\n", "run.txt:1:12: score `NaN`"),
             ("q1 Q0 d1 1 inf t\n", "run.txt:1:12: score `inf`"),
             ("q1 Q0 d1 1 abc t\n", "run.txt:1:12: score `abc`"),
@@ -290,7 +292,7 @@ mod tests {
             ("+3.", Some(3.0)),
             (".5", Some(0.5)),
             ("1e3", Some(1000.0)),
-            ("0.1234567890123456789", Some(0.1234567890123456789)),
+            ("0.1234567890123456789", Some(0.123_456_789_012_345_68)),
             ("1.5.2", None),
             ("-", None),
             (".", None),
@@ -314,8 +316,25 @@ mod tests {
 
     #[test]
     fn trec_order_is_score_desc_then_docno_desc() {
-        let mut docs = vec![("a", 1.0), ("b", 2.0), ("c", 1.0), ("B", 1.0), ("z", -0.0), ("y", 0.0)];
+        let mut docs = vec![
+            ("a", 1.0),
+            ("b", 2.0),
+            ("c", 1.0),
+            ("B", 1.0),
+            ("z", -0.0),
+            ("y", 0.0),
+        ];
         docs.sort_by(|a, b| trec_order(*a, *b));
-        assert_eq!(docs, vec![("b", 2.0), ("c", 1.0), ("a", 1.0), ("B", 1.0), ("z", -0.0), ("y", 0.0)]);
+        assert_eq!(
+            docs,
+            vec![
+                ("b", 2.0),
+                ("c", 1.0),
+                ("a", 1.0),
+                ("B", 1.0),
+                ("z", -0.0),
+                ("y", 0.0)
+            ]
+        );
     }
 }

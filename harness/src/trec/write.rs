@@ -9,7 +9,10 @@ use std::io::{self, Write};
 /// by ranklab or trec_eval. Ids and tag must be non-empty and free of whitespace, the score
 /// finite (checked in debug builds).
 pub fn format_run_line(qid: &str, docno: &str, rank: usize, score: f32, tag: &str) -> String {
-    debug_assert!(score.is_finite(), "non-finite score {score} for {qid}/{docno}");
+    debug_assert!(
+        score.is_finite(),
+        "non-finite score {score} for {qid}/{docno}"
+    );
     debug_assert!(
         [qid, docno, tag]
             .iter()
@@ -27,7 +30,9 @@ pub fn write_qrels(w: &mut impl Write, qrels: &[(String, String, i32)]) -> io::R
     if let Some((q, d, _)) = qrels.iter().find(|(q, d, _)| !valid_id(q) || !valid_id(d)) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("qrels ids must be non-empty and free of whitespace: query {q:?}, document {d:?}"),
+            format!(
+                "qrels ids must be non-empty and free of whitespace: query {q:?}, document {d:?}"
+            ),
         ));
     }
     for (qid, docno, rel) in qrels {
@@ -52,9 +57,18 @@ mod tests {
 
     #[test]
     fn formats_a_run_line() {
-        assert_eq!(format_run_line("q1", "d7", 3, 12.5, "bm25"), "q1 Q0 d7 3 12.5 bm25\n");
-        assert_eq!(format_run_line("q1", "d7", 1, 1e-7, "t"), "q1 Q0 d7 1 0.0000001 t\n");
-        assert_eq!(format_run_line("q1", "d7", 1, -3.0, "t"), "q1 Q0 d7 1 -3 t\n");
+        assert_eq!(
+            format_run_line("q1", "d7", 3, 12.5, "bm25"),
+            "q1 Q0 d7 3 12.5 bm25\n"
+        );
+        assert_eq!(
+            format_run_line("q1", "d7", 1, 1e-7, "t"),
+            "q1 Q0 d7 1 0.0000001 t\n"
+        );
+        assert_eq!(
+            format_run_line("q1", "d7", 1, -3.0, "t"),
+            "q1 Q0 d7 1 -3 t\n"
+        );
     }
 
     #[test]
@@ -65,13 +79,22 @@ mod tests {
         ];
         let mut out = Vec::new();
         write_qrels(&mut out, &judged).unwrap();
-        assert_eq!(String::from_utf8(out.clone()).unwrap(), "q2 0 b 2\nq1 0 a 0\n");
+        assert_eq!(
+            String::from_utf8(out.clone()).unwrap(),
+            "q2 0 b 2\nq1 0 a 0\n"
+        );
         let back = Qrels::from_reader(&out[..], Path::new("q")).unwrap();
-        assert_eq!(back.query("q2").unwrap().judgments, vec![("b".to_string(), 2)]);
+        assert_eq!(
+            back.query("q2").unwrap().judgments,
+            vec![("b".to_string(), 2)]
+        );
 
         let mut out = Vec::new();
         let bad = vec![("q 1".to_string(), "a".to_string(), 1)];
-        assert_eq!(write_qrels(&mut out, &bad).unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(
+            write_qrels(&mut out, &bad).unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
         assert!(out.is_empty());
     }
 
