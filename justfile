@@ -25,6 +25,15 @@ test: models
 bench: models
     cargo run --release -q -p ranklab -- bench
 
+# CI gate: the rows of reports/baseline.json plus every paired assertion; exit 1 on a regression.
+# Add SciFact rows with: just gate --beir {{shared}}/scifact
+gate *flags: models
+    cargo run --release -q -p ranklab -- gate {{flags}}
+
+# Tune the brain penalty weights on the last 90 days of merges (prints; add --write to store).
+tune *flags: models
+    cargo run --release -q -p ranklab -- tune --suite tasks/brain --window-days 90 {{flags}}
+
 # Run paired assertions (legacy vs current wiring) of every suite.
 check:
     for p in tasks/*/paired.yaml; do cargo run --release -q -p ranklab -- check "$p"; done

@@ -21,11 +21,15 @@ fn mixed_texts() -> Vec<String> {
         "Berlin is the capital of Germany.",
         "Retry budgets",
     ];
-    (0..12).map(|i| format!("{} ({i})", base[i % base.len()])).collect()
+    (0..12)
+        .map(|i| format!("{} ({i})", base[i % base.len()]))
+        .collect()
 }
 
 fn bits(v: &[Vec<f32>]) -> Vec<Vec<u32>> {
-    v.iter().map(|x| x.iter().map(|f| f.to_bits()).collect()).collect()
+    v.iter()
+        .map(|x| x.iter().map(|f| f.to_bits()).collect())
+        .collect()
 }
 
 #[test]
@@ -39,8 +43,16 @@ fn a_vector_is_the_same_bits_alone_and_in_a_mixed_batch() {
     batch_rev.reverse();
     for (i, t) in refs.iter().enumerate() {
         let alone = e.embed(&[t]).unwrap();
-        assert_eq!(bits(&alone)[0], bits(&batch)[i], "text {i} differs between alone and batch");
-        assert_eq!(bits(&batch_rev)[i], bits(&batch)[i], "text {i} depends on its position");
+        assert_eq!(
+            bits(&alone)[0],
+            bits(&batch)[i],
+            "text {i} differs between alone and batch"
+        );
+        assert_eq!(
+            bits(&batch_rev)[i],
+            bits(&batch)[i],
+            "text {i} depends on its position"
+        );
     }
 }
 
@@ -52,10 +64,16 @@ fn naive_batching_changes_the_bits_even_at_equal_length() {
     let ours = e.embed(&refs).unwrap();
     let naive = e.inner().embed(&refs, Some(refs.len())).unwrap();
     let identical = ours.iter().zip(&naive).filter(|(a, b)| a == b).count();
-    assert!(identical < refs.len(), "fastembed batching is bit-stable now; revisit the batch=1 scheme");
+    assert!(
+        identical < refs.len(),
+        "fastembed batching is bit-stable now; revisit the batch=1 scheme"
+    );
 
     let animals = ["cat", "dog", "cow", "pig", "hen", "fox", "owl", "bee"];
-    let same_len: Vec<String> = animals.iter().map(|a| format!("The {a} sits on the mat.")).collect();
+    let same_len: Vec<String> = animals
+        .iter()
+        .map(|a| format!("The {a} sits on the mat."))
+        .collect();
     let refs: Vec<&str> = same_len.iter().map(String::as_str).collect();
     let lens: Vec<usize> = refs
         .iter()
@@ -79,16 +97,33 @@ fn cold_and_warm_cache_are_bit_identical_and_warm_does_no_model_work() {
     let cold = {
         let cache = EmbeddingCache::open(dir.path(), &e).unwrap();
         let (v, stats) = cache.embed(&mut e, &refs).unwrap();
-        assert_eq!(stats, CacheStats { hits: 0, misses: refs.len(), rebuilt: 0 });
+        assert_eq!(
+            stats,
+            CacheStats {
+                hits: 0,
+                misses: refs.len(),
+                rebuilt: 0
+            }
+        );
         v
     };
     let cache = EmbeddingCache::open(dir.path(), &e).unwrap();
     let (warm, stats) = cache.embed(&mut e, &refs).unwrap();
-    assert_eq!(stats, CacheStats { hits: refs.len(), misses: 0, rebuilt: 0 });
+    assert_eq!(
+        stats,
+        CacheStats {
+            hits: refs.len(),
+            misses: 0,
+            rebuilt: 0
+        }
+    );
     assert_eq!(bits(&cold), bits(&warm));
     // A warm-cache subset in another order is still the same bits.
     let (again, _) = cache.embed(&mut e, &[refs[3], refs[0]]).unwrap();
-    assert_eq!(bits(&again), vec![bits(&cold)[3].clone(), bits(&cold)[0].clone()]);
+    assert_eq!(
+        bits(&again),
+        vec![bits(&cold)[3].clone(), bits(&cold)[0].clone()]
+    );
 }
 
 #[test]
@@ -114,7 +149,14 @@ fn damaged_cache_entries_are_detected_and_rebuilt_to_the_same_bits() {
         let cache = EmbeddingCache::open(dir.path(), &e).unwrap();
         assert_eq!(cache.discarded_at_open(), 1);
         let (v, stats) = cache.embed(&mut e, &refs).unwrap();
-        assert_eq!(stats, CacheStats { hits: refs.len() - 1, misses: 1, rebuilt: 1 });
+        assert_eq!(
+            stats,
+            CacheStats {
+                hits: refs.len() - 1,
+                misses: 1,
+                rebuilt: 1
+            }
+        );
         assert_eq!(bits(&v), bits(&original));
     }
 
@@ -124,7 +166,14 @@ fn damaged_cache_entries_are_detected_and_rebuilt_to_the_same_bits() {
     let cache = EmbeddingCache::open(dir.path(), &e).unwrap();
     assert_eq!(cache.discarded_at_open(), 1);
     let (v, stats) = cache.embed(&mut e, &refs).unwrap();
-    assert_eq!(stats, CacheStats { hits: refs.len() - 1, misses: 1, rebuilt: 1 });
+    assert_eq!(
+        stats,
+        CacheStats {
+            hits: refs.len() - 1,
+            misses: 1,
+            rebuilt: 1
+        }
+    );
     assert_eq!(bits(&v), bits(&original));
     drop(cache);
     let cache = EmbeddingCache::open(dir.path(), &e).unwrap();

@@ -10,7 +10,9 @@
 //!   values of that scheme (0.7758, 0.3597, 0.3527) were recorded on this setup (ONNX Runtime
 //!   1.32.0, x86_64, Nov 2026) and are pinned here so a change to them is seen.
 
-use ranklab_engine::dense::{cosine, embed_query, Embedder, EmbeddingCache, FastembedEmbedder, BGE_QUERY_INSTRUCTION};
+use ranklab_engine::dense::{
+    cosine, embed_query, Embedder, EmbeddingCache, FastembedEmbedder, BGE_QUERY_INSTRUCTION,
+};
 
 fn model() -> FastembedEmbedder {
     FastembedEmbedder::open("bge-small-en-v1.5").unwrap_or_else(|e| panic!("{e}"))
@@ -25,7 +27,10 @@ const SENTENCES: [&str; 3] = [
 fn check(v: &[Vec<f32>], expected: [((usize, usize), f32); 3], what: &str) {
     for ((i, j), want) in expected {
         let got = cosine(&v[i], &v[j]);
-        assert!((got - want).abs() < 1e-3, "{what}: cos({i},{j}) = {got:.4}, expected {want}");
+        assert!(
+            (got - want).abs() < 1e-3,
+            "{what}: cos({i},{j}) = {got:.4}, expected {want}"
+        );
     }
 }
 
@@ -33,7 +38,11 @@ fn check(v: &[Vec<f32>], expected: [((usize, usize), f32); 3], what: &str) {
 fn bge_small_reproduces_the_models_md_reference_in_one_batch() {
     let mut e = model();
     let v = e.inner().embed(SENTENCES, None).unwrap();
-    check(&v, [((0, 1), 0.7675), ((0, 2), 0.3487), ((1, 2), 0.3511)], "models.md reference, one batch");
+    check(
+        &v,
+        [((0, 1), 0.7675), ((0, 2), 0.3487), ((1, 2), 0.3511)],
+        "models.md reference, one batch",
+    );
 }
 
 #[test]
@@ -41,10 +50,17 @@ fn bge_small_one_text_at_a_time_gives_the_pinned_cosines() {
     let mut e = model();
     assert_eq!(e.dim(), 384);
     let v = e.embed(&SENTENCES).unwrap();
-    check(&v, [((0, 1), 0.7758), ((0, 2), 0.3597), ((1, 2), 0.3527)], "ranklab scheme, batch 1");
+    check(
+        &v,
+        [((0, 1), 0.7758), ((0, 2), 0.3597), ((1, 2), 0.3527)],
+        "ranklab scheme, batch 1",
+    );
     for x in &v {
         let norm = x.iter().map(|a| a * a).sum::<f32>().sqrt();
-        assert!((norm - 1.0).abs() < 1e-4, "vectors are L2-normalized, got norm {norm}");
+        assert!(
+            (norm - 1.0).abs() < 1e-4,
+            "vectors are L2-normalized, got norm {norm}"
+        );
     }
 }
 
@@ -53,8 +69,17 @@ fn identity_names_model_hash_length_pooling_and_scheme() {
     let e = model();
     let id = e.identity();
     assert!(id.starts_with("bge-small-en-v1.5 "), "{id}");
-    assert!(id.contains("onnx-sha256=68807e3ff2abb83cdd708d8243fd398246e397bfee2ba611c2bad728e27df743"), "{id}");
-    for part in ["max_len=512", "pooling=cls", "norm=l2", "batch=1", "dim=384"] {
+    assert!(
+        id.contains("onnx-sha256=68807e3ff2abb83cdd708d8243fd398246e397bfee2ba611c2bad728e27df743"),
+        "{id}"
+    );
+    for part in [
+        "max_len=512",
+        "pooling=cls",
+        "norm=l2",
+        "batch=1",
+        "dim=384",
+    ] {
         assert!(id.contains(part), "{id} lacks {part}");
     }
 }
@@ -65,6 +90,8 @@ fn queries_get_the_bge_retrieval_instruction() {
     assert_eq!(e.query_instruction(), BGE_QUERY_INSTRUCTION);
     let cache = EmbeddingCache::in_memory(&e);
     let q = embed_query(&mut e, &cache, "feline on a mat").unwrap();
-    let with = e.embed(&[&format!("{BGE_QUERY_INSTRUCTION}feline on a mat")]).unwrap();
+    let with = e
+        .embed(&[&format!("{BGE_QUERY_INSTRUCTION}feline on a mat")])
+        .unwrap();
     assert_eq!(q, with[0]);
 }

@@ -11,7 +11,8 @@
 
 use ranklab_engine::ranking::Hit;
 use ranklab_engine::rerank::{
-    rerank_shortlist, Candidate, CrossEncoder, CrossEncoderOptions, FastembedCrossEncoder, ScoreCache,
+    rerank_shortlist, Candidate, CrossEncoder, CrossEncoderOptions, FastembedCrossEncoder,
+    ScoreCache,
 };
 
 const QUERY: &str = "How many people live in Berlin?";
@@ -27,7 +28,10 @@ fn model() -> FastembedCrossEncoder {
 
 fn check(scores: &[f32], expected: [f32; 3], what: &str) {
     for (got, want) in scores.iter().zip(expected) {
-        assert!((got - want).abs() < 1e-3, "{what}: got {got:.4}, expected {want}");
+        assert!(
+            (got - want).abs() < 1e-3,
+            "{what}: got {got:.4}, expected {want}"
+        );
     }
 }
 
@@ -37,7 +41,11 @@ fn l12_reproduces_the_models_md_berlin_logits_in_one_batch() {
     let mut ranked = ce.inner().rerank(QUERY, &PASSAGES, false, None).unwrap();
     ranked.sort_by_key(|r| r.index);
     let scores: Vec<f32> = ranked.iter().map(|r| r.score).collect();
-    check(&scores, [9.384, -2.146, -11.191], "models.md reference, one batch");
+    check(
+        &scores,
+        [9.384, -2.146, -11.191],
+        "models.md reference, one batch",
+    );
 }
 
 #[test]
@@ -67,7 +75,10 @@ fn a_pair_scores_the_same_bits_alone_and_among_others() {
         naive_scores[r.index] = r.score;
     }
     assert!(
-        naive_scores.iter().zip(&together).any(|(a, b)| a.to_bits() != b.to_bits()),
+        naive_scores
+            .iter()
+            .zip(&together)
+            .any(|(a, b)| a.to_bits() != b.to_bits()),
         "batched scores are bit-stable now; revisit the batch=1 default"
     );
 }
@@ -76,7 +87,14 @@ fn a_pair_scores_the_same_bits_alone_and_among_others() {
 fn batch_size_is_part_of_the_identity() {
     let dir = ranklab_engine::models::ensure_model("ms-marco-MiniLM-L-12-v2").unwrap();
     let b1 = FastembedCrossEncoder::load(&dir, &CrossEncoderOptions::default()).unwrap();
-    let b8 = FastembedCrossEncoder::load(&dir, &CrossEncoderOptions { batch_size: 8, ..Default::default() }).unwrap();
+    let b8 = FastembedCrossEncoder::load(
+        &dir,
+        &CrossEncoderOptions {
+            batch_size: 8,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_ne!(b1.identity(), b8.identity());
 }
 
@@ -89,7 +107,11 @@ fn the_shortlist_stage_returns_the_model_scores_and_orders_by_them() {
     let hits: Vec<Hit> = [2usize, 1, 0]
         .iter()
         .enumerate()
-        .map(|(rank, &doc)| Hit { doc, score: 1.0 - rank as f32 * 0.1, section: 0 })
+        .map(|(rank, &doc)| Hit {
+            doc,
+            score: 1.0 - rank as f32 * 0.1,
+            section: 0,
+        })
         .collect();
     let cand = |h: &Hit| Candidate {
         doc_id: format!("doc{}", h.doc),
@@ -100,7 +122,10 @@ fn the_shortlist_stage_returns_the_model_scores_and_orders_by_them() {
     let order: Vec<usize> = out.iter().map(|r| r.hit.doc).collect();
     assert_eq!(order, [0, 1, 2]);
     for r in &out {
-        assert_eq!(r.rerank_score.unwrap().to_bits(), direct[r.hit.doc].to_bits());
+        assert_eq!(
+            r.rerank_score.unwrap().to_bits(),
+            direct[r.hit.doc].to_bits()
+        );
     }
     let (_, stats) = rerank_shortlist(QUERY, &hits, 2, cand, &mut ce, &cache).unwrap();
     assert_eq!((stats.scored, stats.cached), (0, 2));

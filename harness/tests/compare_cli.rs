@@ -16,19 +16,36 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn ranklab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ranklab")).args(args).output().expect("run ranklab")
+    Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args(args)
+        .output()
+        .expect("run ranklab")
 }
 
 fn ok(args: &[&str]) -> String {
     let out = ranklab(args);
-    assert!(out.status.success(), "ranklab {args:?} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "ranklab {args:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
 fn fails(args: &[&str]) -> String {
     let out = ranklab(args);
-    assert_eq!(out.status.code(), Some(2), "ranklab {args:?}: {}", String::from_utf8_lossy(&out.stdout));
-    assert!(out.stdout.is_empty(), "no partial output: {}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "ranklab {args:?}: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "no partial output: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     String::from_utf8(out.stderr).unwrap()
 }
 
@@ -38,7 +55,9 @@ struct Files {
 
 impl Files {
     fn new() -> Self {
-        Files { dir: tempfile::tempdir().unwrap() }
+        Files {
+            dir: tempfile::tempdir().unwrap(),
+        }
     }
     fn write(&self, name: &str, body: &str) -> String {
         let p = self.dir.path().join(name);
@@ -49,7 +68,9 @@ impl Files {
 
 /// Qrels: query qN judges document `rN` relevant, `xN` not.
 fn qrels(n: usize) -> String {
-    (1..=n).map(|q| format!("q{q} 0 r{q} 1\nq{q} 0 x{q} 0\n")).collect()
+    (1..=n)
+        .map(|q| format!("q{q} 0 r{q} 1\nq{q} 0 x{q} 0\n"))
+        .collect()
 }
 
 /// A run whose relevant document of query q sits at `rank(q)` (1-based; 0 = not retrieved),
@@ -59,7 +80,11 @@ fn run(n: usize, tag: &str, rank: impl Fn(usize) -> usize) -> String {
     for q in 1..=n {
         let r = rank(q);
         for pos in 1..=5 {
-            let doc = if pos == r { format!("r{q}") } else { format!("f{q}_{pos}") };
+            let doc = if pos == r {
+                format!("r{q}")
+            } else {
+                format!("f{q}_{pos}")
+            };
             s.push_str(&format!("q{q} Q0 {doc} {pos} {} {tag}\n", 10 - pos));
         }
     }
@@ -74,7 +99,10 @@ fn identical_runs_do_not_differ() {
     let b = f.write("b.trec", &run(6, "b", |q| q % 3 + 1));
     let out = ok(&["compare", "--qrels", &q, &a, &b, "-m", "recip_rank"]);
     assert!(out.contains("| recip_rank | b | 0.6111 | 0.0000 [0.0000, 0.0000] | 1.0000 | 1.0000 | exact, n = 0 | 0/6/0 |"), "{out}");
-    assert!(out.contains("No run differs significantly from the baseline `a` at 0.05 on recip_rank"), "{out}");
+    assert!(
+        out.contains("No run differs significantly from the baseline `a` at 0.05 on recip_rank"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -83,31 +111,72 @@ fn hand_computed_four_queries() {
     let q = f.write("qrels", &qrels(4));
     let a = f.write("base.trec", &run(4, "base", |_| 1));
     let b = f.write("new.trec", &run(4, "new", |q| if q <= 2 { 2 } else { 1 }));
-    let out = ok(&["compare", "--qrels", &q, &a, &b, "-m", "recip_rank", "-m", "P.1"]);
+    let out = ok(&[
+        "compare",
+        "--qrels",
+        &q,
+        &a,
+        &b,
+        "-m",
+        "recip_rank",
+        "-m",
+        "P.1",
+    ]);
     // Differences −1/2, −1/2, 0, 0: Δ = −1/4; the 4 assignments of ±1/2 ±1/2 give |Σ| = 1, 0, 0,
     // 1: p = 2/4. For P_1 the differences are −1, −1, 0, 0: same p, Δ = −1/2.
-    assert!(out.contains("| recip_rank | base (baseline) | 1.0000 | — | — | — | — | — |"), "{out}");
-    assert!(out.contains("| recip_rank | new | 0.7500 | -0.2500 ["), "{out}");
-    assert!(out.contains("| 0.5000 | 0.5000 | exact, n = 2 | 0/2/2 |"), "{out}");
+    assert!(
+        out.contains("| recip_rank | base (baseline) | 1.0000 | — | — | — | — | — |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| recip_rank | new | 0.7500 | -0.2500 ["),
+        "{out}"
+    );
+    assert!(
+        out.contains("| 0.5000 | 0.5000 | exact, n = 2 | 0/2/2 |"),
+        "{out}"
+    );
     assert!(out.contains("| P_1 | new | 0.5000 | -0.5000 ["), "{out}");
     let eval = ok(&["eval", "-m", "recip_rank", &q, &b]);
-    assert!(eval.contains("recip_rank            \tall\t0.7500"), "{eval}");
+    assert!(
+        eval.contains("recip_rank            \tall\t0.7500"),
+        "{eval}"
+    );
 }
 
 #[test]
 fn clear_difference_is_sampled_significant_and_reproducible() {
     let f = Files::new();
     let q = f.write("qrels", &qrels(40));
-    let a = f.write("bm25.trec", &run(40, "bm25", |q| if q % 4 == 0 { 1 } else { 3 }));
-    let b = f.write("dense.trec", &run(40, "dense", |q| if q % 5 == 0 { 2 } else { 1 }));
+    let a = f.write(
+        "bm25.trec",
+        &run(40, "bm25", |q| if q % 4 == 0 { 1 } else { 3 }),
+    );
+    let b = f.write(
+        "dense.trec",
+        &run(40, "dense", |q| if q % 5 == 0 { 2 } else { 1 }),
+    );
     let args = ["compare", "--qrels", &q, &a, &b, "-m", "recip_rank"];
     let out = ok(&args);
     // 32 queries differ (8 tie at rank 1): more than 20, so the p-value is sampled.
     assert!(out.contains("sampled ×100,000, n = 32"), "{out}");
-    assert!(out.contains("`dense` is higher on recip_rank (Δ +"), "{out}");
+    assert!(
+        out.contains("`dense` is higher on recip_rank (Δ +"),
+        "{out}"
+    );
     assert!(out.contains("Seed 42."), "{out}");
     assert_eq!(out, ok(&args), "second run differs");
-    let seeded = ok(&["compare", "--qrels", &q, &a, &b, "-m", "recip_rank", "--seed", "7"]);
+    let seeded = ok(&[
+        "compare",
+        "--qrels",
+        &q,
+        &a,
+        &b,
+        "-m",
+        "recip_rank",
+        "--seed",
+        "7",
+    ]);
     assert!(seeded.contains("Seed 7."), "{seeded}");
 }
 
@@ -118,7 +187,18 @@ fn holm_across_three_runs() {
     let a = f.write("a.trec", &run(8, "a", |_| 2));
     let b = f.write("b.trec", &run(8, "b", |_| 1));
     let c = f.write("c.trec", &run(8, "c", |q| if q == 1 { 1 } else { 2 }));
-    let out = ok(&["compare", "--qrels", &q, &a, &b, &c, "-m", "recip_rank", "--format", "json"]);
+    let out = ok(&[
+        "compare",
+        "--qrels",
+        &q,
+        &a,
+        &b,
+        &c,
+        "-m",
+        "recip_rank",
+        "--format",
+        "json",
+    ]);
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
     let rows = j["summary"].as_array().unwrap();
     // b: 8 gains of 1/2, p = 2/256; c: one gain, p = 1; Holm: b ×2 = 4/256, c max(1, …) = 1.
@@ -128,7 +208,10 @@ fn holm_across_three_runs() {
     assert_eq!(rows[2]["p_holm"], serde_json::json!(1.0));
     assert_eq!(rows[0]["p"], serde_json::Value::Null);
     assert_eq!(j["statistics"]["seed"], serde_json::json!(42));
-    assert!(j["reading"].as_str().unwrap().contains("`b` is higher on recip_rank"));
+    assert!(j["reading"]
+        .as_str()
+        .unwrap()
+        .contains("`b` is higher on recip_rank"));
 }
 
 #[test]
@@ -136,15 +219,28 @@ fn different_query_sets_are_an_error_unless_complete() {
     let f = Files::new();
     let q = f.write("qrels", &qrels(5));
     let a = f.write("a.trec", &run(5, "a", |_| 1));
-    let short: String = run(5, "b", |_| 2).lines().filter(|l| !l.starts_with("q4 ") && !l.starts_with("q5 ")).map(|l| format!("{l}\n")).collect();
+    let short: String = run(5, "b", |_| 2)
+        .lines()
+        .filter(|l| !l.starts_with("q4 ") && !l.starts_with("q5 "))
+        .map(|l| format!("{l}\n"))
+        .collect();
     let b = f.write("b.trec", &short);
     let err = fails(&["compare", "--qrels", &q, &a, &b]);
-    assert!(err.contains("the runs cover different judged queries"), "{err}");
+    assert!(
+        err.contains("the runs cover different judged queries"),
+        "{err}"
+    );
     assert!(err.contains("a (") && err.contains(") has all 5"), "{err}");
-    assert!(err.contains("b (") && err.contains(") lacks 2: q4, q5"), "{err}");
+    assert!(
+        err.contains("b (") && err.contains(") lacks 2: q4, q5"),
+        "{err}"
+    );
     assert!(err.contains("pass -c"), "{err}");
     let out = ok(&["compare", "-c", "--qrels", &q, &a, &b, "-m", "recip_rank"]);
-    assert!(out.contains("(-c: a query missing from a run counts 0; b lacks 2)"), "{out}");
+    assert!(
+        out.contains("(-c: a query missing from a run counts 0; b lacks 2)"),
+        "{out}"
+    );
     // q1..q3 at rank 2 (1/2), q4, q5 missing (0): mean 0.3.
     assert!(out.contains("| recip_rank | b | 0.3000 |"), "{out}");
 }
@@ -157,8 +253,19 @@ fn too_few_runs_and_unknown_measures_exit_2() {
     let err = fails(&["compare", "--qrels", &q, &a]);
     assert!(err.contains("at least two runs"), "{err}");
     let err = fails(&["compare", "--qrels", &q, &a, &a, "-m", "mrr"]);
-    assert!(err.contains("unknown measure `mrr`; ranklab implements: num_ret, num_rel, num_rel_ret, map"), "{err}");
-    let err = fails(&["compare", "--qrels", &q, &a, &f.write("bad.trec", "q1 Q0 d1 1 NaN t\n")]);
+    assert!(
+        err.contains(
+            "unknown measure `mrr`; ranklab implements: num_ret, num_rel, num_rel_ret, map"
+        ),
+        "{err}"
+    );
+    let err = fails(&[
+        "compare",
+        "--qrels",
+        &q,
+        &a,
+        &f.write("bad.trec", "q1 Q0 d1 1 NaN t\n"),
+    ]);
     assert!(err.contains("bad.trec:1"), "{err}");
 }
 
@@ -168,7 +275,17 @@ fn csv_json_and_per_query() {
     let q = f.write("qrels", &qrels(3));
     let a = f.write("a.trec", &run(3, "a", |_| 1));
     let b = f.write("b.trec", &run(3, "b", |q| q));
-    let csv = ok(&["compare", "--qrels", &q, &a, &b, "-m", "recip_rank", "--format", "csv"]);
+    let csv = ok(&[
+        "compare",
+        "--qrels",
+        &q,
+        &a,
+        &b,
+        "-m",
+        "recip_rank",
+        "--format",
+        "csv",
+    ]);
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
@@ -177,13 +294,53 @@ fn csv_json_and_per_query() {
     assert!(lines.next().unwrap().starts_with("recip_rank,a,"));
     let row: Vec<&str> = lines.next().unwrap().split(',').collect();
     // 1/2 and 1/3 lost on q2, q3: Δ = (−1/2 − 2/3)/3 = −0.3889; p = 2/4.
-    assert_eq!((row[4], row[5], row[8], row[9], row[10]), ("0.6111", "-0.3889", "0.5000", "exact", "2"));
-    let per_query = ok(&["compare", "--qrels", &q, &a, &b, "-m", "recip_rank", "--format", "csv", "--per-query"]);
+    assert_eq!(
+        (row[4], row[5], row[8], row[9], row[10]),
+        ("0.6111", "-0.3889", "0.5000", "exact", "2")
+    );
+    let per_query = ok(&[
+        "compare",
+        "--qrels",
+        &q,
+        &a,
+        &b,
+        "-m",
+        "recip_rank",
+        "--format",
+        "csv",
+        "--per-query",
+    ]);
     assert_eq!(per_query, "query,measure,a,b,Δ b\nq1,recip_rank,1.0000,1.0000,0.0000\nq2,recip_rank,1.0000,0.5000,-0.5000\nq3,recip_rank,1.0000,0.3333,-0.6667\n");
-    let md = ok(&["compare", "--qrels", &q, &a, &b, "-m", "recip_rank", "--per-query"]);
-    assert!(md.contains("## Per query\n\n| query | measure | a | b | Δ b |\n"), "{md}");
-    assert!(md.contains("| q3 | recip_rank | 1.0000 | 0.3333 | -0.6667 |"), "{md}");
-    let json = ok(&["compare", "--qrels", &q, &a, &b, "-m", "recip_rank", "--format", "json", "--per-query"]);
+    let md = ok(&[
+        "compare",
+        "--qrels",
+        &q,
+        &a,
+        &b,
+        "-m",
+        "recip_rank",
+        "--per-query",
+    ]);
+    assert!(
+        md.contains("## Per query\n\n| query | measure | a | b | Δ b |\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| q3 | recip_rank | 1.0000 | 0.3333 | -0.6667 |"),
+        "{md}"
+    );
+    let json = ok(&[
+        "compare",
+        "--qrels",
+        &q,
+        &a,
+        &b,
+        "-m",
+        "recip_rank",
+        "--format",
+        "json",
+        "--per-query",
+    ]);
     let j: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(j["summary"][1]["delta"], serde_json::json!(-0.3889));
     assert_eq!(j["per_query"].as_array().unwrap().len(), 3);
@@ -195,7 +352,11 @@ fn trec_eval_data() -> PathBuf {
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
     };
     let dir = base.join("trec_eval");
-    assert!(dir.join("qrels.test").is_file(), "trec_eval test data not found at {}: set RANKLAB_SHARED_DATA", dir.display());
+    assert!(
+        dir.join("qrels.test").is_file(),
+        "trec_eval test data not found at {}: set RANKLAB_SHARED_DATA",
+        dir.display()
+    );
     dir
 }
 
@@ -205,9 +366,27 @@ fn baseline_mean_matches_trec_eval() {
     let s = |n: &str| d.join(n).to_str().unwrap().to_string();
     // out.test.aqc: trec_eval -m all_trec -q -c qrels.test results.trunc.
     let expected = std::fs::read_to_string(d.join("out.test.aqc")).unwrap();
-    let map_all = expected.lines().find(|l| l.starts_with("map ") && l.contains("\tall\t")).unwrap();
+    let map_all = expected
+        .lines()
+        .find(|l| l.starts_with("map ") && l.contains("\tall\t"))
+        .unwrap();
     let value = map_all.rsplit('\t').next().unwrap();
-    let out = ok(&["compare", "-c", "--qrels", &s("qrels.test"), &s("results.trunc"), &s("results.test"), "-m", "map"]);
+    let out = ok(&[
+        "compare",
+        "-c",
+        "--qrels",
+        &s("qrels.test"),
+        &s("results.trunc"),
+        &s("results.test"),
+        "-m",
+        "map",
+    ]);
     // Both files have the stem `results`, so each is labelled by its path.
-    assert!(out.contains(&format!("| map | {} (baseline) | {value} |", s("results.trunc"))), "want {value}: {out}");
+    assert!(
+        out.contains(&format!(
+            "| map | {} (baseline) | {value} |",
+            s("results.trunc")
+        )),
+        "want {value}: {out}"
+    );
 }

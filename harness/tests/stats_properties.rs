@@ -19,11 +19,20 @@ fn metric() -> impl Strategy<Value = f64> {
 }
 
 fn pairs(max: usize) -> impl Strategy<Value = (Vec<f64>, Vec<f64>)> {
-    (1..=max).prop_flat_map(|n| (prop::collection::vec(metric(), n), prop::collection::vec(metric(), n)))
+    (1..=max).prop_flat_map(|n| {
+        (
+            prop::collection::vec(metric(), n),
+            prop::collection::vec(metric(), n),
+        )
+    })
 }
 
 fn fast() -> Options {
-    Options { permutations: 10_000, resamples: 10_000, ..Options::default() }
+    Options {
+        permutations: 10_000,
+        resamples: 10_000,
+        ..Options::default()
+    }
 }
 
 /// Share of the 2^n sign assignments of `d`'s non-zero values with |Σ| ≥ |observed|, summing
@@ -35,7 +44,11 @@ fn oracle_p(d: &[f64]) -> f64 {
     let n = v.len();
     let mut hits = 0u64;
     for mask in 0u64..(1 << n) {
-        let s: f64 = v.iter().enumerate().map(|(i, x)| if mask >> i & 1 == 1 { -x } else { *x }).sum();
+        let s: f64 = v
+            .iter()
+            .enumerate()
+            .map(|(i, x)| if mask >> i & 1 == 1 { -x } else { *x })
+            .sum();
         if s.abs() >= observed - slack {
             hits += 1;
         }

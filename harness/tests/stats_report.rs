@@ -44,7 +44,15 @@ fn report_statistics_and_plots() {
 
     let s = stats_section::section(&corpus, &suite, &ex, &r, &set).unwrap();
     let names: Vec<String> = s.columns.iter().map(|c| c.name().to_string()).collect();
-    assert_eq!(names, ["Δ recall@5 [95% CI]", "p recall@5 (Holm)", "Δ MRR [95% CI]", "p MRR (Holm)"]);
+    assert_eq!(
+        names,
+        [
+            "Δ recall@5 [95% CI]",
+            "p recall@5 (Holm)",
+            "Δ MRR [95% CI]",
+            "p MRR (Holm)"
+        ]
+    );
     for c in &s.columns {
         assert_eq!(c.len(), 3);
         assert_eq!(c.get(0).unwrap().to_string().trim_matches('"'), "—");
@@ -60,21 +68,43 @@ fn report_statistics_and_plots() {
     assert!(!s.reading.contains('\n'));
     assert!(s.reading.contains("`anserini`"), "{}", s.reading);
     assert!(s.method.contains("Seed 42."), "{}", s.method);
-    assert!(s.method.contains("are exact"), "20 tasks: every p-value is exact: {}", s.method);
+    assert!(
+        s.method.contains("are exact"),
+        "20 tasks: every p-value is exact: {}",
+        s.method
+    );
 
     let (cols, reading) = stats_section::delta_columns(&corpus, &suite, &ex, &r, &set).unwrap();
     assert_eq!(cols.len(), 4);
     assert_eq!(reading, s.reading);
 
     let p = plots::render(&corpus, &suite, &ex, &r, &set, "bm25-params").unwrap();
-    let files: Vec<String> = p.files.iter().map(|(f, _)| f.display().to_string()).collect();
-    assert_eq!(files, ["bm25-params.metrics.svg", "bm25-params.delta.svg", "bm25-params.tasks.svg"]);
+    let files: Vec<String> = p
+        .files
+        .iter()
+        .map(|(f, _)| f.display().to_string())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "bm25-params.metrics.svg",
+            "bm25-params.delta.svg",
+            "bm25-params.tasks.svg"
+        ]
+    );
     for (path, bytes) in &p.files {
         let name = path.display();
         let svg = std::str::from_utf8(bytes).unwrap();
-        assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{name}");
+        assert!(
+            svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
+            "{name}"
+        );
         assert!(svg.ends_with("</svg>\n"), "{name}");
-        assert_eq!(svg.matches("<text").count(), svg.matches("</text>").count(), "{name}");
+        assert_eq!(
+            svg.matches("<text").count(),
+            svg.matches("</text>").count(),
+            "{name}"
+        );
         assert!(!svg.contains("NaN") && !svg.contains("inf"), "{name}");
         assert!(p.markdown.contains(&format!("]({name})")), "{}", p.markdown);
     }

@@ -78,7 +78,11 @@ impl EmbeddingCache {
     pub fn in_memory(embedder: &dyn Embedder) -> EmbeddingCache {
         let identity = embedder.identity().to_string();
         EmbeddingCache {
-            file: Mutex::new(RecordFile::in_memory("embeddings", &identity, embedder.dim() * 4)),
+            file: Mutex::new(RecordFile::in_memory(
+                "embeddings",
+                &identity,
+                embedder.dim() * 4,
+            )),
             identity,
             dim: embedder.dim(),
             totals: Mutex::new(CacheStats::default()),
@@ -107,7 +111,11 @@ impl EmbeddingCache {
 
     /// The vectors of `texts`, in order: from the cache, or embedded (each distinct text once)
     /// and stored. `embedder` must be the one the cache was opened for.
-    pub fn embed(&self, embedder: &mut dyn Embedder, texts: &[&str]) -> Result<(Vec<Vec<f32>>, CacheStats)> {
+    pub fn embed(
+        &self,
+        embedder: &mut dyn Embedder,
+        texts: &[&str],
+    ) -> Result<(Vec<Vec<f32>>, CacheStats)> {
         self.embed_with_progress(embedder, texts, &mut |_, _| {})
     }
 
@@ -157,7 +165,11 @@ impl EmbeddingCache {
             if vectors.len() != batch.len() {
                 return Err(Error::Model {
                     model: self.identity.clone(),
-                    message: format!("returned {} vectors for {} texts", vectors.len(), batch.len()),
+                    message: format!(
+                        "returned {} vectors for {} texts",
+                        vectors.len(),
+                        batch.len()
+                    ),
                 });
             }
             let mut file = self.lock();
@@ -180,8 +192,16 @@ impl EmbeddingCache {
             }
             progress((done * CHUNK + chunk.len()).min(todo.len()), todo.len());
         }
-        self.totals.lock().unwrap_or_else(|p| p.into_inner()).add(stats);
-        Ok((out.into_iter().map(|v| v.expect("every position filled")).collect(), stats))
+        self.totals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(stats);
+        Ok((
+            out.into_iter()
+                .map(|v| v.expect("every position filled"))
+                .collect(),
+            stats,
+        ))
     }
 
     /// Writes new entries to disk (atomically). Also done on drop, with a warning on failure.
@@ -229,13 +249,27 @@ mod tests {
         let cold = {
             let cache = EmbeddingCache::open(dir.path(), &e).unwrap();
             let (v, s) = cache.embed(&mut e, &texts).unwrap();
-            assert_eq!(s, CacheStats { hits: 1, misses: 3, rebuilt: 0 });
+            assert_eq!(
+                s,
+                CacheStats {
+                    hits: 1,
+                    misses: 3,
+                    rebuilt: 0
+                }
+            );
             assert_eq!(e.calls(), 3);
             v
         };
         let cache = EmbeddingCache::open(dir.path(), &e).unwrap();
         let (warm, s) = cache.embed(&mut e, &texts).unwrap();
-        assert_eq!(s, CacheStats { hits: 4, misses: 0, rebuilt: 0 });
+        assert_eq!(
+            s,
+            CacheStats {
+                hits: 4,
+                misses: 0,
+                rebuilt: 0
+            }
+        );
         assert_eq!(e.calls(), 3, "a warm cache does no model work");
         let bits = |v: &Vec<Vec<f32>>| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&cold), bits(&warm));

@@ -82,22 +82,31 @@ impl FastembedEmbedder {
         let onnx = std::fs::read(&onnx_path).map_err(|e| Error::io(&onnx_path, e))?;
         let tokenizer = model.tokenizer_files()?;
         let pooling = model.pooling.unwrap_or(Pooling::Mean);
-        let max_length = options.max_length.unwrap_or(model.max_length).min(model.max_length);
+        let max_length = options
+            .max_length
+            .unwrap_or(model.max_length)
+            .min(model.max_length);
         let environment = models::ort_environment()?;
-        let n = options.workers.unwrap_or_else(models::default_workers).max(1);
+        let n = options
+            .workers
+            .unwrap_or_else(models::default_workers)
+            .max(1);
         let mut workers = Vec::with_capacity(n);
         for _ in 0..n {
-            let user_model = UserDefinedEmbeddingModel::new(onnx.clone(), tokenizer.clone()).with_pooling(match pooling {
-                Pooling::Cls => fastembed::Pooling::Cls,
-                Pooling::Mean => fastembed::Pooling::Mean,
-            });
+            let user_model = UserDefinedEmbeddingModel::new(onnx.clone(), tokenizer.clone())
+                .with_pooling(match pooling {
+                    Pooling::Cls => fastembed::Pooling::Cls,
+                    Pooling::Mean => fastembed::Pooling::Mean,
+                });
             let init = InitOptionsUserDefined::new()
                 .with_environment(environment.clone())
                 .with_max_length(max_length)
                 .with_intra_threads(1);
             workers.push(TextEmbedding::try_new_from_user_defined(user_model, init).map_err(fail)?);
         }
-        let probe = workers[0].embed(["dimension probe"], Some(1)).map_err(fail)?;
+        let probe = workers[0]
+            .embed(["dimension probe"], Some(1))
+            .map_err(fail)?;
         let dim = probe.first().map(Vec::len).unwrap_or(0);
         if dim == 0 {
             return Err(Error::Model {

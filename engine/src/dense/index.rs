@@ -26,7 +26,11 @@ pub struct DenseIndex {
 
 impl DenseIndex {
     /// Embeds every section of `corpus` (`Document::section_text`) through `cache`.
-    pub fn build(corpus: &Corpus, embedder: &mut dyn Embedder, cache: &EmbeddingCache) -> Result<(DenseIndex, CacheStats)> {
+    pub fn build(
+        corpus: &Corpus,
+        embedder: &mut dyn Embedder,
+        cache: &EmbeddingCache,
+    ) -> Result<(DenseIndex, CacheStats)> {
         DenseIndex::build_with_progress(corpus, embedder, cache, &mut |_, _| {})
     }
 
@@ -40,7 +44,12 @@ impl DenseIndex {
         let docs: Vec<(String, Vec<String>)> = corpus
             .docs
             .iter()
-            .map(|d| (d.id.clone(), (0..d.sections.len()).map(|i| d.section_text(i)).collect()))
+            .map(|d| {
+                (
+                    d.id.clone(),
+                    (0..d.sections.len()).map(|i| d.section_text(i)).collect(),
+                )
+            })
             .collect();
         DenseIndex::from_texts(&docs, embedder, cache, progress)
     }
@@ -52,7 +61,10 @@ impl DenseIndex {
         cache: &EmbeddingCache,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(DenseIndex, CacheStats)> {
-        let texts: Vec<&str> = docs.iter().flat_map(|(_, s)| s.iter().map(String::as_str)).collect();
+        let texts: Vec<&str> = docs
+            .iter()
+            .flat_map(|(_, s)| s.iter().map(String::as_str))
+            .collect();
         let (vectors, stats) = cache.embed_with_progress(embedder, &texts, progress)?;
         let dim = embedder.dim();
         let mut matrix = Vec::with_capacity(vectors.len() * dim);
@@ -100,14 +112,21 @@ impl DenseIndex {
     /// The (normalized) vector of section `section` of document `doc`.
     pub fn vector(&self, doc: usize, section: usize) -> &[f32] {
         let r = self.doc_rows[doc] + section;
-        assert!(r < self.doc_rows[doc + 1], "document {doc} has no section {section}");
+        assert!(
+            r < self.doc_rows[doc + 1],
+            "document {doc} has no section {section}"
+        );
         &self.matrix[r * self.dim..(r + 1) * self.dim]
     }
 
     /// Every document's best-section cosine with `query_vec`, in document order (documents
     /// without sections are left out).
     pub fn score_all(&self, query_vec: &[f32]) -> Vec<Hit> {
-        assert_eq!(query_vec.len(), self.dim, "query vector has the wrong dimension");
+        assert_eq!(
+            query_vec.len(),
+            self.dim,
+            "query vector has the wrong dimension"
+        );
         let q = normalized(query_vec);
         let mut hits = Vec::with_capacity(self.doc_ids.len());
         for doc in 0..self.doc_ids.len() {
@@ -120,7 +139,11 @@ impl DenseIndex {
                 }
             }
             if let Some((score, section)) = best {
-                hits.push(Hit { doc, score, section });
+                hits.push(Hit {
+                    doc,
+                    score,
+                    section,
+                });
             }
         }
         hits
@@ -135,7 +158,9 @@ impl DenseIndex {
             if depth == 0 {
                 return Vec::new();
             }
-            hits.select_nth_unstable_by(depth - 1, |a, b| cmp_hits(a.score, id(a.doc), b.score, id(b.doc)));
+            hits.select_nth_unstable_by(depth - 1, |a, b| {
+                cmp_hits(a.score, id(a.doc), b.score, id(b.doc))
+            });
             hits.truncate(depth);
         }
         sort_hits(&mut hits, id);
@@ -190,8 +215,14 @@ mod tests {
     #[test]
     fn a_document_scores_by_its_best_section() {
         let (ix, e) = index(&[
-            ("a", &["payment capture idempotency", "unrelated words here"]),
-            ("b", &["nothing in common", "capture idempotency keys payment"]),
+            (
+                "a",
+                &["payment capture idempotency", "unrelated words here"],
+            ),
+            (
+                "b",
+                &["nothing in common", "capture idempotency keys payment"],
+            ),
             ("c", &["weather report"]),
         ]);
         let q = e.vector("idempotency keys payment capture");

@@ -41,7 +41,11 @@ pub fn query_text(embedder: &dyn Embedder, query: &str) -> String {
 }
 
 /// The vector of a search query (instruction applied), through the cache.
-pub fn embed_query(embedder: &mut dyn Embedder, cache: &EmbeddingCache, query: &str) -> Result<Vec<f32>> {
+pub fn embed_query(
+    embedder: &mut dyn Embedder,
+    cache: &EmbeddingCache,
+    query: &str,
+) -> Result<Vec<f32>> {
     let text = query_text(embedder, query);
     let (mut v, _) = cache.embed(embedder, &[&text])?;
     Ok(v.pop().expect("one text, one vector"))

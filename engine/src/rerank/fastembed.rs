@@ -71,23 +71,34 @@ impl FastembedCrossEncoder {
             )));
         }
         if options.batch_size == 0 {
-            return Err(Error::Config("cross-encoder batch size must be at least 1".into()));
+            return Err(Error::Config(
+                "cross-encoder batch size must be at least 1".into(),
+            ));
         }
-        let max_length = options.max_length.unwrap_or(model.max_length).min(model.max_length);
+        let max_length = options
+            .max_length
+            .unwrap_or(model.max_length)
+            .min(model.max_length);
         let environment = models::ort_environment()?;
         let tokenizer = model.tokenizer_files()?;
-        let n = options.workers.unwrap_or_else(models::default_workers).max(1);
+        let n = options
+            .workers
+            .unwrap_or_else(models::default_workers)
+            .max(1);
         let mut workers = Vec::with_capacity(n);
         for _ in 0..n {
             let init = RerankInitOptionsUserDefined::new()
                 .with_environment(environment.clone())
                 .with_max_length(max_length)
                 .with_intra_threads(1);
-            let user_model = UserDefinedRerankingModel::new(model.file("model.onnx"), tokenizer.clone());
+            let user_model =
+                UserDefinedRerankingModel::new(model.file("model.onnx"), tokenizer.clone());
             workers.push(
-                TextRerank::try_new_from_user_defined(user_model, init).map_err(|e| Error::Model {
-                    model: model.id.clone(),
-                    message: e.to_string(),
+                TextRerank::try_new_from_user_defined(user_model, init).map_err(|e| {
+                    Error::Model {
+                        model: model.id.clone(),
+                        message: e.to_string(),
+                    }
                 })?,
             );
         }

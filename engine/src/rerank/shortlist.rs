@@ -52,7 +52,11 @@ impl ShortlistScores {
                 self.scores.len()
             )));
         }
-        let same_list = hits.iter().take(self.docs.len()).map(|h| h.doc).eq(self.docs.iter().copied());
+        let same_list = hits
+            .iter()
+            .take(self.docs.len())
+            .map(|h| h.doc)
+            .eq(self.docs.iter().copied());
         if !same_list || hits.len() < self.docs.len() {
             return Err(Error::Config(
                 "shortlist scores reused on a different first-stage list".into(),
@@ -151,10 +155,21 @@ mod tests {
         let cache = ScoreCache::in_memory(&ce);
         let (out, stats) = rerank_shortlist("cat mat", &hits, 3, cand, &mut ce, &cache).unwrap();
         let order: Vec<usize> = out.iter().map(|r| r.hit.doc).collect();
-        assert_eq!(order, [2, 0, 1, 3, 4], "d4 matches too but is below the shortlist");
+        assert_eq!(
+            order,
+            [2, 0, 1, 3, 4],
+            "d4 matches too but is below the shortlist"
+        );
         assert_eq!(out[0].hit.score, hits[2].score);
         assert!(out[0].rerank_score.is_some() && out[3].rerank_score.is_none());
-        assert_eq!(stats, PairStats { scored: 3, cached: 0, rebuilt: 0 });
+        assert_eq!(
+            stats,
+            PairStats {
+                scored: 3,
+                cached: 0,
+                rebuilt: 0
+            }
+        );
     }
 
     #[test]
@@ -178,7 +193,8 @@ mod tests {
             let reused = wide.rerank(&hits, w).unwrap();
             let mut fresh_ce = OverlapCrossEncoder::new();
             let fresh_cache = ScoreCache::in_memory(&fresh_ce);
-            let (fresh, _) = rerank_shortlist("q w e", &hits, w, &cand, &mut fresh_ce, &fresh_cache).unwrap();
+            let (fresh, _) =
+                rerank_shortlist("q w e", &hits, w, &cand, &mut fresh_ce, &fresh_cache).unwrap();
             assert_eq!(reused, fresh, "width {w}");
         }
         assert_eq!(ce.pairs(), 5, "no pair scored twice");

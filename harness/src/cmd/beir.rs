@@ -37,7 +37,8 @@ pub struct BeirArgs {
     pub reports: PathBuf,
 }
 
-fn configuration(name: &str) -> Result<Configuration> {
+/// The configuration `ranklab beir` runs under `name` (one of [`CONFIGS`]).
+pub fn configuration(name: &str) -> Result<Configuration> {
     let base = Configuration {
         name: name.to_string(),
         retriever: Retriever::Bm25,
@@ -72,20 +73,8 @@ pub fn measures() -> Vec<(Measure, String)> {
     ]
 }
 
-/// Runs the command.
-pub fn run(args: BeirArgs) -> Result<ExitCode> {
-    let configurations = args.configs.iter().map(|c| configuration(c)).collect::<Result<Vec<_>>>()?;
-    let coll = beir::load_collection(&args.dir, &args.split)
-        .with_context(|| format!("loading the BEIR collection {}", args.dir.display()))?;
-    if !coll.unknown_docs.is_empty() || !coll.unknown_queries.is_empty() {
-        eprintln!(
-            "note: qrels name {} document(s) absent from the corpus (e.g. {}) and {} query(ies) absent from queries.jsonl (e.g. {}); as in trec_eval they never match",
-            coll.unknown_docs.len(),
-            coll.unknown_docs.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
-            coll.unknown_queries.len(),
-            coll.unknown_queries.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
-        );
-    }
+/// A BEIR collection as a suite: every judged query a task (k = 10), its judgments expected.
+pub fn collection_suite(coll: &beir::Collection, dir: &std::path::Path, split: &str) -> Result<Suite> {
     let mut expected: BTreeMap<&str, BTreeMap<String, i32>> = BTreeMap::new();
     for j in &coll.qrels {
         expected.entry(j.query.as_str()).or_default().insert(j.doc.clone(), j.grade);
@@ -103,16 +92,33 @@ pub fn run(args: BeirArgs) -> Result<ExitCode> {
         })
         .collect();
     if tasks.is_empty() {
-        bail!("{}: no query of queries.jsonl is judged in qrels/{}.tsv", args.dir.display(), args.split);
+        bail!("{}: no query of queries.jsonl is judged in qrels/{split}.tsv", dir.display());
     }
-    let suite = Suite {
+    Ok(Suite {
         name: coll.name.clone(),
-        description: format!("BEIR collection {} ({} split)", coll.name, args.split),
-        path: args.dir.join("qrels").join(format!("{}.tsv", args.split)),
-        corpus_path: args.dir.join("corpus.jsonl"),
+        description: format!("BEIR collection {} ({split} split)", coll.name),
+        path: dir.join("qrels").join(format!("{split}.tsv")),
+        corpus_path: dir.join("corpus.jsonl"),
         k: 10,
         tasks,
-    };
+    })
+}
+
+/// Runs the command.
+pub fn run(args: BeirArgs) -> Result<ExitCode> {
+    let configurations = args.configs.iter().map(|c| configuration(c)).collect::<Result<Vec<_>>>()?;
+    let coll = beir::load_collection(&args.dir, &args.split)
+        .with_context(|| format!("loading the BEIR collection {}", args.dir.display()))?;
+    if !coll.unknown_docs.is_empty() || !coll.unknown_queries.is_empty() {
+        eprintln!(
+            "note: qrels name {} document(s) absent from the corpus (e.g. {}) and {} query(ies) absent from queries.jsonl (e.g. {}); as in trec_eval they never match",
+            coll.unknown_docs.len(),
+            coll.unknown_docs.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
+            coll.unknown_queries.len(),
+            coll.unknown_queries.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
+        );
+    }
+    let suite = collection_suite(&coll, &args.dir, &args.split)?;
     let ex = Experiments {
         experiment: coll.name.clone(),
         baseline: Some(configurations[0].name.clone()),

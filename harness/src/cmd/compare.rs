@@ -114,32 +114,54 @@ impl Plan {
                 args.runs.len()
             );
         }
-        let specs: Vec<&str> =
-            if args.measures.is_empty() { DEFAULT_MEASURES.to_vec() } else { args.measures.iter().map(String::as_str).collect() };
-        let measures = Selection::from_specs(&specs).context("invalid -m")?.measures;
+        let specs: Vec<&str> = if args.measures.is_empty() {
+            DEFAULT_MEASURES.to_vec()
+        } else {
+            args.measures.iter().map(String::as_str).collect()
+        };
+        let measures = Selection::from_specs(&specs)
+            .context("invalid -m")?
+            .measures;
         if measures.is_empty() {
             bail!("invalid -m: {} name(s) no measure to compare (runid and num_q are summary lines); add e.g. -m map", specs.join(" "));
         }
         Ok(Plan {
             measures,
             runs: labels(&args.runs),
-            eval: EvalOptions { rel_level: args.rel_level, complete: true },
+            eval: EvalOptions {
+                rel_level: args.rel_level,
+                complete: true,
+            },
             complete: args.complete,
-            stats: Options { seed: args.seed, ..Options::default() },
+            stats: Options {
+                seed: args.seed,
+                ..Options::default()
+            },
         })
     }
 }
 
 /// Display labels: the file stem, or the path as given when two runs share a stem.
 fn labels(paths: &[PathBuf]) -> Vec<(String, PathBuf)> {
-    let stem = |p: &Path| p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string());
+    let stem = |p: &Path| {
+        p.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| p.display().to_string())
+    };
     let stems: Vec<String> = paths.iter().map(|p| stem(p)).collect();
     paths
         .iter()
         .zip(&stems)
         .map(|(p, s)| {
             let unique = stems.iter().filter(|t| *t == s).count() == 1;
-            (if unique { s.clone() } else { p.display().to_string() }, p.clone())
+            (
+                if unique {
+                    s.clone()
+                } else {
+                    p.display().to_string()
+                },
+                p.clone(),
+            )
         })
         .collect()
 }
@@ -171,30 +193,54 @@ pub fn compare(plan: Plan, qrels_path: &Path) -> Result<Comparison> {
     }
     let mut paired = Vec::with_capacity(plan.measures.len());
     for (m, measure) in plan.measures.iter().enumerate() {
-        let col = |e: &Evaluation| -> Vec<f64> { e.per_query.iter().map(|q| q.values[m]).collect() };
+        let col =
+            |e: &Evaluation| -> Vec<f64> { e.per_query.iter().map(|q| q.values[m]).collect() };
         let base = col(&evaluations[0]);
         let others: Vec<Vec<f64>> = evaluations[1..].iter().map(col).collect();
         let refs: Vec<&[f64]> = others.iter().map(Vec::as_slice).collect();
         let family = stats::against_baseline(&base, &refs, &plan.stats)
             .with_context(|| format!("statistics of {measure}"))?;
-        paired.push(std::iter::once(None).chain(family.into_iter().map(Some)).collect());
+        paired.push(
+            std::iter::once(None)
+                .chain(family.into_iter().map(Some))
+                .collect(),
+        );
     }
-    Ok(Comparison { plan, qrels: qrels_path.to_path_buf(), evaluations, paired })
+    Ok(Comparison {
+        plan,
+        qrels: qrels_path.to_path_buf(),
+        evaluations,
+        paired,
+    })
 }
 
 /// Without `-c`: every run must have every judged query. Names, per run, the queries it lacks.
 fn check_coverage(plan: &Plan, qrels: &Path, evaluations: &[Evaluation]) -> Result<()> {
-    let missing: Vec<Vec<&str>> =
-        evaluations.iter().map(|e| e.per_query.iter().filter(|q| q.missing).map(|q| q.qid.as_str()).collect()).collect();
+    let missing: Vec<Vec<&str>> = evaluations
+        .iter()
+        .map(|e| {
+            e.per_query
+                .iter()
+                .filter(|q| q.missing)
+                .map(|q| q.qid.as_str())
+                .collect()
+        })
+        .collect();
     if missing.iter().all(Vec::is_empty) {
         return Ok(());
     }
     let total = evaluations[0].per_query.len();
     let sets: BTreeSet<&Vec<&str>> = missing.iter().collect();
     let head = if sets.len() == 1 {
-        format!("no run has these queries of {} ({total} judged queries)", qrels.display())
+        format!(
+            "no run has these queries of {} ({total} judged queries)",
+            qrels.display()
+        )
     } else {
-        format!("the runs cover different judged queries of {} ({total} judged queries)", qrels.display())
+        format!(
+            "the runs cover different judged queries of {} ({total} judged queries)",
+            qrels.display()
+        )
     };
     let mut msg = format!("{head}:");
     for ((label, path), m) in plan.runs.iter().zip(&missing) {
@@ -202,8 +248,17 @@ fn check_coverage(plan: &Plan, qrels: &Path, evaluations: &[Evaluation]) -> Resu
             msg.push_str(&format!("\n  {label} ({}) has all {total}", path.display()));
         } else {
             let shown: Vec<&str> = m.iter().take(10).copied().collect();
-            let more = if m.len() > 10 { format!(" and {} more", m.len() - 10) } else { String::new() };
-            msg.push_str(&format!("\n  {label} ({}) lacks {}: {}{more}", path.display(), m.len(), shown.join(", ")));
+            let more = if m.len() > 10 {
+                format!(" and {} more", m.len() - 10)
+            } else {
+                String::new()
+            };
+            msg.push_str(&format!(
+                "\n  {label} ({}) lacks {}: {}{more}",
+                path.display(),
+                m.len(),
+                shown.join(", ")
+            ));
         }
     }
     msg.push_str("\npass -c to pair on every judged query, a query missing from a run counting 0 in every measure (trec_eval -c)");
@@ -234,20 +289,39 @@ impl Comparison {
             .enumerate()
             .flat_map(|(m, row)| {
                 let (names, labels) = (&names, &labels);
-                row.iter()
-                    .enumerate()
-                    .filter_map(move |(r, p)| p.as_ref().map(|paired| Finding { name: labels[r], measure: &names[m], paired }))
+                row.iter().enumerate().filter_map(move |(r, p)| {
+                    p.as_ref().map(|paired| Finding {
+                        name: labels[r],
+                        measure: &names[m],
+                        paired,
+                    })
+                })
             })
             .collect();
         let shown: Vec<&str> = names.iter().map(String::as_str).collect();
-        stats::reading(labels[0], "run", labels.len() - 1, &shown, &findings, stats::ALPHA)
+        stats::reading(
+            labels[0],
+            "run",
+            labels.len() - 1,
+            &shown,
+            &findings,
+            stats::ALPHA,
+        )
     }
 
     /// The per-measure table for Markdown (strings).
     pub fn summary_display(&self) -> Result<DataFrame> {
         let ci = format!("Δ [{:.0}% CI]", self.plan.stats.confidence * 100.0);
-        let (mut measure, mut run, mut mean, mut delta, mut p, mut holm, mut method, mut wtl) =
-            (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+        let (mut measure, mut run, mut mean, mut delta, mut p, mut holm, mut method, mut wtl) = (
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+        );
         for (m, name) in self.measure_names().iter().enumerate() {
             for (r, label) in self.labels().iter().enumerate() {
                 measure.push(name.clone());
@@ -261,13 +335,22 @@ impl Comparison {
                     }
                     Some(s) => {
                         run.push(label.to_string());
-                        delta.push(format!("{} [{}, {}]", format_signed(s.delta), format_signed(s.ci.lo), format_signed(s.ci.hi)));
+                        delta.push(format!(
+                            "{} [{}, {}]",
+                            format_signed(s.delta),
+                            format_signed(s.ci.lo),
+                            format_signed(s.ci.hi)
+                        ));
                         p.push(format_p(s.test.p));
                         holm.push(format_p(s.p_holm));
                         method.push(match s.test.method {
                             stats::Method::Exact { nonzero } => format!("exact, n = {nonzero}"),
                             stats::Method::Sampled { permutations, .. } => {
-                                format!("sampled ×{}, n = {}", stats::thousands(permutations), s.test.nonzero)
+                                format!(
+                                    "sampled ×{}, n = {}",
+                                    stats::thousands(permutations),
+                                    s.test.nonzero
+                                )
                             }
                         });
                         wtl.push(format!("{}/{}/{}", s.wins, s.ties, s.losses));
@@ -353,12 +436,19 @@ impl Comparison {
                 }
             }
         }
-        let mut columns = vec![Column::new("query".into(), query), Column::new("measure".into(), measure)];
+        let mut columns = vec![
+            Column::new("query".into(), query),
+            Column::new("measure".into(), measure),
+        ];
         for (label, col) in labels.iter().zip(&values) {
             columns.push(Column::new((*label).into(), col.clone()));
         }
         for (r, label) in labels.iter().enumerate().skip(1) {
-            let d: Vec<f64> = values[r].iter().zip(&values[0]).map(|(a, b)| a - b).collect();
+            let d: Vec<f64> = values[r]
+                .iter()
+                .zip(&values[0])
+                .map(|(a, b)| a - b)
+                .collect();
             let name = format!("Δ {label}");
             if numeric {
                 columns.push(Column::new(name.as_str().into(), d));
@@ -373,7 +463,10 @@ impl Comparison {
     /// The header sentence of the Markdown output.
     fn header(&self) -> String {
         let runs = &self.plan.runs;
-        let others: Vec<String> = runs[1..].iter().map(|(l, p)| format!("`{l}` ({})", shown(p))).collect();
+        let others: Vec<String> = runs[1..]
+            .iter()
+            .map(|(l, p)| format!("`{l}` ({})", shown(p)))
+            .collect();
         let missing: Vec<String> = runs
             .iter()
             .zip(&self.evaluations)
@@ -386,7 +479,10 @@ impl Comparison {
             if missing.is_empty() {
                 " (-c: every run has every judged query)".to_string()
             } else {
-                format!(" (-c: a query missing from a run counts 0; {})", missing.join(", "))
+                format!(
+                    " (-c: a query missing from a run counts 0; {})",
+                    missing.join(", ")
+                )
             }
         } else {
             String::new()
@@ -410,14 +506,22 @@ impl Comparison {
                 s.push_str(&self.header());
                 s.push_str("\n\n");
                 s.push_str(&table::markdown(&self.summary_display()?)?);
-                s.push_str(&format!("\n{}\n\n{}\n", self.reading(), self.plan.stats.describe("run", "queries")));
+                s.push_str(&format!(
+                    "\n{}\n\n{}\n",
+                    self.reading(),
+                    self.plan.stats.describe("run", "queries")
+                ));
                 if per_query {
                     s.push_str("\n## Per query\n\n");
                     s.push_str(&table::markdown(&self.per_query(false)?)?);
                 }
                 Ok(s)
             }
-            Format::Csv => table::csv(&if per_query { self.per_query(true)? } else { self.summary_data()? }),
+            Format::Csv => table::csv(&if per_query {
+                self.per_query(true)?
+            } else {
+                self.summary_data()?
+            }),
             Format::Json => {
                 let o = &self.plan.stats;
                 let mut json = serde_json::json!({
@@ -454,7 +558,13 @@ trait SummaryMean {
 impl SummaryMean for Evaluation {
     /// The mean over queries (also for counts, which trec_eval sums: a comparison is per query).
     fn summary_mean(&self, m: usize) -> f64 {
-        stats::mean(&self.per_query.iter().map(|q| q.values[m]).collect::<Vec<_>>())
+        stats::mean(
+            &self
+                .per_query
+                .iter()
+                .map(|q| q.values[m])
+                .collect::<Vec<_>>(),
+        )
     }
 }
 
@@ -464,6 +574,8 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     let comparison = compare(plan, &args.qrels)?;
     let text = comparison.render(args.format, args.per_query)?;
     let mut out = io::stdout().lock();
-    out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("cannot write to stdout")?;
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .context("cannot write to stdout")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,16 +8,20 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ranklab_engine::models::{FetchOutcome, FileState, ModelKind, ModelStatus, ModelStore, Pooling};
+use ranklab_engine::models::{
+    FetchOutcome, FileState, ModelKind, ModelStatus, ModelStore, Pooling,
+};
 
 /// Arguments of `ranklab models`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "The cache is $RANKLAB_CACHE, else $XDG_CACHE_HOME/ranklab, else ~/.cache/ranklab.\n\n\
+#[command(
+    after_help = "The cache is $RANKLAB_CACHE, else $XDG_CACHE_HOME/ranklab, else ~/.cache/ranklab.\n\n\
     Examples:\n  \
     ranklab models fetch\n  \
     ranklab models fetch --from ~/models/ms-marco-MiniLM-L-6-v2 --id ms-marco-MiniLM-L-6-v2\n  \
     ranklab models fetch --from ~/models/e5 --id e5-small --kind bi-encoder --pooling mean\n  \
-    ranklab models list")]
+    ranklab models list"
+)]
 pub struct ModelsArgs {
     #[command(subcommand)]
     pub command: ModelsCommand,
@@ -122,10 +126,16 @@ fn fetch(store: &ModelStore, args: FetchArgs) -> anyhow::Result<ExitCode> {
                 println!("{id}: already installed and verified in {}", path.display())
             }
             FetchOutcome::Fetched { id, path } => {
-                println!("{id}: fetched, verified and installed in {}", path.display())
+                println!(
+                    "{id}: fetched, verified and installed in {}",
+                    path.display()
+                )
             }
             FetchOutcome::External { id, path } => {
-                println!("{id}: using ORT_DYLIB_PATH={} (not managed by ranklab)", path.display())
+                println!(
+                    "{id}: using ORT_DYLIB_PATH={} (not managed by ranklab)",
+                    path.display()
+                )
             }
         }
     }

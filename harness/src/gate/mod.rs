@@ -26,7 +26,7 @@ use sha2::Digest;
 
 use crate::replay::{replay, Engine};
 use crate::report::{per_task_values, MeasureSet};
-use crate::suite::{Configuration, Experiments, Retriever, Suite, Task, Wiring};
+use crate::suite::{Configuration, Experiments, Suite, Wiring};
 use baseline::{Fixed, Kind, SuiteEntry};
 
 /// The BEIR configurations gated by default (nDCG@10 of each).
@@ -147,40 +147,11 @@ impl Subject {
     pub fn from_beir(dir: &Path, split: &str) -> Result<Subject> {
         let coll = beir::load_collection(dir, split)
             .with_context(|| format!("loading the BEIR collection {}", dir.display()))?;
-        let mut expected: BTreeMap<&str, BTreeMap<String, i32>> = BTreeMap::new();
-        for j in &coll.qrels {
-            expected
-                .entry(j.query.as_str())
-                .or_default()
-                .insert(j.doc.clone(), j.grade);
-        }
-        let tasks: Vec<Task> = coll
-            .queries
+        let suite = crate::cmd::beir::collection_suite(&coll, dir, split)?;
+        let configurations = BEIR_CONFIGS
             .iter()
-            .map(|q| Task {
-                id: q.id.clone(),
-                query: q.text.clone(),
-                expected: expected.get(q.id.as_str()).cloned().unwrap_or_default(),
-                k: 10,
-                note: None,
-                line: 0,
-            })
-            .collect();
-        if tasks.is_empty() {
-            bail!(
-                "{}: no query of queries.jsonl is judged in qrels/{split}.tsv",
-                dir.display()
-            );
-        }
-        let suite = Suite {
-            name: coll.name.clone(),
-            description: format!("BEIR collection {} ({split} split)", coll.name),
-            path: dir.join("qrels").join(format!("{split}.tsv")),
-            corpus_path: dir.join("corpus.jsonl"),
-            k: 10,
-            tasks,
-        };
-        let configurations = BEIR_CONFIGS.iter().map(|n| beir_configuration(n)).collect();
+            .map(|n| crate::cmd::beir::configuration(n))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Subject {
             name: coll.name.clone(),
             kind: Kind::Beir,
@@ -265,28 +236,10 @@ impl Subject {
 }
 
 /// The BEIR configurations, as `ranklab beir` defines them (depth 100).
-fn beir_configuration(name: &str) -> Configuration {
-    let retriever = match name {
-        "dense" => Retriever::Dense,
-        "fusion" => Retriever::Fusion,
-        _ => Retriever::Bm25,
-    };
-    Configuration {
-        name: name.to_string(),
-        retriever,
-        embedder: None,
-        bm25: None,
-        rrf_k: None,
-        depth: Some(100),
-        rerank: None,
-        wiring: Wiring::None,
-        practice: None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suite::Task;
 
     fn suite(tasks: Vec<Task>) -> Suite {
         Suite {

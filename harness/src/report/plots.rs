@@ -35,30 +35,67 @@ pub struct Plots {
 }
 
 /// Renders the plots of one experiment; file names start with `stem`.
-pub fn render(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay, set: &MeasureSet, stem: &str) -> Result<Plots> {
+pub fn render(
+    corpus: &Corpus,
+    suite: &Suite,
+    ex: &Experiments,
+    replay: &Replay,
+    set: &MeasureSet,
+    stem: &str,
+) -> Result<Plots> {
     let c = compute(corpus, suite, ex, replay, set)?;
     render_computed(&c, corpus, suite, ex, replay, stem)
 }
 
 /// Renders the plots from statistics already computed (see [`super::stats_section::compute`]).
-pub fn render_computed(c: &Computed, corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay, stem: &str) -> Result<Plots> {
+pub fn render_computed(
+    c: &Computed,
+    corpus: &Corpus,
+    suite: &Suite,
+    ex: &Experiments,
+    replay: &Replay,
+    stem: &str,
+) -> Result<Plots> {
     let title = format!("{} — {}", suite.name, ex.experiment);
     let mut files = Vec::new();
     let mut md = String::from("## Plots\n\n");
     let metrics = format!("{stem}.metrics.svg");
-    files.push((PathBuf::from(&metrics), metrics_chart(c, &title).into_bytes()));
-    writeln!(md, "![Each measure per configuration: mean over tasks with its 95% bootstrap CI]({metrics})\n")?;
+    files.push((
+        PathBuf::from(&metrics),
+        metrics_chart(c, &title).into_bytes(),
+    ));
+    writeln!(
+        md,
+        "![Each measure per configuration: mean over tasks with its 95% bootstrap CI]({metrics})\n"
+    )?;
     if c.names.len() > 1 {
         let delta = format!("{stem}.delta.svg");
         files.push((PathBuf::from(&delta), delta_chart(c, &title).into_bytes()));
-        writeln!(md, "![Δ against the baseline with the paired 95% CI]({delta})\n")?;
+        writeln!(
+            md,
+            "![Δ against the baseline with the paired 95% CI]({delta})\n"
+        )?;
         let tasks = format!("{stem}.tasks.svg");
-        let depth = ex.configurations.iter().map(|c| c.depth()).max().unwrap_or(0);
+        let depth = ex
+            .configurations
+            .iter()
+            .map(|c| c.depth())
+            .max()
+            .unwrap_or(0);
         let ranks = task_ranks(corpus, suite, replay);
-        files.push((PathBuf::from(&tasks), tasks_chart(c, suite, &ranks, depth, &title).into_bytes()));
-        writeln!(md, "![Per-task rank of the first expected document against the baseline]({tasks})\n")?;
+        files.push((
+            PathBuf::from(&tasks),
+            tasks_chart(c, suite, &ranks, depth, &title).into_bytes(),
+        ));
+        writeln!(
+            md,
+            "![Per-task rank of the first expected document against the baseline]({tasks})\n"
+        )?;
     }
-    Ok(Plots { files, markdown: md })
+    Ok(Plots {
+        files,
+        markdown: md,
+    })
 }
 
 /// `[configuration][task]`: 1-based rank of the first expected document, if retrieved.
@@ -66,7 +103,14 @@ pub fn task_ranks(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Vec<Vec<Op
     replay
         .runs
         .iter()
-        .map(|r| suite.tasks.iter().zip(&r.per_task).map(|(t, ranked)| first_relevant_rank(corpus, t, ranked)).collect())
+        .map(|r| {
+            suite
+                .tasks
+                .iter()
+                .zip(&r.per_task)
+                .map(|(t, ranked)| first_relevant_rank(corpus, t, ranked))
+                .collect()
+        })
         .collect()
 }
 
@@ -137,7 +181,9 @@ struct Svg {
 
 impl Svg {
     fn new() -> Self {
-        Svg { body: String::new() }
+        Svg {
+            body: String::new(),
+        }
     }
 
     fn text(&mut self, x: f64, y: f64, size: f64, anchor: Anchor, fill: &str, bold: bool, s: &str) {
@@ -150,8 +196,19 @@ impl Svg {
         );
     }
 
-    fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, stroke: &str, width: f64, dash: Option<&str>) {
-        let dash = dash.map(|d| format!(" stroke-dasharray=\"{d}\"")).unwrap_or_default();
+    fn line(
+        &mut self,
+        x1: f64,
+        y1: f64,
+        x2: f64,
+        y2: f64,
+        stroke: &str,
+        width: f64,
+        dash: Option<&str>,
+    ) {
+        let dash = dash
+            .map(|d| format!(" stroke-dasharray=\"{d}\""))
+            .unwrap_or_default();
         let _ = writeln!(
             self.body,
             r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{stroke}" stroke-width="{width:.1}"{dash}/>"#
@@ -159,8 +216,13 @@ impl Svg {
     }
 
     fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: Option<&str>) {
-        let stroke = stroke.map(|s| format!(" stroke=\"{s}\" stroke-width=\"1\"")).unwrap_or_default();
-        let _ = writeln!(self.body, r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="{fill}"{stroke}/>"#);
+        let stroke = stroke
+            .map(|s| format!(" stroke=\"{s}\" stroke-width=\"1\""))
+            .unwrap_or_default();
+        let _ = writeln!(
+            self.body,
+            r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="{fill}"{stroke}/>"#
+        );
     }
 
     fn circle(&mut self, cx: f64, cy: f64, r: f64, fill: &str, stroke: &str) {
@@ -216,9 +278,25 @@ fn draw_ticks(svg: &mut Svg, axis: &Axis, ticks: &[f64], top: f64, bottom: f64) 
     for &t in ticks {
         let x = axis.x(t);
         svg.line(x, top, x, bottom, GRID, 1.0, None);
-        svg.text(x, bottom + 15.0, 11.0, Anchor::Middle, MUTED, false, &tick_label(t));
+        svg.text(
+            x,
+            bottom + 15.0,
+            11.0,
+            Anchor::Middle,
+            MUTED,
+            false,
+            &tick_label(t),
+        );
     }
-    svg.line(axis.x0, bottom, axis.x0 + axis.width, bottom, MUTED, 1.0, None);
+    svg.line(
+        axis.x0,
+        bottom,
+        axis.x0 + axis.width,
+        bottom,
+        MUTED,
+        1.0,
+        None,
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -228,9 +306,23 @@ const ROW: f64 = 26.0;
 const MARGIN: f64 = 16.0;
 
 fn metrics_chart(c: &Computed, title: &str) -> String {
-    let labels: Vec<String> =
-        c.names.iter().enumerate().map(|(i, n)| if i == c.baseline { format!("{n} (baseline)") } else { n.clone() }).collect();
-    let label_w = labels.iter().map(|l| text_width(l, 12.0)).fold(0.0, f64::max) + 14.0;
+    let labels: Vec<String> = c
+        .names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            if i == c.baseline {
+                format!("{n} (baseline)")
+            } else {
+                n.clone()
+            }
+        })
+        .collect();
+    let label_w = labels
+        .iter()
+        .map(|l| text_width(l, 12.0))
+        .fold(0.0, f64::max)
+        + 14.0;
     let panel_w = 170.0;
     let gap = 30.0;
     let n_tasks = c.values.first().map_or(0, Vec::len);
@@ -245,8 +337,16 @@ fn metrics_chart(c: &Computed, title: &str) -> String {
                 .collect()
         })
         .collect();
-    let top_value = intervals.iter().flatten().map(|(_, ci)| ci.hi).fold(1.0, f64::max);
-    let hi = if top_value <= 1.0 { 1.0 } else { top_value.ceil() };
+    let top_value = intervals
+        .iter()
+        .flatten()
+        .map(|(_, ci)| ci.hi)
+        .fold(1.0, f64::max);
+    let hi = if top_value <= 1.0 {
+        1.0
+    } else {
+        top_value.ceil()
+    };
     let ticks: Vec<f64> = (0..=4).map(|i| hi * i as f64 / 4.0).collect();
 
     let subtitle = format!("Mean over {n_tasks} tasks per configuration (dot) with its 95% bootstrap interval (whisker)");
@@ -273,14 +373,43 @@ fn metrics_chart(c: &Computed, title: &str) -> String {
             svg.rect(MARGIN, y, label_w + panels_w, ROW, BAND, None);
         }
         let bold = i == c.baseline;
-        svg.text(x_panels - 10.0, y + ROW / 2.0 + 4.0, 12.0, Anchor::End, INK, bold, &labels[i]);
+        svg.text(
+            x_panels - 10.0,
+            y + ROW / 2.0 + 4.0,
+            12.0,
+            Anchor::End,
+            INK,
+            bold,
+            &labels[i],
+        );
     }
     for (m, name) in c.measures.iter().enumerate() {
-        let axis = Axis { lo: 0.0, hi, x0: x_panels + m as f64 * (panel_w + gap), width: panel_w };
-        svg.text(axis.x0 + panel_w / 2.0, rows_top - 10.0, 12.0, Anchor::Middle, INK, true, name);
+        let axis = Axis {
+            lo: 0.0,
+            hi,
+            x0: x_panels + m as f64 * (panel_w + gap),
+            width: panel_w,
+        };
+        svg.text(
+            axis.x0 + panel_w / 2.0,
+            rows_top - 10.0,
+            12.0,
+            Anchor::Middle,
+            INK,
+            true,
+            name,
+        );
         draw_ticks(&mut svg, &axis, &ticks, rows_top, rows_bottom);
         let base = intervals[m][c.baseline].0;
-        svg.line(axis.x(base), rows_top, axis.x(base), rows_bottom, MUTED, 1.0, Some("4 3"));
+        svg.line(
+            axis.x(base),
+            rows_top,
+            axis.x(base),
+            rows_bottom,
+            MUTED,
+            1.0,
+            Some("4 3"),
+        );
         for (i, (mean, ci)) in intervals[m].iter().enumerate() {
             let y = rows_top + i as f64 * ROW + ROW / 2.0;
             let colour = if i == c.baseline { INK } else { BLUE };
@@ -291,9 +420,25 @@ fn metrics_chart(c: &Computed, title: &str) -> String {
     let axis_title = "mean over tasks";
     for m in 0..c.measures.len() {
         let x = x_panels + m as f64 * (panel_w + gap) + panel_w / 2.0;
-        svg.text(x, rows_bottom + 32.0, 11.0, Anchor::Middle, MUTED, false, axis_title);
+        svg.text(
+            x,
+            rows_bottom + 32.0,
+            11.0,
+            Anchor::Middle,
+            MUTED,
+            false,
+            axis_title,
+        );
     }
-    svg.text(MARGIN, rows_bottom + 54.0, 11.0, Anchor::Start, MUTED, false, &note);
+    svg.text(
+        MARGIN,
+        rows_bottom + 54.0,
+        11.0,
+        Anchor::Start,
+        MUTED,
+        false,
+        &note,
+    );
     svg.finish(width, rows_bottom + 66.0, title)
 }
 
@@ -303,14 +448,22 @@ fn metrics_chart(c: &Computed, title: &str) -> String {
 /// A symmetric range holding every value, from a short list of round numbers.
 fn symmetric_range(extent: f64) -> f64 {
     const STEPS: [f64; 9] = [0.02, 0.04, 0.1, 0.2, 0.4, 0.6, 1.0, 2.0, 4.0];
-    STEPS.iter().copied().find(|&s| extent <= s).unwrap_or_else(|| (extent / 4.0).ceil() * 4.0)
+    STEPS
+        .iter()
+        .copied()
+        .find(|&s| extent <= s)
+        .unwrap_or_else(|| (extent / 4.0).ceil() * 4.0)
 }
 
 fn delta_chart(c: &Computed, title: &str) -> String {
     let others: Vec<usize> = (0..c.names.len()).filter(|&i| i != c.baseline).collect();
-    let label_w = others.iter().map(|&i| text_width(&c.names[i], 12.0)).fold(0.0, f64::max) + 14.0;
+    let label_w = others
+        .iter()
+        .map(|&i| text_width(&c.names[i], 12.0))
+        .fold(0.0, f64::max)
+        + 14.0;
     let panel_w = 220.0;
-    let gap = 36.0;
+    let gap = 48.0;
     let measures = &c.delta_measures;
     let extent = measures
         .iter()
@@ -321,7 +474,10 @@ fn delta_chart(c: &Computed, title: &str) -> String {
     let r = symmetric_range(extent * 1.05);
     let ticks: Vec<f64> = (-2..=2).map(|i| r * i as f64 / 2.0).collect();
     let n_tasks = c.values.first().map_or(0, Vec::len);
-    let full_title = format!("{title}: difference from the baseline {}", c.baseline_name());
+    let full_title = format!(
+        "{title}: difference from the baseline {}",
+        c.baseline_name()
+    );
     let subtitle = format!("Δ = configuration − baseline, mean over {n_tasks} tasks (dot), paired 95% bootstrap interval (whisker)");
     let note = format!(
         "Filled dot: Holm-adjusted p < {ALPHA} (two-sided paired randomization test); hollow: not significant. Seed {}.",
@@ -344,13 +500,42 @@ fn delta_chart(c: &Computed, title: &str) -> String {
         if row % 2 == 0 {
             svg.rect(MARGIN, y, label_w + panels_w, ROW, BAND, None);
         }
-        svg.text(x_panels - 10.0, y + ROW / 2.0 + 4.0, 12.0, Anchor::End, INK, false, &c.names[i]);
+        svg.text(
+            x_panels - 10.0,
+            y + ROW / 2.0 + 4.0,
+            12.0,
+            Anchor::End,
+            INK,
+            false,
+            &c.names[i],
+        );
     }
     for (k, &m) in measures.iter().enumerate() {
-        let axis = Axis { lo: -r, hi: r, x0: x_panels + k as f64 * (panel_w + gap), width: panel_w };
-        svg.text(axis.x0 + panel_w / 2.0, rows_top - 10.0, 12.0, Anchor::Middle, INK, true, &format!("Δ {}", c.measures[m]));
+        let axis = Axis {
+            lo: -r,
+            hi: r,
+            x0: x_panels + k as f64 * (panel_w + gap),
+            width: panel_w,
+        };
+        svg.text(
+            axis.x0 + panel_w / 2.0,
+            rows_top - 10.0,
+            12.0,
+            Anchor::Middle,
+            INK,
+            true,
+            &format!("Δ {}", c.measures[m]),
+        );
         draw_ticks(&mut svg, &axis, &ticks, rows_top, rows_bottom);
-        svg.line(axis.x(0.0), rows_top, axis.x(0.0), rows_bottom, MUTED, 1.2, None);
+        svg.line(
+            axis.x(0.0),
+            rows_top,
+            axis.x(0.0),
+            rows_bottom,
+            MUTED,
+            1.2,
+            None,
+        );
         for (row, &i) in others.iter().enumerate() {
             let Some(p) = &c.paired[m][i] else { continue };
             let y = rows_top + row as f64 * ROW + ROW / 2.0;
@@ -362,12 +547,32 @@ fn delta_chart(c: &Computed, title: &str) -> String {
                 RED
             };
             svg.whisker(axis.x(p.ci.lo), axis.x(p.ci.hi), y, colour);
-            let fill = if p.significant(ALPHA) { colour } else { "#ffffff" };
+            let fill = if p.significant(ALPHA) {
+                colour
+            } else {
+                "#ffffff"
+            };
             svg.circle(axis.x(p.delta), y, 4.5, fill, colour);
         }
-        svg.text(axis.x0 + panel_w / 2.0, rows_bottom + 32.0, 11.0, Anchor::Middle, MUTED, false, "Δ against the baseline");
+        svg.text(
+            axis.x0 + panel_w / 2.0,
+            rows_bottom + 32.0,
+            11.0,
+            Anchor::Middle,
+            MUTED,
+            false,
+            "Δ against the baseline",
+        );
     }
-    svg.text(MARGIN, rows_bottom + 54.0, 11.0, Anchor::Start, MUTED, false, &note);
+    svg.text(
+        MARGIN,
+        rows_bottom + 54.0,
+        11.0,
+        Anchor::Start,
+        MUTED,
+        false,
+        &note,
+    );
     svg.finish(width, rows_bottom + 66.0, &full_title)
 }
 
@@ -419,7 +624,15 @@ impl Movement {
     fn colours(self) -> (&'static str, &'static str) {
         const UP: [&str; 3] = ["#c7e9c0", "#74c476", "#1e7b34"];
         const DOWN: [&str; 3] = ["#fcbba1", "#fb6a4a", "#b3141b"];
-        let step = |k: usize| if k <= 1 { 0 } else if k <= 4 { 1 } else { 2 };
+        let step = |k: usize| {
+            if k <= 1 {
+                0
+            } else if k <= 4 {
+                1
+            } else {
+                2
+            }
+        };
         let text = |i: usize| if i == 2 { "#ffffff" } else { INK };
         match self {
             Movement::BothMissing => ("#ffffff", MUTED),
@@ -443,12 +656,23 @@ impl Movement {
     }
 }
 
-fn tasks_chart(c: &Computed, suite: &Suite, ranks: &[Vec<Option<usize>>], depth: usize, title: &str) -> String {
+fn tasks_chart(
+    c: &Computed,
+    suite: &Suite,
+    ranks: &[Vec<Option<usize>>],
+    depth: usize,
+    title: &str,
+) -> String {
     let b = c.baseline;
     let others: Vec<usize> = (0..c.names.len()).filter(|&i| i != b).collect();
     let n = suite.tasks.len();
     let moved: Vec<usize> = (0..n)
-        .map(|t| others.iter().map(|&i| movement(ranks[b][t], ranks[i][t]).size(depth)).sum())
+        .map(|t| {
+            others
+                .iter()
+                .map(|&i| movement(ranks[b][t], ranks[i][t]).size(depth))
+                .sum()
+        })
         .collect();
     let rows: Vec<usize> = if n <= MAX_TASK_ROWS {
         (0..n).collect()
@@ -472,14 +696,30 @@ fn tasks_chart(c: &Computed, suite: &Suite, ranks: &[Vec<Option<usize>>], depth:
             rows.len()
         )
     };
-    let note = format!("–: not in the top {depth}. ↑ without a number: found, ↓ without a number: lost.");
+    let note =
+        format!("–: not in the top {depth}. ↑ without a number: found, ↓ without a number: lost.");
 
-    let id_w = rows.iter().map(|&t| text_width(&suite.tasks[t].id, 11.0)).fold(text_width("task", 11.0), f64::max) + 14.0;
-    let queries: Vec<String> = rows.iter().map(|&t| truncate(suite.tasks[t].query.trim(), 46)).collect();
-    let query_w = queries.iter().map(|q| text_width(q, 11.0)).fold(text_width("query", 11.0), f64::max) + 14.0;
-    let headers: Vec<String> =
-        std::iter::once(format!("{} (baseline)", c.names[b])).chain(others.iter().map(|&i| c.names[i].clone())).collect();
-    let col_w: Vec<f64> = headers.iter().map(|h| (text_width(h, 11.0) + 16.0).max(64.0)).collect();
+    let id_w = rows
+        .iter()
+        .map(|&t| text_width(&suite.tasks[t].id, 11.0))
+        .fold(text_width("task", 11.0), f64::max)
+        + 14.0;
+    let queries: Vec<String> = rows
+        .iter()
+        .map(|&t| truncate(suite.tasks[t].query.trim(), 46))
+        .collect();
+    let query_w = queries
+        .iter()
+        .map(|q| text_width(q, 11.0))
+        .fold(text_width("query", 11.0), f64::max)
+        + 14.0;
+    let headers: Vec<String> = std::iter::once(format!("{} (baseline)", c.names[b]))
+        .chain(others.iter().map(|&i| c.names[i].clone()))
+        .collect();
+    let col_w: Vec<f64> = headers
+        .iter()
+        .map(|h| (text_width(h, 11.0) + 16.0).max(64.0))
+        .collect();
     let cells_w: f64 = col_w.iter().sum();
     let row_h = 20.0;
     let header_y = 82.0;
@@ -496,7 +736,10 @@ fn tasks_chart(c: &Computed, suite: &Suite, ranks: &[Vec<Option<usize>>], depth:
         (Movement::Down(2), "↓2–4"),
         (Movement::Down(5), "↓5+ or lost"),
     ];
-    let legend_w: f64 = legend.iter().map(|(_, l)| 20.0 + text_width(l, 11.0) + 14.0).sum();
+    let legend_w: f64 = legend
+        .iter()
+        .map(|(_, l)| 20.0 + text_width(l, 11.0) + 14.0)
+        .sum();
 
     let table_w = id_w + query_w + cells_w;
     let width = (MARGIN * 2.0 + table_w)
@@ -523,19 +766,51 @@ fn tasks_chart(c: &Computed, suite: &Suite, ranks: &[Vec<Option<usize>>], depth:
         if row % 2 == 0 {
             svg.rect(MARGIN, y, id_w + query_w, row_h, BAND, None);
         }
-        svg.text(MARGIN + 4.0, baseline_y, 11.0, Anchor::Start, INK, false, &suite.tasks[t].id);
-        svg.text(x_query, baseline_y, 11.0, Anchor::Start, MUTED, false, &queries[row]);
+        svg.text(
+            MARGIN + 4.0,
+            baseline_y,
+            11.0,
+            Anchor::Start,
+            INK,
+            false,
+            &suite.tasks[t].id,
+        );
+        svg.text(
+            x_query,
+            baseline_y,
+            11.0,
+            Anchor::Start,
+            MUTED,
+            false,
+            &queries[row],
+        );
         let mut x = x_cells;
         let base = ranks[b][t];
         svg.rect(x, y, col_w[0], row_h, "#ffffff", Some("#dddddd"));
-        svg.text(x + col_w[0] / 2.0, baseline_y, 11.0, Anchor::Middle, INK, true, &base.map_or("–".to_string(), |r| r.to_string()));
+        svg.text(
+            x + col_w[0] / 2.0,
+            baseline_y,
+            11.0,
+            Anchor::Middle,
+            INK,
+            true,
+            &base.map_or("–".to_string(), |r| r.to_string()),
+        );
         x += col_w[0];
         for (k, &i) in others.iter().enumerate() {
             let w = col_w[k + 1];
             let mv = movement(base, ranks[i][t]);
             let (fill, ink) = mv.colours();
             svg.rect(x, y, w, row_h, fill, Some("#ffffff"));
-            svg.text(x + w / 2.0, baseline_y, 11.0, Anchor::Middle, ink, false, &mv.label(ranks[i][t]));
+            svg.text(
+                x + w / 2.0,
+                baseline_y,
+                11.0,
+                Anchor::Middle,
+                ink,
+                false,
+                &mv.label(ranks[i][t]),
+            );
             x += w;
         }
     }

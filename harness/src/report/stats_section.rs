@@ -57,15 +57,25 @@ pub fn delta_measure_indices(set: &MeasureSet, k: usize) -> Vec<usize> {
         MeasureSet::Suite => suite_measures(k).into_iter().map(|m| m.0).collect(),
         MeasureSet::Fixed(v) => v.iter().map(|m| m.0).collect(),
     };
-    let recall = measures.iter().position(|m| matches!(m, Measure::Recall(_)));
-    let mrr = measures.iter().position(|m| matches!(m, Measure::RecipRank));
+    let recall = measures
+        .iter()
+        .position(|m| matches!(m, Measure::Recall(_)));
+    let mrr = measures
+        .iter()
+        .position(|m| matches!(m, Measure::RecipRank));
     let mut out: Vec<usize> = recall.into_iter().chain(mrr).collect();
     out.sort_unstable();
     out
 }
 
 /// Computes every comparison of an experiment with [`Options::default`].
-pub fn compute(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay, set: &MeasureSet) -> Result<Computed> {
+pub fn compute(
+    corpus: &Corpus,
+    suite: &Suite,
+    ex: &Experiments,
+    replay: &Replay,
+    set: &MeasureSet,
+) -> Result<Computed> {
     compute_with(corpus, suite, ex, replay, set, &Options::default())
 }
 
@@ -80,20 +90,40 @@ pub fn compute_with(
 ) -> Result<Computed> {
     let names: Vec<String> = replay.runs.iter().map(|r| r.config.name.clone()).collect();
     let Some(baseline) = names.iter().position(|n| n == ex.baseline()) else {
-        bail!("{}: the baseline {:?} was not replayed", ex.path.display(), ex.baseline());
+        bail!(
+            "{}: the baseline {:?} was not replayed",
+            ex.path.display(),
+            ex.baseline()
+        );
     };
     let measures = set.names(suite.k);
-    let values: Vec<Vec<Vec<f64>>> = replay.runs.iter().map(|r| per_task_values(corpus, suite, r, set)).collect();
+    let values: Vec<Vec<Vec<f64>>> = replay
+        .runs
+        .iter()
+        .map(|r| per_task_values(corpus, suite, r, set))
+        .collect();
     let mut paired = Vec::with_capacity(measures.len());
     for (m, measure) in measures.iter().enumerate() {
         let col = |c: usize| -> Vec<f64> { values[c].iter().map(|t| t[m]).collect() };
         let base = col(baseline);
-        let others: Vec<Vec<f64>> = (0..names.len()).filter(|&c| c != baseline).map(col).collect();
+        let others: Vec<Vec<f64>> = (0..names.len())
+            .filter(|&c| c != baseline)
+            .map(col)
+            .collect();
         let refs: Vec<&[f64]> = others.iter().map(Vec::as_slice).collect();
         let mut family = stats::against_baseline(&base, &refs, options)
-            .with_context(|| format!("statistics of {measure} against the baseline {}", names[baseline]))?
+            .with_context(|| {
+                format!(
+                    "statistics of {measure} against the baseline {}",
+                    names[baseline]
+                )
+            })?
             .into_iter();
-        paired.push((0..names.len()).map(|c| if c == baseline { None } else { family.next() }).collect());
+        paired.push(
+            (0..names.len())
+                .map(|c| if c == baseline { None } else { family.next() })
+                .collect(),
+        );
     }
     Ok(Computed {
         names,
@@ -123,13 +153,25 @@ pub struct StatsSection {
 }
 
 /// The Δ columns and the one-line reading, for the metrics table of [`super::render`].
-pub fn delta_columns(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay, set: &MeasureSet) -> Result<(Vec<Column>, String)> {
+pub fn delta_columns(
+    corpus: &Corpus,
+    suite: &Suite,
+    ex: &Experiments,
+    replay: &Replay,
+    set: &MeasureSet,
+) -> Result<(Vec<Column>, String)> {
     let s = section(corpus, suite, ex, replay, set)?;
     Ok((s.columns, s.reading))
 }
 
 /// The whole statistics section of one experiment.
-pub fn section(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay, set: &MeasureSet) -> Result<StatsSection> {
+pub fn section(
+    corpus: &Corpus,
+    suite: &Suite,
+    ex: &Experiments,
+    replay: &Replay,
+    set: &MeasureSet,
+) -> Result<StatsSection> {
     let c = compute(corpus, suite, ex, replay, set)?;
     section_of(&c)
 }
@@ -148,7 +190,12 @@ pub fn section_of(c: &Computed) -> Result<StatsSection> {
                     p.push("—".to_string());
                 }
                 Some(s) => {
-                    delta.push(format!("{} [{}, {}]", format_signed(s.delta), format_signed(s.ci.lo), format_signed(s.ci.hi)));
+                    delta.push(format!(
+                        "{} [{}, {}]",
+                        format_signed(s.delta),
+                        format_signed(s.ci.lo),
+                        format_signed(s.ci.hi)
+                    ));
                     p.push(format!("{} ({})", format_p(s.test.p), format_p(s.p_holm)));
                 }
             }
@@ -161,19 +208,35 @@ pub fn section_of(c: &Computed) -> Result<StatsSection> {
         .delta_measures
         .iter()
         .flat_map(|&m| {
-            c.paired[m]
-                .iter()
-                .enumerate()
-                .filter_map(move |(i, p)| p.as_ref().map(|paired| Finding { name: &c.names[i], measure: &c.measures[m], paired }))
+            c.paired[m].iter().enumerate().filter_map(move |(i, p)| {
+                p.as_ref().map(|paired| Finding {
+                    name: &c.names[i],
+                    measure: &c.measures[m],
+                    paired,
+                })
+            })
         })
         .collect();
-    let shown: Vec<&str> = c.delta_measures.iter().map(|&m| c.measures[m].as_str()).collect();
-    let reading = stats::reading(c.baseline_name(), "configuration", c.names.len() - 1, &shown, &findings, stats::ALPHA);
+    let shown: Vec<&str> = c
+        .delta_measures
+        .iter()
+        .map(|&m| c.measures[m].as_str())
+        .collect();
+    let reading = stats::reading(
+        c.baseline_name(),
+        "configuration",
+        c.names.len() - 1,
+        &shown,
+        &findings,
+        stats::ALPHA,
+    );
 
-    let (exact, sampled) = findings.iter().fold((0, 0), |(e, s), f| match f.paired.test.method {
-        stats::Method::Exact { .. } => (e + 1, s),
-        stats::Method::Sampled { .. } => (e, s + 1),
-    });
+    let (exact, sampled) = findings
+        .iter()
+        .fold((0, 0), |(e, s), f| match f.paired.test.method {
+            stats::Method::Exact { .. } => (e + 1, s),
+            stats::Method::Sampled { .. } => (e, s + 1),
+        });
     let which = match (exact, sampled) {
         (0, 0) => String::new(),
         (_, 0) => format!(" The {exact} p-values of the Δ columns are exact."),
@@ -181,7 +244,12 @@ pub fn section_of(c: &Computed) -> Result<StatsSection> {
         _ => format!(" Of the p-values of the Δ columns, {exact} are exact and {sampled} sampled."),
     };
     let method = format!("{}{which}", c.options.describe("configuration", "tasks"));
-    Ok(StatsSection { columns, reading, method, table: long_table(c)? })
+    Ok(StatsSection {
+        columns,
+        reading,
+        method,
+        table: long_table(c)?,
+    })
 }
 
 /// One row per (configuration other than the baseline, measure), measures in set order.

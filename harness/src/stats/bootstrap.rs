@@ -59,7 +59,10 @@ pub fn mean_interval(values: &[f64], opts: &Options) -> Interval {
     }
     means.sort_by(f64::total_cmp);
     let tail = (1.0 - opts.confidence) / 2.0;
-    Interval { lo: quantile(&means, tail), hi: quantile(&means, 1.0 - tail) }
+    Interval {
+        lo: quantile(&means, tail),
+        hi: quantile(&means, 1.0 - tail),
+    }
 }
 
 /// Type-7 quantile of sorted, non-empty `s`.
@@ -114,6 +117,9 @@ mod tests {
         let v: Vec<f64> = (0..50).map(|i| ((i * 13) % 7) as f64 / 7.0).collect();
         let o = Options::default();
         let (a, b) = (mean_interval(&v, &o), mean_interval(&v, &o));
-        assert_eq!((a.lo.to_bits(), a.hi.to_bits()), (b.lo.to_bits(), b.hi.to_bits()));
+        assert_eq!(
+            (a.lo.to_bits(), a.hi.to_bits()),
+            (b.lo.to_bits(), b.hi.to_bits())
+        );
     }
 }

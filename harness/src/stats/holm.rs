@@ -42,7 +42,10 @@ mod tests {
             let got = holm(p);
             assert_eq!(got.len(), want.len());
             for (g, w) in got.iter().zip(*want) {
-                assert!((g - w).abs() < 1e-12, "holm({p:?}) = {got:?}, want {want:?}");
+                assert!(
+                    (g - w).abs() < 1e-12,
+                    "holm({p:?}) = {got:?}, want {want:?}"
+                );
             }
         }
     }

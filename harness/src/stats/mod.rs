@@ -96,7 +96,9 @@ impl Options {
 #[non_exhaustive]
 pub enum StatsError {
     /// The two samples are not paired: different lengths.
-    #[error("paired samples of different lengths: baseline has {baseline} values, the other {other}")]
+    #[error(
+        "paired samples of different lengths: baseline has {baseline} values, the other {other}"
+    )]
     LengthMismatch {
         /// Values of the baseline.
         baseline: usize,
@@ -160,10 +162,14 @@ fn check_options(opts: &Options) -> Result<(), StatsError> {
         return Err(StatsError::BadOptions("resamples must be at least 1"));
     }
     if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
-        return Err(StatsError::BadOptions("confidence must be strictly between 0 and 1"));
+        return Err(StatsError::BadOptions(
+            "confidence must be strictly between 0 and 1",
+        ));
     }
     if opts.exact_max > 30 {
-        return Err(StatsError::BadOptions("exact_max above 30 would enumerate more than 2^30 assignments"));
+        return Err(StatsError::BadOptions(
+            "exact_max above 30 would enumerate more than 2^30 assignments",
+        ));
     }
     Ok(())
 }
@@ -171,7 +177,10 @@ fn check_options(opts: &Options) -> Result<(), StatsError> {
 /// Differences `other − baseline`, ties set to exactly zero.
 pub fn differences(baseline: &[f64], other: &[f64]) -> Result<Vec<f64>, StatsError> {
     if baseline.len() != other.len() {
-        return Err(StatsError::LengthMismatch { baseline: baseline.len(), other: other.len() });
+        return Err(StatsError::LengthMismatch {
+            baseline: baseline.len(),
+            other: other.len(),
+        });
     }
     if baseline.is_empty() {
         return Err(StatsError::Empty);
@@ -224,8 +233,15 @@ pub fn paired(baseline: &[f64], other: &[f64], opts: &Options) -> Result<Paired,
 
 /// Compares every configuration in `others` with `baseline` and fills in Holm-adjusted p-values
 /// across them (one family: one measure, one baseline).
-pub fn against_baseline(baseline: &[f64], others: &[&[f64]], opts: &Options) -> Result<Vec<Paired>, StatsError> {
-    let mut out = others.iter().map(|o| paired(baseline, o, opts)).collect::<Result<Vec<_>, _>>()?;
+pub fn against_baseline(
+    baseline: &[f64],
+    others: &[&[f64]],
+    opts: &Options,
+) -> Result<Vec<Paired>, StatsError> {
+    let mut out = others
+        .iter()
+        .map(|o| paired(baseline, o, opts))
+        .collect::<Result<Vec<_>, _>>()?;
     let adjusted = holm(&out.iter().map(|p| p.test.p).collect::<Vec<_>>());
     for (p, a) in out.iter_mut().zip(adjusted) {
         p.p_holm = a;
@@ -307,11 +323,26 @@ mod tests {
     #[test]
     fn bad_input_is_an_error() {
         let o = Options::default();
-        assert_eq!(paired(&[1.0], &[1.0, 2.0], &o), Err(StatsError::LengthMismatch { baseline: 1, other: 2 }));
+        assert_eq!(
+            paired(&[1.0], &[1.0, 2.0], &o),
+            Err(StatsError::LengthMismatch {
+                baseline: 1,
+                other: 2
+            })
+        );
         assert_eq!(paired(&[], &[], &o), Err(StatsError::Empty));
-        assert!(matches!(paired(&[f64::NAN], &[1.0], &o), Err(StatsError::NotFinite { index: 0, .. })));
-        let bad = Options { confidence: 1.0, ..o };
-        assert!(matches!(paired(&[1.0], &[1.0], &bad), Err(StatsError::BadOptions(_))));
+        assert!(matches!(
+            paired(&[f64::NAN], &[1.0], &o),
+            Err(StatsError::NotFinite { index: 0, .. })
+        ));
+        let bad = Options {
+            confidence: 1.0,
+            ..o
+        };
+        assert!(matches!(
+            paired(&[1.0], &[1.0], &bad),
+            Err(StatsError::BadOptions(_))
+        ));
     }
 
     #[test]

@@ -46,7 +46,11 @@ impl fmt::Display for Method {
         match self {
             Method::Exact { nonzero } => write!(f, "exact, 2^{nonzero} sign assignments"),
             Method::Sampled { permutations, seed } => {
-                write!(f, "{} random sign assignments, seed {seed}", thousands(*permutations))
+                write!(
+                    f,
+                    "{} random sign assignments, seed {seed}",
+                    thousands(*permutations)
+                )
             }
         }
     }
@@ -90,7 +94,11 @@ pub fn sign_flip_test(d: &[f64], opts: &Options) -> SignFlip {
             hits += rs.iter().filter(|&&r| (l + r).abs() >= threshold).count() as u64;
         }
         let total = (ls.len() * rs.len()) as f64;
-        SignFlip { p: hits as f64 / total, method: Method::Exact { nonzero: n }, nonzero: n }
+        SignFlip {
+            p: hits as f64 / total,
+            method: Method::Exact { nonzero: n },
+            nonzero: n,
+        }
     } else {
         let mut src = Source::new(opts.seed, Stream::Permutation);
         let mut hits: u64 = 0;
@@ -112,7 +120,10 @@ pub fn sign_flip_test(d: &[f64], opts: &Options) -> SignFlip {
         }
         SignFlip {
             p: (hits + 1) as f64 / (opts.permutations + 1) as f64,
-            method: Method::Sampled { permutations: opts.permutations, seed: opts.seed },
+            method: Method::Sampled {
+                permutations: opts.permutations,
+                seed: opts.seed,
+            },
             nonzero: n,
         }
     }
@@ -184,17 +195,42 @@ mod tests {
 
     #[test]
     fn sampled_agrees_with_exact() {
-        let d: Vec<f64> = (0..16).map(|i| if i % 3 == 0 { -0.2 } else { 0.1 + i as f64 * 0.01 }).collect();
+        let d: Vec<f64> = (0..16)
+            .map(|i| {
+                if i % 3 == 0 {
+                    -0.2
+                } else {
+                    0.1 + i as f64 * 0.01
+                }
+            })
+            .collect();
         let e = exact(&d);
-        let s = sign_flip_test(&d, &Options { exact_max: 0, ..Options::default() });
-        assert_eq!(s.method, Method::Sampled { permutations: 100_000, seed: 42 });
+        let s = sign_flip_test(
+            &d,
+            &Options {
+                exact_max: 0,
+                ..Options::default()
+            },
+        );
+        assert_eq!(
+            s.method,
+            Method::Sampled {
+                permutations: 100_000,
+                seed: 42
+            }
+        );
         assert!((e.p - s.p).abs() < 0.005, "exact {} sampled {}", e.p, s.p);
     }
 
     #[test]
     fn sampled_is_reproducible_and_seeded() {
-        let d: Vec<f64> = (0..30).map(|i| ((i * 7) % 11) as f64 / 10.0 - 0.45).collect();
-        let o = Options { permutations: 10_000, ..Options::default() };
+        let d: Vec<f64> = (0..30)
+            .map(|i| ((i * 7) % 11) as f64 / 10.0 - 0.45)
+            .collect();
+        let o = Options {
+            permutations: 10_000,
+            ..Options::default()
+        };
         let a = sign_flip_test(&d, &o);
         assert_eq!(a.p.to_bits(), sign_flip_test(&d, &o).p.to_bits());
         assert_eq!(a.nonzero, 30);
@@ -205,15 +241,28 @@ mod tests {
     #[test]
     fn sampled_p_is_never_zero() {
         let d = vec![1.0; 200];
-        let t = sign_flip_test(&d, &Options { permutations: 10_000, ..Options::default() });
+        let t = sign_flip_test(
+            &d,
+            &Options {
+                permutations: 10_000,
+                ..Options::default()
+            },
+        );
         assert_eq!(t.p, 1.0 / 10_001.0);
     }
 
     #[test]
     fn method_reads_well() {
-        assert_eq!(Method::Exact { nonzero: 7 }.to_string(), "exact, 2^7 sign assignments");
         assert_eq!(
-            Method::Sampled { permutations: 100_000, seed: 42 }.to_string(),
+            Method::Exact { nonzero: 7 }.to_string(),
+            "exact, 2^7 sign assignments"
+        );
+        assert_eq!(
+            Method::Sampled {
+                permutations: 100_000,
+                seed: 42
+            }
+            .to_string(),
             "100,000 random sign assignments, seed 42"
         );
     }

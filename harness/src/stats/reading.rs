@@ -18,9 +18,18 @@ pub struct Finding<'a> {
 /// The reading at level `alpha` of `findings` (every compared configuration × measure, in display
 /// order); `noun` names what is compared ("configuration", "run"), `compared` how many of them
 /// there are besides the baseline, `measures` the measures' display names.
-pub fn reading(baseline: &str, noun: &str, compared: usize, measures: &[&str], findings: &[Finding<'_>], alpha: f64) -> String {
+pub fn reading(
+    baseline: &str,
+    noun: &str,
+    compared: usize,
+    measures: &[&str],
+    findings: &[Finding<'_>],
+    alpha: f64,
+) -> String {
     if compared == 0 {
-        return format!("Only the baseline `{baseline}` was run: there is nothing to compare it with.");
+        return format!(
+            "Only the baseline `{baseline}` was run: there is nothing to compare it with."
+        );
     }
     let family = if compared == 1 {
         format!("two-sided paired randomization test, one {noun} compared with the baseline")
@@ -45,7 +54,11 @@ pub fn reading(baseline: &str, noun: &str, compared: usize, measures: &[&str], f
             .iter()
             .filter(|f| f.name == *name && f.paired.significant(alpha))
             .map(|f| {
-                let dir = if f.paired.delta > 0.0 { "higher" } else { "lower" };
+                let dir = if f.paired.delta > 0.0 {
+                    "higher"
+                } else {
+                    "lower"
+                };
                 format!(
                     "{dir} on {} (Δ {}, p {})",
                     f.measure,
@@ -62,7 +75,10 @@ pub fn reading(baseline: &str, noun: &str, compared: usize, measures: &[&str], f
         1 => format!("; the other {noun} does not differ significantly"),
         _ => format!("; the other {rest} {noun}s do not differ significantly"),
     };
-    format!("Against the baseline `{baseline}` at {alpha} ({family}): {}{tail}.", parts.join("; "))
+    format!(
+        "Against the baseline `{baseline}` at {alpha} ({family}): {}{tail}.",
+        parts.join("; ")
+    )
 }
 
 fn join_and(items: &[String]) -> String {
@@ -81,7 +97,11 @@ mod tests {
     #[test]
     fn none_significant() {
         let p = paired(&[0.5, 1.0, 0.0], &[1.0, 0.5, 0.0], &Options::default()).unwrap();
-        let f = [Finding { name: "ce", measure: "MRR", paired: &p }];
+        let f = [Finding {
+            name: "ce",
+            measure: "MRR",
+            paired: &p,
+        }];
         assert_eq!(
             reading("fusion", "configuration", 1, &["recall@5", "MRR"], &f, 0.05),
             "No configuration differs significantly from the baseline `fusion` at 0.05 on recall@5 and MRR \
@@ -97,9 +117,21 @@ mod tests {
         let a = paired(&base, &worse, &Options::default()).unwrap();
         let b = paired(&base, &same, &Options::default()).unwrap();
         let f = [
-            Finding { name: "a", measure: "MRR", paired: &a },
-            Finding { name: "a", measure: "recall@5", paired: &a },
-            Finding { name: "b", measure: "MRR", paired: &b },
+            Finding {
+                name: "a",
+                measure: "MRR",
+                paired: &a,
+            },
+            Finding {
+                name: "a",
+                measure: "recall@5",
+                paired: &a,
+            },
+            Finding {
+                name: "b",
+                measure: "MRR",
+                paired: &b,
+            },
         ];
         assert_eq!(
             reading("base", "run", 2, &["MRR", "recall@5"], &f, 0.05),
@@ -111,6 +143,7 @@ mod tests {
 
     #[test]
     fn baseline_alone() {
-        assert!(reading("b", "configuration", 0, &["MRR"], &[], 0.05).starts_with("Only the baseline `b`"));
+        assert!(reading("b", "configuration", 0, &["MRR"], &[], 0.05)
+            .starts_with("Only the baseline `b`"));
     }
 }

@@ -51,18 +51,24 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4).map({
-            let mut s = Source::new(7, Stream::Permutation);
-            move |_| s.bits()
-        }).collect();
-        let b: Vec<u64> = (0..4).map({
-            let mut s = Source::new(7, Stream::Permutation);
-            move |_| s.bits()
-        }).collect();
-        let c: Vec<u64> = (0..4).map({
-            let mut s = Source::new(7, Stream::Bootstrap);
-            move |_| s.bits()
-        }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut s = Source::new(7, Stream::Permutation);
+                move |_| s.bits()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut s = Source::new(7, Stream::Permutation);
+                move |_| s.bits()
+            })
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map({
+                let mut s = Source::new(7, Stream::Bootstrap);
+                move |_| s.bits()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

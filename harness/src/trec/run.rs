@@ -1,7 +1,8 @@
 //! TREC run files: `qid Q0 docno rank score tag`, one retrieved document per line.
 //!
-//! [`RunReader`] streams a run line by line without allocating per line; [`read_run`] loads a
-//! small run whole, each query's documents in trec_eval's order ([`trec_order`]).
+//! [`RunReader::for_each`] streams a run, handing each line to a closure without allocating per
+//! line (the text is borrowed from a 1 MiB read buffer); [`read_run`] loads a small run whole,
+//! each query's documents in trec_eval's order ([`trec_order`]).
 //!
 //! trec_eval's reading rules, which both follow: fields are separated by any whitespace; the
 //! rank column and the `Q0` column are ignored; the score decides the order; fields after the
