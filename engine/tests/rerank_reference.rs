@@ -38,7 +38,7 @@ fn check(scores: &[f32], expected: [f32; 3], what: &str) {
 #[test]
 fn l12_reproduces_the_models_md_berlin_logits_in_one_batch() {
     let mut ce = model();
-    let mut ranked = ce.inner().rerank(QUERY, &PASSAGES, false, None).unwrap();
+    let mut ranked = ce.inner().rerank(QUERY, PASSAGES, false, None).unwrap();
     ranked.sort_by_key(|r| r.index);
     let scores: Vec<f32> = ranked.iter().map(|r| r.score).collect();
     check(
@@ -69,7 +69,7 @@ fn a_pair_scores_the_same_bits_alone_and_among_others() {
         assert_eq!(alone[0].to_bits(), together[i].to_bits(), "passage {i}");
     }
     // The naive path (one padded batch) changes the bits: the reason for batch size 1.
-    let naive = ce.inner().rerank(QUERY, &PASSAGES, false, Some(3)).unwrap();
+    let naive = ce.inner().rerank(QUERY, PASSAGES, false, Some(3)).unwrap();
     let mut naive_scores = [0f32; 3];
     for r in naive {
         naive_scores[r.index] = r.score;
