@@ -52,9 +52,21 @@ mod tests {
     fn ties_break_on_id_descending() {
         let ids = ["a", "b", "c"];
         let mut hits = vec![
-            Hit { doc: 0, score: 1.0, section: 0 },
-            Hit { doc: 2, score: 1.0, section: 0 },
-            Hit { doc: 1, score: 2.0, section: 0 },
+            Hit {
+                doc: 0,
+                score: 1.0,
+                section: 0,
+            },
+            Hit {
+                doc: 2,
+                score: 1.0,
+                section: 0,
+            },
+            Hit {
+                doc: 1,
+                score: 2.0,
+                section: 0,
+            },
         ];
         sort_hits(&mut hits, |d| ids[d]);
         let order: Vec<_> = hits.iter().map(|h| ids[h.doc]).collect();
@@ -63,7 +75,11 @@ mod tests {
 
     #[test]
     fn nan_is_an_error() {
-        let hits = vec![Hit { doc: 0, score: f32::NAN, section: 0 }];
+        let hits = vec![Hit {
+            doc: 0,
+            score: f32::NAN,
+            section: 0,
+        }];
         assert!(check_finite("q", &hits, |_| "d").is_err());
     }
 }

@@ -12,22 +12,35 @@ fn bm25(c: &mut Criterion) {
     let suite = Suite::load(&root.join("tasks/docir")).expect("docir suite");
     let corpus = suite.load_corpus().expect("docir corpus");
     let mut g = c.benchmark_group("bm25");
-    g.bench_function("index_docir", |b| b.iter(|| LexicalIndex::build(&corpus).expect("index")));
+    g.bench_function("index_docir", |b| {
+        b.iter(|| LexicalIndex::build(&corpus).expect("index"))
+    });
     let index = LexicalIndex::build(&corpus).expect("index");
     // The answer check: BM25 must retrieve an expected document in the top 10 for most tasks.
     let found = suite
         .tasks
         .iter()
         .filter(|t| {
-            let hits = index.search(&corpus, &t.query, 10, Bm25Params::default()).expect("search");
-            hits.iter().any(|h| t.expected.contains_key(corpus.id(h.doc)))
+            let hits = index
+                .search(&corpus, &t.query, 10, Bm25Params::default())
+                .expect("search");
+            hits.iter()
+                .any(|h| t.expected.contains_key(corpus.id(h.doc)))
         })
         .count();
-    assert!(found * 2 > suite.tasks.len(), "BM25 finds only {found} of {} tasks", suite.tasks.len());
+    assert!(
+        found * 2 > suite.tasks.len(),
+        "BM25 finds only {found} of {} tasks",
+        suite.tasks.len()
+    );
     g.bench_function("search_all_docir_tasks", |b| {
         b.iter(|| {
             for t in &suite.tasks {
-                std::hint::black_box(index.search(&corpus, &t.query, 100, Bm25Params::default()).expect("search"));
+                std::hint::black_box(
+                    index
+                        .search(&corpus, &t.query, 100, Bm25Params::default())
+                        .expect("search"),
+                );
             }
         })
     });

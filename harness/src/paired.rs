@@ -119,7 +119,10 @@ impl Paired {
         let suite = Suite::load(&dir.join(&file.suite))?;
         let corpus = suite.load_corpus()?;
         if file.assertions.is_empty() {
-            bail!("{}: no assertions; add at least one under `assertions:`", path.display());
+            bail!(
+                "{}: no assertions; add at least one under `assertions:`",
+                path.display()
+            );
         }
         let mut seen = HashSet::new();
         for a in &file.assertions {
@@ -132,7 +135,11 @@ impl Paired {
             }
             for r in [&a.above, &a.below] {
                 if corpus.index_of(r).is_none() {
-                    bail!("{at}: assertion {:?} names unknown record {r:?}; it is not in {}", a.id, suite.corpus_path.display());
+                    bail!(
+                        "{at}: assertion {:?} names unknown record {r:?}; it is not in {}",
+                        a.id,
+                        suite.corpus_path.display()
+                    );
                 }
             }
         }
@@ -152,7 +159,10 @@ impl Paired {
                     suite.path.display()
                 )
             })?;
-        let practice = file.practice.clone().unwrap_or_else(|| PathBuf::from("search-practice.yaml"));
+        let practice = file
+            .practice
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("search-practice.yaml"));
         let practice = std::path::absolute(dir.join(practice))?;
         let mk = |name: &str, wiring| crate::suite::Configuration {
             name: name.to_string(),
@@ -167,7 +177,14 @@ impl Paired {
             configurations: vec![mk("legacy", Wiring::Legacy), mk("current", Wiring::Current)],
             path: path.to_path_buf(),
         };
-        Ok((Paired { file, suite, experiments }, corpus))
+        Ok((
+            Paired {
+                file,
+                suite,
+                experiments,
+            },
+            corpus,
+        ))
     }
 
     /// The assertions as tasks (one per assertion; `above` as the expected record).
@@ -185,13 +202,21 @@ impl Paired {
                 line: 0,
             })
             .collect();
-        Suite { tasks, ..self.suite.clone() }
+        Suite {
+            tasks,
+            ..self.suite.clone()
+        }
     }
 
     /// Runs both wirings (with `weights` instead of the practice file's, when given).
     pub fn check(&self, engine: &Engine, weights: Option<Weights>) -> Result<Vec<Verdict>> {
         let suite = self.tasks();
-        let r = replay_with(engine, &suite, &self.experiments, &ReplayOptions { weights, ..Default::default() })?;
+        let r = replay_with(
+            engine,
+            &suite,
+            &self.experiments,
+            &ReplayOptions { weights },
+        )?;
         let mut out = Vec::new();
         for (i, a) in self.file.assertions.iter().enumerate() {
             for run in &r.runs {
@@ -215,7 +240,14 @@ impl Paired {
                     (Some(_), None) => Outcome::Holds,
                     _ => Outcome::Inverted,
                 };
-                out.push(Verdict { id: a.id.clone(), wiring, above_rank, below_rank, expected, actual });
+                out.push(Verdict {
+                    id: a.id.clone(),
+                    wiring,
+                    above_rank,
+                    below_rank,
+                    expected,
+                    actual,
+                });
             }
         }
         Ok(out)
@@ -223,7 +255,10 @@ impl Paired {
 }
 
 fn rank_of(corpus: &Corpus, ranked: &[Ranked], id: &str) -> Option<usize> {
-    ranked.iter().position(|r| corpus.id(r.doc) == id).map(|p| p + 1)
+    ranked
+        .iter()
+        .position(|r| corpus.id(r.doc) == id)
+        .map(|p| p + 1)
 }
 
 /// The verdicts as a Markdown table.

@@ -16,9 +16,12 @@ use ranklab_engine::dense::{embed_query, DenseIndex, EmbeddingCache, FastembedEm
 use ranklab_engine::fusion::rrf;
 use ranklab_engine::lexical::LexicalIndex;
 use ranklab_engine::models::ModelStore;
-use ranklab_engine::rerank::{score_shortlist, Candidate, FastembedCrossEncoder, PairStats, RerankedHit, ScoreCache, ShortlistScores};
 use ranklab_engine::policy::{current, legacy, Practice, Weights};
 use ranklab_engine::ranking::{check_finite, Hit};
+use ranklab_engine::rerank::{
+    score_shortlist, Candidate, FastembedCrossEncoder, PairStats, RerankedHit, ScoreCache,
+    ShortlistScores,
+};
 
 use crate::suite::{Configuration, Experiments, Retriever, Suite, Wiring};
 
@@ -94,30 +97,61 @@ impl<'c> Engine<'c> {
         let configs = || experiments.iter().flat_map(|e| e.configurations.iter());
         let mut dense = BTreeMap::new();
         let embedders: BTreeSet<&str> = configs().filter_map(|c| c.embedder()).collect();
-        let rerank_ids: BTreeSet<&str> = configs().filter_map(|c| c.rerank.as_ref().map(|r| r.model.as_str())).collect();
-        let store = if embedders.is_empty() && rerank_ids.is_empty() { None } else { Some(ModelStore::open_default()?) };
+        let rerank_ids: BTreeSet<&str> = configs()
+            .filter_map(|c| c.rerank.as_ref().map(|r| r.model.as_str()))
+            .collect();
+        let store = if embedders.is_empty() && rerank_ids.is_empty() {
+            None
+        } else {
+            Some(ModelStore::open_default()?)
+        };
         for id in embedders {
             let store = store.as_ref().expect("store opened when models are used");
-            let mut embedder = FastembedEmbedder::open(id).with_context(|| format!("loading bi-encoder {id}"))?;
+            let mut embedder =
+                FastembedEmbedder::open(id).with_context(|| format!("loading bi-encoder {id}"))?;
             let cache = EmbeddingCache::open(&store.embeddings_dir(), &embedder)?;
             let total = corpus.docs.iter().map(|d| d.sections.len()).sum::<usize>();
             let pb = crate::progress::bar(total as u64, "embedding");
-            let (index, stats) = DenseIndex::build_with_progress(corpus, &mut embedder, &cache, &mut |done, _| {
-                pb.set_position(done as u64)
-            })?;
+            let (index, stats) =
+                DenseIndex::build_with_progress(corpus, &mut embedder, &cache, &mut |done, _| {
+                    pb.set_position(done as u64)
+                })?;
             pb.finish_and_clear();
             cache.flush()?;
-            eprintln!("{id}: {} sections; vector cache {} hits, {} misses, {} rebuilt", total, stats.hits, stats.misses, stats.rebuilt);
-            dense.insert(id.to_string(), DenseModel { embedder: RefCell::new(embedder), cache, index });
+            eprintln!(
+                "{id}: {} sections; vector cache {} hits, {} misses, {} rebuilt",
+                total, stats.hits, stats.misses, stats.rebuilt
+            );
+            dense.insert(
+                id.to_string(),
+                DenseModel {
+                    embedder: RefCell::new(embedder),
+                    cache,
+                    index,
+                },
+            );
         }
         let mut rerankers = BTreeMap::new();
         for id in rerank_ids {
             let store = store.as_ref().expect("store opened when models are used");
-            let model = FastembedCrossEncoder::open(id).with_context(|| format!("loading cross-encoder {id}"))?;
+            let model = FastembedCrossEncoder::open(id)
+                .with_context(|| format!("loading cross-encoder {id}"))?;
             let cache = ScoreCache::open(&store.scores_dir(), &model)?;
-            rerankers.insert(id.to_string(), RerankModel { model: RefCell::new(model), cache, stats: RefCell::default() });
+            rerankers.insert(
+                id.to_string(),
+                RerankModel {
+                    model: RefCell::new(model),
+                    cache,
+                    stats: RefCell::default(),
+                },
+            );
         }
-        Ok(Engine { corpus, lexical, dense, rerankers })
+        Ok(Engine {
+            corpus,
+            lexical,
+            dense,
+            rerankers,
+        })
     }
 
     /// The identity (name, sha256, settings) of every model in use, by id.
@@ -154,16 +188,29 @@ impl<'c> Engine<'c> {
     }
 
     fn dense(&self, id: &str) -> &DenseModel {
-        self.dense.get(id).expect("every embedder of the experiments was loaded")
+        self.dense
+            .get(id)
+            .expect("every embedder of the experiments was loaded")
     }
 }
 
 /// Cache key of a first-stage list (per task).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum ListKey {
-    Bm25 { k1: u32, b: u32 },
-    Dense { model: String },
-    Fusion { model: String, k1: u32, b: u32, rrf_k: u32, depth: usize },
+    Bm25 {
+        k1: u32,
+        b: u32,
+    },
+    Dense {
+        model: String,
+    },
+    Fusion {
+        model: String,
+        k1: u32,
+        b: u32,
+        rrf_k: u32,
+        depth: usize,
+    },
 }
 
 fn list_key(c: &Configuration) -> ListKey {
@@ -171,7 +218,9 @@ fn list_key(c: &Configuration) -> ListKey {
     let (k1, b) = (p.k1.to_bits(), p.b.to_bits());
     match c.retriever {
         Retriever::Bm25 => ListKey::Bm25 { k1, b },
-        Retriever::Dense => ListKey::Dense { model: c.embedder().unwrap_or_default().to_string() },
+        Retriever::Dense => ListKey::Dense {
+            model: c.embedder().unwrap_or_default().to_string(),
+        },
         Retriever::Fusion => ListKey::Fusion {
             model: c.embedder().unwrap_or_default().to_string(),
             k1,
@@ -199,14 +248,29 @@ impl TaskLists<'_, '_> {
         }
         let corpus = self.engine.corpus;
         let list = match c.retriever {
-            Retriever::Bm25 => self.engine.lexical.search(corpus, &self.query, self.max_depth, c.bm25())?,
+            Retriever::Bm25 => {
+                self.engine
+                    .lexical
+                    .search(corpus, &self.query, self.max_depth, c.bm25())?
+            }
             Retriever::Dense => {
                 let v = self.query_vec(c.embedder().unwrap_or_default())?;
-                self.engine.dense(c.embedder().unwrap_or_default()).index.search(&v, self.max_depth)
+                self.engine
+                    .dense(c.embedder().unwrap_or_default())
+                    .index
+                    .search(&v, self.max_depth)
             }
             Retriever::Fusion => {
-                let lex = self.get(&Configuration { retriever: Retriever::Bm25, depth: Some(self.max_depth), ..c.clone() })?;
-                let sem = self.get(&Configuration { retriever: Retriever::Dense, depth: Some(self.max_depth), ..c.clone() })?;
+                let lex = self.get(&Configuration {
+                    retriever: Retriever::Bm25,
+                    depth: Some(self.max_depth),
+                    ..c.clone()
+                })?;
+                let sem = self.get(&Configuration {
+                    retriever: Retriever::Dense,
+                    depth: Some(self.max_depth),
+                    ..c.clone()
+                })?;
                 let mut fused = rrf(&[&lex, &sem], c.rrf(), |d| corpus.id(d));
                 fused.truncate(self.max_depth);
                 fused
@@ -246,7 +310,12 @@ fn weights_of(ex: &Experiments, opts: &ReplayOptions) -> Result<Vec<Option<Weigh
             _ => {
                 let p = ex.practice_path(c);
                 let pr = Practice::load(&p).with_context(|| {
-                    format!("{}: configuration {:?} has wiring {:?} and needs a practice file", ex.path.display(), c.name, c.wiring)
+                    format!(
+                        "{}: configuration {:?} has wiring {:?} and needs a practice file",
+                        ex.path.display(),
+                        c.name,
+                        c.wiring
+                    )
                 })?;
                 Ok(Some(pr.weights))
             }
@@ -260,14 +329,27 @@ pub fn replay(engine: &Engine, suite: &Suite, ex: &Experiments) -> Result<Replay
 }
 
 /// Replays `suite` under every configuration of `ex`, with options.
-pub fn replay_with(engine: &Engine, suite: &Suite, ex: &Experiments, opts: &ReplayOptions) -> Result<Replay> {
+pub fn replay_with(
+    engine: &Engine,
+    suite: &Suite,
+    ex: &Experiments,
+    opts: &ReplayOptions,
+) -> Result<Replay> {
     let corpus = engine.corpus;
     let weights = weights_of(ex, opts)?;
-    let max_depth = ex.configurations.iter().map(|c| c.depth()).max().unwrap_or(1);
+    let max_depth = ex
+        .configurations
+        .iter()
+        .map(|c| c.depth())
+        .max()
+        .unwrap_or(1);
     let mut runs: Vec<ConfigRun> = ex
         .configurations
         .iter()
-        .map(|c| ConfigRun { config: c.clone(), per_task: Vec::with_capacity(suite.tasks.len()) })
+        .map(|c| ConfigRun {
+            config: c.clone(),
+            per_task: Vec::with_capacity(suite.tasks.len()),
+        })
         .collect();
     let pb = crate::progress::bar(suite.tasks.len() as u64, "replay");
     // Widest shortlist per (model, first stage): narrower widths reuse its scores.
@@ -279,17 +361,28 @@ pub fn replay_with(engine: &Engine, suite: &Suite, ex: &Experiments, opts: &Repl
         }
     }
     for task in &suite.tasks {
-        let mut lists = TaskLists { engine, query: task.query.clone(), max_depth, lists: HashMap::new(), query_vecs: HashMap::new() };
+        let mut lists = TaskLists {
+            engine,
+            query: task.query.clone(),
+            max_depth,
+            lists: HashMap::new(),
+            query_vecs: HashMap::new(),
+        };
         let mut shortlists: BTreeMap<(String, ListKey), ShortlistScores> = BTreeMap::new();
         for (run, w) in runs.iter_mut().zip(&weights) {
             let c = &run.config;
-            let hits = lists.get(c).with_context(|| format!("first stage of task {} under {:?}", task.id, c.name))?;
+            let hits = lists
+                .get(c)
+                .with_context(|| format!("first stage of task {} under {:?}", task.id, c.name))?;
             let ranked: Vec<Ranked> = match &c.rerank {
                 None => hits.iter().map(plain).collect(),
                 Some(r) => {
                     let key = (r.model.clone(), list_key(c));
                     if !shortlists.contains_key(&key) {
-                        let m = engine.rerankers.get(&r.model).expect("every rerank model was loaded");
+                        let m = engine
+                            .rerankers
+                            .get(&r.model)
+                            .expect("every rerank model was loaded");
                         let (scores, stats) = score_shortlist(
                             &task.query,
                             &hits,
@@ -298,7 +391,9 @@ pub fn replay_with(engine: &Engine, suite: &Suite, ex: &Experiments, opts: &Repl
                             &mut *m.model.borrow_mut(),
                             &m.cache,
                         )
-                        .with_context(|| format!("cross-encoder {} on task {}", r.model, task.id))?;
+                        .with_context(|| {
+                            format!("cross-encoder {} on task {}", r.model, task.id)
+                        })?;
                         m.stats.borrow_mut().add(stats);
                         shortlists.insert(key.clone(), scores);
                     }
@@ -306,8 +401,16 @@ pub fn replay_with(engine: &Engine, suite: &Suite, ex: &Experiments, opts: &Repl
                 }
             };
             let ranked = match (c.wiring, w) {
-                (Wiring::Legacy, Some(w)) => legacy::rank(corpus, &task.query, &as_hits(&ranked), w).iter().map(plain).collect(),
-                (Wiring::Current, Some(w)) => current::rank(corpus, &as_hits(&ranked), w).iter().map(plain).collect(),
+                (Wiring::Legacy, Some(w)) => {
+                    legacy::rank(corpus, &task.query, &as_hits(&ranked), w)
+                        .iter()
+                        .map(plain)
+                        .collect()
+                }
+                (Wiring::Current, Some(w)) => current::rank(corpus, &as_hits(&ranked), w)
+                    .iter()
+                    .map(plain)
+                    .collect(),
                 _ => ranked,
             };
             run.per_task.push(ranked);
@@ -318,9 +421,17 @@ pub fn replay_with(engine: &Engine, suite: &Suite, ex: &Experiments, opts: &Repl
     let used: BTreeSet<&str> = ex
         .configurations
         .iter()
-        .flat_map(|c| c.embedder().into_iter().chain(c.rerank.as_ref().map(|r| r.model.as_str())))
+        .flat_map(|c| {
+            c.embedder()
+                .into_iter()
+                .chain(c.rerank.as_ref().map(|r| r.model.as_str()))
+        })
         .collect();
-    let models = engine.model_identities().into_iter().filter(|(id, _)| used.contains(id.as_str())).collect();
+    let models = engine
+        .model_identities()
+        .into_iter()
+        .filter(|(id, _)| used.contains(id.as_str()))
+        .collect();
     Ok(Replay { runs, models })
 }
 
@@ -340,9 +451,21 @@ fn order_by_rerank(reranked: &[RerankedHit]) -> Vec<Ranked> {
 }
 
 fn as_hits(ranked: &[Ranked]) -> Vec<Hit> {
-    ranked.iter().map(|r| Hit { doc: r.doc, score: r.score, section: r.section }).collect()
+    ranked
+        .iter()
+        .map(|r| Hit {
+            doc: r.doc,
+            score: r.score,
+            section: r.section,
+        })
+        .collect()
 }
 
 fn plain(h: &Hit) -> Ranked {
-    Ranked { doc: h.doc, score: h.score, section: h.section, rerank_score: None }
+    Ranked {
+        doc: h.doc,
+        score: h.score,
+        section: h.section,
+        rerank_score: None,
+    }
 }

@@ -85,15 +85,28 @@ enum Expected {
 pub fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, String)> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let text = String::from_utf8(bytes).map_err(|e| {
-        let line = e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
-        anyhow::anyhow!("{}:{line}: invalid UTF-8; save the file as UTF-8", path.display())
+        let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        anyhow::anyhow!(
+            "{}:{line}: invalid UTF-8; save the file as UTF-8",
+            path.display()
+        )
     })?;
     let text = text.trim_start_matches('\u{feff}').replace("\r\n", "\n");
     if text.trim().is_empty() {
-        bail!("{}: the file is empty; see docs/formats.md for its fields", path.display());
+        bail!(
+            "{}: the file is empty; see docs/formats.md for its fields",
+            path.display()
+        );
     }
     let value = yaml_serde::from_str(&text).map_err(|e| {
-        let loc = e.location().map(|l| format!(":{}:{}", l.line(), l.column())).unwrap_or_default();
+        let loc = e
+            .location()
+            .map(|l| format!(":{}:{}", l.line(), l.column()))
+            .unwrap_or_default();
         let msg = e.to_string();
         let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
         anyhow::anyhow!("{}{loc}: {msg} (see docs/formats.md)", path.display())
@@ -116,19 +129,30 @@ pub fn line_of(text: &str, key: &str, value: &str) -> usize {
 impl Suite {
     /// Loads `path` (a suite.yaml, or a directory holding one).
     pub fn load(path: &Path) -> Result<Self> {
-        let path = if path.is_dir() { path.join("suite.yaml") } else { path.to_path_buf() };
+        let path = if path.is_dir() {
+            path.join("suite.yaml")
+        } else {
+            path.to_path_buf()
+        };
         let (raw, text): (RawSuite, String) = read_yaml(&path)?;
         let at = |line: usize| format!("{}:{line}", path.display());
         check_k(raw.k).with_context(|| at(line_of(&text, "k", &raw.k.to_string())))?;
         if raw.tasks.is_empty() {
-            bail!("{}: the suite has no tasks; add at least one under `tasks:`", path.display());
+            bail!(
+                "{}: the suite has no tasks; add at least one under `tasks:`",
+                path.display()
+            );
         }
         let mut seen = HashSet::new();
         let mut tasks = Vec::with_capacity(raw.tasks.len());
         for t in raw.tasks {
             let line = line_of(&text, "id", &t.id);
             if !seen.insert(t.id.clone()) {
-                bail!("{}: duplicate task id {:?}; task ids must be unique", at(line), t.id);
+                bail!(
+                    "{}: duplicate task id {:?}; task ids must be unique",
+                    at(line),
+                    t.id
+                );
             }
             if t.query.trim().is_empty() {
                 bail!("{}: task {:?} has an empty query", at(line), t.id);
@@ -143,7 +167,14 @@ impl Suite {
             }
             let k = t.k.unwrap_or(raw.k);
             check_k(k).with_context(|| format!("{}: task {:?}", at(line), t.id))?;
-            tasks.push(Task { id: t.id, query: t.query, expected, k, note: t.note, line });
+            tasks.push(Task {
+                id: t.id,
+                query: t.query,
+                expected,
+                k,
+                note: t.note,
+                line,
+            });
         }
         let dir = path.parent().unwrap_or(Path::new("."));
         Ok(Suite {
@@ -289,7 +320,10 @@ impl Configuration {
     }
     /// RRF parameters.
     pub fn rrf(&self) -> RrfParams {
-        RrfParams { k: self.rrf_k.unwrap_or(60.0), depth: self.depth() }
+        RrfParams {
+            k: self.rrf_k.unwrap_or(60.0),
+            depth: self.depth(),
+        }
     }
     /// The bi-encoder id, when the retriever uses one.
     pub fn embedder(&self) -> Option<&str> {
@@ -325,7 +359,10 @@ impl Experiments {
         let (mut ex, text): (Experiments, String) = read_yaml(path)?;
         ex.path = path.to_path_buf();
         if ex.configurations.is_empty() {
-            bail!("{}: no configurations; add at least one under `configurations:`", path.display());
+            bail!(
+                "{}: no configurations; add at least one under `configurations:`",
+                path.display()
+            );
         }
         let mut seen = HashSet::new();
         for c in &ex.configurations {
@@ -333,7 +370,10 @@ impl Experiments {
             if !seen.insert(c.name.as_str()) {
                 bail!("{at}: duplicate configuration name {:?}", c.name);
             }
-            if c.name.is_empty() || c.name.contains(['/', '\\', '\0']) || c.name.chars().any(char::is_whitespace) {
+            if c.name.is_empty()
+                || c.name.contains(['/', '\\', '\0'])
+                || c.name.chars().any(char::is_whitespace)
+            {
                 bail!("{at}: configuration name {:?} must be non-empty, without white space or slashes (it names a file)", c.name);
             }
             if c.depth() == 0 || c.depth() > MAX_K {
@@ -358,7 +398,11 @@ impl Experiments {
                 "{}:{}: baseline {b:?} is not one of the configurations ({})",
                 path.display(),
                 line_of(&text, "baseline", b),
-                ex.configurations.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                ex.configurations
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             Some(_) => {}
             None => ex.baseline = Some(ex.configurations[0].name.clone()),
@@ -369,11 +413,17 @@ impl Experiments {
     /// The practice file of a configuration, resolved against this file's directory.
     pub fn practice_path(&self, c: &Configuration) -> PathBuf {
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        dir.join(c.practice.clone().unwrap_or_else(|| PathBuf::from("search-practice.yaml")))
+        dir.join(
+            c.practice
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("search-practice.yaml")),
+        )
     }
 
     /// The baseline configuration's name.
     pub fn baseline(&self) -> &str {
-        self.baseline.as_deref().unwrap_or(&self.configurations[0].name)
+        self.baseline
+            .as_deref()
+            .unwrap_or(&self.configurations[0].name)
     }
 }

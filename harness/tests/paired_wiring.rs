@@ -23,17 +23,28 @@ fn verdicts(weights: Option<Weights>) -> Vec<Verdict> {
 }
 
 fn gcp(v: &[Verdict], wiring: &str) -> Verdict {
-    v.iter().find(|x| x.id == "gcp-exodus" && x.wiring == wiring).expect("gcp-exodus assertion").clone()
+    v.iter()
+        .find(|x| x.id == "gcp-exodus" && x.wiring == wiring)
+        .expect("gcp-exodus assertion")
+        .clone()
 }
 
 #[test]
 fn legacy_wiring_ranks_stale_howto_above_aar_and_current_wiring_flips_it() {
     let v = verdicts(None);
     let legacy = gcp(&v, "legacy");
-    assert_eq!(legacy.actual, Outcome::Inverted, "legacy must show the bug: {legacy:?}");
+    assert_eq!(
+        legacy.actual,
+        Outcome::Inverted,
+        "legacy must show the bug: {legacy:?}"
+    );
     assert!(legacy.below_rank < legacy.above_rank, "{legacy:?}");
     let current = gcp(&v, "current");
-    assert_eq!(current.actual, Outcome::Holds, "current must rank the AAR first: {current:?}");
+    assert_eq!(
+        current.actual,
+        Outcome::Holds,
+        "current must rank the AAR first: {current:?}"
+    );
     assert_eq!(current.above_rank, Some(1), "{current:?}");
     // Every assertion of the file meets its expectation under both wirings.
     let failed: Vec<_> = v.iter().filter(|x| !x.pass()).collect();
@@ -45,5 +56,8 @@ fn zeroed_penalties_break_the_current_half() {
     // The same pair with the penalties zeroed: the current wiring loses the lifecycle signal, so
     // the check must report failures (the stale records win again).
     let v = verdicts(Some(Weights::ZERO));
-    assert!(v.iter().any(|x| x.wiring == "current" && !x.pass()), "{v:?}");
+    assert!(
+        v.iter().any(|x| x.wiring == "current" && !x.pass()),
+        "{v:?}"
+    );
 }

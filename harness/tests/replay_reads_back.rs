@@ -14,7 +14,11 @@ fn root() -> PathBuf {
 }
 
 fn ranklab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_ranklab")).args(args).current_dir(root()).output().expect("run ranklab")
+    Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run ranklab")
 }
 
 fn experiments(dir: &Path, body: &str) -> PathBuf {
@@ -42,14 +46,37 @@ fn check_reads_back(suite: &str, exp_body: &str, configs: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let ex = experiments(tmp.path(), exp_body);
     let reports = tmp.path().join("reports");
-    let out = ranklab(&["run", &format!("tasks/{suite}"), "-x", ex.to_str().unwrap(), "--reports", reports.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = ranklab(&[
+        "run",
+        &format!("tasks/{suite}"),
+        "-x",
+        ex.to_str().unwrap(),
+        "--reports",
+        reports.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let dir = reports.join(suite);
     let ranks = reported_ranks(&dir.join("readback.tasks.csv"));
     for config in configs {
         let run = dir.join("runs").join(format!("{config}.trec"));
-        let out = ranklab(&["eval", "-q", "-c", "-m", "recip_rank", dir.join("qrels.txt").to_str().unwrap(), run.to_str().unwrap()]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = ranklab(&[
+            "eval",
+            "-q",
+            "-c",
+            "-m",
+            "recip_rank",
+            dir.join("qrels.txt").to_str().unwrap(),
+            run.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let text = String::from_utf8(out.stdout).unwrap();
         let mut checked = 0;
         for line in text.lines() {
@@ -60,7 +87,11 @@ fn check_reads_back(suite: &str, exp_body: &str, configs: &[&str]) {
             let rr: f64 = f[2].parse().unwrap();
             let rank = ranks[&(f[1].to_string(), config.to_string())];
             let expected = rank.map_or(0.0, |r| 1.0 / r as f64);
-            assert!((rr - expected).abs() < 5e-5, "{suite}/{config} task {}: eval says {rr}, replay rank {rank:?}", f[1]);
+            assert!(
+                (rr - expected).abs() < 5e-5,
+                "{suite}/{config} task {}: eval says {rr}, replay rank {rank:?}",
+                f[1]
+            );
             checked += 1;
         }
         assert!(checked >= 15, "only {checked} tasks checked");
@@ -85,7 +116,10 @@ fn eval_agrees_under_the_current_wirings_recency_tie_break() {
 #[test]
 fn second_run_is_byte_identical() {
     let tmp = tempfile::tempdir().unwrap();
-    let ex = experiments(tmp.path(), "experiment: det\nconfigurations:\n  - name: bm25\n    retriever: bm25\n");
+    let ex = experiments(
+        tmp.path(),
+        "experiment: det\nconfigurations:\n  - name: bm25\n    retriever: bm25\n",
+    );
     let snapshot = |reports: &Path| -> BTreeMap<PathBuf, Vec<u8>> {
         let mut m = BTreeMap::new();
         let mut stack = vec![reports.to_path_buf()];
@@ -95,7 +129,10 @@ fn second_run_is_byte_identical() {
                 if p.is_dir() {
                     stack.push(p);
                 } else {
-                    m.insert(p.strip_prefix(reports).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
+                    m.insert(
+                        p.strip_prefix(reports).unwrap().to_path_buf(),
+                        std::fs::read(&p).unwrap(),
+                    );
                 }
             }
         }
@@ -104,8 +141,19 @@ fn second_run_is_byte_identical() {
     let a = tmp.path().join("a");
     let b = tmp.path().join("b");
     for r in [&a, &b] {
-        let out = ranklab(&["run", "tasks/docir", "-x", ex.to_str().unwrap(), "--reports", r.to_str().unwrap()]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = ranklab(&[
+            "run",
+            "tasks/docir",
+            "-x",
+            ex.to_str().unwrap(),
+            "--reports",
+            r.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let (sa, sb) = (snapshot(&a), snapshot(&b));
     assert!(sa.len() >= 5, "{:?}", sa.keys());
@@ -115,9 +163,19 @@ fn second_run_is_byte_identical() {
 #[test]
 fn bad_suite_exits_2_and_keeps_the_previous_report() {
     let tmp = tempfile::tempdir().unwrap();
-    let ex = experiments(tmp.path(), "experiment: keep\nconfigurations:\n  - name: bm25\n    retriever: bm25\n");
+    let ex = experiments(
+        tmp.path(),
+        "experiment: keep\nconfigurations:\n  - name: bm25\n    retriever: bm25\n",
+    );
     let reports = tmp.path().join("reports");
-    let out = ranklab(&["run", "tasks/docir", "-x", ex.to_str().unwrap(), "--reports", reports.to_str().unwrap()]);
+    let out = ranklab(&[
+        "run",
+        "tasks/docir",
+        "-x",
+        ex.to_str().unwrap(),
+        "--reports",
+        reports.to_str().unwrap(),
+    ]);
     assert!(out.status.success());
     let md = reports.join("docir/keep.md");
     let before = std::fs::read(&md).unwrap();
@@ -130,10 +188,20 @@ fn bad_suite_exits_2_and_keeps_the_previous_report() {
         format!("suite: docir\ncorpus: {}\nk: 5\ntasks:\n  - id: T1\n    query: refunds\n    expected: no-such-doc\n", corpus.display()),
     )
     .unwrap();
-    let out = ranklab(&["run", suite_dir.to_str().unwrap(), "-x", ex.to_str().unwrap(), "--reports", reports.to_str().unwrap()]);
+    let out = ranklab(&[
+        "run",
+        suite_dir.to_str().unwrap(),
+        "-x",
+        ex.to_str().unwrap(),
+        "--reports",
+        reports.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("suite.yaml:7") && err.contains("no-such-doc"), "{err}");
+    assert!(
+        err.contains("suite.yaml:7") && err.contains("no-such-doc"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(std::fs::read(&md).unwrap(), before);
 }

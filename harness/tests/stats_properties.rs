@@ -3,7 +3,8 @@
 //! - a constant shift c: an interval of zero width at c, Δ = c, every task a win (or loss), and
 //!   the smallest p the method can give (2/2^n exact, 1/(draws+1) sampled);
 //! - the exact test agrees with a naive oracle that sums every sign assignment directly;
-//! - swapping the two configurations keeps p, negates Δ and mirrors the interval and win/loss;
+//! - swapping the two configurations keeps p, negates Δ, mirrors win/loss and (up to sampling
+//!   noise) the interval;
 //! - reordering the tasks changes nothing, to the bit, exact or sampled; scaling the differences
 //!   keeps the exact p;
 //! - p lies in (0, 1]; the interval is ordered; win + tie + loss = n;
@@ -111,7 +112,13 @@ proptest! {
             prop_assert!((ab.test.p - ba.test.p).abs() < 0.03);
         }
         prop_assert!((ab.delta + ba.delta).abs() < 1e-12);
-        prop_assert!((ab.ci.lo + ba.ci.hi).abs() < 1e-9 && (ab.ci.hi + ba.ci.lo).abs() < 1e-9, "{:?} {:?}", ab.ci, ba.ci);
+        // The bootstrap resamples the sorted differences, and sorting does not commute with
+        // negation, so the mirrored interval comes from other draws: equal up to sampling noise,
+        // a few steps of the resample mean's lattice ((max − min) / n) at most.
+        let d = stats::differences(&b, &o).unwrap();
+        let spread = d.iter().copied().fold(f64::MIN, f64::max) - d.iter().copied().fold(f64::MAX, f64::min);
+        let tol = 3.0 * spread / d.len() as f64 + 1e-9;
+        prop_assert!((ab.ci.lo + ba.ci.hi).abs() <= tol && (ab.ci.hi + ba.ci.lo).abs() <= tol, "{:?} {:?}", ab.ci, ba.ci);
         prop_assert_eq!((ab.wins, ab.ties, ab.losses), (ba.losses, ba.ties, ba.wins));
     }
 

@@ -75,14 +75,20 @@ fn for_each_line(path: &Path, mut f: impl FnMut(usize, &str) -> Result<()>) -> R
     let mut line_no = 0;
     loop {
         buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(|e| Error::io(path, e))?;
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Error::io(path, e))?;
         if n == 0 {
             return Ok(());
         }
         line_no += 1;
         let text = std::str::from_utf8(&buf)
             .map_err(|_| Error::parse(path, line_no, "invalid UTF-8; save the file as UTF-8"))?;
-        let text = if line_no == 1 { text.trim_start_matches('\u{feff}') } else { text };
+        let text = if line_no == 1 {
+            text.trim_start_matches('\u{feff}')
+        } else {
+            text
+        };
         let text = text.trim_end_matches(['\n', '\r']);
         if !text.trim().is_empty() {
             f(line_no, text)?;
@@ -103,11 +109,21 @@ fn json_error(path: &Path, line: usize, e: serde_json::Error, what: &str) -> Err
 pub fn load_corpus(path: &Path) -> Result<Corpus> {
     let mut docs = Vec::new();
     for_each_line(path, |line, text| {
-        let rec: CorpusLine = serde_json::from_str(text)
-            .map_err(|e| json_error(path, line, e, "corpus (expects {\"_id\", \"title\", \"text\"})"))?;
+        let rec: CorpusLine = serde_json::from_str(text).map_err(|e| {
+            json_error(
+                path,
+                line,
+                e,
+                "corpus (expects {\"_id\", \"title\", \"text\"})",
+            )
+        })?;
         let id = rec.id.into_string();
         if id.is_empty() || id.chars().any(char::is_whitespace) {
-            return Err(Error::parse(path, line, format!("invalid _id {id:?}: ids must be non-empty without white space")));
+            return Err(Error::parse(
+                path,
+                line,
+                format!("invalid _id {id:?}: ids must be non-empty without white space"),
+            ));
         }
         docs.push(Document {
             id,
@@ -119,14 +135,19 @@ pub fn load_corpus(path: &Path) -> Result<Corpus> {
             superseded_by: None,
             cites: Vec::new(),
             lifecycle_log: Vec::new(),
-            sections: vec![Section { heading: rec.title, body: rec.text }],
+            sections: vec![Section {
+                heading: rec.title,
+                body: rec.text,
+            }],
             source: PathBuf::from(format!("{}:{line}", path.display())),
         });
         Ok(())
     })?;
     let root = path.parent().unwrap_or(path).to_path_buf();
     if docs.is_empty() {
-        return Err(Error::EmptyCorpus { path: path.to_path_buf() });
+        return Err(Error::EmptyCorpus {
+            path: path.to_path_buf(),
+        });
     }
     Corpus::new(root, docs)
 }
@@ -137,7 +158,10 @@ pub fn load_queries(path: &Path) -> Result<Vec<Query>> {
     for_each_line(path, |line, text| {
         let q: QueryLine = serde_json::from_str(text)
             .map_err(|e| json_error(path, line, e, "queries (expects {\"_id\", \"text\"})"))?;
-        out.push(Query { id: q.id.into_string(), text: q.text });
+        out.push(Query {
+            id: q.id.into_string(),
+            text: q.text,
+        });
         Ok(())
     })?;
     Ok(out)
@@ -148,16 +172,35 @@ pub fn load_qrels(path: &Path) -> Result<Vec<Judgment>> {
     let mut out = Vec::new();
     for_each_line(path, |line, text| {
         let fields: Vec<&str> = text.split_whitespace().collect();
-        if line == 1 && fields.first().is_some_and(|f| f.eq_ignore_ascii_case("query-id")) {
+        if line == 1
+            && fields
+                .first()
+                .is_some_and(|f| f.eq_ignore_ascii_case("query-id"))
+        {
             return Ok(());
         }
         if fields.len() != 3 {
-            return Err(Error::parse(path, line, format!("expected 3 fields `query-id corpus-id score`, found {}", fields.len())));
+            return Err(Error::parse(
+                path,
+                line,
+                format!(
+                    "expected 3 fields `query-id corpus-id score`, found {}",
+                    fields.len()
+                ),
+            ));
         }
         let grade: i32 = fields[2].parse().map_err(|_| {
-            Error::parse(path, line, format!("score {:?} is not an integer", fields[2]))
+            Error::parse(
+                path,
+                line,
+                format!("score {:?} is not an integer", fields[2]),
+            )
         })?;
-        out.push(Judgment { query: fields[0].to_string(), doc: fields[1].to_string(), grade });
+        out.push(Judgment {
+            query: fields[0].to_string(),
+            doc: fields[1].to_string(),
+            grade,
+        });
         Ok(())
     })?;
     Ok(out)
@@ -187,17 +230,36 @@ pub fn load_collection(dir: &Path, split: &str) -> Result<Collection> {
     let all_queries = load_queries(&dir.join("queries.jsonl"))?;
     let qrels = load_qrels(&dir.join("qrels").join(format!("{split}.tsv")))?;
     let judged: std::collections::HashSet<&str> = qrels.iter().map(|j| j.query.as_str()).collect();
-    let known: std::collections::HashSet<&str> = all_queries.iter().map(|q| q.id.as_str()).collect();
-    let mut unknown_docs: Vec<String> = qrels.iter().filter(|j| corpus.index_of(&j.doc).is_none()).map(|j| j.doc.clone()).collect();
+    let known: std::collections::HashSet<&str> =
+        all_queries.iter().map(|q| q.id.as_str()).collect();
+    let mut unknown_docs: Vec<String> = qrels
+        .iter()
+        .filter(|j| corpus.index_of(&j.doc).is_none())
+        .map(|j| j.doc.clone())
+        .collect();
     unknown_docs.dedup();
-    let mut unknown_queries: Vec<String> = judged.iter().filter(|q| !known.contains(*q)).map(|q| q.to_string()).collect();
+    let mut unknown_queries: Vec<String> = judged
+        .iter()
+        .filter(|q| !known.contains(*q))
+        .map(|q| q.to_string())
+        .collect();
     unknown_queries.sort();
-    let queries = all_queries.into_iter().filter(|q| judged.contains(q.id.as_str())).collect();
+    let queries = all_queries
+        .into_iter()
+        .filter(|q| judged.contains(q.id.as_str()))
+        .collect();
     let name = dir
         .canonicalize()
         .unwrap_or_else(|_| dir.to_path_buf())
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "beir".into());
-    Ok(Collection { name, corpus, queries, qrels, unknown_docs, unknown_queries })
+    Ok(Collection {
+        name,
+        corpus,
+        queries,
+        qrels,
+        unknown_docs,
+        unknown_queries,
+    })
 }

@@ -82,7 +82,11 @@ fn check_references(corpus: &Corpus) -> Result<()> {
 /// Parses one record file.
 pub fn parse_record(path: &Path, bytes: &[u8]) -> Result<Document> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        let line = bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
         Error::parse(path, line, "invalid UTF-8; save the file as UTF-8")
     })?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -111,7 +115,12 @@ pub fn parse_record(path: &Path, bytes: &[u8]) -> Result<Document> {
     let title = fm
         .title
         .clone()
-        .or_else(|| sections.first().map(|s| s.heading.clone()).filter(|h| !h.is_empty()))
+        .or_else(|| {
+            sections
+                .first()
+                .map(|s| s.heading.clone())
+                .filter(|h| !h.is_empty())
+        })
         .unwrap_or_else(|| id.clone());
     for s in &mut sections {
         if s.heading.is_empty() {
@@ -196,7 +205,12 @@ fn split_front_matter<'a>(path: &Path, text: &'a str) -> Result<(FrontMatter, &'
     let (yaml, body) = if end == usize::MAX {
         ("", rest[3..].trim_start_matches('\n'))
     } else {
-        (&rest[..end], rest[end + 4..].strip_prefix('\n').unwrap_or(&rest[end + 4..]))
+        (
+            &rest[..end],
+            rest[end + 4..]
+                .strip_prefix('\n')
+                .unwrap_or(&rest[end + 4..]),
+        )
     };
     let fm_lines = yaml.lines().count() + 2;
     let fm: FrontMatter = if yaml.trim().is_empty() {
@@ -286,7 +300,9 @@ mod tests {
 
     #[test]
     fn unknown_lifecycle_lists_allowed_values_and_line() {
-        let e = parse("---\nid: a\nlifecycle: retired\n---\nx\n").unwrap_err().to_string();
+        let e = parse("---\nid: a\nlifecycle: retired\n---\nx\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("rec.md:3"), "{e}");
         assert!(e.contains("active") && e.contains("deprecated"), "{e}");
     }

@@ -26,7 +26,10 @@ pub struct RrfParams {
 
 impl Default for RrfParams {
     fn default() -> Self {
-        RrfParams { k: 60.0, depth: 100 }
+        RrfParams {
+            k: 60.0,
+            depth: 100,
+        }
     }
 }
 
@@ -34,7 +37,10 @@ impl RrfParams {
     /// Checks k > 0 and depth > 0.
     pub fn validate(&self) -> Result<()> {
         if !(self.k.is_finite() && self.k > 0.0) {
-            return Err(Error::Config(format!("rrf_k must be a positive number, got {}", self.k)));
+            return Err(Error::Config(format!(
+                "rrf_k must be a positive number, got {}",
+                self.k
+            )));
         }
         if self.depth == 0 {
             return Err(Error::Config("depth must be at least 1".into()));
@@ -63,7 +69,11 @@ pub fn rrf<'a>(lists: &[&[Hit]], params: RrfParams, id_of: impl Fn(usize) -> &'a
     }
     let mut hits: Vec<Hit> = acc
         .into_iter()
-        .map(|(doc, (score, _, section))| Hit { doc, score: score as f32, section })
+        .map(|(doc, (score, _, section))| Hit {
+            doc,
+            score: score as f32,
+            section,
+        })
         .collect();
     sort_hits(&mut hits, id_of);
     hits
@@ -76,7 +86,11 @@ mod tests {
 
     /// A hit whose score is distinct per document (no ties inside a list).
     fn h(doc: usize, section: usize) -> Hit {
-        Hit { doc, score: 100.0 - doc as f32, section }
+        Hit {
+            doc,
+            score: 100.0 - doc as f32,
+            section,
+        }
     }
 
     const IDS: [&str; 6] = ["d0", "d1", "d2", "d3", "d4", "d5"];
@@ -103,9 +117,21 @@ mod tests {
     #[test]
     fn tied_scores_share_a_rank() {
         let tied = [
-            Hit { doc: 1, score: 2.0, section: 0 },
-            Hit { doc: 0, score: 2.0, section: 0 },
-            Hit { doc: 2, score: 1.0, section: 0 },
+            Hit {
+                doc: 1,
+                score: 2.0,
+                section: 0,
+            },
+            Hit {
+                doc: 0,
+                score: 2.0,
+                section: 0,
+            },
+            Hit {
+                doc: 2,
+                score: 1.0,
+                section: 0,
+            },
         ];
         let fused = rrf(&[&tied], RrfParams::default(), |d| IDS[d]);
         assert_eq!(fused[0].score, fused[1].score);

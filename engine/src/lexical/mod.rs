@@ -60,7 +60,9 @@ pub fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
         .filter(LowerCaser)
-        .filter(StopWordFilter::remove(STOP_WORDS.iter().map(|s| s.to_string())))
+        .filter(StopWordFilter::remove(
+            STOP_WORDS.iter().map(|s| s.to_string()),
+        ))
         .filter(Stemmer::new(tantivy::tokenizer::Language::English))
         .build()
 }
@@ -83,7 +85,10 @@ impl LexicalIndex {
             .set_tokenizer(ANALYZER)
             .set_index_option(IndexRecordOption::WithFreqs)
             .set_fieldnorms(true);
-        let text = schema.add_text_field("text", TextOptions::default().set_indexing_options(indexing));
+        let text = schema.add_text_field(
+            "text",
+            TextOptions::default().set_indexing_options(indexing),
+        );
         let sec = schema.add_u64_field("sec", INDEXED | FAST);
         let index = Index::create_in_ram(schema.build());
         index.tokenizers().register(ANALYZER, analyzer());
@@ -106,8 +111,18 @@ impl LexicalIndex {
             tokens += seg.inverted_index(text)?.total_num_tokens();
         }
         let num_docs = searcher.num_docs();
-        let avg_len = if num_docs == 0 { 0.0 } else { tokens as f32 / num_docs as f32 };
-        Ok(LexicalIndex { reader, text, sections, num_docs, avg_len })
+        let avg_len = if num_docs == 0 {
+            0.0
+        } else {
+            tokens as f32 / num_docs as f32
+        };
+        Ok(LexicalIndex {
+            reader,
+            text,
+            sections,
+            num_docs,
+            avg_len,
+        })
     }
 
     /// The analyzed terms of `query`, in order, repeats kept.
@@ -169,14 +184,28 @@ impl LexicalIndex {
     }
 
     /// The top `depth` documents for `query`, each scored by its best section.
-    pub fn search(&self, corpus: &Corpus, query: &str, depth: usize, params: Bm25Params) -> Result<Vec<Hit>> {
+    pub fn search(
+        &self,
+        corpus: &Corpus,
+        query: &str,
+        depth: usize,
+        params: Bm25Params,
+    ) -> Result<Vec<Hit>> {
         let mut best: HashMap<usize, Hit> = HashMap::new();
         for (global, score) in self.score_sections(query, params)? {
             let (doc, section) = self.sections[global];
-            let e = best.entry(doc).or_insert(Hit { doc, score, section });
+            let e = best.entry(doc).or_insert(Hit {
+                doc,
+                score,
+                section,
+            });
             // Sections arrive best first, so the first seen is the best (ties: lower section).
             if score > e.score {
-                *e = Hit { doc, score, section };
+                *e = Hit {
+                    doc,
+                    score,
+                    section,
+                };
             }
         }
         let mut hits: Vec<Hit> = best.into_values().collect();
@@ -206,7 +235,10 @@ mod tests {
 
     #[test]
     fn analyzer_stems_lowercases_and_drops_stop_words() {
-        assert_eq!(LexicalIndex::query_terms("The Retries of Payments"), ["retri", "payment"]);
+        assert_eq!(
+            LexicalIndex::query_terms("The Retries of Payments"),
+            ["retri", "payment"]
+        );
     }
 
     #[test]
@@ -221,25 +253,42 @@ mod tests {
         )
         .unwrap();
         let idx = LexicalIndex::build(&corpus).unwrap();
-        let hits = idx.search(&corpus, "ledger", 10, Bm25Params::default()).unwrap();
+        let hits = idx
+            .search(&corpus, "ledger", 10, Bm25Params::default())
+            .unwrap();
         assert_eq!(hits.len(), 1);
         assert_eq!((corpus.id(hits[0].doc), hits[0].section), ("a", 0));
-        let hits = idx.search(&corpus, "webhook", 10, Bm25Params::default()).unwrap();
+        let hits = idx
+            .search(&corpus, "webhook", 10, Bm25Params::default())
+            .unwrap();
         let ids: Vec<_> = hits.iter().map(|h| corpus.id(h.doc)).collect();
         assert_eq!(ids.len(), 2);
         assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
-        let _ = Section { heading: String::new(), body: String::new() };
+        let _ = Section {
+            heading: String::new(),
+            body: String::new(),
+        };
     }
 
     #[test]
     fn score_matches_lucene_formula_by_hand() {
         // Two one-section docs; query term in one of them once.
-        let corpus = Corpus::new("t", vec![doc("x", "alpha beta"), doc("y", "gamma delta epsilon")]).unwrap();
+        let corpus = Corpus::new(
+            "t",
+            vec![doc("x", "alpha beta"), doc("y", "gamma delta epsilon")],
+        )
+        .unwrap();
         let idx = LexicalIndex::build(&corpus).unwrap();
-        let hits = idx.search(&corpus, "alpha", 10, Bm25Params::default()).unwrap();
+        let hits = idx
+            .search(&corpus, "alpha", 10, Bm25Params::default())
+            .unwrap();
         // Section text is "x\nalpha beta" (3 tokens) and "y\ngamma delta epsilon" (4): avgdl 3.5.
         let idf = (1.0f32 + (2.0 - 1.0 + 0.5) / (1.0 + 0.5)).ln();
         let expected = idf * 1.0 / (1.0 + 0.9 * (1.0 - 0.4 + 0.4 * 3.0 / 3.5));
-        assert!((hits[0].score - expected).abs() < 1e-6, "{} vs {expected}", hits[0].score);
+        assert!(
+            (hits[0].score - expected).abs() < 1e-6,
+            "{} vs {expected}",
+            hits[0].score
+        );
     }
 }

@@ -10,13 +10,22 @@ use crate::corpus::{Corpus, Document, History, Lifecycle};
 use crate::ranking::Hit;
 
 /// `final = search_score - (lifecycle_penalty(lifecycle) + history_penalty(history))`.
-pub fn rerank_cited_hits(search_score: f32, lifecycle: Lifecycle, history: History, weights: &Weights) -> FinalScore {
-    FinalScore(search_score - (weights.lifecycle_penalty(lifecycle) + weights.history_penalty(history)))
+pub fn rerank_cited_hits(
+    search_score: f32,
+    lifecycle: Lifecycle,
+    history: History,
+    weights: &Weights,
+) -> FinalScore {
+    FinalScore(
+        search_score - (weights.lifecycle_penalty(lifecycle) + weights.history_penalty(history)),
+    )
 }
 
 /// The tie-break after equal final scores: newer `updated_at` first, then id descending.
 pub fn cmp_ties(a: &Document, b: &Document) -> Ordering {
-    b.updated_at.cmp(&a.updated_at).then_with(|| b.id.as_bytes().cmp(a.id.as_bytes()))
+    b.updated_at
+        .cmp(&a.updated_at)
+        .then_with(|| b.id.as_bytes().cmp(a.id.as_bytes()))
 }
 
 /// Re-ranks first-stage candidates (in first-stage order) under the current wiring; the
@@ -29,7 +38,11 @@ pub fn rank(corpus: &Corpus, candidates: &[Hit], weights: &Weights) -> Vec<Hit> 
         .map(|(h, s)| {
             let d = &corpus.docs[h.doc];
             let f = rerank_cited_hits(s, d.lifecycle, d.history, weights);
-            Hit { doc: h.doc, score: f.0, section: h.section }
+            Hit {
+                doc: h.doc,
+                score: f.0,
+                section: h.section,
+            }
         })
         .collect();
     out.sort_by(|a, b| {

@@ -41,8 +41,14 @@ pub fn index_hits(corpus: &Corpus, candidates: &[Hit], weights: &Weights) -> Vec
         .zip(normalized_scores(candidates))
         .map(|(h, s)| {
             let d = &corpus.docs[h.doc];
-            let frozen = weights.lifecycle_penalty(d.index_snapshot()) + weights.history_penalty(d.history);
-            CitedHit { doc: h.doc, indexed_score: s - frozen, citations: cites[h.doc], section: h.section }
+            let frozen =
+                weights.lifecycle_penalty(d.index_snapshot()) + weights.history_penalty(d.history);
+            CitedHit {
+                doc: h.doc,
+                indexed_score: s - frozen,
+                citations: cites[h.doc],
+                section: h.section,
+            }
         })
         .collect()
 }

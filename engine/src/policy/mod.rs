@@ -40,7 +40,12 @@ pub struct Weights {
 
 impl Weights {
     /// No demotion at all.
-    pub const ZERO: Weights = Weights { superseded: 0.0, deprecated: 0.0, amendment: 0.0, editorial_only: 0.0 };
+    pub const ZERO: Weights = Weights {
+        superseded: 0.0,
+        deprecated: 0.0,
+        amendment: 0.0,
+        editorial_only: 0.0,
+    };
 
     /// Penalty for a lifecycle: 0 for active.
     pub fn lifecycle_penalty(&self, l: Lifecycle) -> f32 {
@@ -70,7 +75,9 @@ impl Weights {
             ("editorial_only", self.editorial_only),
         ] {
             if !w.is_finite() || w < 0.0 {
-                return Some(format!("weight `{name}` is {w}; weights must be non-negative numbers"));
+                return Some(format!(
+                    "weight `{name}` is {w}; weights must be non-negative numbers"
+                ));
             }
         }
         if self.deprecated < self.superseded {
@@ -103,10 +110,19 @@ impl FinalScore {
 /// Min-max normalization of the candidates' first-stage scores to [0, 1], in hit order.
 /// The best candidate gets 1 and the worst 0; when all scores are equal, every candidate gets 1.
 pub fn normalized_scores(hits: &[Hit]) -> Vec<f32> {
-    let max = hits.iter().map(|h| h.score).fold(f32::NEG_INFINITY, f32::max);
+    let max = hits
+        .iter()
+        .map(|h| h.score)
+        .fold(f32::NEG_INFINITY, f32::max);
     let min = hits.iter().map(|h| h.score).fold(f32::INFINITY, f32::min);
     hits.iter()
-        .map(|h| if max > min { (h.score - min) / (max - min) } else { 1.0 })
+        .map(|h| {
+            if max > min {
+                (h.score - min) / (max - min)
+            } else {
+                1.0
+            }
+        })
         .collect()
 }
 
@@ -116,20 +132,45 @@ mod tests {
 
     #[test]
     fn penalties_follow_the_weights() {
-        let w = Weights { superseded: 0.3, deprecated: 0.6, amendment: 0.05, editorial_only: 0.15 };
+        let w = Weights {
+            superseded: 0.3,
+            deprecated: 0.6,
+            amendment: 0.05,
+            editorial_only: 0.15,
+        };
         assert_eq!(w.lifecycle_penalty(Lifecycle::Active), 0.0);
         assert_eq!(w.lifecycle_penalty(Lifecycle::Deprecated), 0.6);
         assert_eq!(w.history_penalty(History::EditorialOnly), 0.15);
         assert!(w.violation().is_none());
-        assert!(Weights { deprecated: 0.1, ..w }.violation().unwrap().contains("deprecated"));
-        assert!(Weights { amendment: -0.1, ..w }.violation().unwrap().contains("amendment"));
+        assert!(Weights {
+            deprecated: 0.1,
+            ..w
+        }
+        .violation()
+        .unwrap()
+        .contains("deprecated"));
+        assert!(Weights {
+            amendment: -0.1,
+            ..w
+        }
+        .violation()
+        .unwrap()
+        .contains("amendment"));
     }
 
     #[test]
     fn normalization_spans_zero_to_one() {
-        let hits = [2.0, 1.0, 0.5].map(|s| Hit { doc: 0, score: s, section: 0 });
+        let hits = [2.0, 1.0, 0.5].map(|s| Hit {
+            doc: 0,
+            score: s,
+            section: 0,
+        });
         assert_eq!(normalized_scores(&hits), vec![1.0, 1.0 / 3.0, 0.0]);
-        let flat = [1.0, 1.0].map(|s| Hit { doc: 0, score: s, section: 0 });
+        let flat = [1.0, 1.0].map(|s| Hit {
+            doc: 0,
+            score: s,
+            section: 0,
+        });
         assert_eq!(normalized_scores(&flat), vec![1.0, 1.0]);
     }
 }

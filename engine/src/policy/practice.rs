@@ -29,13 +29,18 @@ impl Practice {
     /// Loads and validates a practice file.
     pub fn load(path: &Path) -> Result<Practice> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let text = String::from_utf8(bytes).map_err(|_| Error::parse(path, 0, "invalid UTF-8; save the file as UTF-8"))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| Error::parse(path, 0, "invalid UTF-8; save the file as UTF-8"))?;
         let text = text.trim_start_matches('\u{feff}');
-        let mut p: Practice = yaml_serde::from_str(text).map_err(|e| crate::error::yaml(path, 0, e))?;
+        let mut p: Practice =
+            yaml_serde::from_str(text).map_err(|e| crate::error::yaml(path, 0, e))?;
         p.path = path.to_path_buf();
         if let Some(v) = p.weights.violation() {
             let key = v.split('`').nth(1).unwrap_or("weights");
-            let line = text.lines().position(|l| l.contains(key)).map_or(0, |i| i + 1);
+            let line = text
+                .lines()
+                .position(|l| l.contains(key))
+                .map_or(0, |i| i + 1);
             return Err(Error::parse(path, line, v));
         }
         Ok(p)
@@ -67,15 +72,31 @@ mod tests {
     fn rejects_a_missing_weight() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("search-practice.yaml");
-        std::fs::write(&p, "tuned: x\nweights:\n  superseded: 0.1\n  deprecated: 0.6\n  amendment: 0\n").unwrap();
-        assert!(Practice::load(&p).unwrap_err().to_string().contains("editorial_only"));
+        std::fs::write(
+            &p,
+            "tuned: x\nweights:\n  superseded: 0.1\n  deprecated: 0.6\n  amendment: 0\n",
+        )
+        .unwrap();
+        assert!(Practice::load(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("editorial_only"));
     }
 
     #[test]
     fn round_trips() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("search-practice.yaml");
-        let pr = Practice { tuned: "t".into(), weights: Weights { superseded: 0.3, deprecated: 0.6, amendment: 0.05, editorial_only: 0.15 }, path: p.clone() };
+        let pr = Practice {
+            tuned: "t".into(),
+            weights: Weights {
+                superseded: 0.3,
+                deprecated: 0.6,
+                amendment: 0.05,
+                editorial_only: 0.15,
+            },
+            path: p.clone(),
+        };
         std::fs::write(&p, pr.to_yaml()).unwrap();
         assert_eq!(Practice::load(&p).unwrap(), pr);
     }

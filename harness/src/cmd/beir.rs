@@ -27,7 +27,11 @@ pub struct BeirArgs {
     /// The collection directory (holds corpus.jsonl, queries.jsonl, qrels/).
     pub dir: PathBuf,
     /// Configurations to run, comma-separated: bm25, dense, fusion, bm25+ce.
-    #[arg(long, value_delimiter = ',', default_value = "bm25,dense,fusion,bm25+ce")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "bm25,dense,fusion,bm25+ce"
+    )]
     pub configs: Vec<String>,
     /// The qrels split (qrels/<split>.tsv).
     #[arg(long, default_value = "test")]
@@ -52,13 +56,25 @@ pub fn configuration(name: &str) -> Result<Configuration> {
     };
     Ok(match name {
         "bm25" => base,
-        "dense" => Configuration { retriever: Retriever::Dense, ..base },
-        "fusion" => Configuration { retriever: Retriever::Fusion, ..base },
-        "bm25+ce" => Configuration {
-            rerank: Some(RerankSpec { model: "ms-marco-MiniLM-L-12-v2".into(), shortlist: 100 }),
+        "dense" => Configuration {
+            retriever: Retriever::Dense,
             ..base
         },
-        other => bail!("unknown configuration {other:?}; known: {}", CONFIGS.join(", ")),
+        "fusion" => Configuration {
+            retriever: Retriever::Fusion,
+            ..base
+        },
+        "bm25+ce" => Configuration {
+            rerank: Some(RerankSpec {
+                model: "ms-marco-MiniLM-L-12-v2".into(),
+                shortlist: 100,
+            }),
+            ..base
+        },
+        other => bail!(
+            "unknown configuration {other:?}; known: {}",
+            CONFIGS.join(", ")
+        ),
     })
 }
 
@@ -74,10 +90,17 @@ pub fn measures() -> Vec<(Measure, String)> {
 }
 
 /// A BEIR collection as a suite: every judged query a task (k = 10), its judgments expected.
-pub fn collection_suite(coll: &beir::Collection, dir: &std::path::Path, split: &str) -> Result<Suite> {
+pub fn collection_suite(
+    coll: &beir::Collection,
+    dir: &std::path::Path,
+    split: &str,
+) -> Result<Suite> {
     let mut expected: BTreeMap<&str, BTreeMap<String, i32>> = BTreeMap::new();
     for j in &coll.qrels {
-        expected.entry(j.query.as_str()).or_default().insert(j.doc.clone(), j.grade);
+        expected
+            .entry(j.query.as_str())
+            .or_default()
+            .insert(j.doc.clone(), j.grade);
     }
     let tasks: Vec<Task> = coll
         .queries
@@ -92,7 +115,10 @@ pub fn collection_suite(coll: &beir::Collection, dir: &std::path::Path, split: &
         })
         .collect();
     if tasks.is_empty() {
-        bail!("{}: no query of queries.jsonl is judged in qrels/{split}.tsv", dir.display());
+        bail!(
+            "{}: no query of queries.jsonl is judged in qrels/{split}.tsv",
+            dir.display()
+        );
     }
     Ok(Suite {
         name: coll.name.clone(),
@@ -106,7 +132,11 @@ pub fn collection_suite(coll: &beir::Collection, dir: &std::path::Path, split: &
 
 /// Runs the command.
 pub fn run(args: BeirArgs) -> Result<ExitCode> {
-    let configurations = args.configs.iter().map(|c| configuration(c)).collect::<Result<Vec<_>>>()?;
+    let configurations = args
+        .configs
+        .iter()
+        .map(|c| configuration(c))
+        .collect::<Result<Vec<_>>>()?;
     let coll = beir::load_collection(&args.dir, &args.split)
         .with_context(|| format!("loading the BEIR collection {}", args.dir.display()))?;
     if !coll.unknown_docs.is_empty() || !coll.unknown_queries.is_empty() {
@@ -136,7 +166,13 @@ pub fn run(args: BeirArgs) -> Result<ExitCode> {
     let engine = Engine::build(&coll.corpus, &[&ex])?;
     let r = replay(&engine, &suite, &ex)?;
     engine.finish()?;
-    let rep = report::render(&coll.corpus, &suite, &ex, &r, &MeasureSet::Fixed(measures()))?;
+    let rep = report::render(
+        &coll.corpus,
+        &suite,
+        &ex,
+        &r,
+        &MeasureSet::Fixed(measures()),
+    )?;
     report::write_all(&args.reports.join("beir").join(&coll.name), &rep)?;
     println!("{}", rep.markdown);
     Ok(ExitCode::SUCCESS)

@@ -30,7 +30,10 @@ pub fn suites(tasks: &std::path::Path) -> Result<Vec<PathBuf>> {
     }
     out.sort();
     if out.is_empty() {
-        bail!("{}: no suite found (expected <suite>/suite.yaml folders)", tasks.display());
+        bail!(
+            "{}: no suite found (expected <suite>/suite.yaml folders)",
+            tasks.display()
+        );
     }
     Ok(out)
 }

@@ -33,30 +33,52 @@ pub fn experiment_files(suite: &Suite) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
         let p = e?.path();
-        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if name.starts_with("experiments") && name.ends_with(".yaml") {
             out.push(p);
         }
     }
     out.sort();
     if out.is_empty() {
-        bail!("{}: no experiments*.yaml beside the suite; add one (see docs/formats.md)", dir.display());
+        bail!(
+            "{}: no experiments*.yaml beside the suite; add one (see docs/formats.md)",
+            dir.display()
+        );
     }
     Ok(out)
 }
 
 /// Replays a suite and renders one report per experiment file (nothing written yet).
-pub fn render_suite(suite_path: &Path, experiment_paths: &[PathBuf]) -> Result<(Suite, Vec<SuiteReport>)> {
+pub fn render_suite(
+    suite_path: &Path,
+    experiment_paths: &[PathBuf],
+) -> Result<(Suite, Vec<SuiteReport>)> {
     let suite = Suite::load(suite_path)?;
-    let paths = if experiment_paths.is_empty() { experiment_files(&suite)? } else { experiment_paths.to_vec() };
-    let experiments = paths.iter().map(|p| Experiments::load(p)).collect::<Result<Vec<_>>>()?;
+    let paths = if experiment_paths.is_empty() {
+        experiment_files(&suite)?
+    } else {
+        experiment_paths.to_vec()
+    };
+    let experiments = paths
+        .iter()
+        .map(|p| Experiments::load(p))
+        .collect::<Result<Vec<_>>>()?;
     let corpus = suite.load_corpus()?;
     let refs: Vec<&Experiments> = experiments.iter().collect();
     let engine = Engine::build(&corpus, &refs)?;
     let mut reports = Vec::new();
     for ex in &experiments {
         let r = replay(&engine, &suite, ex)?;
-        reports.push(report::render(&corpus, &suite, ex, &r, &report::MeasureSet::Suite)?);
+        reports.push(report::render(
+            &corpus,
+            &suite,
+            ex,
+            &r,
+            &report::MeasureSet::Suite,
+        )?);
     }
     engine.finish()?;
     Ok((suite, reports))

@@ -20,26 +20,53 @@ pub fn movements(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Repl
     let Some(base) = replay.runs.iter().find(|r| r.config.name == ex.baseline()) else {
         return String::new();
     };
-    let mut md = format!("## Rank movements against the baseline `{}`\n\n", ex.baseline());
-    md.push_str("First relevant rank per task, baseline -> configuration (`-` = not in the run).\n\n");
-    for run in replay.runs.iter().filter(|r| r.config.name != base.config.name) {
+    let mut md = format!(
+        "## Rank movements against the baseline `{}`\n\n",
+        ex.baseline()
+    );
+    md.push_str(
+        "First relevant rank per task, baseline -> configuration (`-` = not in the run).\n\n",
+    );
+    for run in replay
+        .runs
+        .iter()
+        .filter(|r| r.config.name != base.config.name)
+    {
         let lines = config_movements(corpus, suite, base, run);
-        let _ = writeln!(md, "- **{}**: {}", run.config.name, if lines.is_empty() { "no task moved".to_string() } else { lines.join("; ") });
+        let _ = writeln!(
+            md,
+            "- **{}**: {}",
+            run.config.name,
+            if lines.is_empty() {
+                "no task moved".to_string()
+            } else {
+                lines.join("; ")
+            }
+        );
     }
     md.push('\n');
     md
 }
 
-fn config_movements(corpus: &Corpus, suite: &Suite, base: &ConfigRun, run: &ConfigRun) -> Vec<String> {
+fn config_movements(
+    corpus: &Corpus,
+    suite: &Suite,
+    base: &ConfigRun,
+    run: &ConfigRun,
+) -> Vec<String> {
     let mut out = Vec::new();
     for (i, task) in suite.tasks.iter().enumerate() {
         let (b, n) = (&base.per_task[i], &run.per_task[i]);
-        let (rb, rn) = (first_relevant_rank(corpus, task, b), first_relevant_rank(corpus, task, n));
+        let (rb, rn) = (
+            first_relevant_rank(corpus, task, b),
+            first_relevant_rank(corpus, task, n),
+        );
         if rb == rn {
             continue;
         }
         let show = |r: Option<usize>| r.map_or("-".to_string(), |x| x.to_string());
-        let pos = |list: &[crate::replay::Ranked], doc: usize| list.iter().position(|r| r.doc == doc);
+        let pos =
+            |list: &[crate::replay::Ranked], doc: usize| list.iter().position(|r| r.doc == doc);
         // The relevant document that was first in the worse list.
         let worse_is_new = rn.unwrap_or(usize::MAX) > rb.unwrap_or(usize::MAX);
         let (worse, better, better_rank) = if worse_is_new { (n, b, rb) } else { (b, n, rn) };
@@ -48,7 +75,10 @@ fn config_movements(corpus: &Corpus, suite: &Suite, base: &ConfigRun, run: &Conf
             let limit = pos(worse, rel_doc).unwrap_or(worse.len());
             worse[..limit]
                 .iter()
-                .find(|x| !task.expected.contains_key(corpus.id(x.doc)) && pos(better, x.doc).is_none_or(|p| Some(p) > pos(better, rel_doc)))
+                .find(|x| {
+                    !task.expected.contains_key(corpus.id(x.doc))
+                        && pos(better, x.doc).is_none_or(|p| Some(p) > pos(better, rel_doc))
+                })
                 .map(|x| corpus.id(x.doc).to_string())
         });
         let why = match (culprit, worse_is_new) {
@@ -77,7 +107,11 @@ pub fn five_numbers(mut v: Vec<f32>) -> Option<[f32; 5]> {
 
 /// Distribution of the cross-encoder scores of every rerank configuration, as Markdown.
 pub fn score_distributions(corpus: &Corpus, suite: &Suite, replay: &Replay) -> String {
-    let reranked: Vec<&ConfigRun> = replay.runs.iter().filter(|r| r.config.rerank.is_some()).collect();
+    let reranked: Vec<&ConfigRun> = replay
+        .runs
+        .iter()
+        .filter(|r| r.config.rerank.is_some())
+        .collect();
     if reranked.is_empty() {
         return String::new();
     }
@@ -98,7 +132,11 @@ pub fn score_distributions(corpus: &Corpus, suite: &Suite, replay: &Replay) -> S
             let n = v.len();
             match five_numbers(v) {
                 Some(f) => {
-                    let _ = writeln!(md, "| {} | {label} | {n} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |", run.config.name, f[0], f[1], f[2], f[3], f[4]);
+                    let _ = writeln!(
+                        md,
+                        "| {} | {label} | {n} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+                        run.config.name, f[0], f[1], f[2], f[3], f[4]
+                    );
                 }
                 None => {
                     let _ = writeln!(md, "| {} | {label} | 0 | | | | | |", run.config.name);
@@ -115,7 +153,8 @@ pub fn model_identities(models: &BTreeMap<String, String>) -> String {
     if models.is_empty() {
         return String::new();
     }
-    let mut md = String::from("## Models\n\n| model | identity (file sha256 and settings) |\n|---|---|\n");
+    let mut md =
+        String::from("## Models\n\n| model | identity (file sha256 and settings) |\n|---|---|\n");
     for (id, ident) in models {
         let _ = writeln!(md, "| {id} | `{ident}` |");
     }
@@ -129,7 +168,10 @@ mod tests {
 
     #[test]
     fn quartiles_interpolate() {
-        assert_eq!(five_numbers(vec![4.0, 1.0, 3.0, 2.0]).unwrap(), [1.0, 1.75, 2.5, 3.25, 4.0]);
+        assert_eq!(
+            five_numbers(vec![4.0, 1.0, 3.0, 2.0]).unwrap(),
+            [1.0, 1.75, 2.5, 3.25, 4.0]
+        );
         assert_eq!(five_numbers(vec![7.0]).unwrap(), [7.0; 5]);
         assert!(five_numbers(vec![]).is_none());
     }

@@ -19,9 +19,14 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
         .suffix(".tmp")
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.as_file().sync_all().with_context(|| format!("cannot sync {}", path.display()))?;
-    tmp.persist(path).map_err(|e| e.error).with_context(|| format!("cannot replace {}", path.display()))?;
+    tmp.write_all(bytes)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    tmp.as_file()
+        .sync_all()
+        .with_context(|| format!("cannot sync {}", path.display()))?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot replace {}", path.display()))?;
     Ok(())
 }
 
@@ -34,7 +39,10 @@ mod tests {
         super::write(&p, b"first version, long").unwrap();
         super::write(&p, b"second").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"second");
-        let names: Vec<_> = std::fs::read_dir(p.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(p.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names.len(), 1, "{names:?}");
     }
 }

@@ -59,28 +59,38 @@ impl MeasureSet {
     pub fn for_task(&self, task: &Task) -> Vec<Measure> {
         match self {
             MeasureSet::Suite => suite_measures(task.k).into_iter().map(|m| m.0).collect(),
-            MeasureSet::Fixed(v) => v.iter().map(|m| m.0.clone()).collect(),
+            MeasureSet::Fixed(v) => v.iter().map(|m| m.0).collect(),
         }
     }
 }
 
 /// Per-task values of the report's measures for one configuration: `[task][measure]`.
 /// Suite measures are taken at each task's k (the suite's k unless the task overrides it).
-pub fn per_task_values(corpus: &Corpus, suite: &Suite, run: &ConfigRun, set: &MeasureSet) -> Vec<Vec<f64>> {
+pub fn per_task_values(
+    corpus: &Corpus,
+    suite: &Suite,
+    run: &ConfigRun,
+    set: &MeasureSet,
+) -> Vec<Vec<f64>> {
     suite
         .tasks
         .iter()
         .zip(&run.per_task)
         .map(|(task, ranked)| {
             let ids: Vec<&str> = ranked.iter().map(|r| corpus.id(r.doc)).collect();
-            let judged: HashMap<String, i32> = task.expected.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            let judged: HashMap<String, i32> =
+                task.expected.iter().map(|(k, v)| (k.clone(), *v)).collect();
             evaluate_ranking(&set.for_task(task), &ids, &judged, 1)
         })
         .collect()
 }
 
 /// 1-based rank of the first relevant document of `task` in `ranked`, if retrieved.
-pub fn first_relevant_rank(corpus: &Corpus, task: &Task, ranked: &[crate::replay::Ranked]) -> Option<usize> {
+pub fn first_relevant_rank(
+    corpus: &Corpus,
+    task: &Task,
+    ranked: &[crate::replay::Ranked],
+) -> Option<usize> {
     ranked
         .iter()
         .position(|r| task.expected.get(corpus.id(r.doc)).is_some_and(|&g| g >= 1))
@@ -88,12 +98,22 @@ pub fn first_relevant_rank(corpus: &Corpus, task: &Task, ranked: &[crate::replay
 }
 
 /// The metrics table: one row per configuration, the mean of each measure over tasks.
-pub fn metrics_table(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay, set: &MeasureSet) -> Result<DataFrame> {
+pub fn metrics_table(
+    corpus: &Corpus,
+    suite: &Suite,
+    ex: &Experiments,
+    replay: &Replay,
+    set: &MeasureSet,
+) -> Result<DataFrame> {
     let names = set.names(suite.k);
     let mut configs = Vec::new();
     let mut cols: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     for run in &replay.runs {
-        let mark = if run.config.name == ex.baseline() { " (baseline)" } else { "" };
+        let mark = if run.config.name == ex.baseline() {
+            " (baseline)"
+        } else {
+            ""
+        };
         configs.push(format!("{}{mark}", run.config.name));
         let values = per_task_values(corpus, suite, run, set);
         for (m, col) in cols.iter_mut().enumerate() {
@@ -111,10 +131,17 @@ pub fn metrics_table(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &
 /// The per-task table: task, query, expected, then the first relevant rank per configuration.
 pub fn tasks_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Result<DataFrame> {
     let mut columns = vec![
-        Column::new("task".into(), suite.tasks.iter().map(|t| t.id.clone()).collect::<Vec<_>>()),
+        Column::new(
+            "task".into(),
+            suite.tasks.iter().map(|t| t.id.clone()).collect::<Vec<_>>(),
+        ),
         Column::new(
             "expected".into(),
-            suite.tasks.iter().map(|t| t.expected.keys().cloned().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>(),
+            suite
+                .tasks
+                .iter()
+                .map(|t| t.expected.keys().cloned().collect::<Vec<_>>().join(" "))
+                .collect::<Vec<_>>(),
         ),
     ];
     for run in &replay.runs {
@@ -122,7 +149,9 @@ pub fn tasks_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Result<Da
             .tasks
             .iter()
             .zip(&run.per_task)
-            .map(|(t, r)| first_relevant_rank(corpus, t, r).map_or("-".to_string(), |x| x.to_string()))
+            .map(|(t, r)| {
+                first_relevant_rank(corpus, t, r).map_or("-".to_string(), |x| x.to_string())
+            })
             .collect();
         columns.push(Column::new(run.config.name.as_str().into(), ranks));
     }
@@ -133,7 +162,11 @@ pub fn tasks_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Result<Da
 pub fn shown(path: &Path) -> String {
     let cwd = std::env::current_dir().ok();
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let rel = cwd.as_deref().and_then(|c| abs.strip_prefix(c).ok()).map(Path::to_path_buf).unwrap_or(abs);
+    let rel = cwd
+        .as_deref()
+        .and_then(|c| abs.strip_prefix(c).ok())
+        .map(Path::to_path_buf)
+        .unwrap_or(abs);
     normalize(&rel).display().to_string()
 }
 
@@ -165,13 +198,20 @@ pub fn run_file(corpus: &Corpus, suite: &Suite, run: &ConfigRun) -> String {
             let id = corpus.id(r.doc);
             let mut score = r.score;
             if let Some((p, pid)) = prev {
-                let reads_back_in_order = score < p || (score == p && id.as_bytes() < pid.as_bytes());
+                let reads_back_in_order =
+                    score < p || (score == p && id.as_bytes() < pid.as_bytes());
                 if !reads_back_in_order {
                     score = p.next_down();
                 }
             }
             prev = Some((score, id));
-            s.push_str(&crate::trec::format_run_line(&task.id, id, i + 1, score, &run.config.name));
+            s.push_str(&crate::trec::format_run_line(
+                &task.id,
+                id,
+                i + 1,
+                score,
+                &run.config.name,
+            ));
             if !s.ends_with('\n') {
                 s.push('\n');
             }
@@ -185,7 +225,11 @@ pub fn qrels_file(suite: &Suite) -> Result<String> {
     let rows: Vec<(String, String, i32)> = suite
         .tasks
         .iter()
-        .flat_map(|t| t.expected.iter().map(|(d, g)| (t.id.clone(), d.clone(), *g)))
+        .flat_map(|t| {
+            t.expected
+                .iter()
+                .map(|(d, g)| (t.id.clone(), d.clone(), *g))
+        })
         .collect();
     let mut buf = Vec::new();
     crate::trec::write_qrels(&mut buf, &rows)?;
@@ -201,7 +245,13 @@ pub struct SuiteReport {
 }
 
 /// Renders the report of one experiment.
-pub fn render(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay, set: &MeasureSet) -> Result<SuiteReport> {
+pub fn render(
+    corpus: &Corpus,
+    suite: &Suite,
+    ex: &Experiments,
+    replay: &Replay,
+    set: &MeasureSet,
+) -> Result<SuiteReport> {
     let metrics = metrics_table(corpus, suite, ex, replay, set)?;
     let tasks = tasks_table(corpus, suite, replay)?;
     let mut md = String::new();
@@ -236,13 +286,22 @@ pub fn render(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay,
 
     let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     for run in &replay.runs {
-        files.push((PathBuf::from("runs").join(format!("{}.trec", run.config.name)), run_file(corpus, suite, run).into_bytes()));
+        files.push((
+            PathBuf::from("runs").join(format!("{}.trec", run.config.name)),
+            run_file(corpus, suite, run).into_bytes(),
+        ));
     }
     files.push((PathBuf::from("qrels.txt"), qrels_file(suite)?.into_bytes()));
     let stem = &ex.experiment;
     files.push((PathBuf::from(format!("{stem}.md")), md.clone().into_bytes()));
-    files.push((PathBuf::from(format!("{stem}.csv")), table::csv(&metrics)?.into_bytes()));
-    files.push((PathBuf::from(format!("{stem}.tasks.csv")), table::csv(&tasks)?.into_bytes()));
+    files.push((
+        PathBuf::from(format!("{stem}.csv")),
+        table::csv(&metrics)?.into_bytes(),
+    ));
+    files.push((
+        PathBuf::from(format!("{stem}.tasks.csv")),
+        table::csv(&tasks)?.into_bytes(),
+    ));
     let json = serde_json::json!({
         "suite": suite.name,
         "experiment": ex.experiment,
@@ -252,8 +311,14 @@ pub fn render(corpus: &Corpus, suite: &Suite, ex: &Experiments, replay: &Replay,
         "metrics": table::json_rows(&metrics)?,
         "tasks": table::json_rows(&tasks)?,
     });
-    files.push((PathBuf::from(format!("{stem}.json")), (serde_json::to_string_pretty(&json)? + "\n").into_bytes()));
-    Ok(SuiteReport { markdown: md, files })
+    files.push((
+        PathBuf::from(format!("{stem}.json")),
+        (serde_json::to_string_pretty(&json)? + "\n").into_bytes(),
+    ));
+    Ok(SuiteReport {
+        markdown: md,
+        files,
+    })
 }
 
 /// Writes every file of a report under `dir`, each atomically.

@@ -186,7 +186,15 @@ impl Svg {
         }
     }
 
-    fn text(&mut self, x: f64, y: f64, size: f64, anchor: Anchor, fill: &str, bold: bool, s: &str) {
+    fn text(
+        &mut self,
+        (x, y): (f64, f64),
+        size: f64,
+        anchor: Anchor,
+        fill: &str,
+        bold: bool,
+        s: &str,
+    ) {
         let weight = if bold { " font-weight=\"bold\"" } else { "" };
         let _ = writeln!(
             self.body,
@@ -198,10 +206,8 @@ impl Svg {
 
     fn line(
         &mut self,
-        x1: f64,
-        y1: f64,
-        x2: f64,
-        y2: f64,
+        (x1, y1): (f64, f64),
+        (x2, y2): (f64, f64),
         stroke: &str,
         width: f64,
         dash: Option<&str>,
@@ -234,9 +240,9 @@ impl Svg {
 
     /// A horizontal interval with end caps.
     fn whisker(&mut self, x1: f64, x2: f64, y: f64, stroke: &str) {
-        self.line(x1, y, x2, y, stroke, 1.5, None);
-        self.line(x1, y - 5.0, x1, y + 5.0, stroke, 1.5, None);
-        self.line(x2, y - 5.0, x2, y + 5.0, stroke, 1.5, None);
+        self.line((x1, y), (x2, y), stroke, 1.5, None);
+        self.line((x1, y - 5.0), (x1, y + 5.0), stroke, 1.5, None);
+        self.line((x2, y - 5.0), (x2, y + 5.0), stroke, 1.5, None);
     }
 
     fn finish(self, width: f64, height: f64, title: &str) -> String {
@@ -277,10 +283,9 @@ fn tick_label(v: f64) -> String {
 fn draw_ticks(svg: &mut Svg, axis: &Axis, ticks: &[f64], top: f64, bottom: f64) {
     for &t in ticks {
         let x = axis.x(t);
-        svg.line(x, top, x, bottom, GRID, 1.0, None);
+        svg.line((x, top), (x, bottom), GRID, 1.0, None);
         svg.text(
-            x,
-            bottom + 15.0,
+            (x, bottom + 15.0),
             11.0,
             Anchor::Middle,
             MUTED,
@@ -289,10 +294,8 @@ fn draw_ticks(svg: &mut Svg, axis: &Axis, ticks: &[f64], top: f64, bottom: f64) 
         );
     }
     svg.line(
-        axis.x0,
-        bottom,
-        axis.x0 + axis.width,
-        bottom,
+        (axis.x0, bottom),
+        (axis.x0 + axis.width, bottom),
         MUTED,
         1.0,
         None,
@@ -364,23 +367,22 @@ fn metrics_chart(c: &Computed, title: &str) -> String {
     let rows_bottom = rows_top + c.names.len() as f64 * ROW;
 
     let mut svg = Svg::new();
-    svg.text(MARGIN, 24.0, 15.0, Anchor::Start, INK, true, title);
-    svg.text(MARGIN, 44.0, 12.0, Anchor::Start, MUTED, false, &subtitle);
+    svg.text((MARGIN, 24.0), 15.0, Anchor::Start, INK, true, title);
+    svg.text((MARGIN, 44.0), 12.0, Anchor::Start, MUTED, false, &subtitle);
     let x_panels = MARGIN + label_w;
-    for i in 0..c.names.len() {
+    for (i, label) in labels.iter().enumerate() {
         let y = rows_top + i as f64 * ROW;
         if i % 2 == 0 {
             svg.rect(MARGIN, y, label_w + panels_w, ROW, BAND, None);
         }
         let bold = i == c.baseline;
         svg.text(
-            x_panels - 10.0,
-            y + ROW / 2.0 + 4.0,
+            (x_panels - 10.0, y + ROW / 2.0 + 4.0),
             12.0,
             Anchor::End,
             INK,
             bold,
-            &labels[i],
+            label,
         );
     }
     for (m, name) in c.measures.iter().enumerate() {
@@ -391,8 +393,7 @@ fn metrics_chart(c: &Computed, title: &str) -> String {
             width: panel_w,
         };
         svg.text(
-            axis.x0 + panel_w / 2.0,
-            rows_top - 10.0,
+            (axis.x0 + panel_w / 2.0, rows_top - 10.0),
             12.0,
             Anchor::Middle,
             INK,
@@ -402,10 +403,8 @@ fn metrics_chart(c: &Computed, title: &str) -> String {
         draw_ticks(&mut svg, &axis, &ticks, rows_top, rows_bottom);
         let base = intervals[m][c.baseline].0;
         svg.line(
-            axis.x(base),
-            rows_top,
-            axis.x(base),
-            rows_bottom,
+            (axis.x(base), rows_top),
+            (axis.x(base), rows_bottom),
             MUTED,
             1.0,
             Some("4 3"),
@@ -421,8 +420,7 @@ fn metrics_chart(c: &Computed, title: &str) -> String {
     for m in 0..c.measures.len() {
         let x = x_panels + m as f64 * (panel_w + gap) + panel_w / 2.0;
         svg.text(
-            x,
-            rows_bottom + 32.0,
+            (x, rows_bottom + 32.0),
             11.0,
             Anchor::Middle,
             MUTED,
@@ -431,8 +429,7 @@ fn metrics_chart(c: &Computed, title: &str) -> String {
         );
     }
     svg.text(
-        MARGIN,
-        rows_bottom + 54.0,
+        (MARGIN, rows_bottom + 54.0),
         11.0,
         Anchor::Start,
         MUTED,
@@ -492,8 +489,8 @@ fn delta_chart(c: &Computed, title: &str) -> String {
     let rows_bottom = rows_top + others.len() as f64 * ROW;
 
     let mut svg = Svg::new();
-    svg.text(MARGIN, 24.0, 15.0, Anchor::Start, INK, true, &full_title);
-    svg.text(MARGIN, 44.0, 12.0, Anchor::Start, MUTED, false, &subtitle);
+    svg.text((MARGIN, 24.0), 15.0, Anchor::Start, INK, true, &full_title);
+    svg.text((MARGIN, 44.0), 12.0, Anchor::Start, MUTED, false, &subtitle);
     let x_panels = MARGIN + label_w;
     for (row, &i) in others.iter().enumerate() {
         let y = rows_top + row as f64 * ROW;
@@ -501,8 +498,7 @@ fn delta_chart(c: &Computed, title: &str) -> String {
             svg.rect(MARGIN, y, label_w + panels_w, ROW, BAND, None);
         }
         svg.text(
-            x_panels - 10.0,
-            y + ROW / 2.0 + 4.0,
+            (x_panels - 10.0, y + ROW / 2.0 + 4.0),
             12.0,
             Anchor::End,
             INK,
@@ -518,8 +514,7 @@ fn delta_chart(c: &Computed, title: &str) -> String {
             width: panel_w,
         };
         svg.text(
-            axis.x0 + panel_w / 2.0,
-            rows_top - 10.0,
+            (axis.x0 + panel_w / 2.0, rows_top - 10.0),
             12.0,
             Anchor::Middle,
             INK,
@@ -528,10 +523,8 @@ fn delta_chart(c: &Computed, title: &str) -> String {
         );
         draw_ticks(&mut svg, &axis, &ticks, rows_top, rows_bottom);
         svg.line(
-            axis.x(0.0),
-            rows_top,
-            axis.x(0.0),
-            rows_bottom,
+            (axis.x(0.0), rows_top),
+            (axis.x(0.0), rows_bottom),
             MUTED,
             1.2,
             None,
@@ -555,8 +548,7 @@ fn delta_chart(c: &Computed, title: &str) -> String {
             svg.circle(axis.x(p.delta), y, 4.5, fill, colour);
         }
         svg.text(
-            axis.x0 + panel_w / 2.0,
-            rows_bottom + 32.0,
+            (axis.x0 + panel_w / 2.0, rows_bottom + 32.0),
             11.0,
             Anchor::Middle,
             MUTED,
@@ -565,8 +557,7 @@ fn delta_chart(c: &Computed, title: &str) -> String {
         );
     }
     svg.text(
-        MARGIN,
-        rows_bottom + 54.0,
+        (MARGIN, rows_bottom + 54.0),
         11.0,
         Anchor::Start,
         MUTED,
@@ -749,15 +740,15 @@ fn tasks_chart(
         .max(MARGIN * 2.0 + legend_w);
 
     let mut svg = Svg::new();
-    svg.text(MARGIN, 24.0, 15.0, Anchor::Start, INK, true, &full_title);
-    svg.text(MARGIN, 44.0, 12.0, Anchor::Start, MUTED, false, &subtitle);
+    svg.text((MARGIN, 24.0), 15.0, Anchor::Start, INK, true, &full_title);
+    svg.text((MARGIN, 44.0), 12.0, Anchor::Start, MUTED, false, &subtitle);
     let x_query = MARGIN + id_w;
     let x_cells = x_query + query_w;
-    svg.text(MARGIN, header_y, 11.0, Anchor::Start, INK, true, "task");
-    svg.text(x_query, header_y, 11.0, Anchor::Start, INK, true, "query");
+    svg.text((MARGIN, header_y), 11.0, Anchor::Start, INK, true, "task");
+    svg.text((x_query, header_y), 11.0, Anchor::Start, INK, true, "query");
     let mut x = x_cells;
     for (h, w) in headers.iter().zip(&col_w) {
-        svg.text(x + w / 2.0, header_y, 11.0, Anchor::Middle, INK, true, h);
+        svg.text((x + w / 2.0, header_y), 11.0, Anchor::Middle, INK, true, h);
         x += w;
     }
     for (row, &t) in rows.iter().enumerate() {
@@ -767,8 +758,7 @@ fn tasks_chart(
             svg.rect(MARGIN, y, id_w + query_w, row_h, BAND, None);
         }
         svg.text(
-            MARGIN + 4.0,
-            baseline_y,
+            (MARGIN + 4.0, baseline_y),
             11.0,
             Anchor::Start,
             INK,
@@ -776,8 +766,7 @@ fn tasks_chart(
             &suite.tasks[t].id,
         );
         svg.text(
-            x_query,
-            baseline_y,
+            (x_query, baseline_y),
             11.0,
             Anchor::Start,
             MUTED,
@@ -788,8 +777,7 @@ fn tasks_chart(
         let base = ranks[b][t];
         svg.rect(x, y, col_w[0], row_h, "#ffffff", Some("#dddddd"));
         svg.text(
-            x + col_w[0] / 2.0,
-            baseline_y,
+            (x + col_w[0] / 2.0, baseline_y),
             11.0,
             Anchor::Middle,
             INK,
@@ -803,8 +791,7 @@ fn tasks_chart(
             let (fill, ink) = mv.colours();
             svg.rect(x, y, w, row_h, fill, Some("#ffffff"));
             svg.text(
-                x + w / 2.0,
-                baseline_y,
+                (x + w / 2.0, baseline_y),
                 11.0,
                 Anchor::Middle,
                 ink,
@@ -818,10 +805,24 @@ fn tasks_chart(
     let ly = rows_bottom + 18.0;
     for (mv, label) in &legend {
         svg.rect(lx, ly, 14.0, 14.0, mv.colours().0, Some("#bbbbbb"));
-        svg.text(lx + 20.0, ly + 11.0, 11.0, Anchor::Start, INK, false, label);
+        svg.text(
+            (lx + 20.0, ly + 11.0),
+            11.0,
+            Anchor::Start,
+            INK,
+            false,
+            label,
+        );
         lx += 20.0 + text_width(label, 11.0) + 14.0;
     }
-    svg.text(MARGIN, ly + 34.0, 11.0, Anchor::Start, MUTED, false, &note);
+    svg.text(
+        (MARGIN, ly + 34.0),
+        11.0,
+        Anchor::Start,
+        MUTED,
+        false,
+        &note,
+    );
     svg.finish(width, ly + 46.0, &full_title)
 }
 

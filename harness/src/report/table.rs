@@ -33,12 +33,22 @@ fn rows(df: &DataFrame) -> Result<Vec<Vec<String>>> {
 /// A GitHub-flavoured Markdown table.
 pub fn markdown(df: &DataFrame) -> Result<String> {
     let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-    let names: Vec<String> = df.get_column_names().iter().map(|n| esc(n.as_str())).collect();
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|n| esc(n.as_str()))
+        .collect();
     let mut s = format!("| {} |\n", names.join(" | "));
     let aligns: Vec<&str> = df
         .columns()
         .iter()
-        .map(|c| if c.dtype().is_primitive_numeric() { "---:" } else { "---" })
+        .map(|c| {
+            if c.dtype().is_primitive_numeric() {
+                "---:"
+            } else {
+                "---"
+            }
+        })
         .collect();
     s.push_str(&format!("|{}|\n", aligns.join("|")));
     for row in rows(df)? {
@@ -57,7 +67,11 @@ pub fn csv(df: &DataFrame) -> Result<String> {
             s.to_string()
         }
     };
-    let names: Vec<String> = df.get_column_names().iter().map(|n| esc(n.as_str())).collect();
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|n| esc(n.as_str()))
+        .collect();
     let mut s = names.join(",") + "\n";
     for row in rows(df)? {
         s.push_str(&row.iter().map(|c| esc(c)).collect::<Vec<_>>().join(","));
@@ -68,7 +82,11 @@ pub fn csv(df: &DataFrame) -> Result<String> {
 
 /// JSON array of row objects; keys in column order; floats rounded to 4 decimals.
 pub fn json_rows(df: &DataFrame) -> Result<serde_json::Value> {
-    let names: Vec<String> = df.get_column_names().iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
     let mut out = Vec::with_capacity(df.height());
     for r in 0..df.height() {
         let mut obj = serde_json::Map::new();
@@ -93,7 +111,10 @@ pub fn json_rows(df: &DataFrame) -> Result<serde_json::Value> {
 
 fn round4(x: f64) -> serde_json::Value {
     // Through the 4-decimal string, so JSON and Markdown always agree.
-    format!("{x:.4}").parse::<f64>().map(serde_json::Value::from).unwrap_or(serde_json::Value::Null)
+    format!("{x:.4}")
+        .parse::<f64>()
+        .map(serde_json::Value::from)
+        .unwrap_or(serde_json::Value::Null)
 }
 
 #[cfg(test)]
@@ -104,8 +125,14 @@ mod tests {
     fn renders_all_three_formats() {
         let df = df!("configuration" => ["a|b", "c"], "MRR" => [0.5f64, 1.0 / 3.0]).unwrap();
         let md = markdown(&df).unwrap();
-        assert_eq!(md, "| configuration | MRR |\n|---|---:|\n| a\\|b | 0.5000 |\n| c | 0.3333 |\n");
-        assert_eq!(csv(&df).unwrap(), "configuration,MRR\na|b,0.5000\nc,0.3333\n");
+        assert_eq!(
+            md,
+            "| configuration | MRR |\n|---|---:|\n| a\\|b | 0.5000 |\n| c | 0.3333 |\n"
+        );
+        assert_eq!(
+            csv(&df).unwrap(),
+            "configuration,MRR\na|b,0.5000\nc,0.3333\n"
+        );
         let j = json_rows(&df).unwrap();
         assert_eq!(j[1]["MRR"], serde_json::json!(0.3333));
     }
