@@ -101,6 +101,93 @@ impl Error {
     }
 }
 
+/// [`yaml`], knowing the YAML `text`: a duplicate key is placed on the line of its second
+/// occurrence (yaml_serde points at the start of the mapping), and a bad date says how to write
+/// one.
+pub fn yaml_in(
+    path: &std::path::Path,
+    line_offset: usize,
+    text: &str,
+    err: yaml_serde::Error,
+) -> Error {
+    let full = err.to_string();
+    let cause = full.split(" at line ").next().unwrap_or(&full);
+    let from = err.location().map_or(0, |l| l.line());
+    if let Some((field, key)) = yaml_duplicate_key(cause) {
+        return Error::Parse {
+            path: path.to_path_buf(),
+            line: yaml_duplicate_key_line(text, from, key).unwrap_or(from) + line_offset,
+            column: 0,
+            message: format!(
+                "{field}duplicate key `{key}`; remove one of the two (keys must be unique)"
+            ),
+        };
+    }
+    let mut e = yaml(path, line_offset, err);
+    if let Error::Parse { message, .. } = &mut e {
+        *message = format!("{cause}{}", yaml_hint(text, from, cause));
+        const CHRONO: [&str; 3] = [
+            "input is out of range",
+            "input contains invalid characters",
+            "premature end of input",
+        ];
+        if CHRONO.iter().any(|c| cause.ends_with(c)) {
+            message.push_str("; write dates as YYYY-MM-DD (e.g. 2026-03-14)");
+        }
+    }
+    e
+}
+
+/// What to do about a common YAML mistake (a number in quotes or out of range, a tab in the
+/// indentation) named by the yaml_serde message `msg` at 1-based `line` of `text`; "" if none.
+pub fn yaml_hint(text: &str, line: usize, msg: &str) -> &'static str {
+    const NUMBERS: [&str; 8] = ["usize", "u16", "u32", "u64", "i32", "i64", "f32", "f64"];
+    let number = NUMBERS
+        .iter()
+        .any(|n| msg.ends_with(&format!("expected {n}")));
+    if number && msg.contains("invalid type: string") {
+        "; write the number without quotes"
+    } else if number && msg.contains("invalid type: integer") {
+        "; the number is out of range"
+    } else if line > 0 && text.lines().nth(line - 1).is_some_and(|l| l.contains('\t')) {
+        "; indent with spaces: YAML does not allow tabs"
+    } else {
+        ""
+    }
+}
+
+/// `(field path prefix, key)` of a yaml_serde duplicate-key message: `duplicate entry with key
+/// "k"` (any mapping) or ``duplicate field `k` `` (a struct).
+pub fn yaml_duplicate_key(msg: &str) -> Option<(&str, &str)> {
+    let (i, key) = if let Some(i) = msg.find("duplicate entry with key \"") {
+        (i, msg[i + 26..].split('"').next()?)
+    } else if let Some(i) = msg.find("duplicate field `") {
+        (i, msg[i + 17..].split('`').next()?)
+    } else {
+        return None;
+    };
+    Some((&msg[..i], key))
+}
+
+/// The 1-based line of the second `key:` (block or flow style) in `text` from line `from` on:
+/// where a duplicate key of the mapping starting at `from` is.
+pub fn yaml_duplicate_key_line(text: &str, from: usize, key: &str) -> Option<usize> {
+    let mut seen = 0;
+    for (i, l) in text.lines().enumerate().skip(from.saturating_sub(1)) {
+        for (j, _) in l.match_indices(key) {
+            let before = l[..j].chars().next_back();
+            let after = l[j + key.len()..].trim_start_matches(['"', '\'']);
+            if before.is_none_or(|c| " \t{,-\"'".contains(c)) && after.starts_with(':') {
+                seen += 1;
+                if seen == 2 {
+                    return Some(i + 1);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Turns a YAML error into [`Error::Parse`] at the right place of `path`; `line_offset` is
 /// the number of file lines before the YAML text (front matter starts after its `---`).
 pub fn yaml(path: &std::path::Path, line_offset: usize, err: yaml_serde::Error) -> Error {

@@ -1,13 +1,16 @@
 //! Determinism of the real bi-encoder (bge-small-en-v1.5 int8). Properties checked:
 //!
-//! 1. A text's vector is the same bits alone and inside a batch of mixed texts, at any position.
+//! 1. A text's vector is the same bits alone and inside a batch of mixed texts, at any position,
+//!    and whatever the number of worker sessions the texts are spread over.
 //! 2. The trap is real: fastembed's own batching (the naive path) changes the bits, even for a
 //!    batch of texts of equal token length, so property 1 is not true by accident.
 //! 3. Cold and warm cache give bit-identical vectors, and a warm run does no model work.
 //! 4. A flipped byte or a truncated cache file is detected, reported, and the entry recomputed
 //!    to the same bits.
 
-use ranklab_engine::dense::{CacheStats, Embedder, EmbeddingCache, FastembedEmbedder};
+use ranklab_engine::dense::{
+    CacheStats, Embedder, EmbedderOptions, EmbeddingCache, FastembedEmbedder,
+};
 
 fn model() -> FastembedEmbedder {
     FastembedEmbedder::open("bge-small-en-v1.5").unwrap_or_else(|e| panic!("{e}"))
@@ -54,6 +57,24 @@ fn a_vector_is_the_same_bits_alone_and_in_a_mixed_batch() {
             "text {i} depends on its position"
         );
     }
+}
+
+#[test]
+fn the_number_of_workers_does_not_change_the_bits() {
+    let dir = ranklab_engine::models::ensure_model("bge-small-en-v1.5").unwrap();
+    let texts = mixed_texts();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut vectors = Vec::new();
+    for workers in [1, 3] {
+        let options = EmbedderOptions {
+            workers: Some(workers),
+            ..Default::default()
+        };
+        let mut e = FastembedEmbedder::load(&dir, &options).unwrap();
+        assert_eq!(e.workers(), workers);
+        vectors.push(bits(&e.embed(&refs).unwrap()));
+    }
+    assert_eq!(vectors[0], vectors[1]);
 }
 
 #[test]

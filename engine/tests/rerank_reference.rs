@@ -130,3 +130,37 @@ fn the_shortlist_stage_returns_the_model_scores_and_orders_by_them() {
     let (_, stats) = rerank_shortlist(QUERY, &hits, 2, cand, &mut ce, &cache).unwrap();
     assert_eq!((stats.scored, stats.cached), (0, 2));
 }
+
+/// The `--from DIR` path end to end: a directory holding only model.onnx, tokenizer.json and
+/// tokenizer_config.json (as a user's L-6 or jina export might) registers, verifies, loads, and
+/// scores exactly like the pinned copy of the same model.
+#[test]
+fn a_model_registered_from_a_directory_scores_like_the_pinned_one() {
+    let pinned = ranklab_engine::models::ensure_model("ms-marco-MiniLM-L-12-v2").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("my-export");
+    std::fs::create_dir_all(&src).unwrap();
+    for f in ["model.onnx", "tokenizer.json", "tokenizer_config.json"] {
+        std::fs::copy(pinned.file(f), src.join(f)).unwrap();
+    }
+    let store =
+        ranklab_engine::models::ModelStore::at(tmp.path().join("cache")).with_progress(false);
+    let dir = store
+        .register_dir(
+            "l12-from-dir",
+            ranklab_engine::models::ModelKind::CrossEncoder,
+            None,
+            &src,
+            false,
+        )
+        .unwrap();
+    assert_eq!(dir.sha256, pinned.sha256, "identity is model.onnx's sha256");
+    let mut mine = FastembedCrossEncoder::load(&dir, &CrossEncoderOptions::default()).unwrap();
+    let mut theirs = FastembedCrossEncoder::load(&pinned, &CrossEncoderOptions::default()).unwrap();
+    let a = mine.score(QUERY, &PASSAGES).unwrap();
+    let b = theirs.score(QUERY, &PASSAGES).unwrap();
+    assert_eq!(
+        a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+    );
+}

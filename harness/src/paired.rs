@@ -116,7 +116,13 @@ impl Paired {
         let (mut file, text): (PairedFile, String) = read_yaml(path)?;
         file.path = path.to_path_buf();
         let dir = path.parent().unwrap_or(Path::new("."));
-        let suite = Suite::load(&dir.join(&file.suite))?;
+        let suite = Suite::load(&dir.join(&file.suite)).with_context(|| {
+            format!(
+                "{}:{}: the suite of the assertions",
+                path.display(),
+                line_of(&text, "suite", &file.suite.to_string_lossy())
+            )
+        })?;
         let corpus = suite.load_corpus()?;
         if file.assertions.is_empty() {
             bail!(
@@ -229,8 +235,9 @@ impl Paired {
                 let below_rank = rank_of(engine.corpus, ranked, &a.below);
                 let actual = match (above_rank, below_rank) {
                     (None, None) => bail!(
-                        "{}: assertion {:?}: neither {:?} nor {:?} is retrieved for {:?}; pick a query that finds them",
+                        "{}:{}: assertion {:?}: neither {:?} nor {:?} is retrieved for {:?}; pick a query that finds them",
                         self.file.path.display(),
+                        line_of(&std::fs::read_to_string(&self.file.path).unwrap_or_default(), "id", &a.id),
                         a.id,
                         a.above,
                         a.below,

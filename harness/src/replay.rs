@@ -310,9 +310,13 @@ fn weights_of(ex: &Experiments, opts: &ReplayOptions) -> Result<Vec<Option<Weigh
             _ => {
                 let p = ex.practice_path(c);
                 let pr = Practice::load(&p).with_context(|| {
+                    let text = std::fs::read_to_string(&ex.path).unwrap_or_default();
+                    let at = match crate::suite::line_of(&text, "name", &c.name) {
+                        0 => ex.path.display().to_string(),
+                        line => format!("{}:{line}", ex.path.display()),
+                    };
                     format!(
-                        "{}: configuration {:?} has wiring {:?} and needs a practice file",
-                        ex.path.display(),
+                        "{at}: configuration {:?} (wiring {:?}) reads its penalty weights from a practice file",
                         c.name,
                         c.wiring
                     )

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::Corpus;
+use ranklab_engine::error::{yaml_duplicate_key, yaml_duplicate_key_line, yaml_hint};
 use ranklab_engine::fusion::RrfParams;
 use ranklab_engine::lexical::Bm25Params;
 use serde::Deserialize;
@@ -74,7 +75,10 @@ struct RawTask {
 
 /// `expected`: one id, a list of ids, or a map id -> grade.
 #[derive(Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "`expected` must be an id, a list of ids, or a map of id to integer grade (quote ids that look like numbers)"
+)]
 enum Expected {
     One(String),
     Many(Vec<String>),
@@ -102,15 +106,33 @@ pub fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, Stri
             path.display()
         );
     }
-    let value = yaml_serde::from_str(&text).map_err(|e| {
-        let loc = e
-            .location()
-            .map(|l| format!(":{}:{}", l.line(), l.column()))
-            .unwrap_or_default();
+    let located = |e: yaml_serde::Error| {
+        let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
         let msg = e.to_string();
-        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-        anyhow::anyhow!("{}{loc}: {msg} (see docs/formats.md)", path.display())
-    })?;
+        let msg = msg.split(" at line ").next().unwrap_or(&msg);
+        if let Some((field, key)) = yaml_duplicate_key(msg) {
+            // yaml_serde points at the mapping; name the line of the second `key:` instead.
+            let line = yaml_duplicate_key_line(&text, line, key).unwrap_or(line);
+            return anyhow::anyhow!(
+                "{}:{line}: {field}duplicate key `{key}`; remove one of the two (keys must be unique)",
+                path.display()
+            );
+        }
+        let loc = if line > 0 {
+            format!(":{line}:{column}")
+        } else {
+            String::new()
+        };
+        let hint = yaml_hint(&text, line, msg);
+        anyhow::anyhow!("{}{loc}: {msg}{hint} (see docs/formats.md)", path.display())
+    };
+    // Duplicate keys first, anywhere: a map read into a `BTreeMap` would silently keep one.
+    if let Err(e) = yaml_serde::from_str::<yaml_serde::Value>(&text) {
+        if yaml_duplicate_key(&e.to_string()).is_some() {
+            return Err(located(e));
+        }
+    }
+    let value = yaml_serde::from_str(&text).map_err(located)?;
     Ok((value, text))
 }
 
@@ -136,6 +158,13 @@ impl Suite {
         };
         let (raw, text): (RawSuite, String) = read_yaml(&path)?;
         let at = |line: usize| format!("{}:{line}", path.display());
+        if !is_file_name(&raw.suite) {
+            bail!(
+                "{}: suite name {:?} must be non-empty, without white space or slashes, and not `.` or `..` (it names the report directory)",
+                at(line_of(&text, "suite", &raw.suite)),
+                raw.suite
+            );
+        }
         check_k(raw.k).with_context(|| at(line_of(&text, "k", &raw.k.to_string())))?;
         if raw.tasks.is_empty() {
             bail!(
@@ -150,6 +179,13 @@ impl Suite {
             if !seen.insert(t.id.clone()) {
                 bail!(
                     "{}: duplicate task id {:?}; task ids must be unique",
+                    at(line),
+                    t.id
+                );
+            }
+            if t.id.is_empty() || t.id.chars().any(char::is_whitespace) {
+                bail!(
+                    "{}: task id {:?} must be non-empty and without white space (it is the query id of the TREC runs)",
                     at(line),
                     t.id
                 );
@@ -189,8 +225,14 @@ impl Suite {
 
     /// Loads the suite's corpus and checks every expected id exists in it.
     pub fn load_corpus(&self) -> Result<Corpus> {
-        let corpus = Corpus::load(&self.corpus_path)
-            .with_context(|| format!("loading the corpus of {}", self.path.display()))?;
+        let corpus = Corpus::load(&self.corpus_path).with_context(|| {
+            let text = std::fs::read_to_string(&self.path).unwrap_or_default();
+            let line = text
+                .lines()
+                .position(|l| l.starts_with("corpus:"))
+                .map_or(0, |i| i + 1);
+            format!("{}:{line}: loading the corpus", self.path.display())
+        })?;
         self.check_expected(&corpus)?;
         Ok(corpus)
     }
@@ -225,6 +267,16 @@ impl Suite {
     pub fn dir(&self) -> &Path {
         self.path.parent().unwrap_or(Path::new("."))
     }
+}
+
+/// Whether `name` can name a file or directory of the report tree: non-empty, no white space,
+/// no path separator, not `.` or `..`.
+fn is_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && !name.contains(['/', '\\', '\0'])
+        && !name.chars().any(char::is_whitespace)
 }
 
 fn check_k(k: usize) -> Result<()> {
@@ -358,6 +410,14 @@ impl Experiments {
     pub fn load(path: &Path) -> Result<Self> {
         let (mut ex, text): (Experiments, String) = read_yaml(path)?;
         ex.path = path.to_path_buf();
+        if !is_file_name(&ex.experiment) {
+            bail!(
+                "{}:{}: experiment name {:?} must be non-empty, without white space or slashes, and not `.` or `..` (it names the report files)",
+                path.display(),
+                line_of(&text, "experiment", &ex.experiment),
+                ex.experiment
+            );
+        }
         if ex.configurations.is_empty() {
             bail!(
                 "{}: no configurations; add at least one under `configurations:`",
@@ -368,7 +428,10 @@ impl Experiments {
         for c in &ex.configurations {
             let at = format!("{}:{}", path.display(), line_of(&text, "name", &c.name));
             if !seen.insert(c.name.as_str()) {
-                bail!("{at}: duplicate configuration name {:?}", c.name);
+                bail!(
+                    "{at}: duplicate configuration name {:?}; configuration names must be unique (they name the run files)",
+                    c.name
+                );
             }
             if c.name.is_empty()
                 || c.name.contains(['/', '\\', '\0'])

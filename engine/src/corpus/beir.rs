@@ -101,7 +101,11 @@ fn json_error(path: &Path, line: usize, e: serde_json::Error, what: &str) -> Err
         path: path.to_path_buf(),
         line,
         column: e.column(),
-        message: format!("not a valid {what} line: {e}"),
+        // serde_json ends its message with " at line 1 column C" (of the one line parsed).
+        message: format!(
+            "not a valid {what} line: {}",
+            e.to_string().split(" at line ").next().unwrap_or_default()
+        ),
     }
 }
 
@@ -155,13 +159,22 @@ pub fn load_corpus(path: &Path) -> Result<Corpus> {
 /// Loads `queries.jsonl`.
 pub fn load_queries(path: &Path) -> Result<Vec<Query>> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashMap::new();
     for_each_line(path, |line, text| {
         let q: QueryLine = serde_json::from_str(text)
             .map_err(|e| json_error(path, line, e, "queries (expects {\"_id\", \"text\"})"))?;
-        out.push(Query {
-            id: q.id.into_string(),
-            text: q.text,
-        });
+        let id = q.id.into_string();
+        if id.is_empty() || id.chars().any(char::is_whitespace) {
+            return Err(Error::parse(
+                path,
+                line,
+                format!("invalid _id {id:?}: ids must be non-empty without white space"),
+            ));
+        }
+        if let Some(first) = seen.insert(id.clone(), line) {
+            return Err(Error::parse(path, line, format!("duplicate query _id {id:?} (first at line {first}); query ids must be unique, rename or drop one")));
+        }
+        out.push(Query { id, text: q.text });
         Ok(())
     })?;
     Ok(out)
@@ -170,6 +183,7 @@ pub fn load_queries(path: &Path) -> Result<Vec<Query>> {
 /// Loads `qrels/<split>.tsv`: a header line, then `query-id corpus-id score`.
 pub fn load_qrels(path: &Path) -> Result<Vec<Judgment>> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashMap::new();
     for_each_line(path, |line, text| {
         let fields: Vec<&str> = text.split_whitespace().collect();
         if line == 1
@@ -196,6 +210,9 @@ pub fn load_qrels(path: &Path) -> Result<Vec<Judgment>> {
                 format!("score {:?} is not an integer", fields[2]),
             )
         })?;
+        if let Some(first) = seen.insert((fields[0].to_string(), fields[1].to_string()), line) {
+            return Err(Error::parse(path, line, format!("document {:?} is judged twice for query {:?} (first at line {first}); keep one judgment per (query, document)", fields[1], fields[0])));
+        }
         out.push(Judgment {
             query: fields[0].to_string(),
             doc: fields[1].to_string(),

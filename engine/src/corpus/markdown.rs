@@ -69,7 +69,7 @@ fn check_references(corpus: &Corpus) -> Result<()> {
             if corpus.index_of(r).is_none() {
                 return Err(Error::UnknownId {
                     path: d.source.clone(),
-                    line: 0,
+                    line: reference_line(&d.source, field, r),
                     id: r.clone(),
                     context: format!("in `{field}` of record {:?}", d.id),
                 });
@@ -77,6 +77,19 @@ fn check_references(corpus: &Corpus) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The 1-based line of the file naming `id`, searched from the first line naming `field`'s
+/// top-level key (0 when the file cannot be read or does not name it).
+fn reference_line(path: &Path, field: &str, id: &str) -> usize {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let key = field.split('.').next().unwrap_or(field);
+    let start = text.lines().position(|l| l.contains(key)).unwrap_or(0);
+    text.lines()
+        .enumerate()
+        .skip(start)
+        .find(|(_, l)| l.contains(id))
+        .map_or(0, |(i, _)| i + 1)
 }
 
 /// Parses one record file.
@@ -134,7 +147,7 @@ pub fn parse_record(path: &Path, bytes: &[u8]) -> Result<Document> {
             body: String::new(),
         });
     }
-    let lifecycle = current_lifecycle(path, &fm, body_line)?;
+    let lifecycle = current_lifecycle(path, &text, &fm, body_line)?;
     Ok(Document {
         id,
         title,
@@ -152,13 +165,29 @@ pub fn parse_record(path: &Path, bytes: &[u8]) -> Result<Document> {
 
 /// The current lifecycle: the log's last entry when there is a log (dates must ascend and
 /// an explicit `lifecycle` must agree), else the `lifecycle` field.
-fn current_lifecycle(path: &Path, fm: &FrontMatter, fm_end: usize) -> Result<Lifecycle> {
+fn current_lifecycle(
+    path: &Path,
+    text: &str,
+    fm: &FrontMatter,
+    fm_end: usize,
+) -> Result<Lifecycle> {
+    // Lines of the front matter; an error points at the line it finds, else the closing `---`.
+    let front: Vec<&str> = text.lines().take(fm_end.saturating_sub(1)).collect();
     let line = fm_end.saturating_sub(1).max(1);
+    let log_start = front
+        .iter()
+        .position(|l| l.starts_with("lifecycle_log:"))
+        .unwrap_or(0);
     for w in fm.lifecycle_log.windows(2) {
         if w[1].date < w[0].date {
+            let date = w[1].date.to_string();
+            let at = (log_start..front.len())
+                .rev()
+                .find(|&i| front[i].contains(&date))
+                .map_or(line, |i| i + 1);
             return Err(Error::parse(
                 path,
-                line,
+                at,
                 format!(
                     "lifecycle_log is out of date order ({} comes after {}); list entries oldest first",
                     w[1].date, w[0].date
@@ -169,7 +198,10 @@ fn current_lifecycle(path: &Path, fm: &FrontMatter, fm_end: usize) -> Result<Lif
     match (fm.lifecycle_log.last(), fm.lifecycle) {
         (Some(last), Some(l)) if last.lifecycle != l => Err(Error::parse(
             path,
-            line,
+            front
+                .iter()
+                .position(|l| l.starts_with("lifecycle:"))
+                .map_or(line, |i| i + 1),
             format!(
                 "lifecycle is {} but the last lifecycle_log entry says {}; the log's last entry is the current state, make them agree or drop `lifecycle`",
                 l.as_str(),
@@ -216,7 +248,7 @@ fn split_front_matter<'a>(path: &Path, text: &'a str) -> Result<(FrontMatter, &'
     let fm: FrontMatter = if yaml.trim().is_empty() {
         FrontMatter::default()
     } else {
-        yaml_serde::from_str(yaml).map_err(|e| crate::error::yaml(path, 1, e))?
+        yaml_serde::from_str(yaml).map_err(|e| crate::error::yaml_in(path, 1, yaml, e))?
     };
     Ok((fm, body, fm_lines + 1))
 }

@@ -149,26 +149,6 @@ impl ModelDir {
             tokenizer_config_file: read("tokenizer_config.json")?,
         })
     }
-
-    /// Reads a model from a directory (an installed one, or any with the required files),
-    /// without any verification. For tests and tools; the harness uses [`ensure_model`].
-    pub fn unverified(
-        id: &str,
-        kind: ModelKind,
-        path: &Path,
-        pooling: Option<Pooling>,
-    ) -> Result<ModelDir> {
-        let onnx = path.join("model.onnx");
-        Ok(ModelDir {
-            id: id.to_string(),
-            kind,
-            path: path.to_path_buf(),
-            sha256: sha256_file(&onnx)?,
-            max_length: 512,
-            pooling,
-            pinned: false,
-        })
-    }
 }
 
 /// The cache root: `$RANKLAB_CACHE`, else `$XDG_CACHE_HOME/ranklab`, else `~/.cache/ranklab`.

@@ -29,11 +29,14 @@ impl Practice {
     /// Loads and validates a practice file.
     pub fn load(path: &Path) -> Result<Practice> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| Error::parse(path, 0, "invalid UTF-8; save the file as UTF-8"))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+            Error::parse(path, line, "invalid UTF-8; save the file as UTF-8")
+        })?;
         let text = text.trim_start_matches('\u{feff}');
         let mut p: Practice =
-            yaml_serde::from_str(text).map_err(|e| crate::error::yaml(path, 0, e))?;
+            yaml_serde::from_str(text).map_err(|e| crate::error::yaml_in(path, 0, text, e))?;
         p.path = path.to_path_buf();
         if let Some(v) = p.weights.violation() {
             let key = v.split('`').nth(1).unwrap_or("weights");

@@ -160,21 +160,44 @@ fn json_str(s: &str) -> String {
 impl Baseline {
     /// Reads and checks a baseline file (fields, numbers, duplicates, suites of the rows).
     pub fn load(path: &Path) -> Result<Baseline> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let bytes = std::fs::read(path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 anyhow!("{}: no baseline file; record one with `ranklab gate --update` (after reviewing the numbers)", path.display())
             } else {
                 anyhow!("cannot read {}: {e}", path.display())
             }
         })?;
-        Self::parse(path, &text)
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+            anyhow!(
+                "{}:{line}: invalid UTF-8; save the file as UTF-8 (or regenerate it with `ranklab gate --update`)",
+                path.display()
+            )
+        })?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        if text.trim().is_empty() {
+            bail!(
+                "{}: the baseline file is empty; record one with `ranklab gate --update` (after reviewing the numbers)",
+                path.display()
+            );
+        }
+        Self::parse(path, text)
     }
 
     /// Parses a baseline from `text` (read from `path`).
     pub fn parse(path: &Path, text: &str) -> Result<Baseline> {
         let raw: RawFile = serde_json::from_str(text).map_err(|e| {
+            // serde_json's message ends with " at line L column C": shown once, up front.
+            let msg = e.to_string();
+            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+            let hint = if msg.starts_with("invalid type: string") && msg.ends_with("expected f64") {
+                "; write the number without quotes"
+            } else {
+                ""
+            };
             anyhow!(
-                "{}:{}:{}: {e} (see docs/formats.md, `Gate baseline`)",
+                "{}:{}:{}: {msg}{hint} (see docs/formats.md, `Gate baseline`)",
                 path.display(),
                 e.line(),
                 e.column()

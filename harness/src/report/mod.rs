@@ -254,6 +254,9 @@ pub fn render(
 ) -> Result<SuiteReport> {
     let metrics = metrics_table(corpus, suite, ex, replay, set)?;
     let tasks = tasks_table(corpus, suite, replay)?;
+    let computed = stats_section::compute(corpus, suite, ex, replay, set)?;
+    let stats = stats_section::section_of(&computed)?;
+    let stem = &ex.experiment;
     let mut md = String::new();
     writeln!(md, "# {} — {}\n", suite.name, ex.experiment)?;
     if let Some(d) = &ex.description {
@@ -272,11 +275,20 @@ pub fn render(
         ex.baseline(),
         ex.configurations.iter().map(|c| c.depth()).max().unwrap_or(0),
     )?;
-    md.push_str(&table::markdown(&metrics)?);
+    // The Markdown table shows the Δ/CI/p columns; the CSV and JSON tables stay numeric.
+    let mut shown_table = metrics.clone();
+    for c in stats.columns.clone() {
+        shown_table.with_column(c)?;
+    }
+    md.push_str(&table::markdown(&shown_table)?);
     writeln!(
         md,
         "\nMeans over tasks. recall@k, nDCG@k and P@k at each task's k; MRR is trec_eval's recip_rank (no cutoff); MAP is trec_eval's map.\n"
     )?;
+    writeln!(md, "**Reading:** {}\n", stats.reading)?;
+    writeln!(md, "{}\n", stats.method)?;
+    let plots = plots::render_computed(&computed, corpus, suite, ex, replay, stem)?;
+    md.push_str(&plots.markdown);
     md.push_str(&adr::movements(corpus, suite, ex, replay));
     md.push_str(&adr::score_distributions(corpus, suite, replay));
     md.push_str(&adr::model_identities(&replay.models));
@@ -284,7 +296,7 @@ pub fn render(
     writeln!(md, "`-` = not in the run.\n")?;
     md.push_str(&table::markdown(&tasks)?);
 
-    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    let mut files: Vec<(PathBuf, Vec<u8>)> = plots.files;
     for run in &replay.runs {
         files.push((
             PathBuf::from("runs").join(format!("{}.trec", run.config.name)),
@@ -292,8 +304,8 @@ pub fn render(
         ));
     }
     files.push((PathBuf::from("qrels.txt"), qrels_file(suite)?.into_bytes()));
-    let stem = &ex.experiment;
     files.push((PathBuf::from(format!("{stem}.md")), md.clone().into_bytes()));
+    files.push((PathBuf::from(format!("{stem}.stats.csv")), table::csv(&stats.table)?.into_bytes()));
     files.push((
         PathBuf::from(format!("{stem}.csv")),
         table::csv(&metrics)?.into_bytes(),
@@ -310,6 +322,8 @@ pub fn render(
         "corpus_sha256": corpus.content_hash(),
         "metrics": table::json_rows(&metrics)?,
         "tasks": table::json_rows(&tasks)?,
+        "statistics": table::json_rows(&stats.table)?,
+        "reading": stats.reading,
     });
     files.push((
         PathBuf::from(format!("{stem}.json")),

@@ -144,7 +144,10 @@ impl Merges {
                 m.merged
             );
         }
-        let from = as_of - chrono::Days::new(u64::from(window_days));
+        // A window reaching before the first representable date covers every merge.
+        let from = as_of
+            .checked_sub_days(chrono::Days::new(u64::from(window_days)))
+            .unwrap_or(NaiveDate::MIN);
         let mut picked: Vec<Merge> = self
             .merges
             .iter()

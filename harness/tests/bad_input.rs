@@ -1,0 +1,505 @@
+//! The bad-input catalogue: one table of cases over every format ranklab reads (suite,
+//! experiments, paired, merges and practice YAML; corpus front matter; BEIR jsonl/tsv; TREC run
+//! and qrels; the gate's baseline JSON; command-line arguments). Each case copies the valid
+//! fixture `tests/fixtures/bad_input/` to a temporary directory, breaks one thing, runs the built
+//! binary there and checks:
+//! - a broken input exits 2, and stderr names the place (`file:line[:column]`; for a whole-file
+//!   condition such as an empty file, the file; for an argument, the argument) and says what to do
+//!   (each case lists the words it must contain);
+//! - an accepted variant (CRLF line ends, a UTF-8 byte-order mark, tabs or runs of spaces in TREC
+//!   and BEIR files, non-ASCII ids, ...) exits 0;
+//! - never a panic or a backtrace; nothing on stdout when it fails (no partial output); no
+//!   location printed twice (`... at line L column C` after a `file:line:column` prefix).
+//!
+//! Decisions pinned here (and in docs/formats.md):
+//! - CRLF and a BOM are accepted in every text format; TREC and BEIR qrels fields are separated
+//!   by any run of spaces or tabs, as trec_eval reads them.
+//! - Ids may hold any non-whitespace Unicode (`gämma`, `dé1`); ids with white space are rejected
+//!   (they cannot be written to a TREC run).
+//! - Numbers written as strings are rejected where a number is expected (`k: "5"`, a weight
+//!   `"0.30"`, a baseline `"value": "1.0000"`, a run score `"2.5"`), with a hint to drop the
+//!   quotes; a YAML number where an id is expected in `expected:` must be quoted; a BEIR `_id`
+//!   written as a JSON number is accepted (some dumps do that).
+//! - Duplicate keys in any YAML or JSON mapping are an error naming the second key's line.
+//!
+//! BM25 only (`retriever: bm25`): no ONNX model is needed.
+
+use std::path::Path;
+use std::process::Command;
+
+/// One change to the fixture.
+enum Edit {
+    /// Replace the whole file.
+    Write(&'static str, &'static [u8]),
+    /// Replace the first occurrence of a text (which must be there).
+    Sub(&'static str, &'static str, &'static str),
+    /// Rewrite the file's bytes.
+    Map(&'static str, fn(&[u8]) -> Vec<u8>),
+}
+
+/// What the binary must do.
+enum Expect {
+    /// Exit 0.
+    Accepted,
+    /// Exit 2; stderr contains `at` and every one of `says`.
+    Fails {
+        at: &'static str,
+        says: &'static [&'static str],
+    },
+}
+
+struct Case {
+    name: &'static str,
+    edits: Vec<Edit>,
+    args: &'static [&'static str],
+    expect: Expect,
+}
+
+const RUN: &[&str] = &["run", "tasks/p", "--reports", "reports"];
+const CHECK: &[&str] = &["check", "tasks/p/paired.yaml"];
+const TUNE: &[&str] = &[
+    "tune",
+    "--suite",
+    "tasks/p",
+    "--as-of",
+    "2026-11-30",
+    "--max-units",
+    "4",
+];
+const BEIR: &[&str] = &["beir", "beir", "--configs", "bm25", "--reports", "reports"];
+const EVAL: &[&str] = &["eval", "trec/qrels.txt", "trec/run.trec"];
+const EVAL_C: &[&str] = &["eval", "-c", "trec/qrels.txt", "trec/run.trec"];
+const GATE: &[&str] = &["gate", "--tasks", "tasks", "--baseline", "baseline.json"];
+
+const SUITE: &str = "tasks/p/suite.yaml";
+const EXPERIMENTS: &str = "tasks/p/experiments.yaml";
+const PAIRED: &str = "tasks/p/paired.yaml";
+const MERGES: &str = "tasks/p/merges.yaml";
+const PRACTICE: &str = "tasks/p/search-practice.yaml";
+const ALPHA: &str = "corpus/alpha.md";
+const BETA: &str = "corpus/beta.md";
+const GAMMA: &str = "corpus/gamma.md";
+const BEIR_CORPUS: &str = "beir/corpus.jsonl";
+const BEIR_QUERIES: &str = "beir/queries.jsonl";
+const BEIR_QRELS: &str = "beir/qrels/test.tsv";
+const RUN_FILE: &str = "trec/run.trec";
+const QRELS: &str = "trec/qrels.txt";
+const BASELINE: &str = "baseline.json";
+
+fn crlf(b: &[u8]) -> Vec<u8> {
+    String::from_utf8(b.to_vec())
+        .unwrap()
+        .replace('\n', "\r\n")
+        .into_bytes()
+}
+
+fn bom(b: &[u8]) -> Vec<u8> {
+    [b"\xEF\xBB\xBF".as_slice(), b].concat()
+}
+
+/// The baseline cut in the middle of its first row.
+fn truncate_baseline(b: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8(b.to_vec()).unwrap();
+    let at = text.find("\"metric\"").expect("a row");
+    text[..at].as_bytes().to_vec()
+}
+
+/// A byte that is not UTF-8 in the baseline's second line.
+fn baseline_not_utf8(b: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8(b.to_vec()).unwrap();
+    let at = text.find("gate baseline").expect("about");
+    [&b[..at], b"\xff", &b[at..]].concat()
+}
+
+use Edit::{Map, Sub, Write};
+use Expect::{Accepted, Fails};
+
+fn cases() -> Vec<Case> {
+    let case = |name, edits, args, expect| Case {
+        name,
+        edits,
+        args,
+        expect,
+    };
+    vec![
+        // ---- suite.yaml
+        case("suite: invalid UTF-8", vec![Write(SUITE, b"suite: p\ncorpus: ../../corpus\nk: 5\ntasks:\n  - id: T1\n    query: caf\xe9 capture\n    expected: alpha\n")], RUN,
+            Fails { at: "tasks/p/suite.yaml:6", says: &["invalid UTF-8", "save the file as UTF-8"] }),
+        case("suite: CRLF line ends", vec![Map(SUITE, crlf)], RUN, Accepted),
+        case("suite: byte-order mark", vec![Map(SUITE, bom)], RUN, Accepted),
+        case("suite: empty file", vec![Write(SUITE, b"")], RUN,
+            Fails { at: "tasks/p/suite.yaml", says: &["empty", "docs/formats.md"] }),
+        case("suite: duplicate key", vec![Sub(SUITE, "k: 5\n", "k: 5\nk: 6\n")], RUN,
+            Fails { at: "tasks/p/suite.yaml:4", says: &["duplicate key `k`", "remove one"] }),
+        case("suite: k as a string", vec![Sub(SUITE, "k: 5", "k: \"5\"")], RUN,
+            Fails { at: "tasks/p/suite.yaml:3:4", says: &["write the number without quotes"] }),
+        case("suite: k beyond any integer", vec![Sub(SUITE, "k: 5", "k: 99999999999999999999999")], RUN,
+            Fails { at: "tasks/p/suite.yaml:3:4", says: &["out of range"] }),
+        case("suite: huge k", vec![Sub(SUITE, "k: 5", "k: 100000")], RUN,
+            Fails { at: "tasks/p/suite.yaml:3", says: &["use a cutoff no larger than"] }),
+        case("suite: task k = 0", vec![Sub(SUITE, "    k: 3", "    k: 0")], RUN,
+            Fails { at: "tasks/p/suite.yaml:11", says: &["must be at least 1"] }),
+        case("suite: task id with a space", vec![Sub(SUITE, "id: T2", "id: T 2")], RUN,
+            Fails { at: "tasks/p/suite.yaml:8", says: &["without white space"] }),
+        case("suite: non-ASCII task id", vec![Sub(SUITE, "id: T2", "id: Tä2")], RUN, Accepted),
+        case("suite: duplicate task id", vec![Sub(SUITE, "id: T2", "id: T1")], RUN,
+            Fails { at: "tasks/p/suite.yaml:5", says: &["must be unique"] }),
+        case("suite: expected id not in the corpus", vec![Sub(SUITE, "expected: alpha", "expected: alpah")], RUN,
+            Fails { at: "tasks/p/suite.yaml:7", says: &["\"alpah\"", "check the spelling"] }),
+        case("suite: expected id written as a number", vec![Sub(SUITE, "expected: alpha", "expected: 12345")], RUN,
+            Fails { at: "tasks/p/suite.yaml:5", says: &["quote ids that look like numbers"] }),
+        case("suite: grade as a string", vec![Sub(SUITE, "{ gamma: 2, beta: 1 }", "{ gamma: \"2\", beta: 1 }")], RUN,
+            Fails { at: "tasks/p/suite.yaml:11", says: &["integer grade"] }),
+        case("suite: duplicate id in a graded map", vec![Sub(SUITE, "{ gamma: 2, beta: 1 }", "{ gamma: 2, gamma: 1 }")], RUN,
+            Fails { at: "tasks/p/suite.yaml:13", says: &["duplicate key `gamma`", "remove one"] }),
+        case("suite: tab in the indentation", vec![Sub(SUITE, "  - id: T2", "\t- id: T2")], RUN,
+            Fails { at: "tasks/p/suite.yaml:8:1", says: &["indent with spaces"] }),
+        case("suite: misspelt field", vec![Sub(SUITE, "    query: refund", "    qurey: refund")], RUN,
+            Fails { at: "tasks/p/suite.yaml:9", says: &["unknown field `qurey`", "expected one of"] }),
+        case("suite: name with a path", vec![Sub(SUITE, "suite: p", "suite: ../p")], RUN,
+            Fails { at: "tasks/p/suite.yaml:1", says: &["without white space or slashes"] }),
+        case("suite: corpus directory missing", vec![Sub(SUITE, "corpus: ../../corpus", "corpus: ../../corpora")], RUN,
+            Fails { at: "tasks/p/suite.yaml:2", says: &["expected a directory of .md records"] }),
+        // ---- experiments.yaml
+        case("experiments: unknown retriever", vec![Sub(EXPERIMENTS, "retriever: bm25", "retriever: bm26")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:5:16", says: &["unknown variant `bm26`", "expected one of"] }),
+        case("experiments: duplicate configuration name", vec![Sub(EXPERIMENTS, "name: current", "name: bm25")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:4", says: &["must be unique"] }),
+        case("experiments: unknown baseline", vec![Sub(EXPERIMENTS, "baseline: bm25", "baseline: fusion")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:2", says: &["not one of the configurations (bm25, current)"] }),
+        case("experiments: experiment name with a path", vec![Sub(EXPERIMENTS, "experiment: e", "experiment: ../e")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:1", says: &["without white space or slashes"] }),
+        case("experiments: empty file", vec![Write(EXPERIMENTS, b"")], RUN,
+            Fails { at: "tasks/p/experiments.yaml", says: &["empty", "docs/formats.md"] }),
+        case("experiments: k1 as a string", vec![Sub(EXPERIMENTS, "    retriever: bm25\n  - name: current", "    retriever: bm25\n    bm25: { k1: \"1.2\", b: 0.4 }\n  - name: current")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:6:", says: &["write the number without quotes"] }),
+        case("experiments: depth 0", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    depth: 0")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:6", says: &["between 1 and"] }),
+        case("experiments: duplicate key", vec![Sub(EXPERIMENTS, "    retriever: bm25\n  - name: current", "    retriever: bm25\n    retriever: bm25\n  - name: current")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:6", says: &["duplicate key `retriever`", "remove one"] }),
+        // ---- paired.yaml
+        case("paired: same record twice", vec![Sub(PAIRED, "below: beta", "below: alpha")], CHECK,
+            Fails { at: "tasks/p/paired.yaml:4", says: &["name two different records"] }),
+        case("paired: unknown record", vec![Sub(PAIRED, "below: beta", "below: delta")], CHECK,
+            Fails { at: "tasks/p/paired.yaml:4", says: &["unknown record \"delta\""] }),
+        case("paired: unknown configuration", vec![Sub(PAIRED, "configuration: bm25", "configuration: fusion")], CHECK,
+            Fails { at: "tasks/p/paired.yaml:2", says: &["is not in the experiments files"] }),
+        case("paired: unknown outcome", vec![Sub(PAIRED, "legacy: holds", "legacy: maybe")], CHECK,
+            Fails { at: "tasks/p/paired.yaml:8:13", says: &["expected `holds` or `inverted`"] }),
+        case("paired: query retrieves neither record", vec![Sub(PAIRED, "    query: idempotency key for a replayed capture", "    query: zebra xylophone")], CHECK,
+            Fails { at: "tasks/p/paired.yaml:4", says: &["pick a query that finds them"] }),
+        case("paired: suite file missing", vec![Sub(PAIRED, "suite: suite.yaml", "suite: suites.yaml")], CHECK,
+            Fails { at: "tasks/p/paired.yaml:1", says: &["cannot read", "suites.yaml"] }),
+        // ---- merges.yaml (ranklab tune)
+        case("merges: date after --as-of", vec![Sub(MERGES, "merged: 2026-11-10", "merged: 2026-12-10")], TUNE,
+            Fails { at: "tasks/p/merges.yaml:6", says: &["pass a later --as-of"] }),
+        case("merges: impossible date", vec![Sub(MERGES, "merged: 2026-11-01", "merged: 2026-02-30")], TUNE,
+            Fails { at: "tasks/p/merges.yaml:3", says: &["write it as YYYY-MM-DD"] }),
+        case("merges: unknown record", vec![Sub(MERGES, "expected: beta", "expected: delta")], TUNE,
+            Fails { at: "tasks/p/merges.yaml:9", says: &["check the spelling"] }),
+        case("merges: duplicate id", vec![Sub(MERGES, "id: M2", "id: M1")], TUNE,
+            Fails { at: "tasks/p/merges.yaml:2", says: &["must be unique"] }),
+        // ---- search-practice.yaml (read by the current wiring)
+        case("practice: negative weight", vec![Sub(PRACTICE, "superseded: 0.30", "superseded: -0.30")], RUN,
+            Fails { at: "tasks/p/search-practice.yaml:3", says: &["must be non-negative"] }),
+        case("practice: missing weight", vec![Sub(PRACTICE, "  editorial_only: 0.15\n", "")], RUN,
+            Fails { at: "tasks/p/search-practice.yaml:3", says: &["missing field `editorial_only`"] }),
+        case("practice: weight as a string", vec![Sub(PRACTICE, "deprecated: 0.60", "deprecated: \"0.60\"")], RUN,
+            Fails { at: "tasks/p/search-practice.yaml:4", says: &["write the number without quotes"] }),
+        case("practice: invalid UTF-8", vec![Write(PRACTICE, b"tuned: caf\xe9\nweights:\n  superseded: 0.30\n")], RUN,
+            Fails { at: "tasks/p/search-practice.yaml:1", says: &["save the file as UTF-8"] }),
+        case("practice: duplicate key", vec![Sub(PRACTICE, "  deprecated: 0.60\n", "  deprecated: 0.60\n  deprecated: 0.70\n")], RUN,
+            Fails { at: "tasks/p/search-practice.yaml:5", says: &["duplicate key `deprecated`", "remove one"] }),
+        case("practice: missing file, under check", vec![Write(PAIRED, b"suite: suite.yaml\nconfiguration: bm25\npractice: tuned.yaml\nassertions:\n  - id: A1\n    query: idempotency key\n    above: alpha\n    below: beta\n    legacy: holds\n    current: holds\n")], CHECK,
+            Fails { at: "tasks/p/tuned.yaml", says: &["reads its penalty weights from a practice file"] }),
+        // ---- corpus front matter
+        case("corpus: 0-byte record", vec![Write(BETA, b"")], RUN,
+            Fails { at: "corpus/beta.md:1", says: &["delete the file or write it"] }),
+        case("corpus: invalid UTF-8", vec![Write(BETA, b"---\nid: beta\ntitle: Caf\xe9\n---\nbody\n")], RUN,
+            Fails { at: "corpus/beta.md:3", says: &["save the file as UTF-8"] }),
+        case("corpus: CRLF line ends", vec![Map(BETA, crlf)], RUN, Accepted),
+        case("corpus: byte-order mark", vec![Map(BETA, bom)], RUN, Accepted),
+        case("corpus: unknown lifecycle", vec![Sub(BETA, "lifecycle: active\nupdated", "lifecycle: retired\nupdated")], RUN,
+            Fails { at: "corpus/beta.md:4:12", says: &["unknown variant `retired`", "expected one of"] }),
+        case("corpus: lifecycle_log out of order", vec![Sub(BETA, "  - { date: 2026-04-01, lifecycle: active }", "  - { date: 2026-04-01, lifecycle: active }\n  - { date: 2026-02-01, lifecycle: active }")], RUN,
+            Fails { at: "corpus/beta.md:9", says: &["list entries oldest first"] }),
+        case("corpus: lifecycle disagrees with the log", vec![Sub(BETA, "lifecycle: active\nupdated", "lifecycle: deprecated\nupdated")], RUN,
+            Fails { at: "corpus/beta.md:4", says: &["make them agree"] }),
+        case("corpus: superseded_by a missing record", vec![Sub(GAMMA, "superseded_by: beta", "superseded_by: delta")], RUN,
+            Fails { at: "corpus/gamma.md:7", says: &["\"delta\"", "check the spelling"] }),
+        case("corpus: cites a missing record", vec![Sub(ALPHA, "cites: [beta]", "cites: [beta, delta]")], RUN,
+            Fails { at: "corpus/alpha.md:8", says: &["\"delta\"", "check the spelling"] }),
+        case("corpus: lifecycle_log by a missing record", vec![Sub(BETA, "lifecycle: active }", "lifecycle: active, by: delta }")], RUN,
+            Fails { at: "corpus/beta.md:8", says: &["\"delta\"", "check the spelling"] }),
+        case("corpus: duplicate id names both files", vec![Sub(GAMMA, "id: gamma", "id: beta")], RUN,
+            Fails { at: "corpus/beta.md", says: &["corpus/gamma.md", "rename one"] }),
+        case("corpus: id with a space", vec![Sub(BETA, "id: beta", "id: be ta")], RUN,
+            Fails { at: "corpus/beta.md:2", says: &["no white space"] }),
+        case("corpus: non-ASCII id", vec![Sub(GAMMA, "id: gamma", "id: gämma"), Sub(SUITE, "gamma: 2", "gämma: 2")], RUN, Accepted),
+        case("corpus: duplicate front matter key", vec![Sub(BETA, "topic: payments\n", "topic: payments\ntopic: refunds\n")], RUN,
+            Fails { at: "corpus/beta.md:7", says: &["duplicate key `topic`", "remove one"] }),
+        case("corpus: front matter never closed", vec![Write(BETA, b"---\nid: beta\ntitle: Refunds\n# Refunds\nbody\n")], RUN,
+            Fails { at: "corpus/beta.md:1", says: &["add a `---` line"] }),
+        case("corpus: impossible date", vec![Sub(BETA, "updated_at: 2026-04-01", "updated_at: 2026-13-45")], RUN,
+            Fails { at: "corpus/beta.md:5:13", says: &["write dates as YYYY-MM-DD"] }),
+        // ---- BEIR
+        case("beir: truncated JSON line", vec![Write(BEIR_CORPUS, b"{\"_id\": \"d1\", \"title\": \"A\", \"text\": \"capture\"}\n{\"_id\": \"d2\", \"title\": \"B\", \"text\": \"refund\"\n")], BEIR,
+            Fails { at: "beir/corpus.jsonl:2:", says: &["not a valid corpus", "expects {\"_id\", \"title\", \"text\"}"] }),
+        case("beir: invalid UTF-8", vec![Write(BEIR_CORPUS, b"{\"_id\": \"d1\", \"title\": \"A\", \"text\": \"capture\"}\n{\"_id\": \"d2\", \"title\": \"B\", \"text\": \"caf\xe9\"}\n")], BEIR,
+            Fails { at: "beir/corpus.jsonl:2", says: &["save the file as UTF-8"] }),
+        case("beir: duplicate _id names both lines", vec![Sub(BEIR_CORPUS, "\"_id\": \"d2\"", "\"_id\": \"d1\"")], BEIR,
+            Fails { at: "beir/corpus.jsonl:1", says: &["beir/corpus.jsonl:2", "rename one"] }),
+        case("beir: _id with a space", vec![Sub(BEIR_CORPUS, "\"_id\": \"d2\"", "\"_id\": \"d 2\"")], BEIR,
+            Fails { at: "beir/corpus.jsonl:2", says: &["without white space"] }),
+        case("beir: _id as a JSON number", vec![Sub(BEIR_CORPUS, "\"_id\": \"d3\"", "\"_id\": 3")], BEIR, Accepted),
+        case("beir: non-ASCII ids", vec![Sub(BEIR_CORPUS, "\"_id\": \"d1\"", "\"_id\": \"dé1\""), Sub(BEIR_QRELS, "d1", "dé1")], BEIR, Accepted),
+        case("beir: CRLF line ends", vec![Map(BEIR_CORPUS, crlf), Map(BEIR_QUERIES, crlf), Map(BEIR_QRELS, crlf)], BEIR, Accepted),
+        case("beir: byte-order mark", vec![Map(BEIR_CORPUS, bom), Map(BEIR_QUERIES, bom), Map(BEIR_QRELS, bom)], BEIR, Accepted),
+        case("beir: empty corpus", vec![Write(BEIR_CORPUS, b"")], BEIR,
+            Fails { at: "beir/corpus.jsonl", says: &["empty", "BEIR corpus.jsonl"] }),
+        case("beir: duplicate query _id", vec![Sub(BEIR_QUERIES, "\"_id\": \"q2\"", "\"_id\": \"q1\"")], BEIR,
+            Fails { at: "beir/queries.jsonl:2", says: &["first at line 1", "must be unique"] }),
+        case("beir: qrels with spaces instead of tabs", vec![Write(BEIR_QRELS, b"query-id corpus-id score\nq1  d1 1\nq2 \t d2\t1\n")], BEIR, Accepted),
+        case("beir: qrels line with two fields", vec![Sub(BEIR_QRELS, "q1\td1\t1", "q1\td1")], BEIR,
+            Fails { at: "beir/qrels/test.tsv:2", says: &["expected 3 fields `query-id corpus-id score`"] }),
+        case("beir: qrels score not an integer", vec![Sub(BEIR_QRELS, "q2\td2\t1", "q2\td2\thigh")], BEIR,
+            Fails { at: "beir/qrels/test.tsv:3", says: &["\"high\" is not an integer"] }),
+        case("beir: qrels duplicate judgment", vec![Sub(BEIR_QRELS, "q2\td2\t1\n", "q2\td2\t1\nq2\td2\t0\n")], BEIR,
+            Fails { at: "beir/qrels/test.tsv:4", says: &["first at line 3", "keep one judgment"] }),
+        // ---- TREC run and qrels (ranklab eval)
+        case("trec: NaN score", vec![Sub(RUN_FILE, "2.5", "NaN")], EVAL,
+            Fails { at: "trec/run.trec:1:12", says: &["must be a decimal number"] }),
+        case("trec: score out of range", vec![Sub(RUN_FILE, "2.5", "1e400")], EVAL,
+            Fails { at: "trec/run.trec:1:12", says: &["must be a decimal number"] }),
+        case("trec: score as a quoted string", vec![Sub(RUN_FILE, "2.5", "\"2.5\"")], EVAL,
+            Fails { at: "trec/run.trec:1:12", says: &["must be a decimal number"] }),
+        case("trec: duplicate document in a query", vec![Sub(RUN_FILE, "q1 Q0 d2", "q1 Q0 d1")], EVAL,
+            Fails { at: "trec/run.trec:2", says: &["keep only one line per (query, document)"] }),
+        case("trec: run line with five fields", vec![Sub(RUN_FILE, "1.5 r", "1.5")], EVAL,
+            Fails { at: "trec/run.trec:2", says: &["expected 6 fields", "separated by spaces or tabs"] }),
+        case("trec: query of the qrels missing from the run", vec![Sub(RUN_FILE, "q2 Q0 d3 1 3 r\n", "")], EVAL,
+            Fails { at: "trec/qrels.txt:3", says: &["pass -c"] }),
+        case("trec: query missing, with -c", vec![Sub(RUN_FILE, "q2 Q0 d3 1 3 r\n", "")], EVAL_C, Accepted),
+        case("trec: tabs and runs of spaces", vec![Write(RUN_FILE, b"q1\tQ0\td1  1\t2.5 r\nq1 Q0 d2 2 1.5\tr\n  q2 \t Q0 d3 1 3 r\n"), Write(QRELS, b"q1\t0\td1\t1\nq1 0  d2 0\nq2\t0 d3 1\n")], EVAL, Accepted),
+        case("trec: CRLF line ends", vec![Map(RUN_FILE, crlf), Map(QRELS, crlf)], EVAL, Accepted),
+        case("trec: byte-order mark", vec![Map(RUN_FILE, bom), Map(QRELS, bom)], EVAL, Accepted),
+        case("trec: non-ASCII document id", vec![Sub(RUN_FILE, "d1", "dé1"), Sub(QRELS, "d1", "dé1")], EVAL, Accepted),
+        case("trec: invalid UTF-8", vec![Write(RUN_FILE, b"q1 Q0 d1 1 2.5 r\nq2 Q0 d\xff3 1 3 r\n")], EVAL,
+            Fails { at: "trec/run.trec:2:8", says: &["re-encode the file"] }),
+        case("trec: empty run", vec![Write(RUN_FILE, b"")], EVAL,
+            Fails { at: "trec/run.trec", says: &["is empty", "one line `qid Q0 docno rank score tag`"] }),
+        case("trec: qrels judgment not an integer", vec![Sub(QRELS, "q1 0 d1 1", "q1 0 d1 yes")], EVAL,
+            Fails { at: "trec/qrels.txt:1:9", says: &["an integer judgment such as 0, 1 or 2"] }),
+        case("trec: qrels duplicate judgment", vec![Sub(QRELS, "q1 0 d2 0", "q1 0 d1 0")], EVAL,
+            Fails { at: "trec/qrels.txt:2", says: &["keep one judgment per (query, document)"] }),
+        case("trec: qrels line with three fields", vec![Sub(QRELS, "q1 0 d1 1", "q1 d1 1")], EVAL,
+            Fails { at: "trec/qrels.txt:1", says: &["expected 4 fields `qid iter docno rel`"] }),
+        // ---- gate baseline JSON
+        case("baseline: byte-order mark", vec![Map(BASELINE, bom)], GATE, Accepted),
+        case("baseline: CRLF line ends", vec![Map(BASELINE, crlf)], GATE, Accepted),
+        case("baseline: truncated", vec![Map(BASELINE, truncate_baseline)], GATE,
+            Fails { at: "baseline.json:7:", says: &["EOF while parsing", "`Gate baseline`"] }),
+        case("baseline: missing comma", vec![Sub(BASELINE, "\"value\": 1.0000,", "\"value\": 1.0000")], GATE,
+            Fails { at: "baseline.json:7:", says: &["expected `,` or `}`", "`Gate baseline`"] }),
+        case("baseline: value as a string", vec![Sub(BASELINE, "\"value\": 1.0000", "\"value\": \"1.0000\"")], GATE,
+            Fails { at: "baseline.json:7:", says: &["write the number without quotes"] }),
+        case("baseline: NaN value", vec![Sub(BASELINE, "\"value\": 1.0000", "\"value\": NaN")], GATE,
+            Fails { at: "baseline.json:7:", says: &["expected value", "`Gate baseline`"] }),
+        case("baseline: unknown configuration", vec![Sub(BASELINE, "\"configuration\": \"bm25\", \"metric\": \"MRR\"", "\"configuration\": \"fusion\", \"metric\": \"MRR\"")], GATE,
+            Fails { at: "baseline.json:7", says: &["fix the row or delete it"] }),
+        case("baseline: unknown metric", vec![Sub(BASELINE, "\"metric\": \"MRR\"", "\"metric\": \"MRR@3\"")], GATE,
+            Fails { at: "baseline.json:7", says: &["fix the row or delete it"] }),
+        case("baseline: negative tolerance", vec![Sub(BASELINE, "\"tolerance\": 0.0010", "\"tolerance\": -0.5")], GATE,
+            Fails { at: "baseline.json:7", says: &["non-negative"] }),
+        case("baseline: malformed sha256", vec![Sub(BASELINE, "\"corpus_sha256\": \"", "\"corpus_sha256\": \"zz")], GATE,
+            Fails { at: "baseline.json:4", says: &["64 hex digits"] }),
+        case("baseline: corpus changed since recorded", vec![Sub(BETA, "A refund reverses a capture", "A refund reverses a settled capture")], GATE,
+            Fails { at: "baseline.json:4", says: &["changed since the baseline was recorded", "ranklab gate --update"] }),
+        case("baseline: invalid UTF-8", vec![Map(BASELINE, baseline_not_utf8)], GATE,
+            Fails { at: "baseline.json:2", says: &["save the file as UTF-8"] }),
+        case("baseline: duplicate key", vec![Sub(BASELINE, "\"rows\": [", "\"rows\": [], \"rows\": [")], GATE,
+            Fails { at: "baseline.json:6:", says: &["duplicate field `rows`"] }),
+        case("baseline: empty file", vec![Write(BASELINE, b"")], GATE,
+            Fails { at: "baseline.json", says: &["empty", "ranklab gate --update"] }),
+        // ---- command-line arguments
+        case("cli: unknown subcommand", vec![], &["frob"],
+            Fails { at: "'frob'", says: &["--help"] }),
+        case("cli: negative level", vec![], &["eval", "--level=-1", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "--level", says: &["is not in 0..="] }),
+        case("cli: level beyond i32", vec![], &["eval", "-l", "99999999999", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "--level", says: &["is not in 0..="] }),
+        case("cli: measure cutoff 0", vec![], &["eval", "-m", "P.0", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "`P.0`", says: &["write e.g. P.5,10"] }),
+        case("cli: unknown measure", vec![], &["eval", "-m", "mapp", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "`mapp`", says: &["ranklab implements"] }),
+        case("cli: missing run argument", vec![], &["eval", "trec/qrels.txt"],
+            Fails { at: "<RUN>", says: &["--help"] }),
+        case("cli: run file missing", vec![], &["eval", "trec/qrels.txt", "trec/nothere.trec"],
+            Fails { at: "trec/nothere.trec", says: &["cannot read"] }),
+        case("cli: suite missing", vec![], &["run", "tasks/q", "--reports", "reports"],
+            Fails { at: "tasks/q", says: &["cannot read"] }),
+        case("cli: tasks directory without suites", vec![], &["bench", "--tasks", "trec", "--reports", "reports"],
+            Fails { at: "trec", says: &["expected <suite>/suite.yaml folders"] }),
+        case("cli: impossible --as-of", vec![], &["tune", "--suite", "tasks/p", "--as-of", "2026-13-01"],
+            Fails { at: "--as-of", says: &["write the date as YYYY-MM-DD"] }),
+        case("cli: --unit finer than 0.01", vec![], &["tune", "--suite", "tasks/p", "--as-of", "2026-11-30", "--unit", "0.033"],
+            Fails { at: "--unit 0.033", says: &["at most two decimals"] }),
+        case("cli: huge --window-days", vec![], &["tune", "--suite", "tasks/p", "--as-of", "2026-11-30", "--max-units", "4", "--window-days", "4294967295"], Accepted),
+        case("cli: --also without --update", vec![], &["gate", "--tasks", "tasks", "--baseline", "baseline.json", "--also", "p/bm25"],
+            Fails { at: "--also", says: &["--update"] }),
+    ]
+}
+
+fn fixture() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bad_input")
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+fn ranklab(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args(args)
+        .current_dir(dir)
+        .env("RANKLAB_CACHE", dir.join("cache"))
+        .env("RUST_BACKTRACE", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("run ranklab")
+}
+
+fn apply(dir: &Path, edit: &Edit) -> Result<(), String> {
+    match edit {
+        Write(f, bytes) => std::fs::write(dir.join(f), bytes).map_err(|e| e.to_string()),
+        Sub(f, old, new) => {
+            let text = std::fs::read_to_string(dir.join(f)).map_err(|e| e.to_string())?;
+            if !text.contains(old) {
+                return Err(format!("fixture {f} has no {old:?}"));
+            }
+            std::fs::write(dir.join(f), text.replacen(old, new, 1)).map_err(|e| e.to_string())
+        }
+        Map(f, g) => {
+            let bytes = std::fs::read(dir.join(f)).map_err(|e| e.to_string())?;
+            std::fs::write(dir.join(f), g(&bytes)).map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// `... at line 3 column 7`: a location the message already gives up front.
+fn repeats_location(err: &str) -> bool {
+    err.match_indices(" at line ").any(|(i, m)| {
+        let rest = &err[i + m.len()..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && rest[digits..].starts_with(" column ")
+    })
+}
+
+fn check(pristine: &Path, case: &Case) -> Result<(), String> {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    copy_tree(pristine, dir);
+    for e in &case.edits {
+        apply(dir, e)?;
+    }
+    let out = ranklab(dir, case.args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let code = out.status.code();
+    if err.contains("panicked") || err.contains("RUST_BACKTRACE") || err.contains("stack backtrace")
+    {
+        return Err(format!("panicked:\n{err}"));
+    }
+    match case.expect {
+        Accepted if code == Some(0) => Ok(()),
+        Accepted => Err(format!("expected success, got {code:?}:\n{err}")),
+        Fails { at, says } => {
+            let mut problems = Vec::new();
+            if code != Some(2) {
+                problems.push(format!("exit code {code:?}, expected 2"));
+            }
+            if !err.contains(at) {
+                problems.push(format!("does not name {at:?}"));
+            }
+            for s in says {
+                if !err.contains(s) {
+                    problems.push(format!("does not say {s:?}"));
+                }
+            }
+            if repeats_location(&err) {
+                problems.push("repeats a location as `at line L column C`".to_string());
+            }
+            if !out.stdout.is_empty() {
+                problems.push(format!(
+                    "printed to stdout: {}",
+                    String::from_utf8_lossy(&out.stdout)
+                ));
+            }
+            if problems.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{}\nstderr: {err}", problems.join("; ")))
+            }
+        }
+    }
+}
+
+#[test]
+fn every_bad_input_exits_2_naming_file_and_line_and_every_accepted_variant_passes() {
+    // The pristine fixture, with a baseline recorded on it.
+    let pristine = tempfile::tempdir().unwrap();
+    copy_tree(&fixture(), pristine.path());
+    let out = ranklab(
+        pristine.path(),
+        &[
+            "gate",
+            "--tasks",
+            "tasks",
+            "--baseline",
+            "baseline.json",
+            "--update",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "gate --update on the fixture: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for args in [RUN, CHECK, TUNE, BEIR, EVAL, GATE] {
+        let out = ranklab(pristine.path(), args);
+        assert!(
+            out.status.success(),
+            "the pristine fixture must pass {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::remove_dir_all(pristine.path().join("reports")).unwrap();
+
+    let cases = cases();
+    let (mut failed, mut accepted) = (Vec::new(), 0);
+    for case in &cases {
+        match check(pristine.path(), case) {
+            Ok(()) => accepted += matches!(case.expect, Accepted) as usize,
+            Err(e) => failed.push(format!("--- {}: {e}", case.name)),
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failed.len(),
+        cases.len(),
+        failed.join("\n")
+    );
+    assert!(
+        cases.len() - accepted >= 30,
+        "the catalogue keeps at least 30 rejected inputs"
+    );
+}
