@@ -454,7 +454,8 @@ fn order_by_rerank(reranked: &[RerankedHit]) -> Vec<Ranked> {
         .collect()
 }
 
-fn as_hits(ranked: &[Ranked]) -> Vec<Hit> {
+/// The hits of a ranked list (order, score and section; the rerank logit dropped).
+pub fn as_hits(ranked: &[Ranked]) -> Vec<Hit> {
     ranked
         .iter()
         .map(|r| Hit {

@@ -263,6 +263,24 @@ impl Suite {
         Ok(())
     }
 
+    /// The files `<prefix>*.yaml` beside the suite file (e.g. `experiments`, `paired`), sorted.
+    pub fn files_named(&self, prefix: &str) -> Result<Vec<PathBuf>> {
+        let dir = self.dir();
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+            let p = e?.path();
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if name.starts_with(prefix) && name.ends_with(".yaml") {
+                out.push(p);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// The directory of the suite file.
     pub fn dir(&self) -> &Path {
         self.path.parent().unwrap_or(Path::new("."))

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 use crate::replay::{replay, Engine};
 use crate::report::{self, SuiteReport};
@@ -29,23 +29,11 @@ pub struct RunArgs {
 
 /// Experiment files beside a suite: `experiments*.yaml`, sorted by name.
 pub fn experiment_files(suite: &Suite) -> Result<Vec<PathBuf>> {
-    let dir = suite.dir();
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
-        let p = e?.path();
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if name.starts_with("experiments") && name.ends_with(".yaml") {
-            out.push(p);
-        }
-    }
-    out.sort();
+    let out = suite.files_named("experiments")?;
     if out.is_empty() {
         bail!(
             "{}: no experiments*.yaml beside the suite; add one (see docs/formats.md)",
-            dir.display()
+            suite.dir().display()
         );
     }
     Ok(out)

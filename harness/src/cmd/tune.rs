@@ -25,10 +25,9 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::Corpus;
 use ranklab_engine::policy::{Practice, Weights};
-use ranklab_engine::ranking::Hit;
 
 use crate::paired::Paired;
-use crate::replay::{replay_with, Engine, Ranked, ReplayOptions};
+use crate::replay::{as_hits, replay_with, Engine, ReplayOptions};
 use crate::report::{first_relevant_rank, shown};
 use crate::suite::{Configuration, Experiments, Retriever, Suite, Task, Wiring};
 use crate::tune::grid::{hundredths, Grid};
@@ -112,7 +111,7 @@ pub fn run(args: TuneArgs) -> Result<ExitCode> {
 
     // Paired assertions beside the suite, on the same corpus.
     let mut paired = Vec::new();
-    for p in paired_files(&suite)? {
+    for p in suite.files_named("paired")? {
         let (pf, pc) = Paired::load(&p)?;
         if pc.content_hash() != corpus.content_hash() {
             bail!(
@@ -444,24 +443,6 @@ fn shipped_configuration(
     }
 }
 
-fn paired_files(suite: &Suite) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(suite.dir())
-        .with_context(|| format!("cannot list {}", suite.dir().display()))?
-    {
-        let p = e?.path();
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if name.starts_with("paired") && name.ends_with(".yaml") {
-            out.push(p);
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 fn single(c: Configuration, path: &std::path::Path) -> Experiments {
     Experiments {
         experiment: "tune".into(),
@@ -494,17 +475,6 @@ fn merge_suite(suite: &Suite, window: &Window, path: &std::path::Path) -> Suite 
         path: path.to_path_buf(),
         ..suite.clone()
     }
-}
-
-fn as_hits(ranked: &[Ranked]) -> Vec<Hit> {
-    ranked
-        .iter()
-        .map(|r| Hit {
-            doc: r.doc,
-            score: r.score,
-            section: r.section,
-        })
-        .collect()
 }
 
 /// `53361` -> `53,361`.

@@ -114,20 +114,7 @@ impl Subject {
             }
         }
         let corpus = suite.load_corpus()?;
-        let mut paired = Vec::new();
-        for e in std::fs::read_dir(suite.dir())
-            .with_context(|| format!("cannot list {}", suite.dir().display()))?
-        {
-            let p = e?.path();
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if name.starts_with("paired") && name.ends_with(".yaml") {
-                paired.push(p);
-            }
-        }
-        paired.sort();
+        let paired = suite.files_named("paired")?;
         let k = suite.k;
         Ok(Subject {
             name: suite.name.clone(),

@@ -305,7 +305,10 @@ pub fn render(
     }
     files.push((PathBuf::from("qrels.txt"), qrels_file(suite)?.into_bytes()));
     files.push((PathBuf::from(format!("{stem}.md")), md.clone().into_bytes()));
-    files.push((PathBuf::from(format!("{stem}.stats.csv")), table::csv(&stats.table)?.into_bytes()));
+    files.push((
+        PathBuf::from(format!("{stem}.stats.csv")),
+        table::csv(&stats.table)?.into_bytes(),
+    ));
     files.push((
         PathBuf::from(format!("{stem}.csv")),
         table::csv(&metrics)?.into_bytes(),
