@@ -101,7 +101,7 @@ fn bom(b: &[u8]) -> Vec<u8> {
 fn truncate_baseline(b: &[u8]) -> Vec<u8> {
     let text = String::from_utf8(b.to_vec()).unwrap();
     let at = text.find("\"metric\"").expect("a row");
-    text[..at].as_bytes().to_vec()
+    text.as_bytes()[..at].to_vec()
 }
 
 /// A byte that is not UTF-8 in the baseline's second line.

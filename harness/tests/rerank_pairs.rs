@@ -14,13 +14,22 @@ fn docir_scores_each_pair_once_and_a_rerun_scores_none() {
     let suite = Suite::load(&root.join("tasks/docir")).unwrap();
     let ex = Experiments::load(&root.join("tasks/docir/experiments.yaml")).unwrap();
     let corpus = suite.load_corpus().unwrap();
-    let widest = ex.configurations.iter().filter_map(|c| c.rerank.as_ref().map(|r| r.shortlist)).max().unwrap();
+    let widest = ex
+        .configurations
+        .iter()
+        .filter_map(|c| c.rerank.as_ref().map(|r| r.shortlist))
+        .max()
+        .unwrap();
     assert_eq!(widest, 20, "the ADR experiment reranks the top 20");
 
     let engine = Engine::build(&corpus, &[&ex]).unwrap();
     let r = replay(&engine, &suite, &ex).unwrap();
     let fusion = r.runs.iter().find(|x| x.config.name == "fusion").unwrap();
-    let expected: usize = fusion.per_task.iter().map(|list| list.len().min(widest)).sum();
+    let expected: usize = fusion
+        .per_task
+        .iter()
+        .map(|list| list.len().min(widest))
+        .sum();
     let first = engine.pair_stats();
     assert_eq!(first.scored + first.cached, expected, "{first}");
     engine.finish().unwrap();
