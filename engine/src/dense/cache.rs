@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use super::Embedder;
-use crate::models::store::RecordFile;
+use crate::models::store::{RecordFile, CHECKPOINT_EVERY};
 use crate::models::{hex, sha256};
 use crate::{Error, Result};
 
@@ -190,6 +190,7 @@ impl EmbeddingCache {
                     out[p] = Some(v.clone());
                 }
             }
+            file.checkpoint(CHECKPOINT_EVERY)?;
             progress((done * CHUNK + chunk.len()).min(todo.len()), todo.len());
         }
         self.totals

@@ -52,7 +52,13 @@ pub(crate) struct RecordFile {
     /// miss on one of them is a rebuild.
     damaged: HashSet<[u8; 32]>,
     dirty: bool,
+    /// When the file was last written (or opened): the clock of [`RecordFile::checkpoint`].
+    saved_at: std::time::Instant,
 }
+
+/// How long new records may stay in memory only during a long computation: a run killed
+/// after an hour of model work loses at most this much of it.
+pub(crate) const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn header_json(kind: &str, identity: &str, payload: usize) -> Vec<u8> {
     serde_json::to_vec(&serde_json::json!({
@@ -88,6 +94,7 @@ impl RecordFile {
             records: BTreeMap::new(),
             damaged: HashSet::new(),
             dirty: false,
+            saved_at: std::time::Instant::now(),
         }
     }
 
@@ -223,6 +230,15 @@ impl RecordFile {
         self.records.len()
     }
 
+    /// Writes the file if records were added and the last write is older than `every`.
+    /// Called after each batch of new records, so a long run saves its work as it goes.
+    pub(crate) fn checkpoint(&mut self, every: std::time::Duration) -> Result<()> {
+        if self.dirty && self.saved_at.elapsed() >= every {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
     /// Writes the file if anything was added: merges what is on disk now, writes a temporary
     /// file and renames it into place.
     pub(crate) fn flush(&mut self) -> Result<()> {
@@ -266,6 +282,7 @@ impl RecordFile {
             return Err(Error::io(&path, e));
         }
         self.dirty = false;
+        self.saved_at = std::time::Instant::now();
         Ok(())
     }
 }
@@ -286,6 +303,24 @@ mod tests {
         }
         f.flush().unwrap();
         path
+    }
+
+    #[test]
+    fn checkpoint_writes_only_when_dirty_and_due() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.bin");
+        let (mut f, _) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        f.insert(key(1), &[1; 4]);
+        f.checkpoint(std::time::Duration::from_secs(3600)).unwrap();
+        assert!(!path.exists(), "not due yet: nothing written");
+        f.checkpoint(std::time::Duration::ZERO).unwrap();
+        let (g, report) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        assert_eq!(report.loaded, 1);
+        assert_eq!(g.get(&key(1)), Some(&[1u8; 4][..]));
+        // Clean: a due checkpoint writes nothing new.
+        std::fs::remove_file(&path).unwrap();
+        f.checkpoint(std::time::Duration::ZERO).unwrap();
+        assert!(!path.exists());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use super::{Candidate, CrossEncoder};
-use crate::models::store::RecordFile;
+use crate::models::store::{RecordFile, CHECKPOINT_EVERY};
 use crate::models::{hex, sha256};
 use crate::{Error, Result};
 
@@ -186,6 +186,7 @@ impl ScoreCache {
                     out[p] = Some(s);
                 }
             }
+            file.checkpoint(CHECKPOINT_EVERY)?;
         }
         self.totals
             .lock()
