@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use super::Embedder;
-use crate::models::store::{RecordFile, CHECKPOINT_EVERY};
-use crate::models::{hex, sha256};
+use crate::models::keyed::KeyedCache;
+use crate::models::sha256;
 use crate::{Error, Result};
 
 /// Cache counters. `hits + misses` is the number of texts asked for.
@@ -48,65 +48,50 @@ impl std::fmt::Display for CacheStats {
 /// Vectors of one embedder, keyed by text.
 #[derive(Debug)]
 pub struct EmbeddingCache {
-    identity: String,
+    records: KeyedCache,
     dim: usize,
-    file: Mutex<RecordFile>,
     totals: Mutex<CacheStats>,
-    discarded_at_open: usize,
 }
 
 /// How many texts are embedded between progress calls.
 const CHUNK: usize = 32;
 
+/// The record kind in the file header (changing it invalidates every vector file).
+const KIND: &str = "embeddings";
+
 impl EmbeddingCache {
     /// The cache of `embedder` under `dir` (normally `ModelStore::embeddings_dir()`), read and
     /// verified now; damaged entries are reported on stderr.
     pub fn open(dir: &Path, embedder: &dyn Embedder) -> Result<EmbeddingCache> {
-        let identity = embedder.identity().to_string();
-        let path = dir.join(format!("{}.emb", hex(&sha256(identity.as_bytes()))));
-        let (file, report) = RecordFile::open(&path, "embeddings", &identity, embedder.dim() * 4)?;
         Ok(EmbeddingCache {
-            identity,
+            records: KeyedCache::open(dir, "emb", KIND, embedder.identity(), embedder.dim() * 4)?,
             dim: embedder.dim(),
-            file: Mutex::new(file),
             totals: Mutex::new(CacheStats::default()),
-            discarded_at_open: report.discarded,
         })
     }
 
     /// A cache that lives in memory only (nothing read or written).
     pub fn in_memory(embedder: &dyn Embedder) -> EmbeddingCache {
-        let identity = embedder.identity().to_string();
         EmbeddingCache {
-            file: Mutex::new(RecordFile::in_memory(
-                "embeddings",
-                &identity,
-                embedder.dim() * 4,
-            )),
-            identity,
+            records: KeyedCache::in_memory(KIND, embedder.identity(), embedder.dim() * 4),
             dim: embedder.dim(),
             totals: Mutex::new(CacheStats::default()),
-            discarded_at_open: 0,
         }
     }
 
     /// The file backing this cache (None in memory).
     pub fn path(&self) -> Option<std::path::PathBuf> {
-        self.lock().path().map(Path::to_path_buf)
+        self.records.path()
     }
 
     /// Damaged entries found (and discarded) when the file was opened.
     pub fn discarded_at_open(&self) -> usize {
-        self.discarded_at_open
+        self.records.discarded_at_open()
     }
 
     /// Counts since the cache was opened.
     pub fn stats(&self) -> CacheStats {
         *self.totals.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, RecordFile> {
-        self.file.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The vectors of `texts`, in order: from the cache, or embedded (each distinct text once)
@@ -126,71 +111,53 @@ impl EmbeddingCache {
         texts: &[&str],
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Vec<Vec<f32>>, CacheStats)> {
-        if embedder.identity() != self.identity {
-            return Err(Error::Config(format!(
-                "embedding cache for {:?} used with embedder {:?}",
-                self.identity,
-                embedder.identity()
-            )));
-        }
+        self.records.check_model("embedder", embedder.identity())?;
         let keys: Vec<[u8; 32]> = texts.iter().map(|t| sha256(t.as_bytes())).collect();
-        let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
-        let mut stats = CacheStats::default();
-        // Distinct missing texts, in first-seen order, and the positions each fills.
-        let mut todo: Vec<(usize, Vec<usize>)> = Vec::new();
-        {
-            let file = self.lock();
-            let mut pending: std::collections::HashMap<[u8; 32], usize> = Default::default();
-            for (i, key) in keys.iter().enumerate() {
-                if let Some(bytes) = file.get(key) {
-                    out[i] = Some(decode(bytes));
-                    stats.hits += 1;
-                } else if let Some(&j) = pending.get(key) {
-                    todo[j].1.push(i);
-                    stats.hits += 1;
-                } else {
-                    pending.insert(*key, todo.len());
-                    todo.push((i, vec![i]));
-                    if file.was_damaged(key) {
-                        stats.rebuilt += 1;
-                    }
-                }
-            }
-        }
-        stats.misses = todo.len();
+        let lookup = self.records.lookup(&keys);
+        let mut out: Vec<Option<Vec<f32>>> = lookup
+            .found
+            .iter()
+            .map(|b| b.as_deref().map(decode))
+            .collect();
+        let todo = lookup.todo;
+        let stats = CacheStats {
+            hits: lookup.served,
+            misses: todo.len(),
+            rebuilt: lookup.rebuilt,
+        };
         progress(0, todo.len());
         for (done, chunk) in todo.chunks(CHUNK).enumerate() {
             let batch: Vec<&str> = chunk.iter().map(|(i, _)| texts[*i]).collect();
             let vectors = embedder.embed(&batch)?;
             if vectors.len() != batch.len() {
-                return Err(Error::Model {
-                    model: self.identity.clone(),
-                    message: format!(
-                        "returned {} vectors for {} texts",
-                        vectors.len(),
-                        batch.len()
-                    ),
-                });
+                return Err(self.model_error(format!(
+                    "returned {} vectors for {} texts",
+                    vectors.len(),
+                    batch.len()
+                )));
             }
-            let mut file = self.lock();
-            for ((first, positions), v) in chunk.iter().zip(vectors) {
+            for ((first, _), v) in chunk.iter().zip(&vectors) {
                 if v.len() != self.dim || v.iter().any(|x| !x.is_finite()) {
-                    return Err(Error::Model {
-                        model: self.identity.clone(),
-                        message: format!(
-                            "invalid vector (length {}, expected {}, or a non-finite value) for text {:?}",
-                            v.len(),
-                            self.dim,
-                            truncate(texts[*first], 80)
-                        ),
-                    });
+                    return Err(self.model_error(format!(
+                        "invalid vector (length {}, expected {}, or a non-finite value) for text {:?}",
+                        v.len(),
+                        self.dim,
+                        truncate(texts[*first], 80)
+                    )));
                 }
-                file.insert(keys[*first], &encode(&v));
+            }
+            let bytes: Vec<Vec<u8>> = vectors.iter().map(|v| encode(v)).collect();
+            self.records.store(
+                chunk
+                    .iter()
+                    .zip(&bytes)
+                    .map(|((first, _), b)| (keys[*first], b.as_slice())),
+            )?;
+            for ((_, positions), v) in chunk.iter().zip(vectors) {
                 for &p in positions {
                     out[p] = Some(v.clone());
                 }
             }
-            file.checkpoint(CHECKPOINT_EVERY)?;
             progress((done * CHUNK + chunk.len()).min(todo.len()), todo.len());
         }
         self.totals
@@ -205,17 +172,16 @@ impl EmbeddingCache {
         ))
     }
 
+    fn model_error(&self, message: String) -> Error {
+        Error::Model {
+            model: self.records.identity().to_string(),
+            message,
+        }
+    }
+
     /// Writes new entries to disk (atomically). Also done on drop, with a warning on failure.
     pub fn flush(&self) -> Result<()> {
-        self.lock().flush()
-    }
-}
-
-impl Drop for EmbeddingCache {
-    fn drop(&mut self) {
-        if let Err(e) = self.lock().flush() {
-            eprintln!("warning: could not save the embedding cache: {e}");
-        }
+        self.records.flush()
     }
 }
 

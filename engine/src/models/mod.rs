@@ -23,6 +23,7 @@
 //!   that names the command to run, never a panic.
 
 mod fetch;
+pub(crate) mod keyed;
 pub mod pins;
 mod runtime;
 pub(crate) mod store;

@@ -6,13 +6,12 @@
 //! score of one model can never be read for another: they live in different files, and each
 //! file's header names its identity and is checked when read.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
 use super::{Candidate, CrossEncoder};
-use crate::models::store::{RecordFile, CHECKPOINT_EVERY};
-use crate::models::{hex, sha256};
+use crate::models::keyed::KeyedCache;
+use crate::models::sha256;
 use crate::{Error, Result};
 
 /// Pair counters of a rerank.
@@ -48,10 +47,8 @@ impl std::fmt::Display for PairStats {
 /// Scores of one cross-encoder, keyed by (query, passage).
 #[derive(Debug)]
 pub struct ScoreCache {
-    identity: String,
-    file: Mutex<RecordFile>,
+    records: KeyedCache,
     totals: Mutex<PairStats>,
-    discarded_at_open: usize,
 }
 
 /// The cache key of a pair.
@@ -62,55 +59,46 @@ pub(crate) fn pair_key(query: &str, passage: &str) -> [u8; 32] {
     sha256(&both)
 }
 
+/// The record kind in the file header (changing it invalidates every score file).
+const KIND: &str = "cross-encoder scores";
+
 impl ScoreCache {
     /// The cache of `ce` under `dir` (normally `ModelStore::scores_dir()`), read and verified
     /// now; damaged entries are reported on stderr.
     pub fn open(dir: &Path, ce: &dyn CrossEncoder) -> Result<ScoreCache> {
-        let identity = ce.identity().to_string();
-        let path = dir.join(format!("{}.ce", hex(&sha256(identity.as_bytes()))));
-        let (file, report) = RecordFile::open(&path, "cross-encoder scores", &identity, 4)?;
         Ok(ScoreCache {
-            identity,
-            file: Mutex::new(file),
+            records: KeyedCache::open(dir, "ce", KIND, ce.identity(), 4)?,
             totals: Mutex::new(PairStats::default()),
-            discarded_at_open: report.discarded,
         })
     }
 
     /// A cache that lives in memory only (nothing read or written). Still scores each pair at
     /// most once per run.
     pub fn in_memory(ce: &dyn CrossEncoder) -> ScoreCache {
-        let identity = ce.identity().to_string();
         ScoreCache {
-            file: Mutex::new(RecordFile::in_memory("cross-encoder scores", &identity, 4)),
-            identity,
+            records: KeyedCache::in_memory(KIND, ce.identity(), 4),
             totals: Mutex::new(PairStats::default()),
-            discarded_at_open: 0,
         }
     }
 
     /// The cross-encoder identity this cache belongs to.
     pub fn identity(&self) -> &str {
-        &self.identity
+        self.records.identity()
     }
 
     /// The file backing this cache (None in memory).
     pub fn path(&self) -> Option<std::path::PathBuf> {
-        self.lock().path().map(Path::to_path_buf)
+        self.records.path()
     }
 
     /// Damaged entries found (and discarded) when the file was opened.
     pub fn discarded_at_open(&self) -> usize {
-        self.discarded_at_open
+        self.records.discarded_at_open()
     }
 
     /// Counts since the cache was opened.
     pub fn stats(&self) -> PairStats {
         *self.totals.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, RecordFile> {
-        self.file.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Scores of `query` against each candidate's passage, in order: from the cache, or from
@@ -122,40 +110,23 @@ impl ScoreCache {
         query: &str,
         candidates: &[Candidate],
     ) -> Result<(Vec<f32>, PairStats)> {
-        if ce.identity() != self.identity {
-            return Err(Error::Config(format!(
-                "score cache for {:?} used with cross-encoder {:?}",
-                self.identity,
-                ce.identity()
-            )));
-        }
+        self.records.check_model("cross-encoder", ce.identity())?;
         let keys: Vec<[u8; 32]> = candidates
             .iter()
             .map(|c| pair_key(query, &c.passage))
             .collect();
-        let mut out: Vec<Option<f32>> = vec![None; candidates.len()];
-        let mut stats = PairStats::default();
-        let mut todo: Vec<(usize, Vec<usize>)> = Vec::new();
-        {
-            let file = self.lock();
-            let mut pending: HashMap<[u8; 32], usize> = HashMap::new();
-            for (i, key) in keys.iter().enumerate() {
-                if let Some(bytes) = file.get(key) {
-                    out[i] = Some(f32::from_le_bytes(bytes.try_into().expect("4 bytes")));
-                    stats.cached += 1;
-                } else if let Some(&j) = pending.get(key) {
-                    todo[j].1.push(i);
-                    stats.cached += 1;
-                } else {
-                    pending.insert(*key, todo.len());
-                    todo.push((i, vec![i]));
-                    if file.was_damaged(key) {
-                        stats.rebuilt += 1;
-                    }
-                }
-            }
-        }
-        stats.scored = todo.len();
+        let lookup = self.records.lookup(&keys);
+        let mut out: Vec<Option<f32>> = lookup
+            .found
+            .iter()
+            .map(|b| b.as_deref().map(decode))
+            .collect();
+        let todo = lookup.todo;
+        let stats = PairStats {
+            scored: todo.len(),
+            cached: lookup.served,
+            rebuilt: lookup.rebuilt,
+        };
         if !todo.is_empty() {
             let passages: Vec<&str> = todo
                 .iter()
@@ -164,7 +135,7 @@ impl ScoreCache {
             let scores = ce.score(query, &passages)?;
             if scores.len() != passages.len() {
                 return Err(Error::Model {
-                    model: self.identity.clone(),
+                    model: self.identity().to_string(),
                     message: format!(
                         "returned {} scores for {} passages",
                         scores.len(),
@@ -179,14 +150,17 @@ impl ScoreCache {
                     score: *s,
                 });
             }
-            let mut file = self.lock();
-            for ((first, positions), s) in todo.iter().zip(scores) {
-                file.insert(keys[*first], &s.to_le_bytes());
+            let bytes: Vec<[u8; 4]> = scores.iter().map(|s| s.to_le_bytes()).collect();
+            self.records.store(
+                todo.iter()
+                    .zip(&bytes)
+                    .map(|((first, _), b)| (keys[*first], &b[..])),
+            )?;
+            for ((_, positions), s) in todo.iter().zip(scores) {
                 for &p in positions {
                     out[p] = Some(s);
                 }
             }
-            file.checkpoint(CHECKPOINT_EVERY)?;
         }
         self.totals
             .lock()
@@ -202,16 +176,12 @@ impl ScoreCache {
 
     /// Writes new entries to disk (atomically). Also done on drop, with a warning on failure.
     pub fn flush(&self) -> Result<()> {
-        self.lock().flush()
+        self.records.flush()
     }
 }
 
-impl Drop for ScoreCache {
-    fn drop(&mut self) {
-        if let Err(e) = self.lock().flush() {
-            eprintln!("warning: could not save the cross-encoder score cache: {e}");
-        }
-    }
+fn decode(bytes: &[u8]) -> f32 {
+    f32::from_le_bytes(bytes.try_into().expect("4 bytes"))
 }
 
 #[cfg(test)]
@@ -312,6 +282,6 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
-        assert_eq!(cache.lock().len(), 0);
+        assert_eq!(cache.records.len(), 0);
     }
 }

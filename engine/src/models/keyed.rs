@@ -1,0 +1,180 @@
+//! What the embedding cache and the score cache share: one [`RecordFile`] per model identity,
+//! named by the identity's sha256, looked up by 32-byte keys, with each distinct missing key
+//! computed once per call, new records saved as the run goes ([`CHECKPOINT_EVERY`]) and on
+//! drop.
+//!
+//! The two caches differ only in what a key hashes (a text; a query and a passage), what a
+//! payload holds (a vector; a logit) and how they count; those stay in `dense::cache` and
+//! `rerank::cache`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use super::store::{RecordFile, CHECKPOINT_EVERY};
+use super::{hex, sha256};
+use crate::{Error, Result};
+
+/// A checked record file of one model identity, shared between threads.
+#[derive(Debug)]
+pub(crate) struct KeyedCache {
+    kind: &'static str,
+    identity: String,
+    file: Mutex<RecordFile>,
+    discarded_at_open: usize,
+}
+
+/// The result of looking a call's keys up.
+#[derive(Debug)]
+pub(crate) struct Lookup {
+    /// Payloads found, by position (None: computed below).
+    pub found: Vec<Option<Box<[u8]>>>,
+    /// Distinct missing keys, in first-seen order: the position to compute, and every position
+    /// the result fills (the first included).
+    pub todo: Vec<(usize, Vec<usize>)>,
+    /// Positions served without computing: from the file, or from an identical key earlier in
+    /// the same call.
+    pub served: usize,
+    /// Missing keys whose record was on disk but damaged.
+    pub rebuilt: usize,
+}
+
+impl KeyedCache {
+    /// The cache `<dir>/<sha256(identity)>.<ext>`, read and verified now; damaged records are
+    /// reported on stderr and counted in [`KeyedCache::discarded_at_open`].
+    pub fn open(
+        dir: &Path,
+        ext: &str,
+        kind: &'static str,
+        identity: &str,
+        payload: usize,
+    ) -> Result<KeyedCache> {
+        let path = dir.join(format!("{}.{ext}", hex(&sha256(identity.as_bytes()))));
+        let (file, report) = RecordFile::open(&path, kind, identity, payload)?;
+        Ok(KeyedCache {
+            kind,
+            identity: identity.to_string(),
+            file: Mutex::new(file),
+            discarded_at_open: report.discarded,
+        })
+    }
+
+    /// A cache in memory only: nothing is read or written.
+    pub fn in_memory(kind: &'static str, identity: &str, payload: usize) -> KeyedCache {
+        KeyedCache {
+            kind,
+            identity: identity.to_string(),
+            file: Mutex::new(RecordFile::in_memory(kind, identity, payload)),
+            discarded_at_open: 0,
+        }
+    }
+
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    pub fn path(&self) -> Option<PathBuf> {
+        self.lock().path().map(Path::to_path_buf)
+    }
+
+    pub fn discarded_at_open(&self) -> usize {
+        self.discarded_at_open
+    }
+
+    fn lock(&self) -> MutexGuard<'_, RecordFile> {
+        self.file.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Refuses a model other than the one the cache was opened for (`role`: "embedder",
+    /// "cross-encoder").
+    pub fn check_model(&self, role: &str, identity: &str) -> Result<()> {
+        if identity == self.identity {
+            return Ok(());
+        }
+        Err(Error::Config(format!(
+            "{} cache for {:?} used with {role} {:?}",
+            self.kind, self.identity, identity
+        )))
+    }
+
+    /// Looks `keys` up; each distinct missing key is listed once in `todo`.
+    pub fn lookup(&self, keys: &[[u8; 32]]) -> Lookup {
+        let file = self.lock();
+        let mut out = Lookup {
+            found: vec![None; keys.len()],
+            todo: Vec::new(),
+            served: 0,
+            rebuilt: 0,
+        };
+        let mut pending: HashMap<[u8; 32], usize> = HashMap::new();
+        for (i, key) in keys.iter().enumerate() {
+            if let Some(bytes) = file.get(key) {
+                out.found[i] = Some(bytes.into());
+                out.served += 1;
+            } else if let Some(&j) = pending.get(key) {
+                out.todo[j].1.push(i);
+                out.served += 1;
+            } else {
+                pending.insert(*key, out.todo.len());
+                out.todo.push((i, vec![i]));
+                if file.was_damaged(key) {
+                    out.rebuilt += 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// Stores computed records, and saves the file when the last save is older than
+    /// [`CHECKPOINT_EVERY`].
+    pub fn store<'a>(&self, records: impl IntoIterator<Item = ([u8; 32], &'a [u8])>) -> Result<()> {
+        let mut file = self.lock();
+        for (key, payload) in records {
+            file.insert(key, payload);
+        }
+        file.checkpoint(CHECKPOINT_EVERY)
+    }
+
+    /// Writes new records to disk (atomically). Also done on drop, with a warning on failure.
+    pub fn flush(&self) -> Result<()> {
+        self.lock().flush()
+    }
+
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+impl Drop for KeyedCache {
+    fn drop(&mut self) {
+        if let Err(e) = self.lock().flush() {
+            eprintln!("warning: could not save the {} cache: {e}", self.kind);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_lists_each_missing_key_once_and_serves_repeats() {
+        let cache = KeyedCache::in_memory("t", "id", 1);
+        let (a, b) = ([1u8; 32], [2u8; 32]);
+        cache.store([(a, &[7u8][..])]).unwrap();
+        let l = cache.lookup(&[b, a, b]);
+        assert_eq!(l.found[1].as_deref(), Some(&[7u8][..]));
+        assert!(l.found[0].is_none() && l.found[2].is_none());
+        assert_eq!(l.todo, vec![(0, vec![0, 2])]);
+        assert_eq!((l.served, l.rebuilt), (2, 0));
+    }
+
+    #[test]
+    fn another_model_is_refused() {
+        let cache = KeyedCache::in_memory("scores", "model-a", 4);
+        assert!(cache.check_model("cross-encoder", "model-a").is_ok());
+        let err = cache.check_model("cross-encoder", "model-b").unwrap_err();
+        assert!(err.to_string().contains("model-b"), "{err}");
+    }
+}
