@@ -13,6 +13,7 @@ pub mod corpus;
 pub mod dense;
 pub mod error;
 pub mod fusion;
+pub mod leftovers;
 pub mod lexical;
 pub mod models;
 pub mod policy;

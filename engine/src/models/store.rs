@@ -254,6 +254,7 @@ impl RecordFile {
         }
         let dir = path.parent().expect("cache files have a parent");
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        crate::leftovers::sweep_once(dir);
         let mut bytes = Vec::with_capacity(
             12 + self.header.len() + 32 + self.records.len() * (64 + self.payload),
         );

@@ -1,6 +1,7 @@
 //! Atomic file output: every file ranklab writes goes to a temporary file in the same
 //! directory, is flushed to disk, then renamed over the target, so a reader (or a crash) sees
-//! either the previous file whole or the new file whole, never a truncated one.
+//! either the previous file whole or the new file whole, never a truncated one. Temporaries a
+//! killed run left in the directory are swept once per process (`ranklab_engine::leftovers`).
 
 use std::io::Write;
 use std::path::Path;
@@ -14,6 +15,7 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    ranklab_engine::leftovers::sweep_once(dir);
     let mut tmp = tempfile::Builder::new()
         .prefix(".ranklab-")
         .suffix(".tmp")
@@ -44,5 +46,25 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn a_temporary_left_by_a_killed_run_is_swept_and_a_fresh_one_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join(".ranklab-killed.tmp");
+        let fresh = dir.path().join(".ranklab-running.tmp");
+        for p in [&old, &fresh] {
+            std::fs::write(p, b"partial").unwrap();
+        }
+        let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(two_hours_ago)
+            .unwrap();
+        super::write(&dir.path().join("out.md"), b"x").unwrap();
+        assert!(!old.exists(), "stale temporary kept");
+        assert!(fresh.exists(), "a live writer's temporary was removed");
     }
 }

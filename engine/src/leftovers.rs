@@ -1,0 +1,112 @@
+//! Temporary files left by killed runs.
+//!
+//! Every file ranklab writes goes through a temporary file in the target's directory that is
+//! renamed into place; a process killed between creating and renaming it (SIGKILL, power loss)
+//! leaves the temporary behind. Writers sweep their directory once per process: a temporary of
+//! ranklab's whose last change is older than [`STALE_AFTER`] is removed. A live writer touches
+//! its temporary within seconds of creating it, so a concurrent run's file is never taken.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+/// Age after which a temporary file is considered abandoned.
+pub const STALE_AFTER: Duration = Duration::from_secs(3600);
+
+/// Directories already swept by this process.
+static SWEPT: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+
+/// Whether `name` is one of ranklab's temporaries: `.ranklab-*.tmp` (reports, baselines) or
+/// `.<file>.<pid>.tmp` (model caches).
+pub fn is_temporary(name: &str) -> bool {
+    let Some(stem) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    if let Some(rest) = stem.strip_prefix("ranklab-") {
+        return !rest.is_empty();
+    }
+    match stem.rsplit_once('.') {
+        Some((file, pid)) => {
+            !file.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+/// Removes ranklab's temporaries in `dir` older than `max_age`, returning how many went.
+/// Errors (a file that vanished meanwhile, no permission) are ignored: sweeping is a courtesy.
+pub fn sweep(dir: &Path, max_age: Duration) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let now = SystemTime::now();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !is_temporary(&name.to_string_lossy()) {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        let age = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .unwrap_or_default();
+        if age >= max_age && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// [`sweep`] with [`STALE_AFTER`], at most once per directory per process.
+pub fn sweep_once(dir: &Path) {
+    let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    {
+        let mut swept = SWEPT.lock().unwrap_or_else(|p| p.into_inner());
+        if !swept.get_or_insert_with(HashSet::new).insert(key) {
+            return;
+        }
+    }
+    sweep(dir, STALE_AFTER);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn old_temporaries_go_fresh_ones_and_other_files_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |n: &str| dir.path().join(n);
+        for n in [
+            ".ranklab-abc.tmp",
+            ".x.ce.123.tmp",
+            "report.md",
+            ".hidden",
+            "a.tmp",
+            ".notes.tmp",
+            ".x.ce.12a.tmp",
+        ] {
+            std::fs::write(p(n), b"x").unwrap();
+        }
+        // Nothing is old yet.
+        assert_eq!(sweep(dir.path(), Duration::from_secs(3600)), 0);
+        // Everything is old now: only the two temporaries go.
+        assert_eq!(sweep(dir.path(), Duration::ZERO), 2);
+        for n in [
+            "report.md",
+            ".hidden",
+            "a.tmp",
+            ".notes.tmp",
+            ".x.ce.12a.tmp",
+        ] {
+            assert!(p(n).exists(), "{n} was removed");
+        }
+        assert!(!p(".ranklab-abc.tmp").exists() && !p(".x.ce.123.tmp").exists());
+    }
+}
