@@ -15,15 +15,15 @@ use ranklab_engine::corpus::Corpus;
 use ranklab_engine::dense::{embed_query, DenseIndex, EmbeddingCache, FastembedEmbedder};
 use ranklab_engine::fusion::rrf;
 use ranklab_engine::lexical::LexicalIndex;
-use ranklab_engine::models::ModelStore;
+use ranklab_engine::models::{ensure_model, ModelStore};
 use ranklab_engine::policy::{current, legacy, Practice, Weights};
 use ranklab_engine::ranking::{check_finite, Hit};
 use ranklab_engine::rerank::{
-    score_shortlist, Candidate, FastembedCrossEncoder, PairStats, RerankedHit, ScoreCache,
-    ShortlistScores,
+    score_shortlist, Candidate, CrossEncoderOptions, FastembedCrossEncoder, PairStats, RerankedHit,
+    ScoreCache, ShortlistScores,
 };
 
-use crate::suite::{Configuration, Experiments, Retriever, Suite, Wiring};
+use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Suite, Wiring};
 
 /// One ranked document of a configuration's output.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,7 +84,7 @@ pub struct Engine<'c> {
     pub lexical: LexicalIndex,
     /// Bi-encoders by model id.
     pub dense: BTreeMap<String, DenseModel>,
-    /// Cross-encoders by model id.
+    /// Cross-encoders by model id, with " (batch N)" when a batch size other than 1 is set.
     pub rerankers: BTreeMap<String, RerankModel>,
 }
 
@@ -97,10 +97,11 @@ impl<'c> Engine<'c> {
         let configs = || experiments.iter().flat_map(|e| e.configurations.iter());
         let mut dense = BTreeMap::new();
         let embedders: BTreeSet<&str> = configs().filter_map(|c| c.embedder()).collect();
-        let rerank_ids: BTreeSet<&str> = configs()
-            .filter_map(|c| c.rerank.as_ref().map(|r| r.model.as_str()))
+        let rerank_specs: BTreeMap<String, (&str, usize)> = configs()
+            .filter_map(|c| c.rerank.as_ref())
+            .map(|r| (r.model_key(), (r.model.as_str(), r.batch())))
             .collect();
-        let store = if embedders.is_empty() && rerank_ids.is_empty() {
+        let store = if embedders.is_empty() && rerank_specs.is_empty() {
             None
         } else {
             Some(ModelStore::open_default()?)
@@ -132,13 +133,18 @@ impl<'c> Engine<'c> {
             );
         }
         let mut rerankers = BTreeMap::new();
-        for id in rerank_ids {
+        for (key, (id, batch)) in rerank_specs {
             let store = store.as_ref().expect("store opened when models are used");
-            let model = FastembedCrossEncoder::open(id)
+            let options = CrossEncoderOptions {
+                batch_size: batch,
+                ..CrossEncoderOptions::default()
+            };
+            let model = ensure_model(id)
+                .and_then(|dir| FastembedCrossEncoder::load(&dir, &options))
                 .with_context(|| format!("loading cross-encoder {id}"))?;
             let cache = ScoreCache::open(&store.scores_dir(), &model)?;
             rerankers.insert(
-                id.to_string(),
+                key,
                 RerankModel {
                     model: RefCell::new(model),
                     cache,
@@ -360,7 +366,7 @@ pub fn replay_with(
     let mut widest: BTreeMap<(String, ListKey), usize> = BTreeMap::new();
     for c in &ex.configurations {
         if let Some(r) = &c.rerank {
-            let w = widest.entry((r.model.clone(), list_key(c))).or_default();
+            let w = widest.entry((r.model_key(), list_key(c))).or_default();
             *w = (*w).max(r.shortlist);
         }
     }
@@ -381,11 +387,11 @@ pub fn replay_with(
             let ranked: Vec<Ranked> = match &c.rerank {
                 None => hits.iter().map(plain).collect(),
                 Some(r) => {
-                    let key = (r.model.clone(), list_key(c));
+                    let key = (r.model_key(), list_key(c));
                     if !shortlists.contains_key(&key) {
                         let m = engine
                             .rerankers
-                            .get(&r.model)
+                            .get(&key.0)
                             .expect("every rerank model was loaded");
                         let (scores, stats) = score_shortlist(
                             &task.query,
@@ -395,9 +401,7 @@ pub fn replay_with(
                             &mut *m.model.borrow_mut(),
                             &m.cache,
                         )
-                        .with_context(|| {
-                            format!("cross-encoder {} on task {}", r.model, task.id)
-                        })?;
+                        .with_context(|| format!("cross-encoder {} on task {}", key.0, task.id))?;
                         m.stats.borrow_mut().add(stats);
                         shortlists.insert(key.clone(), scores);
                     }
@@ -422,19 +426,20 @@ pub fn replay_with(
         pb.inc(1);
     }
     pb.finish_and_clear();
-    let used: BTreeSet<&str> = ex
+    let used: BTreeSet<String> = ex
         .configurations
         .iter()
         .flat_map(|c| {
             c.embedder()
+                .map(str::to_string)
                 .into_iter()
-                .chain(c.rerank.as_ref().map(|r| r.model.as_str()))
+                .chain(c.rerank.as_ref().map(RerankSpec::model_key))
         })
         .collect();
     let models = engine
         .model_identities()
         .into_iter()
-        .filter(|(id, _)| used.contains(id.as_str()))
+        .filter(|(id, _)| used.contains(id))
         .collect();
     Ok(Replay { runs, models })
 }

@@ -340,6 +340,30 @@ pub struct RerankSpec {
     pub model: String,
     /// How many fused candidates it reorders.
     pub shortlist: usize,
+    /// Pairs per model run (default 1: every score independent of the others, so scores and
+    /// reports are the same whatever else is scored). Larger batches pad pairs to the longest
+    /// of the batch and can move logits in the last bits; they are cached apart.
+    #[serde(default)]
+    pub batch: Option<usize>,
+}
+
+/// Largest cross-encoder batch accepted.
+pub const MAX_BATCH: usize = 1024;
+
+impl RerankSpec {
+    /// Pairs per model run.
+    pub fn batch(&self) -> usize {
+        self.batch.unwrap_or(1)
+    }
+
+    /// The name of the loaded cross-encoder this stage uses: the model id, with the batch size
+    /// when it is not 1 (each distinct batch size is a separately loaded and cached model).
+    pub fn model_key(&self) -> String {
+        match self.batch() {
+            1 => self.model.clone(),
+            b => format!("{} (batch {b})", self.model),
+        }
+    }
 }
 
 /// One configuration to replay.
@@ -465,6 +489,9 @@ impl Experiments {
                 if r.shortlist == 0 {
                     bail!("{at}: rerank shortlist must be at least 1");
                 }
+                if r.batch == Some(0) || r.batch() > MAX_BATCH {
+                    bail!("{at}: rerank batch must be between 1 and {MAX_BATCH}");
+                }
                 if r.shortlist > c.depth() {
                     bail!("{at}: rerank shortlist {} is larger than the first-stage depth {}; lower it or raise `depth`", r.shortlist, c.depth());
                 }
@@ -506,5 +533,43 @@ impl Experiments {
         self.baseline
             .as_deref()
             .unwrap_or(&self.configurations[0].name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(yaml: &str) -> Result<Experiments> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("experiments.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        Experiments::load(&path)
+    }
+
+    const TWO_BATCHES: &str = "experiment: e\nbaseline: a\nconfigurations:\n  - name: a\n    retriever: bm25\n    rerank: { model: m, shortlist: 5 }\n  - name: b\n    retriever: bm25\n    rerank: { model: m, shortlist: 5, batch: 8 }\n";
+
+    #[test]
+    fn a_rerank_batch_is_read_and_names_a_separate_model() {
+        let ex = load(TWO_BATCHES).unwrap();
+        let specs: Vec<&RerankSpec> = ex
+            .configurations
+            .iter()
+            .map(|c| c.rerank.as_ref().unwrap())
+            .collect();
+        assert_eq!((specs[0].batch(), specs[1].batch()), (1, 8));
+        assert_eq!(specs[0].model_key(), "m");
+        assert_eq!(specs[1].model_key(), "m (batch 8)");
+    }
+
+    #[test]
+    fn a_rerank_batch_out_of_range_is_refused() {
+        for bad in ["batch: 0", "batch: 1025"] {
+            let err = load(&TWO_BATCHES.replace("batch: 8", bad)).unwrap_err();
+            assert!(
+                format!("{err:#}").contains("batch must be between 1 and 1024"),
+                "{bad}: {err:#}"
+            );
+        }
     }
 }

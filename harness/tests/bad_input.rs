@@ -175,6 +175,12 @@ fn cases() -> Vec<Case> {
             Fails { at: "tasks/p/experiments.yaml:6:", says: &["write the number without quotes"] }),
         case("experiments: depth 0", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    depth: 0")], RUN,
             Fails { at: "tasks/p/experiments.yaml:6", says: &["between 1 and"] }),
+        case("experiments: rerank shortlist 0", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    rerank: { model: ms-marco-MiniLM-L-12-v2, shortlist: 0 }")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:6", says: &["shortlist must be at least 1"] }),
+        case("experiments: rerank shortlist beyond the depth", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    depth: 10\n    rerank: { model: ms-marco-MiniLM-L-12-v2, shortlist: 20 }")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:6", says: &["larger than the first-stage depth 10", "lower it or raise `depth`"] }),
+        case("experiments: rerank batch 0", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    rerank: { model: ms-marco-MiniLM-L-12-v2, shortlist: 5, batch: 0 }")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:6", says: &["batch must be between 1 and 1024"] }),
         case("experiments: duplicate key", vec![Sub(EXPERIMENTS, "    retriever: bm25\n  - name: current", "    retriever: bm25\n    retriever: bm25\n  - name: current")], RUN,
             Fails { at: "tasks/p/experiments.yaml:6", says: &["duplicate key `retriever`", "remove one"] }),
         // ---- paired.yaml

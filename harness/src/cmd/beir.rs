@@ -68,6 +68,7 @@ pub fn configuration(name: &str) -> Result<Configuration> {
             rerank: Some(RerankSpec {
                 model: "ms-marco-MiniLM-L-12-v2".into(),
                 shortlist: 100,
+                batch: None,
             }),
             ..base
         },
