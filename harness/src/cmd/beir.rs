@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::beir;
+use ranklab_engine::lexical::Bm25Params;
 
 use crate::metrics::Measure;
 use crate::replay::{replay, Engine};
@@ -39,6 +40,34 @@ pub struct BeirArgs {
     /// Root of the report tree; the collection's reports go to <REPORTS>/beir/<name>/.
     #[arg(long, default_value = "reports")]
     pub reports: PathBuf,
+    /// BM25 term-frequency saturation of every configuration that uses BM25 (default 0.9,
+    /// Anserini's; Lucene's and Elasticsearch's is 1.2).
+    #[arg(long)]
+    pub k1: Option<f32>,
+    /// BM25 length normalization, 0..=1 (default 0.4, Anserini's; Lucene's and
+    /// Elasticsearch's is 0.75).
+    #[arg(long)]
+    pub b: Option<f32>,
+}
+
+/// The BM25 parameters `--k1` / `--b` ask for (None: the defaults), checked.
+fn bm25_params(args: &BeirArgs) -> Result<Option<Bm25Params>> {
+    if args.k1.is_none() && args.b.is_none() {
+        return Ok(None);
+    }
+    let d = Bm25Params::default();
+    let p = Bm25Params {
+        k1: args.k1.unwrap_or(d.k1),
+        b: args.b.unwrap_or(d.b),
+    };
+    if !(p.k1.is_finite() && p.k1 >= 0.0 && (0.0..=1.0).contains(&p.b)) {
+        bail!(
+            "--k1 {} --b {}: BM25 needs k1 >= 0 and 0 <= b <= 1",
+            p.k1,
+            p.b
+        );
+    }
+    Ok(Some(p))
 }
 
 /// The configuration `ranklab beir` runs under `name` (one of [`CONFIGS`]).
@@ -133,11 +162,21 @@ pub fn collection_suite(
 
 /// Runs the command.
 pub fn run(args: BeirArgs) -> Result<ExitCode> {
+    let bm25 = bm25_params(&args)?;
     let configurations = args
         .configs
         .iter()
-        .map(|c| configuration(c))
+        .map(|c| {
+            configuration(c).map(|c| Configuration {
+                bm25: bm25.or(c.bm25),
+                ..c
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
+    let bm25_note = match bm25 {
+        Some(p) => format!(" BM25 k1 {}, b {}.", p.k1, p.b),
+        None => String::new(),
+    };
     let coll = beir::load_collection(&args.dir, &args.split)
         .with_context(|| format!("loading the BEIR collection {}", args.dir.display()))?;
     if !coll.unknown_docs.is_empty() || !coll.unknown_queries.is_empty() {
@@ -154,7 +193,7 @@ pub fn run(args: BeirArgs) -> Result<ExitCode> {
         experiment: coll.name.clone(),
         baseline: Some(configurations[0].name.clone()),
         description: Some(format!(
-            "BEIR {} ({} split, {} judged queries, {} documents). Configurations: {}. Depth 100; queries with nothing retrieved count 0.",
+            "BEIR {} ({} split, {} judged queries, {} documents). Configurations: {}. Depth 100; queries with nothing retrieved count 0.{bm25_note}",
             coll.name,
             args.split,
             suite.tasks.len(),
@@ -177,4 +216,34 @@ pub fn run(args: BeirArgs) -> Result<ExitCode> {
     report::write_all(&args.reports.join("beir").join(&coll.name), &rep)?;
     println!("{}", rep.markdown);
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(extra: &[&str]) -> BeirArgs {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            beir: BeirArgs,
+        }
+        let mut argv = vec!["beir", "dir"];
+        argv.extend_from_slice(extra);
+        Cli::try_parse_from(argv).unwrap().beir
+    }
+
+    #[test]
+    fn bm25_parameters_default_fill_in_and_out_of_range_is_refused() {
+        assert_eq!(bm25_params(&args(&[])).unwrap(), None);
+        let p = bm25_params(&args(&["--k1", "1.2", "--b", "0.75"]))
+            .unwrap()
+            .unwrap();
+        assert_eq!((p.k1, p.b), (1.2, 0.75));
+        let p = bm25_params(&args(&["--b", "0.75"])).unwrap().unwrap();
+        assert_eq!((p.k1, p.b), (Bm25Params::default().k1, 0.75));
+        let err = bm25_params(&args(&["--b", "1.5"])).unwrap_err();
+        assert!(err.to_string().contains("0 <= b <= 1"), "{err}");
+    }
 }
