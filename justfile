@@ -39,7 +39,7 @@ check:
     for p in tasks/*/paired.yaml; do cargo run --release -q -p ranklab -- check "$p"; done
 
 # Run a BEIR-layout collection (default: SciFact from the shared data) into reports/beir/.
-beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce":
+beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce,bm25+ce@20":
     cargo run --release -q -p ranklab -- beir {{dir}} --configs {{configs}}
 
 # Evaluate a TREC run like trec_eval: just eval QRELS RUN [-q] [-m MEASURE]...

@@ -27,11 +27,13 @@ pub const CONFIGS: [&str; 4] = ["bm25", "dense", "fusion", "bm25+ce"];
 pub struct BeirArgs {
     /// The collection directory (holds corpus.jsonl, queries.jsonl, qrels/).
     pub dir: PathBuf,
-    /// Configurations to run, comma-separated: bm25, dense, fusion, bm25+ce.
+    /// Configurations to run, comma-separated: bm25, dense, fusion, bm25+ce (BM25's top 100
+    /// reranked by ms-marco-MiniLM-L-12-v2), bm25+ce@N (only its top N reranked; the scores of
+    /// bm25+ce are reused, no extra model work).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "bm25,dense,fusion,bm25+ce"
+        default_value = "bm25,dense,fusion,bm25+ce,bm25+ce@20"
     )]
     pub configs: Vec<String>,
     /// The qrels split (qrels/<split>.tsv).
@@ -101,10 +103,21 @@ pub fn configuration(name: &str) -> Result<Configuration> {
             }),
             ..base
         },
-        other => bail!(
-            "unknown configuration {other:?}; known: {}",
-            CONFIGS.join(", ")
-        ),
+        other => match other.strip_prefix("bm25+ce@").map(str::parse::<usize>) {
+            Some(Ok(width)) if (1..=100).contains(&width) => Configuration {
+                rerank: Some(RerankSpec {
+                    model: "ms-marco-MiniLM-L-12-v2".into(),
+                    shortlist: width,
+                    batch: None,
+                }),
+                ..base
+            },
+            _ => bail!(
+                "unknown configuration {other:?}; known: {}, or bm25+ce@N (N in 1..=100: \
+                 rerank only BM25's top N)",
+                CONFIGS.join(", ")
+            ),
+        },
     })
 }
 
@@ -232,6 +245,20 @@ mod tests {
         let mut argv = vec!["beir", "dir"];
         argv.extend_from_slice(extra);
         Cli::try_parse_from(argv).unwrap().beir
+    }
+
+    #[test]
+    fn a_rerank_width_can_be_named_and_a_bad_one_is_refused() {
+        let c = configuration("bm25+ce@20").unwrap();
+        assert_eq!(c.rerank.unwrap().shortlist, 20);
+        assert_eq!(
+            configuration("bm25+ce").unwrap().rerank.unwrap().shortlist,
+            100
+        );
+        for bad in ["bm25+ce@0", "bm25+ce@101", "bm25+ce@x", "bm25+ce@"] {
+            let err = configuration(bad).unwrap_err().to_string();
+            assert!(err.contains("bm25+ce@N"), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The statistics of a suite report: for each configuration against the experiment's baseline,
 //! Δ of each measure with its paired bootstrap 95% CI, the randomization-test p (raw and
 //! Holm-adjusted across the configurations), win/tie/loss; the columns added to the metrics
-//! table (Δ MRR, Δ recall@k), the one-line reading for the ADR, and the long table of every
+//! table (Δ MRR, Δ recall@k, and Δ nDCG@k where measured), the one-line reading for the ADR, and the long table of every
 //! comparison for `<experiment>.stats.csv`.
 //!
 //! Paired by task: every configuration ran the same tasks in the same order, so the i-th value
@@ -27,7 +27,8 @@ pub struct Computed {
     pub baseline: usize,
     /// The measures' display names, in the order of the measure set.
     pub measures: Vec<String>,
-    /// Indices (into `measures`) of the measures that get Δ columns: recall@k and MRR.
+    /// Indices (into `measures`) of the measures that get Δ columns: nDCG@k when measured,
+    /// recall@k and MRR.
     pub delta_measures: Vec<usize>,
     /// Per-task values: `[configuration][task][measure]`.
     pub values: Vec<Vec<Vec<f64>>>,
@@ -50,8 +51,9 @@ impl Computed {
     }
 }
 
-/// Indices of the measures that get Δ columns in a report: recall (at the suite's k, or the
-/// first recall cutoff of a fixed set) and MRR, in the set's order.
+/// Indices of the measures that get Δ columns in a report: nDCG (only in a fixed set, where
+/// its first nDCG cutoff is the headline of a BEIR report), recall (at the suite's k, or the first recall cutoff
+/// of a fixed set) and MRR, in the set's order.
 pub fn delta_measure_indices(set: &MeasureSet, k: usize) -> Vec<usize> {
     let measures: Vec<Measure> = match set {
         MeasureSet::Suite => suite_measures(k).into_iter().map(|m| m.0).collect(),
@@ -63,7 +65,15 @@ pub fn delta_measure_indices(set: &MeasureSet, k: usize) -> Vec<usize> {
     let mrr = measures
         .iter()
         .position(|m| matches!(m, Measure::RecipRank));
-    let mut out: Vec<usize> = recall.into_iter().chain(mrr).collect();
+    // A suite report's ADR table stays recall@k | MRR (design.md); a fixed set (BEIR) leads
+    // with nDCG.
+    let ndcg = match set {
+        MeasureSet::Suite => None,
+        MeasureSet::Fixed(_) => measures
+            .iter()
+            .position(|m| matches!(m, Measure::NdcgCut(_))),
+    };
+    let mut out: Vec<usize> = ndcg.into_iter().chain(recall).chain(mrr).collect();
     out.sort_unstable();
     out
 }
@@ -140,7 +150,7 @@ pub fn compute_with(
 #[derive(Debug, Clone)]
 pub struct StatsSection {
     /// Columns to append to the metrics table, one value per configuration in replay order:
-    /// `Δ <measure> [95% CI]` and `p <measure> (Holm)` for recall@k and MRR. Strings, `—` on the
+    /// `Δ <measure> [95% CI]` and `p <measure> (Holm)` for nDCG@k (when measured), recall@k and MRR. Strings, `—` on the
     /// baseline's row.
     pub columns: Vec<Column>,
     /// The one-line reading for the ADR.
