@@ -25,8 +25,8 @@ rl="$root/target/release/ranklab"
 echo "== shortlist width (cached scores, no model work)"
 for w in 5 10 20 30 50 100; do
     printf 'bm25+ce@%-4s ' "$w"
-    (cd "$root" && "$rl" beir "$data" --configs "bm25,bm25+ce,bm25+ce@$w" --reports "/tmp/ranklab-scifact-w$w" 2>/dev/null \
-        | grep -F "| bm25+ce@$w |" | cut -d'|' -f3)
+    (cd "$root" && "$rl" beir "$data" --configs "bm25,bm25+ce,bm25+ce@$w" --reports "/tmp/ranklab-scifact-w$w" >/dev/null 2>&1)
+    grep -m1 -F "| bm25+ce@$w |" "/tmp/ranklab-scifact-w$w/beir/scifact/scifact.md" | cut -d'|' -f3
 done
 echo "== independent recomputation"
 "$venv/bin/python" "$here/crosscheck.py" verify "$model" "$data" "$report" 100
