@@ -114,6 +114,8 @@ fn baseline_not_utf8(b: &[u8]) -> Vec<u8> {
 use Edit::{Map, Sub, Write};
 use Expect::{Accepted, Fails};
 
+mod common;
+
 fn cases() -> Vec<Case> {
     let case = |name, edits, args, expect| Case {
         name,
@@ -356,23 +358,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn fixture() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bad_input")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
-
 fn ranklab(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_ranklab"))
         .args(args)
@@ -413,7 +398,7 @@ fn repeats_location(err: &str) -> bool {
 fn check(pristine: &Path, case: &Case) -> Result<(), String> {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    copy_tree(pristine, dir);
+    common::copy_dir(pristine, dir);
     for e in &case.edits {
         apply(dir, e)?;
     }
@@ -462,7 +447,7 @@ fn check(pristine: &Path, case: &Case) -> Result<(), String> {
 fn every_bad_input_exits_2_naming_file_and_line_and_every_accepted_variant_passes() {
     // The pristine fixture, with a baseline recorded on it.
     let pristine = tempfile::tempdir().unwrap();
-    copy_tree(&fixture(), pristine.path());
+    common::copy_dir(&common::fixture("bad_input"), pristine.path());
     let out = ranklab(
         pristine.path(),
         &[

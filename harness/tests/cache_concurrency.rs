@@ -4,43 +4,12 @@
 //! Real models; the model files are copied from the default cache (fetched if absent) so only the
 //! vector and score caches start empty.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use ranklab_engine::models::ModelStore;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
-
-fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut m = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                m.insert(
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                );
-            }
-        }
-    }
-    m
-}
+mod common;
 
 fn ranklab(cache: &Path, reports: &Path) -> Command {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -67,8 +36,8 @@ fn two_processes_share_one_cache_and_leave_it_valid() {
     store.fetch_all(false).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
-    copy_dir(&store.root().join("models"), &cache.join("models"));
-    copy_dir(&store.root().join("runtime"), &cache.join("runtime"));
+    common::copy_dir(&store.root().join("models"), &cache.join("models"));
+    common::copy_dir(&store.root().join("runtime"), &cache.join("runtime"));
 
     let (ra, rb, rc) = (
         tmp.path().join("a"),
@@ -82,8 +51,8 @@ fn two_processes_share_one_cache_and_leave_it_valid() {
         ok(b.wait_with_output().unwrap()),
     );
     assert_eq!(
-        tree(&ra.join("docir")),
-        tree(&rb.join("docir")),
+        common::tree(&ra.join("docir")),
+        common::tree(&rb.join("docir")),
         "concurrent runs disagree"
     );
 
@@ -98,8 +67,8 @@ fn two_processes_share_one_cache_and_leave_it_valid() {
         "pairs recomputed:\n{ec}"
     );
     assert_eq!(
-        tree(&ra.join("docir")),
-        tree(&rc.join("docir")),
+        common::tree(&ra.join("docir")),
+        common::tree(&rc.join("docir")),
         "cached run disagrees"
     );
 }

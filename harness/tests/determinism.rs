@@ -7,9 +7,11 @@
 //! (two BM25 parameter sets; on brain also the legacy and current wirings with the committed
 //! practice file), so no model is needed.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+mod common;
+use common::Tree;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -38,28 +40,6 @@ fn copy_suite(tasks: &Path, name: &str, experiments: &str) {
     if practice.is_file() {
         std::fs::copy(practice, to.join("search-practice.yaml")).unwrap();
     }
-}
-
-/// File contents by path relative to the tree's root.
-type Tree = BTreeMap<PathBuf, Vec<u8>>;
-
-fn tree(dir: &Path) -> Tree {
-    let mut m = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                m.insert(
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                );
-            }
-        }
-    }
-    m
 }
 
 /// Runs `ranklab bench` into `reports` with `threads` (None: rayon's default); returns stdout.
@@ -131,7 +111,7 @@ fn bench_reports_are_byte_identical_across_runs_and_thread_counts() {
     let mut first: Option<(Tree, Vec<u8>)> = None;
     for (reports, threads) in runs {
         let stdout = bench(tmp.path(), reports, threads);
-        let t = tree(&tmp.path().join(reports));
+        let t = common::tree(&tmp.path().join(reports));
         match &first {
             None => {
                 assert!(

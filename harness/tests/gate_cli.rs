@@ -15,32 +15,10 @@
 //! - `--update` writes nothing when a paired assertion fails;
 //! - rows of a BEIR collection are skipped without `--beir` and measured with it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gate")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
-/// A fresh copy of the fixture.
-fn workdir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&fixture(), dir.path());
-    dir
-}
+mod common;
 
 fn gate(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ranklab"))
@@ -66,7 +44,7 @@ fn code(o: &Output) -> i32 {
 
 /// A workdir with a recorded baseline (fx/legacy, the baseline configuration, and fx/current).
 fn recorded() -> tempfile::TempDir {
-    let dir = workdir();
+    let dir = common::fixture_copy("gate");
     let o = gate(dir.path(), &["--update", "--also", "fx/current"]);
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     dir
@@ -380,7 +358,7 @@ fn changed_tasks_are_an_error_too() {
 
 #[test]
 fn a_missing_baseline_and_an_unknown_also_are_errors() {
-    let dir = workdir();
+    let dir = common::fixture_copy("gate");
     let o = gate(dir.path(), &[]);
     assert_eq!(code(&o), 2);
     assert!(

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -120,24 +122,6 @@ fn second_run_is_byte_identical() {
         tmp.path(),
         "experiment: det\nconfigurations:\n  - name: bm25\n    retriever: bm25\n",
     );
-    let snapshot = |reports: &Path| -> BTreeMap<PathBuf, Vec<u8>> {
-        let mut m = BTreeMap::new();
-        let mut stack = vec![reports.to_path_buf()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    m.insert(
-                        p.strip_prefix(reports).unwrap().to_path_buf(),
-                        std::fs::read(&p).unwrap(),
-                    );
-                }
-            }
-        }
-        m
-    };
     let a = tmp.path().join("a");
     let b = tmp.path().join("b");
     for r in [&a, &b] {
@@ -155,7 +139,7 @@ fn second_run_is_byte_identical() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let (sa, sb) = (snapshot(&a), snapshot(&b));
+    let (sa, sb) = (common::tree(&a), common::tree(&b));
     assert!(sa.len() >= 5, "{:?}", sa.keys());
     assert_eq!(sa, sb);
 }

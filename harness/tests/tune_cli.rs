@@ -14,31 +14,10 @@
 //!   after the as-of date, a malformed date, an unknown record, a window with no merge, a bad
 //!   `--as-of`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gate")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
-fn workdir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&fixture(), dir.path());
-    dir
-}
+mod common;
 
 fn ranklab(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ranklab"))
@@ -92,7 +71,7 @@ fn row<'a>(out: &'a str, label: &str) -> Vec<&'a str> {
 
 #[test]
 fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
-    let dir = workdir();
+    let dir = common::fixture_copy("gate");
     let before = practice(dir.path());
     let o = tune(dir.path(), &[]);
     let out = stdout(&o);
@@ -182,7 +161,7 @@ fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
 
 #[test]
 fn write_stores_the_chosen_weights_with_a_tuned_line_and_the_pairs_still_hold() {
-    let dir = workdir();
+    let dir = common::fixture_copy("gate");
     let o = tune(dir.path(), &["--write"]);
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     assert!(
@@ -217,7 +196,7 @@ fn write_stores_the_chosen_weights_with_a_tuned_line_and_the_pairs_still_hold() 
 
 #[test]
 fn the_window_matters() {
-    let dir = workdir();
+    let dir = common::fixture_copy("gate");
     let year = stdout(&ranklab(
         dir.path(),
         &[
@@ -264,7 +243,7 @@ fn edit_merges(dir: &Path, from: &str, to: &str) -> usize {
 
 #[test]
 fn a_merge_after_the_as_of_date_is_an_error() {
-    let dir = workdir();
+    let dir = common::fixture_copy("gate");
     let before = practice(dir.path());
     let o = ranklab(
         dir.path(),
@@ -288,7 +267,7 @@ fn a_merge_after_the_as_of_date_is_an_error() {
 
 #[test]
 fn a_malformed_date_is_an_error_at_its_line() {
-    let dir = workdir();
+    let dir = common::fixture_copy("gate");
     let line = edit_merges(dir.path(), "merged: 2026-09-20", "merged: 2026-9-20");
     assert_bad_input(
         &tune(dir.path(), &[]),
@@ -299,7 +278,7 @@ fn a_malformed_date_is_an_error_at_its_line() {
 
 #[test]
 fn an_unknown_record_is_an_error_at_its_line() {
-    let dir = workdir();
+    let dir = common::fixture_copy("gate");
     let line = edit_merges(
         dir.path(),
         "expected: amend-oncall-bridge",
@@ -314,7 +293,7 @@ fn an_unknown_record_is_an_error_at_its_line() {
 
 #[test]
 fn an_empty_window_is_an_error_and_writes_nothing() {
-    let dir = workdir();
+    let dir = common::fixture_copy("gate");
     let before = practice(dir.path());
     let o = ranklab(
         dir.path(),
@@ -343,7 +322,7 @@ fn an_empty_window_is_an_error_and_writes_nothing() {
 
 #[test]
 fn a_bad_as_of_is_an_error() {
-    let dir = workdir();
+    let dir = common::fixture_copy("gate");
     let o = ranklab(
         dir.path(),
         &["tune", "--suite", "tasks/fx", "--as-of", "30/11/2026"],
