@@ -113,12 +113,8 @@ impl EmbeddingCache {
     ) -> Result<(Vec<Vec<f32>>, CacheStats)> {
         self.records.check_model("embedder", embedder.identity())?;
         let keys: Vec<[u8; 32]> = texts.iter().map(|t| sha256(t.as_bytes())).collect();
-        let lookup = self.records.lookup(&keys);
-        let mut out: Vec<Option<Vec<f32>>> = lookup
-            .found
-            .iter()
-            .map(|b| b.as_deref().map(decode))
-            .collect();
+        let lookup = self.records.lookup(&keys, decode);
+        let mut out = lookup.found;
         let todo = lookup.todo;
         let stats = CacheStats {
             hits: lookup.served,

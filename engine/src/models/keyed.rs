@@ -26,9 +26,9 @@ pub(crate) struct KeyedCache {
 
 /// The result of looking a call's keys up.
 #[derive(Debug)]
-pub(crate) struct Lookup {
-    /// Payloads found, by position (None: computed below).
-    pub found: Vec<Option<Box<[u8]>>>,
+pub(crate) struct Lookup<T> {
+    /// Decoded payloads found, by position (None: to compute).
+    pub found: Vec<Option<T>>,
     /// Distinct missing keys, in first-seen order: the position to compute, and every position
     /// the result fills (the first included).
     pub todo: Vec<(usize, Vec<usize>)>,
@@ -97,11 +97,12 @@ impl KeyedCache {
         )))
     }
 
-    /// Looks `keys` up; each distinct missing key is listed once in `todo`.
-    pub fn lookup(&self, keys: &[[u8; 32]]) -> Lookup {
+    /// Looks `keys` up, decoding each payload found; each distinct missing key is listed once
+    /// in `todo`.
+    pub fn lookup<T>(&self, keys: &[[u8; 32]], decode: impl Fn(&[u8]) -> T) -> Lookup<T> {
         let file = self.lock();
         let mut out = Lookup {
-            found: vec![None; keys.len()],
+            found: (0..keys.len()).map(|_| None).collect(),
             todo: Vec::new(),
             served: 0,
             rebuilt: 0,
@@ -109,7 +110,7 @@ impl KeyedCache {
         let mut pending: HashMap<[u8; 32], usize> = HashMap::new();
         for (i, key) in keys.iter().enumerate() {
             if let Some(bytes) = file.get(key) {
-                out.found[i] = Some(bytes.into());
+                out.found[i] = Some(decode(bytes));
                 out.served += 1;
             } else if let Some(&j) = pending.get(key) {
                 out.todo[j].1.push(i);
@@ -163,7 +164,7 @@ mod tests {
         let cache = KeyedCache::in_memory("t", "id", 1);
         let (a, b) = ([1u8; 32], [2u8; 32]);
         cache.store([(a, &[7u8][..])]).unwrap();
-        let l = cache.lookup(&[b, a, b]);
+        let l = cache.lookup(&[b, a, b], <[u8]>::to_vec);
         assert_eq!(l.found[1].as_deref(), Some(&[7u8][..]));
         assert!(l.found[0].is_none() && l.found[2].is_none());
         assert_eq!(l.todo, vec![(0, vec![0, 2])]);

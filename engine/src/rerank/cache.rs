@@ -115,12 +115,8 @@ impl ScoreCache {
             .iter()
             .map(|c| pair_key(query, &c.passage))
             .collect();
-        let lookup = self.records.lookup(&keys);
-        let mut out: Vec<Option<f32>> = lookup
-            .found
-            .iter()
-            .map(|b| b.as_deref().map(decode))
-            .collect();
+        let lookup = self.records.lookup(&keys, decode);
+        let mut out = lookup.found;
         let todo = lookup.todo;
         let stats = PairStats {
             scored: todo.len(),

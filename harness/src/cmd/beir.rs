@@ -96,29 +96,31 @@ pub fn configuration(name: &str) -> Result<Configuration> {
             retriever: Retriever::Fusion,
             ..base
         },
-        "bm25+ce" => Configuration {
-            rerank: Some(RerankSpec {
-                model: "ms-marco-MiniLM-L-12-v2".into(),
-                shortlist: 100,
-                batch: None,
-            }),
-            ..base
-        },
-        other => match other.strip_prefix("bm25+ce@").map(str::parse::<usize>) {
-            Some(Ok(width)) if (1..=100).contains(&width) => Configuration {
+        other => {
+            let width = match other.strip_prefix("bm25+ce") {
+                Some("") => Some(100),
+                Some(w) => w
+                    .strip_prefix('@')
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|n| (1..=100).contains(n)),
+                None => None,
+            };
+            let Some(shortlist) = width else {
+                bail!(
+                    "unknown configuration {other:?}; known: {}, or bm25+ce@N (N in 1..=100: \
+                     rerank only BM25's top N)",
+                    CONFIGS.join(", ")
+                );
+            };
+            Configuration {
                 rerank: Some(RerankSpec {
                     model: "ms-marco-MiniLM-L-12-v2".into(),
-                    shortlist: width,
+                    shortlist,
                     batch: None,
                 }),
                 ..base
-            },
-            _ => bail!(
-                "unknown configuration {other:?}; known: {}, or bm25+ce@N (N in 1..=100: \
-                 rerank only BM25's top N)",
-                CONFIGS.join(", ")
-            ),
-        },
+            }
+        }
     })
 }
 
