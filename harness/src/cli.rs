@@ -18,13 +18,13 @@ use crate::cmd;
 /// Exit codes: 0 ok, 1 a check failed, 2 error.
 #[derive(Debug, Parser)]
 #[command(name = "ranklab", version, about, long_about)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+enum Command {
     /// Evaluate a TREC run against qrels, like trec_eval (same measures, same output lines).
     Eval(cmd::eval::EvalArgs),
     /// Replay one suite (tasks/<suite>) under every configuration and write reports/<suite>/.

@@ -3,7 +3,8 @@
 //!
 //! - [`cli`]: argument parsing and dispatch; exit codes 0 ok, 1 failed check, 2 error.
 //! - [`cmd`]: one file per subcommand.
-//! - [`suite`]: task suites and experiment files (YAML).
+//! - [`suite`]: task suites and experiment files (YAML), suite discovery, BEIR as a suite.
+//! - [`compare`]: paired comparison of TREC runs against a baseline.
 //! - [`metrics`]: one file per measure, trec_eval 10.0 conventions.
 //! - [`paired`]: paired legacy-vs-current assertions.
 //! - [`trec`]: TREC run and qrels files (streaming parser, writer).
@@ -14,15 +15,18 @@
 //! - [`stats`]: paired statistics (randomization test, bootstrap CI, win/tie/loss, Holm).
 //! - [`progress`]: indicatif bars, hidden when stderr is not a terminal.
 
+#![warn(missing_docs, unreachable_pub)]
+
 pub mod cli;
-pub mod cmd;
+pub(crate) mod cmd;
+pub(crate) mod compare;
 pub mod gate;
 pub mod metrics;
 pub mod paired;
-pub mod progress;
+pub(crate) mod progress;
 pub mod replay;
 pub mod report;
 pub mod stats;
 pub mod suite;
 pub mod trec;
-pub mod tune;
+pub(crate) mod tune;

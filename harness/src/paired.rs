@@ -149,7 +149,7 @@ impl Paired {
                 }
             }
         }
-        let base = crate::cmd::run::experiment_files(&suite)?
+        let base = crate::suite::experiment_files(&suite)?
             .iter()
             .map(|p| Experiments::load(p))
             .collect::<Result<Vec<_>>>()?

@@ -4,7 +4,7 @@
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// A bar of `len` steps labelled `what`; hidden when stderr is not a terminal.
-pub fn bar(len: u64, what: &str) -> ProgressBar {
+pub(crate) fn bar(len: u64, what: &str) -> ProgressBar {
     let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
     if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         pb.set_draw_target(ProgressDrawTarget::hidden());

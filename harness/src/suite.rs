@@ -15,6 +15,11 @@ use ranklab_engine::fusion::RrfParams;
 use ranklab_engine::lexical::Bm25Params;
 use serde::Deserialize;
 
+pub mod beir;
+mod discover;
+
+pub use discover::{experiment_files, suites};
+
 /// Largest accepted cutoff; larger values are almost certainly a typo.
 pub const MAX_K: usize = 10_000;
 

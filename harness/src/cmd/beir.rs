@@ -6,7 +6,6 @@
 //! (trec_eval's `-c`). Judgments that name a document absent from the corpus are kept and never
 //! match, as in trec_eval; their count is printed.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -14,17 +13,14 @@ use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::beir;
 use ranklab_engine::lexical::Bm25Params;
 
-use crate::metrics::Measure;
 use crate::replay::{replay, Engine};
 use crate::report::{self, MeasureSet};
-use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Suite, Task, Wiring};
-
-/// The configurations `ranklab beir` knows.
-pub const CONFIGS: [&str; 4] = ["bm25", "dense", "fusion", "bm25+ce"];
+use crate::suite::beir::{collection_suite, configuration, measures};
+use crate::suite::{Configuration, Experiments};
 
 /// Arguments of `ranklab beir`.
 #[derive(Debug, clap::Args)]
-pub struct BeirArgs {
+pub(crate) struct BeirArgs {
     /// The collection directory (holds corpus.jsonl, queries.jsonl, qrels/).
     pub dir: PathBuf,
     /// Configurations to run, comma-separated: bm25, dense, fusion, bm25+ce (BM25's top 100
@@ -73,111 +69,8 @@ fn bm25_params(args: &BeirArgs) -> Result<Option<Bm25Params>> {
     Ok(Some(p))
 }
 
-/// The configuration `ranklab beir` runs under `name` (one of [`CONFIGS`]).
-pub fn configuration(name: &str) -> Result<Configuration> {
-    let base = Configuration {
-        name: name.to_string(),
-        retriever: Retriever::Bm25,
-        embedder: None,
-        bm25: None,
-        rrf_k: None,
-        depth: Some(100),
-        rerank: None,
-        wiring: Wiring::None,
-        practice: None,
-    };
-    Ok(match name {
-        "bm25" => base,
-        "dense" => Configuration {
-            retriever: Retriever::Dense,
-            ..base
-        },
-        "fusion" => Configuration {
-            retriever: Retriever::Fusion,
-            ..base
-        },
-        other => {
-            let width = match other.strip_prefix("bm25+ce") {
-                Some("") => Some(100),
-                Some(w) => w
-                    .strip_prefix('@')
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .filter(|n| (1..=100).contains(n)),
-                None => None,
-            };
-            let Some(shortlist) = width else {
-                bail!(
-                    "unknown configuration {other:?}; known: {}, or bm25+ce@N (N in 1..=100: \
-                     rerank only BM25's top N)",
-                    CONFIGS.join(", ")
-                );
-            };
-            Configuration {
-                rerank: Some(RerankSpec {
-                    model: "ms-marco-MiniLM-L-12-v2".into(),
-                    shortlist,
-                    batch: None,
-                }),
-                ..base
-            }
-        }
-    })
-}
-
-/// The measures of a BEIR report.
-pub fn measures() -> Vec<(Measure, String)> {
-    vec![
-        (Measure::NdcgCut(10), "nDCG@10".into()),
-        (Measure::Recall(100), "recall@100".into()),
-        (Measure::RecipRank, "MRR".into()),
-        (Measure::Map, "MAP".into()),
-        (Measure::P(10), "P@10".into()),
-    ]
-}
-
-/// A BEIR collection as a suite: every judged query a task (k = 10), its judgments expected.
-pub fn collection_suite(
-    coll: &beir::Collection,
-    dir: &std::path::Path,
-    split: &str,
-) -> Result<Suite> {
-    let mut expected: BTreeMap<&str, BTreeMap<String, i32>> = BTreeMap::new();
-    for j in &coll.qrels {
-        expected
-            .entry(j.query.as_str())
-            .or_default()
-            .insert(j.doc.clone(), j.grade);
-    }
-    let tasks: Vec<Task> = coll
-        .queries
-        .iter()
-        .map(|q| Task {
-            id: q.id.clone(),
-            query: q.text.clone(),
-            expected: expected.get(q.id.as_str()).cloned().unwrap_or_default(),
-            k: 10,
-            note: None,
-            line: 0,
-        })
-        .collect();
-    if tasks.is_empty() {
-        bail!(
-            "{}: no query of queries.jsonl is judged in qrels/{split}.tsv",
-            dir.display()
-        );
-    }
-    Ok(Suite {
-        name: coll.name.clone(),
-        description: format!("BEIR collection {} ({split} split)", coll.name),
-        path: dir.join("qrels").join(format!("{split}.tsv")),
-        corpus_path: dir.join("corpus.jsonl"),
-        k: 10,
-        tasks,
-    })
-}
-
 /// Runs the command.
-pub fn run(args: BeirArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: BeirArgs) -> Result<ExitCode> {
     let bm25 = bm25_params(&args)?;
     let configurations = args
         .configs
@@ -248,20 +141,6 @@ mod tests {
         let mut argv = vec!["beir", "dir"];
         argv.extend_from_slice(extra);
         Cli::try_parse_from(argv).unwrap().beir
-    }
-
-    #[test]
-    fn a_rerank_width_can_be_named_and_a_bad_one_is_refused() {
-        let c = configuration("bm25+ce@20").unwrap();
-        assert_eq!(c.rerank.unwrap().shortlist, 20);
-        assert_eq!(
-            configuration("bm25+ce").unwrap().rerank.unwrap().shortlist,
-            100
-        );
-        for bad in ["bm25+ce@0", "bm25+ce@101", "bm25+ce@x", "bm25+ce@"] {
-            let err = configuration(bad).unwrap_err().to_string();
-            assert!(err.contains("bm25+ce@N"), "{bad}: {err}");
-        }
     }
 
     #[test]

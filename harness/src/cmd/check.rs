@@ -12,14 +12,14 @@ use crate::replay::Engine;
 
 /// Arguments of `ranklab check`.
 #[derive(Debug, clap::Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// paired.yaml files (e.g. tasks/brain/paired.yaml).
     #[arg(required = true)]
     pub paired: Vec<PathBuf>,
 }
 
 /// Runs the command.
-pub fn run(args: CheckArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: CheckArgs) -> Result<ExitCode> {
     let mut failed = 0;
     for p in &args.paired {
         let (paired, corpus) = Paired::load(p)?;

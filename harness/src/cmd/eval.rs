@@ -29,7 +29,7 @@ use crate::trec::{evaluate_run, EvalOptions, Evaluation, Qrels};
     Measures: num_ret num_rel num_rel_ret map Rprec recip_rank P recall ndcg ndcg_cut success \
     (trec_eval's), recip_rank_cut (RR@k, ranklab's own); nicknames official, all_trec.\n\
     Exit codes: 0 ok, 2 error (bad input, a qrels query missing from the run without -c).")]
-pub struct EvalArgs {
+pub(crate) struct EvalArgs {
     /// Also print every query's values before the summary (trec_eval -q).
     #[arg(short = 'q', long = "per-query")]
     pub per_query: bool,
@@ -58,7 +58,7 @@ pub struct EvalArgs {
 }
 
 /// Runs the command.
-pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let selection = Selection::from_specs(&args.measures).context("invalid -m")?;
     let opts = EvalOptions {
         rel_level: args.rel_level,
@@ -76,7 +76,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
 
 /// Writes trec_eval's lines: `%-22s\t%s\t%6.4f` (counts as integers), per query first when
 /// `per_query`, then `runid`, `num_q` and the measures for `all`.
-pub fn write_report(
+pub(crate) fn write_report(
     out: &mut impl Write,
     ev: &Evaluation,
     selection: &Selection,

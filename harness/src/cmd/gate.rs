@@ -50,7 +50,7 @@ gating it; a tolerance edited by hand is kept.
 Exit codes: 0 pass; 1 a regression or a failed paired assertion; 2 bad input (a baseline naming \
 an unknown suite, configuration or metric; a corpus or suite changed since the baseline: review \
 the change, then run --update).")]
-pub struct GateArgs {
+pub(crate) struct GateArgs {
     /// The baseline file: the gated rows, their values and tolerances.
     #[arg(long, default_value = "reports/baseline.json")]
     pub baseline: PathBuf,
@@ -74,9 +74,9 @@ pub struct GateArgs {
 }
 
 /// Runs the command.
-pub fn run(args: GateArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
     let mut subjects: BTreeMap<String, Subject> = BTreeMap::new();
-    for p in crate::cmd::bench::suites(&args.tasks)? {
+    for p in crate::suite::suites(&args.tasks)? {
         let s = Subject::from_suite(&p)?;
         if let Some(prev) = subjects.get(&s.name) {
             bail!(

@@ -1,12 +1,12 @@
 //! One file per subcommand. Each defines its clap `Args` and a `run` returning an exit code.
 
-pub mod beir;
-pub mod bench;
-pub mod check;
-pub mod compare;
-pub mod eval;
-pub mod gate;
-pub mod models;
-pub mod run;
-pub mod synth_run;
-pub mod tune;
+pub(crate) mod beir;
+pub(crate) mod bench;
+pub(crate) mod check;
+pub(crate) mod compare;
+pub(crate) mod eval;
+pub(crate) mod gate;
+pub(crate) mod models;
+pub(crate) mod run;
+pub(crate) mod synth_run;
+pub(crate) mod tune;

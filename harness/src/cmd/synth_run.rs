@@ -28,7 +28,7 @@ const MAX_QID: u32 = 1_102_433;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example (the 7-million-line benchmark run):\n  \
     ranklab synth-run --queries 6980 --depth 1000 --seed 42 --out-run /tmp/run.trec --out-qrels /tmp/qrels.txt")]
-pub struct SynthRunArgs {
+pub(crate) struct SynthRunArgs {
     /// Number of queries.
     #[arg(long, default_value_t = 6980)]
     pub queries: usize,
@@ -56,7 +56,7 @@ pub struct SynthRunArgs {
 }
 
 /// Runs the command.
-pub fn run(args: SynthRunArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: SynthRunArgs) -> anyhow::Result<ExitCode> {
     ensure!(args.queries >= 1, "--queries must be at least 1");
     ensure!(
         args.queries < MAX_QID as usize,

@@ -84,7 +84,7 @@ impl Subject {
     /// Loads a suite (`<dir>/suite.yaml`), its experiments files, corpus and paired files.
     pub fn from_suite(path: &Path) -> Result<Subject> {
         let suite = Suite::load(path)?;
-        let files = crate::cmd::run::experiment_files(&suite)?;
+        let files = crate::suite::experiment_files(&suite)?;
         let mut configurations: Vec<Configuration> = Vec::new();
         let mut defined_in: HashMap<String, PathBuf> = HashMap::new();
         let mut default_configurations = Vec::new();
@@ -134,10 +134,10 @@ impl Subject {
     pub fn from_beir(dir: &Path, split: &str) -> Result<Subject> {
         let coll = beir::load_collection(dir, split)
             .with_context(|| format!("loading the BEIR collection {}", dir.display()))?;
-        let suite = crate::cmd::beir::collection_suite(&coll, dir, split)?;
+        let suite = crate::suite::beir::collection_suite(&coll, dir, split)?;
         let configurations = BEIR_CONFIGS
             .iter()
-            .map(|n| crate::cmd::beir::configuration(n))
+            .map(|n| crate::suite::beir::configuration(n))
             .collect::<Result<Vec<_>>>()?;
         Ok(Subject {
             name: coll.name.clone(),
@@ -146,7 +146,7 @@ impl Subject {
             corpus: coll.corpus,
             configurations,
             default_configurations: BEIR_GATED.iter().map(|s| s.to_string()).collect(),
-            measures: MeasureSet::Fixed(crate::cmd::beir::measures()),
+            measures: MeasureSet::Fixed(crate::suite::beir::measures()),
             default_metrics: vec![BEIR_METRIC.to_string()],
             paired: Vec::new(),
             origin: dir.to_path_buf(),

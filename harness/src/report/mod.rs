@@ -23,8 +23,8 @@ use polars::prelude::*;
 use ranklab_engine::corpus::Corpus;
 
 use crate::metrics::{evaluate_ranking, Measure};
-use crate::replay::{ConfigRun, Replay};
-use crate::suite::{Experiments, Suite, Task};
+use crate::replay::{replay, ConfigRun, Engine, Replay};
+use crate::suite::{experiment_files, Experiments, Suite, Task};
 
 /// The measures of a suite table, at cutoff `k`, with their column names.
 pub fn suite_measures(k: usize) -> Vec<(Measure, String)> {
@@ -344,4 +344,31 @@ pub fn write_all(dir: &Path, report: &SuiteReport) -> Result<()> {
         atomic::write(&dir.join(rel), bytes)?;
     }
     Ok(())
+}
+
+/// Replays a suite and renders one report per experiment file (nothing written yet).
+pub fn render_suite(
+    suite_path: &Path,
+    experiment_paths: &[PathBuf],
+) -> Result<(Suite, Vec<SuiteReport>)> {
+    let suite = Suite::load(suite_path)?;
+    let paths = if experiment_paths.is_empty() {
+        experiment_files(&suite)?
+    } else {
+        experiment_paths.to_vec()
+    };
+    let experiments = paths
+        .iter()
+        .map(|p| Experiments::load(p))
+        .collect::<Result<Vec<_>>>()?;
+    let corpus = suite.load_corpus()?;
+    let refs: Vec<&Experiments> = experiments.iter().collect();
+    let engine = Engine::build(&corpus, &refs)?;
+    let mut reports = Vec::new();
+    for ex in &experiments {
+        let r = replay(&engine, &suite, ex)?;
+        reports.push(render(&corpus, &suite, ex, &r, &MeasureSet::Suite)?);
+    }
+    engine.finish()?;
+    Ok((suite, reports))
 }

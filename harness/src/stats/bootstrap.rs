@@ -30,11 +30,6 @@ impl Interval {
     pub fn contains(&self, x: f64) -> bool {
         self.lo <= x && x <= self.hi
     }
-
-    /// True when the interval lies entirely above or below zero.
-    pub fn excludes_zero(&self) -> bool {
-        self.lo > 0.0 || self.hi < 0.0
-    }
 }
 
 /// The bootstrap interval of the mean of `values` (not empty).

@@ -34,12 +34,12 @@ pub(crate) struct Fields<'a> {
 impl<'a> Fields<'a> {
     /// Field `i` (0-based, `i < count.min(MAX_FIELDS)`).
     #[inline]
-    pub fn get(&self, i: usize) -> &'a str {
+    pub(super) fn get(&self, i: usize) -> &'a str {
         &self.text[self.starts[i] as usize..self.ends[i] as usize]
     }
 
     /// 1-based byte column of field `i`.
-    pub fn column(&self, i: usize) -> usize {
+    pub(super) fn column(&self, i: usize) -> usize {
         self.starts[i] as usize - self.line_start + 1
     }
 }
@@ -104,7 +104,7 @@ pub(crate) struct LineSplitter<R> {
 
 impl<R: Read> LineSplitter<R> {
     /// Splits `reader`; `path` names it in errors.
-    pub fn new(reader: R, path: &Path) -> Self {
+    pub(super) fn new(reader: R, path: &Path) -> Self {
         LineSplitter {
             reader,
             path: path.to_path_buf(),
@@ -158,7 +158,7 @@ impl<R: Read> LineSplitter<R> {
     }
 
     /// Calls `f` with every content line in order, until `f` breaks or the input ends.
-    pub fn for_each<B>(
+    pub(super) fn for_each<B>(
         &mut self,
         mut f: impl FnMut(&Fields<'_>) -> Result<ControlFlow<B>, TrecError>,
     ) -> Result<ControlFlow<B>, TrecError> {

@@ -14,18 +14,18 @@ use ranklab_engine::policy::Weights;
 
 /// A grid point: units of (superseded, deprecated, amendment, editorial_only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Point(pub [u16; 4]);
+pub(crate) struct Point(pub [u16; 4]);
 
 impl Point {
     /// Total units (the "smaller weights" tie-break looks at this first).
-    pub fn total(&self) -> u32 {
+    pub(crate) fn total(&self) -> u32 {
         self.0.iter().map(|&u| u32::from(u)).sum()
     }
 }
 
 /// The grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Grid {
+pub(crate) struct Grid {
     /// The unit in hundredths (5 = 0.05).
     pub unit_hundredths: u16,
     /// Largest number of units of one weight.
@@ -34,7 +34,7 @@ pub struct Grid {
 
 impl Grid {
     /// Builds a grid from a unit written as a decimal (`0.05`) and a number of units.
-    pub fn new(unit: &str, max_units: u16) -> Result<Grid> {
+    pub(crate) fn new(unit: &str, max_units: u16) -> Result<Grid> {
         let hundredths = parse_hundredths(unit)?;
         if hundredths == 0 {
             bail!("--unit {unit}: the unit must be at least 0.01");
@@ -52,7 +52,7 @@ impl Grid {
     }
 
     /// The weights of a point.
-    pub fn weights(&self, p: Point) -> Weights {
+    pub(crate) fn weights(&self, p: Point) -> Weights {
         let w = |u: u16| (u32::from(u) * u32::from(self.unit_hundredths)) as f32 / 100.0;
         Weights {
             superseded: w(p.0[0]),
@@ -63,7 +63,7 @@ impl Grid {
     }
 
     /// Every valid point, in lexicographic order of units.
-    pub fn points(&self) -> Vec<Point> {
+    pub(crate) fn points(&self) -> Vec<Point> {
         let n = self.max_units;
         let mut out = Vec::with_capacity(self.len());
         for s in 0..=n {
@@ -79,25 +79,20 @@ impl Grid {
     }
 
     /// How many valid points: (pairs x <= y in 0..=n) squared.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         let n = usize::from(self.max_units) + 1;
         let pairs = n * (n + 1) / 2;
         pairs * pairs
     }
 
-    /// Always false: a grid has at least the point of zero weights.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
     /// The unit as text (`0.05`).
-    pub fn unit_text(&self) -> String {
+    pub(crate) fn unit_text(&self) -> String {
         hundredths(u32::from(self.unit_hundredths))
     }
 }
 
 /// `5` -> `0.05`.
-pub fn hundredths(h: u32) -> String {
+pub(crate) fn hundredths(h: u32) -> String {
     format!("{}.{:02}", h / 100, h % 100)
 }
 

@@ -18,7 +18,7 @@ use crate::suite::{line_of, read_yaml};
 
 /// One merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Merge {
+pub(crate) struct Merge {
     /// Id (unique in the file).
     pub id: String,
     /// The day it was merged.
@@ -33,7 +33,7 @@ pub struct Merge {
 
 /// A loaded merges file, in file order.
 #[derive(Debug, Clone)]
-pub struct Merges {
+pub(crate) struct Merges {
     /// The file.
     pub path: PathBuf,
     /// The merges.
@@ -56,7 +56,7 @@ struct RawMerge {
 }
 
 /// Parses `YYYY-MM-DD` strictly (four-digit year, two-digit month and day, a real date).
-pub fn parse_date(s: &str) -> Option<NaiveDate> {
+pub(crate) fn parse_date(s: &str) -> Option<NaiveDate> {
     let b = s.as_bytes();
     let shape = b.len() == 10
         && b[4] == b'-'
@@ -72,7 +72,7 @@ pub fn parse_date(s: &str) -> Option<NaiveDate> {
 
 impl Merges {
     /// Loads `path` and checks every merge against `corpus`.
-    pub fn load(path: &Path, corpus: &Corpus) -> Result<Merges> {
+    pub(crate) fn load(path: &Path, corpus: &Corpus) -> Result<Merges> {
         let (raw, text): (RawFile, String) = read_yaml(path)?;
         if raw.merges.is_empty() {
             bail!(
@@ -134,7 +134,7 @@ impl Merges {
 
     /// The merges with `merged` in `[as_of - window_days, as_of]`, oldest first (file order
     /// among merges of the same day). A merge dated after `as_of` is an error.
-    pub fn window(&self, as_of: NaiveDate, window_days: u32) -> Result<Window> {
+    pub(crate) fn window(&self, as_of: NaiveDate, window_days: u32) -> Result<Window> {
         if let Some(m) = self.merges.iter().find(|m| m.merged > as_of) {
             bail!(
                 "{}:{}: merge {:?} is dated {}, after the as-of date {as_of}; a merge cannot be in the future of the tuning date (check the date, or pass a later --as-of)",
@@ -181,7 +181,7 @@ impl Merges {
 
 /// The merges of a window, split by date.
 #[derive(Debug, Clone)]
-pub struct Window {
+pub(crate) struct Window {
     /// First day of the window.
     pub from: NaiveDate,
     /// Last day (the as-of date).
@@ -197,11 +197,11 @@ pub struct Window {
 
 impl Window {
     /// The training part: the older two thirds.
-    pub fn train(&self) -> &[Merge] {
+    pub(crate) fn train(&self) -> &[Merge] {
         &self.merges[..self.train]
     }
     /// The held-out part: the newest third (empty with fewer than three merges).
-    pub fn held_out(&self) -> &[Merge] {
+    pub(crate) fn held_out(&self) -> &[Merge] {
         &self.merges[self.train..]
     }
 }

@@ -11,9 +11,12 @@
 //! rounding to 1e-9, so two rank vectors with mathematically equal MRR tie whatever the float
 //! summation did. A candidate that breaks any paired assertion (under either wiring) is rejected.
 
-pub mod grid;
-pub mod merges;
-pub mod scorer;
+mod assemble;
+pub(crate) mod grid;
+pub(crate) mod merges;
+mod report;
+pub(crate) mod scorer;
+pub(crate) mod session;
 
 use std::cmp::Reverse;
 
@@ -25,7 +28,7 @@ use scorer::{MergeQuery, PairQuery};
 
 /// MRR and recall@k of one set of merges.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Figures {
+pub(crate) struct Figures {
     /// Sum of reciprocal ranks, summed in merge order.
     pub rr_sum: f64,
     /// Merges whose expected record is in the top k.
@@ -45,7 +48,7 @@ impl Figures {
         }
     }
     /// Mean reciprocal rank (trec_eval's recip_rank, no cutoff); 0 with no merge.
-    pub fn mrr(&self) -> f64 {
+    pub(crate) fn mrr(&self) -> f64 {
         if self.n == 0 {
             0.0
         } else {
@@ -53,7 +56,7 @@ impl Figures {
         }
     }
     /// Mean recall@k (one expected record per merge).
-    pub fn recall(&self) -> f64 {
+    pub(crate) fn recall(&self) -> f64 {
         if self.n == 0 {
             0.0
         } else {
@@ -68,7 +71,7 @@ impl Figures {
 
 /// Which merges a selection looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
+pub(crate) enum Part {
     /// The whole window.
     Window,
     /// The older two thirds.
@@ -77,7 +80,7 @@ pub enum Part {
 
 /// The figures of one weight vector.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Score {
+pub(crate) struct Score {
     /// Over the whole window.
     pub window: Figures,
     /// Over the older two thirds.
@@ -88,7 +91,7 @@ pub struct Score {
 
 impl Score {
     /// The figures of `part`.
-    pub fn part(&self, part: Part) -> &Figures {
+    pub(crate) fn part(&self, part: Part) -> &Figures {
         match part {
             Part::Window => &self.window,
             Part::Train => &self.train,
@@ -98,7 +101,7 @@ impl Score {
 
 /// Everything a candidate is scored on, precomputed.
 #[derive(Debug, Clone)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// The window's merge queries, oldest first.
     pub merges: Vec<MergeQuery>,
     /// How many of them form the training part.
@@ -111,17 +114,17 @@ pub struct Problem {
 
 impl Problem {
     /// Whether `w` meets every paired expectation.
-    pub fn paired_ok(&self, w: &Weights) -> bool {
+    pub(crate) fn paired_ok(&self, w: &Weights) -> bool {
         self.pairs.iter().all(|p| p.passes(w))
     }
 
     /// The rank of each merge's expected record under `w`.
-    pub fn ranks(&self, w: &Weights) -> Vec<Option<usize>> {
+    pub(crate) fn ranks(&self, w: &Weights) -> Vec<Option<usize>> {
         self.merges.iter().map(|m| m.rank(w)).collect()
     }
 
     /// The figures of `w`.
-    pub fn score(&self, w: &Weights) -> Score {
+    pub(crate) fn score(&self, w: &Weights) -> Score {
         let mut s = Score::default();
         for (i, m) in self.merges.iter().enumerate() {
             let r = m.rank(w);
@@ -138,7 +141,7 @@ impl Problem {
 
 /// One scored grid point; `score` is None when the point breaks a paired assertion.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Scored {
+pub(crate) struct Scored {
     /// The point.
     pub point: Point,
     /// Its figures, if it passes every paired assertion.
@@ -147,7 +150,11 @@ pub struct Scored {
 
 /// Scores every point of `grid` (rayon over chunks of points; the result is in grid order).
 /// `progress` is called with the number of points done in each finished chunk.
-pub fn search(problem: &Problem, grid: &Grid, progress: &(dyn Fn(u64) + Sync)) -> Vec<Scored> {
+pub(crate) fn search(
+    problem: &Problem,
+    grid: &Grid,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Vec<Scored> {
     let points = grid.points();
     points
         .par_chunks(1024)
@@ -167,14 +174,14 @@ pub fn search(problem: &Problem, grid: &Grid, progress: &(dyn Fn(u64) + Sync)) -
 }
 
 /// The ordering of candidates on `part`: best first.
-pub fn order_key(s: &Scored, part: Part) -> impl Ord {
+pub(crate) fn order_key(s: &Scored, part: Part) -> impl Ord {
     let f = s.score.map(|x| *x.part(part)).unwrap_or_default();
     let (rr, hits) = f.key();
     (Reverse(rr), Reverse(hits), s.point.total(), s.point)
 }
 
 /// The passing candidates ordered by `part`, best first.
-pub fn ranking(scored: &[Scored], part: Part) -> Vec<Scored> {
+pub(crate) fn ranking(scored: &[Scored], part: Part) -> Vec<Scored> {
     let mut ok: Vec<Scored> = scored
         .iter()
         .filter(|s| s.score.is_some())
@@ -185,7 +192,7 @@ pub fn ranking(scored: &[Scored], part: Part) -> Vec<Scored> {
 }
 
 /// The best passing candidate on `part`.
-pub fn best(scored: &[Scored], part: Part) -> Option<Scored> {
+pub(crate) fn best(scored: &[Scored], part: Part) -> Option<Scored> {
     scored
         .par_iter()
         .filter(|s| s.score.is_some())

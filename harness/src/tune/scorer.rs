@@ -49,14 +49,14 @@ impl Entry {
 
 /// One query's pre-policy candidate list, ready to be re-sorted under any weights.
 #[derive(Debug, Clone)]
-pub struct Candidates {
+pub(crate) struct Candidates {
     entries: Vec<Entry>,
     docs: Vec<usize>,
 }
 
 /// A wiring to re-sort under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wiring {
+pub(crate) enum Wiring {
     /// `ranklab_engine::policy::legacy`.
     Legacy,
     /// `ranklab_engine::policy::current`.
@@ -65,7 +65,7 @@ pub enum Wiring {
 
 impl Candidates {
     /// From the pre-policy list of a query (in its order, as the wiring would receive it).
-    pub fn new(corpus: &Corpus, hits: &[Hit]) -> Candidates {
+    pub(crate) fn new(corpus: &Corpus, hits: &[Hit]) -> Candidates {
         let norm = normalized_scores(hits);
         let cites = corpus.citation_counts();
         let tie_order = |cmp: &dyn Fn(usize, usize) -> Ordering| {
@@ -102,18 +102,8 @@ impl Candidates {
     }
 
     /// The position of document `doc` in the list, if it is a candidate.
-    pub fn position(&self, doc: usize) -> Option<usize> {
+    pub(crate) fn position(&self, doc: usize) -> Option<usize> {
         self.docs.iter().position(|&d| d == doc)
-    }
-
-    /// Number of candidates.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// True when the query retrieved nothing.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 
     /// Whether candidate `a` sorts before candidate `b` under `wiring` with weights `w`, given
@@ -137,7 +127,7 @@ impl Candidates {
     }
 
     /// The 1-based rank of candidate `t` (a position in the list) under `wiring` and `w`.
-    pub fn rank(&self, wiring: Wiring, t: usize, w: &Weights) -> usize {
+    pub(crate) fn rank(&self, wiring: Wiring, t: usize, w: &Weights) -> usize {
         let st = self.score(wiring, t, w);
         1 + (0..self.entries.len())
             .filter(|&i| i != t && self.before(wiring, i, self.score(wiring, i, w), t, st))
@@ -145,7 +135,7 @@ impl Candidates {
     }
 
     /// Whether candidate `a` ranks above candidate `b` (positions in the list).
-    pub fn above(&self, wiring: Wiring, a: usize, b: usize, w: &Weights) -> bool {
+    pub(crate) fn above(&self, wiring: Wiring, a: usize, b: usize, w: &Weights) -> bool {
         self.before(
             wiring,
             a,
@@ -158,7 +148,7 @@ impl Candidates {
 
 /// A merge query: its candidates and where its expected record sits among them.
 #[derive(Debug, Clone)]
-pub struct MergeQuery {
+pub(crate) struct MergeQuery {
     /// The candidates.
     pub candidates: Candidates,
     /// Position of the expected record in the list (None: not retrieved, reciprocal rank 0).
@@ -167,7 +157,7 @@ pub struct MergeQuery {
 
 impl MergeQuery {
     /// The rank of the expected record under the current wiring with `w`.
-    pub fn rank(&self, w: &Weights) -> Option<usize> {
+    pub(crate) fn rank(&self, w: &Weights) -> Option<usize> {
         self.target
             .map(|t| self.candidates.rank(Wiring::Current, t, w))
     }
@@ -176,7 +166,7 @@ impl MergeQuery {
 /// A paired assertion on precomputed candidates: `above` must rank above `below` as expected
 /// under each wiring (a record not retrieved ranks below every retrieved one).
 #[derive(Debug, Clone)]
-pub struct PairQuery {
+pub(crate) struct PairQuery {
     /// Assertion id.
     pub id: String,
     /// The candidates of the assertion's query.
@@ -193,7 +183,7 @@ pub struct PairQuery {
 
 impl PairQuery {
     /// The outcome under `wiring` with `w`.
-    pub fn outcome(&self, wiring: Wiring, w: &Weights) -> Outcome {
+    pub(crate) fn outcome(&self, wiring: Wiring, w: &Weights) -> Outcome {
         let holds = match (self.above, self.below) {
             (Some(a), Some(b)) => self.candidates.above(wiring, a, b, w),
             (Some(_), None) => true,
@@ -207,7 +197,7 @@ impl PairQuery {
     }
 
     /// Both expectations met.
-    pub fn passes(&self, w: &Weights) -> bool {
+    pub(crate) fn passes(&self, w: &Weights) -> bool {
         self.outcome(Wiring::Legacy, w) == self.legacy
             && self.outcome(Wiring::Current, w) == self.current
     }

@@ -1,0 +1,38 @@
+//! Finding suites and their experiment files on disk.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use super::Suite;
+
+/// Experiment files beside a suite: `experiments*.yaml`, sorted by name.
+pub fn experiment_files(suite: &Suite) -> Result<Vec<PathBuf>> {
+    let out = suite.files_named("experiments")?;
+    if out.is_empty() {
+        bail!(
+            "{}: no experiments*.yaml beside the suite; add one (see docs/formats.md)",
+            suite.dir().display()
+        );
+    }
+    Ok(out)
+}
+
+/// Every `<tasks>/*/suite.yaml`, sorted.
+pub fn suites(tasks: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(tasks).with_context(|| format!("cannot list {}", tasks.display()))? {
+        let p = e?.path().join("suite.yaml");
+        if p.is_file() {
+            out.push(p);
+        }
+    }
+    out.sort();
+    if out.is_empty() {
+        bail!(
+            "{}: no suite found (expected <suite>/suite.yaml folders)",
+            tasks.display()
+        );
+    }
+    Ok(out)
+}

@@ -1,0 +1,291 @@
+//! Assembling a tuning [`Problem`]: the shipped configuration and its practice file, the merges
+//! of the window, the paired assertions beside the suite, and their first stages replayed once
+//! per query; and re-checking an answer through the real replay.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use chrono::NaiveDate;
+use ranklab_engine::corpus::Corpus;
+use ranklab_engine::policy::{Practice, Weights};
+
+use super::merges::{Merges, Window};
+use super::scorer::{Candidates, MergeQuery, PairQuery};
+use super::Problem;
+use crate::paired::Paired;
+use crate::replay::{as_hits, replay_with, Engine, ReplayOptions};
+use crate::report::first_relevant_rank;
+use crate::suite::{experiment_files, Configuration, Experiments, Suite, Task, Wiring};
+
+/// What a tuning reads from disk, checked.
+pub(crate) struct Inputs {
+    /// The suite.
+    pub(crate) suite: Suite,
+    /// The configuration whose first stage is tuned.
+    pub(crate) config: Configuration,
+    /// The experiments file defining it.
+    pub(crate) ex_path: PathBuf,
+    /// Its practice file.
+    pub(crate) practice_path: PathBuf,
+    /// The practice file's contents (the current weights).
+    pub(crate) practice: Practice,
+    /// The suite's corpus.
+    pub(crate) corpus: Corpus,
+    /// The merges file.
+    pub(crate) merges_path: PathBuf,
+    /// Every merge of it.
+    pub(crate) merges: Merges,
+    /// The merges of the window, split into train and held out.
+    pub(crate) window: Window,
+    /// The paired assertion files beside the suite.
+    pub(crate) paired: Vec<Paired>,
+}
+
+impl Inputs {
+    /// Loads the suite, the configuration to tune (`name`, or the one with `wiring: current`),
+    /// its practice file, the merges of `window_days` up to `as_of` and the paired files.
+    pub(crate) fn load(
+        suite_path: &Path,
+        merges: Option<&Path>,
+        name: Option<&str>,
+        as_of: NaiveDate,
+        window_days: u32,
+    ) -> Result<Inputs> {
+        let suite = Suite::load(suite_path)?;
+        let (config, ex_path, practice_path) = shipped_configuration(&suite, name)?;
+        let practice = Practice::load(&practice_path).with_context(|| {
+            format!(
+                "reading the practice file of configuration {:?}",
+                config.name
+            )
+        })?;
+        let corpus = suite.load_corpus()?;
+        let merges_path = merges
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| suite.dir().join("merges.yaml"));
+        let merges = Merges::load(&merges_path, &corpus)?;
+        let window = merges.window(as_of, window_days)?;
+
+        // Paired assertions beside the suite, on the same corpus.
+        let mut paired = Vec::new();
+        for p in suite.files_named("paired")? {
+            let (pf, pc) = Paired::load(&p)?;
+            if pc.content_hash() != corpus.content_hash() {
+                bail!(
+                    "{}: its suite's corpus ({}) is not the corpus of {}",
+                    p.display(),
+                    pf.suite.corpus_path.display(),
+                    suite.path.display()
+                );
+            }
+            paired.push(pf);
+        }
+        Ok(Inputs {
+            suite,
+            config,
+            ex_path,
+            practice_path,
+            practice,
+            corpus,
+            merges_path,
+            merges,
+            window,
+            paired,
+        })
+    }
+
+    /// The first stages to replay: the tuned configuration and each paired file's, without
+    /// their wiring.
+    pub(crate) fn first_stages(&self) -> (Experiments, Vec<Experiments>) {
+        let pre_policy = |c: &Configuration| Configuration {
+            name: "first-stage".into(),
+            wiring: Wiring::None,
+            ..c.clone()
+        };
+        let ex_merges = single(pre_policy(&self.config), &self.ex_path);
+        let ex_pairs = self
+            .paired
+            .iter()
+            .map(|p| single(pre_policy(&p.experiments.configurations[0]), &p.file.path))
+            .collect();
+        (ex_merges, ex_pairs)
+    }
+
+    /// The window's merges as a suite (one task per merge, oldest first).
+    pub(crate) fn merge_suite(&self) -> Suite {
+        Suite {
+            tasks: self
+                .window
+                .merges
+                .iter()
+                .map(|m| task(&m.id, &m.query, &m.expected, self.suite.k, m.line))
+                .collect(),
+            path: self.merges_path.clone(),
+            ..self.suite.clone()
+        }
+    }
+
+    /// Replays the first stages once per query and builds the problem every candidate re-sorts.
+    pub(crate) fn problem(
+        &self,
+        engine: &Engine,
+        merge_suite: &Suite,
+        ex_merges: &Experiments,
+        ex_pairs: &[Experiments],
+    ) -> Result<Problem> {
+        let corpus = &self.corpus;
+        let lists = replay_with(engine, merge_suite, ex_merges, &ReplayOptions::default())?;
+        let merge_queries: Vec<MergeQuery> = self
+            .window
+            .merges
+            .iter()
+            .zip(&lists.runs[0].per_task)
+            .map(|(m, ranked)| {
+                let candidates = Candidates::new(corpus, &as_hits(ranked));
+                let target = corpus
+                    .index_of(&m.expected)
+                    .and_then(|d| candidates.position(d));
+                MergeQuery { candidates, target }
+            })
+            .collect();
+        let mut pairs = Vec::new();
+        for (p, ex) in self.paired.iter().zip(ex_pairs) {
+            let tasks = Suite {
+                tasks: p
+                    .file
+                    .assertions
+                    .iter()
+                    .map(|a| task(&a.id, &a.query, &a.above, self.suite.k, 0))
+                    .collect(),
+                ..p.suite.clone()
+            };
+            let r = replay_with(engine, &tasks, ex, &ReplayOptions::default())?;
+            for (a, ranked) in p.file.assertions.iter().zip(&r.runs[0].per_task) {
+                let candidates = Candidates::new(corpus, &as_hits(ranked));
+                let pos = |id: &str| corpus.index_of(id).and_then(|d| candidates.position(d));
+                let (above, below) = (pos(&a.above), pos(&a.below));
+                if above.is_none() && below.is_none() {
+                    bail!(
+                        "{}: assertion {:?}: neither {:?} nor {:?} is retrieved for {:?}",
+                        p.file.path.display(),
+                        a.id,
+                        a.above,
+                        a.below,
+                        a.query
+                    );
+                }
+                pairs.push(PairQuery {
+                    id: a.id.clone(),
+                    candidates,
+                    above,
+                    below,
+                    legacy: a.legacy,
+                    current: a.current,
+                });
+            }
+        }
+        Ok(Problem {
+            merges: merge_queries,
+            train: self.window.train,
+            pairs,
+            k: self.suite.k,
+        })
+    }
+
+    /// Re-checks the fast path for `w` through the real replay (current wiring) and the paired
+    /// assertions' own check.
+    pub(crate) fn verify(
+        &self,
+        engine: &Engine,
+        merge_suite: &Suite,
+        problem: &Problem,
+        what: &str,
+        w: Weights,
+    ) -> Result<()> {
+        let corpus: &Corpus = engine.corpus;
+        let ex = single(
+            Configuration {
+                wiring: Wiring::Current,
+                ..self.config.clone()
+            },
+            &self.ex_path,
+        );
+        let r = replay_with(
+            engine,
+            merge_suite,
+            &ex,
+            &ReplayOptions { weights: Some(w) },
+        )?;
+        let slow: Vec<Option<usize>> = merge_suite
+            .tasks
+            .iter()
+            .zip(&r.runs[0].per_task)
+            .map(|(t, ranked)| first_relevant_rank(corpus, t, ranked))
+            .collect();
+        let fast = problem.ranks(&w);
+        if slow != fast {
+            bail!("internal error: for the {what} weights {w:?} the fast scorer gives ranks {fast:?} but the replay gives {slow:?}; please report this");
+        }
+        let mut slow_ok = true;
+        for p in &self.paired {
+            slow_ok &= p.check(engine, Some(w))?.iter().all(|v| v.pass());
+        }
+        if slow_ok != problem.paired_ok(&w) {
+            bail!("internal error: for the {what} weights {w:?} the fast scorer and `ranklab check` disagree on the paired assertions; please report this");
+        }
+        Ok(())
+    }
+}
+
+/// The configuration to tune, its experiments file and its practice file.
+fn shipped_configuration(
+    suite: &Suite,
+    name: Option<&str>,
+) -> Result<(Configuration, PathBuf, PathBuf)> {
+    let mut found: Vec<(Configuration, PathBuf, PathBuf)> = Vec::new();
+    let mut names = Vec::new();
+    for f in experiment_files(suite)? {
+        let ex = Experiments::load(&f)?;
+        for c in &ex.configurations {
+            names.push(c.name.clone());
+            let wanted = match name {
+                Some(n) => c.name == n,
+                None => c.wiring == Wiring::Current,
+            };
+            if wanted && !found.iter().any(|(d, _, _)| d.name == c.name) {
+                found.push((c.clone(), f.clone(), ex.practice_path(c)));
+            }
+        }
+    }
+    match (found.len(), name) {
+        (1, _) => Ok(found.pop().expect("one")),
+        (0, Some(n)) => bail!("{}: no configuration {n:?} in the experiments files (configurations: {})", suite.dir().display(), names.join(", ")),
+        (0, None) => bail!("{}: no configuration has `wiring: current`; name the one to tune with --configuration", suite.dir().display()),
+        _ => bail!(
+            "{}: several configurations have `wiring: current` ({}); name the one to tune with --configuration",
+            suite.dir().display(),
+            found.iter().map(|f| f.0.name.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+fn single(c: Configuration, path: &std::path::Path) -> Experiments {
+    Experiments {
+        experiment: "tune".into(),
+        baseline: Some(c.name.clone()),
+        description: None,
+        configurations: vec![c],
+        path: path.to_path_buf(),
+    }
+}
+
+fn task(id: &str, query: &str, expected: &str, k: usize, line: usize) -> Task {
+    Task {
+        id: id.into(),
+        query: query.into(),
+        expected: [(expected.to_string(), 1)].into(),
+        k,
+        note: None,
+        line,
+    }
+}

@@ -1,0 +1,225 @@
+//! The report of a tuning: settings, chosen/train-selected/current weights with their
+//! figures, the top candidates and each merge's rank.
+
+use std::fmt::Write as _;
+
+use chrono::NaiveDate;
+use ranklab_engine::policy::Weights;
+
+use super::assemble::Inputs;
+use super::grid::{hundredths, Grid};
+use super::merges::Merge;
+use super::{ranking, Part, Problem, Score, Scored};
+use crate::report::shown;
+use crate::suite::Retriever;
+
+/// Everything the report shows.
+pub(crate) struct Outcome<'a> {
+    /// The loaded inputs.
+    pub(crate) inputs: &'a Inputs,
+    /// The grid searched.
+    pub(crate) grid: &'a Grid,
+    /// The window's last day.
+    pub(crate) as_of: NaiveDate,
+    /// The assembled problem.
+    pub(crate) problem: &'a Problem,
+    /// Every candidate, grid order.
+    pub(crate) scored: &'a [Scored],
+    /// How many candidates a paired assertion rejected.
+    pub(crate) rejected: usize,
+    /// The best candidate on the window.
+    pub(crate) chosen: &'a Scored,
+    /// The best candidate on the train part.
+    pub(crate) train_only: &'a Scored,
+    /// How many candidates to list.
+    pub(crate) top: usize,
+}
+
+/// The report, without its last line (what was written).
+pub(crate) fn markdown(o: &Outcome<'_>) -> String {
+    let inp = o.inputs;
+    let grid = o.grid;
+    let as_of = o.as_of;
+    let chosen = o.chosen;
+    let train_only = o.train_only;
+    let chosen_w = grid.weights(chosen.point);
+    let train_w = grid.weights(train_only.point);
+    let current_w = inp.practice.weights;
+    let current_score = o.problem.score(&current_w);
+    let current_ok = o.problem.paired_ok(&current_w);
+    let mut md = String::new();
+    let _ = writeln!(md, "# ranklab tune — {}\n", inp.suite.name);
+    let _ = writeln!(
+        md,
+        "Merges `{}`: {} of {} merged in the window {}..={} ({} days up to the as-of date {}). Train: the older {}{}; held out: the newest {}{}.\n",
+        shown(&inp.merges_path),
+        inp.window.merges.len(),
+        inp.merges.merges.len(),
+        inp.window.from,
+        inp.window.to,
+        inp.window.days,
+        as_of,
+        inp.window.train().len(),
+        span(inp.window.train()),
+        inp.window.held_out().len(),
+        span(inp.window.held_out()),
+    );
+    let _ = writeln!(
+        md,
+        "First stage: configuration `{}` of `{}` ({}, depth {}), replayed once per query; each candidate re-sorts it under the current wiring. Practice file: `{}`.\n",
+        inp.config.name,
+        shown(&inp.ex_path),
+        match inp.config.retriever {
+            Retriever::Bm25 => "bm25",
+            Retriever::Dense => "dense",
+            Retriever::Fusion => "fusion",
+        },
+        inp.config.depth(),
+        shown(&inp.practice_path)
+    );
+    let _ = writeln!(
+        md,
+        "Grid: unit {}, 0..={} units per weight (0.00..={}), deprecated >= superseded, editorial_only >= amendment: {} candidates, {} rejected by the {} paired assertions of {}. Order: MRR, then recall@{}, then the smaller weights.\n",
+        grid.unit_text(),
+        grid.max_units,
+        hundredths(u32::from(grid.unit_hundredths) * u32::from(grid.max_units)),
+        thousands(o.scored.len()),
+        thousands(o.rejected),
+        o.problem.pairs.len(),
+        if inp.paired.is_empty() { "(no paired file)".to_string() } else { inp.paired.iter().map(|p| format!("`{}`", shown(&p.file.path))).collect::<Vec<_>>().join(", ") },
+        inp.suite.k
+    );
+    let k = inp.suite.k;
+    let _ = writeln!(md, "## Chosen and current weights\n");
+    let _ = writeln!(
+        md,
+        "| weights | superseded | deprecated | amendment | editorial_only | window MRR | window recall@{k} | train MRR | train recall@{k} | held-out MRR | held-out recall@{k} | paired |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
+    let chosen_s = chosen.score.expect("passing");
+    let train_s = train_only.score.expect("passing");
+    weights_row(
+        &mut md,
+        "chosen (selected on the window: in-sample)",
+        &chosen_w,
+        &chosen_s,
+        true,
+    );
+    weights_row(
+        &mut md,
+        "selected on train only (held-out is out-of-sample)",
+        &train_w,
+        &train_s,
+        true,
+    );
+    weights_row(
+        &mut md,
+        "current (practice file)",
+        &current_w,
+        &current_score,
+        current_ok,
+    );
+    let _ = writeln!(
+        md,
+        "\nIn-sample: the chosen weights reach window MRR {:.4} against {:.4} for the current weights. Held out: weights selected on the older {} merges reach MRR {:.4} on the newest {} (train MRR {:.4}); the current weights reach {:.4} there.{}\n",
+        chosen_s.window.mrr(),
+        current_score.window.mrr(),
+        inp.window.train().len(),
+        train_s.held_out.mrr(),
+        inp.window.held_out().len(),
+        train_s.train.mrr(),
+        current_score.held_out.mrr(),
+        if inp.window.held_out().is_empty() { " (Fewer than three merges in the window: nothing is held out.)" } else { "" }
+    );
+    let _ = writeln!(
+        md,
+        "## Top {} candidates on the window\n",
+        o.top.min(o.scored.len() - o.rejected)
+    );
+    let _ = writeln!(md, "| # | superseded | deprecated | amendment | editorial_only | MRR | recall@{k} |\n|---:|---:|---:|---:|---:|---:|---:|");
+    for (i, s) in ranking(o.scored, Part::Window)
+        .iter()
+        .take(o.top)
+        .enumerate()
+    {
+        let w = grid.weights(s.point);
+        let f = s.score.expect("passing").window;
+        let _ = writeln!(
+            md,
+            "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.4} | {:.4} |",
+            i + 1,
+            w.superseded,
+            w.deprecated,
+            w.amendment,
+            w.editorial_only,
+            f.mrr(),
+            f.recall()
+        );
+    }
+    let _ = writeln!(md, "\n## Rank of the expected record, per merge\n");
+    let _ = writeln!(md, "| merge | merged | part | expected | current weights | chosen weights |\n|---|---|---|---|---:|---:|");
+    let (rc, rn) = (o.problem.ranks(&current_w), o.problem.ranks(&chosen_w));
+    for (i, m) in inp.window.merges.iter().enumerate() {
+        let r = |x: Option<usize>| x.map_or("-".to_string(), |v| v.to_string());
+        let part = if i < inp.window.train {
+            "train"
+        } else {
+            "held out"
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {part} | {} | {} | {} |",
+            m.id,
+            m.merged,
+            m.expected,
+            r(rc[i]),
+            r(rn[i])
+        );
+    }
+
+    md
+}
+
+/// `53361` -> `53,361`.
+pub(crate) fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn span(m: &[Merge]) -> String {
+    match (m.first(), m.last()) {
+        (Some(a), Some(b)) => format!(" ({}..={})", a.merged, b.merged),
+        _ => String::new(),
+    }
+}
+
+fn weights_row(md: &mut String, label: &str, w: &Weights, s: &Score, paired_ok: bool) {
+    let held = |x: f64| {
+        if s.held_out.n == 0 {
+            "-".to_string()
+        } else {
+            format!("{x:.4}")
+        }
+    };
+    let _ = writeln!(
+        md,
+        "| {label} | {:.2} | {:.2} | {:.2} | {:.2} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {} | {} |",
+        w.superseded,
+        w.deprecated,
+        w.amendment,
+        w.editorial_only,
+        s.window.mrr(),
+        s.window.recall(),
+        s.train.mrr(),
+        s.train.recall(),
+        held(s.held_out.mrr()),
+        held(s.held_out.recall()),
+        if paired_ok { "all hold as expected" } else { "BROKEN" }
+    );
+}

@@ -1,0 +1,144 @@
+//! One tuning from start to end: load and assemble the problem, score every candidate, re-check
+//! the answer through the real replay, render the report and (when asked) write the practice
+//! file. `ranklab tune` only parses its flags and calls [`tune`].
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use chrono::NaiveDate;
+use ranklab_engine::policy::Practice;
+
+use super::assemble::Inputs;
+use super::grid::Grid;
+use super::report::{self, Outcome};
+use super::{best, search, Part};
+use crate::replay::Engine;
+use crate::report::shown;
+
+/// What to tune, as `ranklab tune`'s flags say.
+pub(crate) struct Request {
+    /// The suite (a directory holding suite.yaml, or the file).
+    pub(crate) suite: PathBuf,
+    /// The merges file (None: merges.yaml beside the suite file).
+    pub(crate) merges: Option<PathBuf>,
+    /// The configuration to tune (None: the one with `wiring: current`).
+    pub(crate) configuration: Option<String>,
+    /// Window length in days, at least 1.
+    pub(crate) window_days: u32,
+    /// The window's last day.
+    pub(crate) as_of: NaiveDate,
+    /// The grid of candidate weights.
+    pub(crate) grid: Grid,
+    /// How many of the best candidates to show.
+    pub(crate) top: usize,
+    /// Whether to write the chosen weights to the practice file.
+    pub(crate) write: bool,
+}
+
+/// Runs a tuning and returns its report (Markdown, a pure function of the inputs). Timing goes
+/// to stderr.
+pub(crate) fn tune(req: &Request) -> Result<String> {
+    let grid = &req.grid;
+    let inputs = Inputs::load(
+        &req.suite,
+        req.merges.as_deref(),
+        req.configuration.as_deref(),
+        req.as_of,
+        req.window_days,
+    )?;
+
+    // First stage once per query: the configurations without their wiring.
+    let (ex_merges, ex_pairs) = inputs.first_stages();
+    let mut all = vec![&ex_merges];
+    all.extend(ex_pairs.iter());
+    let engine = Engine::build(&inputs.corpus, &all)?;
+    let merge_suite = inputs.merge_suite();
+    let problem = inputs.problem(&engine, &merge_suite, &ex_merges, &ex_pairs)?;
+
+    // Every candidate: re-sort only.
+    let pb = crate::progress::bar(grid.len() as u64, "tune");
+    let started = Instant::now();
+    let scored = search(&problem, grid, &|n| pb.inc(n));
+    let elapsed = started.elapsed();
+    pb.finish_and_clear();
+    let rejected = scored.iter().filter(|s| s.score.is_none()).count();
+    eprintln!(
+        "tune: scored {} candidates ({} rejected by paired assertions) on {} merge and {} paired queries in {:.3} s ({} threads)",
+        report::thousands(scored.len()),
+        report::thousands(rejected),
+        problem.merges.len(),
+        problem.pairs.len(),
+        elapsed.as_secs_f64(),
+        rayon::current_num_threads()
+    );
+    let Some(chosen) = best(&scored, Part::Window) else {
+        let breaking: Vec<&str> = problem
+            .pairs
+            .iter()
+            .filter(|p| !p.passes(&inputs.practice.weights))
+            .map(|p| p.id.as_str())
+            .collect();
+        bail!(
+            "every one of the {} candidates breaks a paired assertion; no weights on this grid satisfy them (the current weights break: {}). Check paired*.yaml or widen the grid (--max-units, --unit)",
+            scored.len(),
+            if breaking.is_empty() { "none".to_string() } else { breaking.join(", ") }
+        );
+    };
+    let train_only = best(&scored, Part::Train).expect("a candidate passes");
+    let chosen_w = grid.weights(chosen.point);
+    let train_w = grid.weights(train_only.point);
+    let current_w = inputs.practice.weights;
+
+    // The answer, re-checked through the real replay.
+    for (what, w) in [
+        ("chosen", chosen_w),
+        ("train-selected", train_w),
+        ("current", current_w),
+    ] {
+        inputs.verify(&engine, &merge_suite, &problem, what, w)?;
+    }
+
+    let outcome = Outcome {
+        inputs: &inputs,
+        grid,
+        as_of: req.as_of,
+        problem: &problem,
+        scored: &scored,
+        rejected,
+        chosen: &chosen,
+        train_only: &train_only,
+        top: req.top,
+    };
+    let mut md = report::markdown(&outcome);
+    let practice_path = &inputs.practice_path;
+    if req.write {
+        let window = &inputs.window;
+        let as_of = req.as_of;
+        let tuned = format!(
+            "{as_of}, ranklab tune --window-days {} --as-of {as_of} on {}: {} merges of {}..={}, grid unit {}",
+            window.days,
+            shown(&inputs.merges_path),
+            window.merges.len(),
+            window.from,
+            window.to,
+            grid.unit_text()
+        );
+        let out = Practice {
+            tuned,
+            weights: chosen_w,
+            path: practice_path.clone(),
+        };
+        crate::report::atomic::write(practice_path, out.to_yaml().as_bytes())?;
+        md.push_str(&format!(
+            "\nWrote the chosen weights to `{}`.\n",
+            shown(practice_path)
+        ));
+    } else {
+        md.push_str(&format!(
+            "\nNothing written: pass --write to store the chosen weights in `{}`.\n",
+            shown(practice_path)
+        ));
+    }
+    Ok(md)
+}
