@@ -9,6 +9,7 @@
 //! - [`paired`]: paired legacy-vs-current assertions.
 //! - [`trec`]: TREC run and qrels files (streaming parser, writer).
 //! - [`replay`]: runs every task under every configuration.
+//! - [`external`]: engines outside ranklab (command adapter), and their recordings.
 //! - [`report`]: tables (polars) to Markdown, CSV and JSON; atomic writes.
 //! - [`gate`]: the CI regression gate (baseline file, one-sided verdicts).
 //! - [`tune`]: penalty weights tuned on an integer grid against dated merges.
@@ -20,6 +21,7 @@
 pub mod cli;
 pub(crate) mod cmd;
 pub(crate) mod compare;
+pub mod external;
 pub mod gate;
 pub mod metrics;
 pub mod paired;

@@ -221,7 +221,10 @@ impl Paired {
             engine,
             &suite,
             &self.experiments,
-            &ReplayOptions { weights },
+            &ReplayOptions {
+                weights,
+                ..ReplayOptions::default()
+            },
         )?;
         let mut out = Vec::new();
         for (i, a) in self.file.assertions.iter().enumerate() {

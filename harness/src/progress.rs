@@ -17,3 +17,14 @@ pub(crate) fn bar(len: u64, what: &str) -> ProgressBar {
     pb.set_message(what.to_string());
     pb
 }
+
+/// A bar that also shows the rate (queries/s), for engines asked over a protocol.
+pub(crate) fn rate_bar(len: u64, what: &str) -> ProgressBar {
+    let pb = bar(len, what);
+    pb.set_style(
+        ProgressStyle::with_template("{msg:>12} [{bar:40}] {pos}/{len} {per_sec} {elapsed}")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    pb
+}

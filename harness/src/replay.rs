@@ -7,6 +7,7 @@
 //! total order of `ranklab_engine::ranking` (score descending, then id descending), so the run
 //! files written from it rank identically when trec_eval reads them back.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -54,6 +55,32 @@ pub struct Replay {
     pub runs: Vec<ConfigRun>,
     /// Identity (file sha256, settings) of every model used, by model id.
     pub models: BTreeMap<String, String>,
+    /// Ids external engines returned that are not in the corpus: a [`Ranked::doc`] of
+    /// `corpus.len() + i` names `unjudged[i]` (see [`Replay::corpus_view`]).
+    pub unjudged: Vec<String>,
+    /// What each external configuration did (file order).
+    pub external: Vec<crate::external::Summary>,
+}
+
+impl Replay {
+    /// The corpus the rankings index into: `corpus` itself, or, when an external engine
+    /// returned ids the corpus does not hold, `corpus` followed by one text-less document per
+    /// such id (unjudged: no task expects it).
+    pub fn corpus_view<'a>(&self, corpus: &'a Corpus) -> Cow<'a, Corpus> {
+        if self.unjudged.is_empty() {
+            return Cow::Borrowed(corpus);
+        }
+        let mut docs = corpus.docs.clone();
+        docs.extend(
+            self.unjudged
+                .iter()
+                .map(|id| crate::external::stub_document(id)),
+        );
+        Cow::Owned(
+            Corpus::new(corpus.root.clone(), docs)
+                .expect("unjudged ids are absent from the corpus and unique"),
+        )
+    }
 }
 
 /// A bi-encoder with its index over the corpus and its cache.
@@ -217,6 +244,9 @@ enum ListKey {
         rrf_k: u32,
         depth: usize,
     },
+    External {
+        configuration: String,
+    },
 }
 
 fn list_key(c: &Configuration) -> ListKey {
@@ -233,6 +263,9 @@ fn list_key(c: &Configuration) -> ListKey {
             b,
             rrf_k: c.rrf().k.to_bits(),
             depth: c.depth(),
+        },
+        Retriever::External => ListKey::External {
+            configuration: c.name.clone(),
         },
     }
 }
@@ -281,6 +314,7 @@ impl TaskLists<'_, '_> {
                 fused.truncate(self.max_depth);
                 fused
             }
+            Retriever::External => unreachable!("external lists come from crate::external"),
         };
         check_finite(&self.query, &list, |d| corpus.id(d))?;
         let out = list.iter().take(c.depth()).cloned().collect();
@@ -304,6 +338,11 @@ impl TaskLists<'_, '_> {
 pub struct ReplayOptions {
     /// Use these penalty weights instead of the practice file's (for tuning).
     pub weights: Option<Weights>,
+    /// Live engines, `--record` or `--from-recording` (external configurations only).
+    pub external: crate::external::Mode,
+    /// Where recordings are read from (`reports/<suite>/runs`); a live run compares its
+    /// rankings with a recording found there.
+    pub recordings: Option<std::path::PathBuf>,
 }
 
 /// The penalty weights of every configuration that has a wiring (None for the others).
@@ -361,6 +400,7 @@ pub fn replay_with(
             per_task: Vec::with_capacity(suite.tasks.len()),
         })
         .collect();
+    let mut ext = crate::external::run_all(corpus, suite, ex, opts)?;
     let pb = crate::progress::bar(suite.tasks.len() as u64, "replay");
     // Widest shortlist per (model, first stage): narrower widths reuse its scores.
     let mut widest: BTreeMap<(String, ListKey), usize> = BTreeMap::new();
@@ -370,7 +410,7 @@ pub fn replay_with(
             *w = (*w).max(r.shortlist);
         }
     }
-    for task in &suite.tasks {
+    for (ti, task) in suite.tasks.iter().enumerate() {
         let mut lists = TaskLists {
             engine,
             query: task.query.clone(),
@@ -379,11 +419,25 @@ pub fn replay_with(
             query_vecs: HashMap::new(),
         };
         let mut shortlists: BTreeMap<(String, ListKey), ShortlistScores> = BTreeMap::new();
-        for (run, w) in runs.iter_mut().zip(&weights) {
+        for (ci, (run, w)) in runs.iter_mut().zip(&weights).enumerate() {
             let c = &run.config;
-            let hits = lists
-                .get(c)
-                .with_context(|| format!("first stage of task {} under {:?}", task.id, c.name))?;
+            // An external list: hits outside the corpus skip ranklab's stages and stay below.
+            let (hits, outside) = match ext.lists.get_mut(&ci) {
+                Some(l) => {
+                    let hits = std::mem::take(&mut l[ti]);
+                    if c.rerank.is_some() || c.wiring != Wiring::None {
+                        hits.into_iter().partition(|h| h.doc < corpus.len())
+                    } else {
+                        (hits, Vec::new())
+                    }
+                }
+                None => (
+                    lists.get(c).with_context(|| {
+                        format!("first stage of task {} under {:?}", task.id, c.name)
+                    })?,
+                    Vec::new(),
+                ),
+            };
             let ranked: Vec<Ranked> = match &c.rerank {
                 None => hits.iter().map(plain).collect(),
                 Some(r) => {
@@ -421,6 +475,8 @@ pub fn replay_with(
                     .collect(),
                 _ => ranked,
             };
+            let mut ranked = ranked;
+            ranked.extend(outside.iter().map(plain));
             run.per_task.push(ranked);
         }
         pb.inc(1);
@@ -441,7 +497,12 @@ pub fn replay_with(
         .into_iter()
         .filter(|(id, _)| used.contains(id))
         .collect();
-    Ok(Replay { runs, models })
+    Ok(Replay {
+        runs,
+        models,
+        unjudged: ext.unjudged,
+        external: ext.summaries,
+    })
 }
 
 /// The reranked list with its ordering score: the logit inside the shortlist; below it, the

@@ -322,6 +322,8 @@ pub enum Retriever {
     Dense,
     /// RRF of BM25 and the bi-encoder.
     Fusion,
+    /// An engine outside ranklab (`engine:`), see [`crate::external`].
+    External,
 }
 
 /// How lifecycle and history reach the score (issue 5).
@@ -377,8 +379,12 @@ impl RerankSpec {
 pub struct Configuration {
     /// Name (unique in the file); names the run file.
     pub name: String,
-    /// First stage.
+    /// First stage (`external` when `engine` is given; then it may be left out).
+    #[serde(default = "external_unless_given")]
     pub retriever: Retriever,
+    /// An external engine as the first stage (command or HTTP adapter).
+    #[serde(default)]
+    pub engine: Option<crate::external::EngineSpec>,
     /// Bi-encoder model id (dense, fusion).
     #[serde(default)]
     pub embedder: Option<String>,
@@ -401,6 +407,10 @@ pub struct Configuration {
     /// experiments file (default: `search-practice.yaml` beside it).
     #[serde(default)]
     pub practice: Option<PathBuf>,
+}
+
+fn external_unless_given() -> Retriever {
+    Retriever::External
 }
 
 /// Default depth of first-stage lists and of written runs.
@@ -427,7 +437,7 @@ impl Configuration {
     /// The bi-encoder id, when the retriever uses one.
     pub fn embedder(&self) -> Option<&str> {
         match self.retriever {
-            Retriever::Bm25 => None,
+            Retriever::Bm25 | Retriever::External => None,
             _ => Some(self.embedder.as_deref().unwrap_or(DEFAULT_EMBEDDER)),
         }
     }
@@ -500,6 +510,20 @@ impl Experiments {
                 if r.shortlist > c.depth() {
                     bail!("{at}: rerank shortlist {} is larger than the first-stage depth {}; lower it or raise `depth`", r.shortlist, c.depth());
                 }
+            }
+            match (&c.engine, c.retriever) {
+                (None, Retriever::External) => bail!(
+                    "{at}: configuration {:?} has neither `retriever` (bm25 | dense | fusion) nor `engine` (an external engine, see docs/engines.md)",
+                    c.name
+                ),
+                (Some(_), r) if r != Retriever::External => bail!(
+                    "{at}: configuration {:?} has both `retriever` and `engine`; an external engine is the first stage, remove `retriever`",
+                    c.name
+                ),
+                (Some(e), _) => e
+                    .check()
+                    .with_context(|| format!("{at}: configuration {:?}", c.name))?,
+                (None, _) => {}
             }
             let p = c.bm25();
             if !(p.k1.is_finite() && p.k1 >= 0.0 && (0.0..=1.0).contains(&p.b)) {

@@ -494,3 +494,130 @@ fn every_bad_input_exits_2_naming_file_and_line_and_every_accepted_variant_passe
         "the catalogue keeps at least 30 rejected inputs"
     );
 }
+
+// ---- External engines (issue 14): the command adapter and recordings. Kept apart from the
+// table above: each case writes an experiments file whose configuration `ext` runs a small
+// shell engine (`tasks/p/engine.sh`) that misbehaves in one way.
+
+const ENGINE: &str = "tasks/p/engine.sh";
+const EXT: &[u8] = b"experiment: e\nbaseline: bm25\nconfigurations:\n  - name: bm25\n    retriever: bm25\n  - name: ext\n    engine: { command: [sh, engine.sh], timeout_ms: 2000 }\n";
+/// Reads requests, answers each with `$hits` for its own task (key order of ranklab's requests:
+/// k, query, task).
+macro_rules! answering {
+    ($hits:literal) => {
+        concat!(
+            "while read -r line; do t=$(printf '%s' \"$line\" | sed 's/.*\"task\":\"\\([^\"]*\\)\".*/\\1/'); printf '{\"task\":\"%s\",",
+            $hits,
+            "}\\n' \"$t\"; done\n"
+        )
+        .as_bytes()
+    };
+}
+
+fn external_engine_cases() -> Vec<Case> {
+    let case = |name, engine: &'static [u8], args, expect| Case {
+        name,
+        edits: vec![Write(EXPERIMENTS, EXT), Write(ENGINE, engine)],
+        args,
+        expect,
+    };
+    let from_rec: &[&str] = &["run", "tasks/p", "--reports", "reports", "--from-recording"];
+    let good =
+        answering!(r#""hits":[{"id":"alpha","score":1.5},{"id":"not-in-corpus","score":0.5}]"#);
+    vec![
+        case("engine: a well-behaved engine", good, RUN, Accepted),
+        Case {
+            name: "engine: command not found",
+            edits: vec![Sub(EXPERIMENTS, "retriever: bm25\n    wiring: current", "engine: { command: [no-such-engine-xyz] }")],
+            args: RUN,
+            expect: Fails { at: "configuration \"current\"", says: &["cannot start engine command", "no-such-engine-xyz", "installed"] },
+        },
+        case("engine: exits early", b"echo 'cannot open index corpus.idx' >&2; exit 3\n", RUN,
+            Fails { at: "configuration \"ext\", task T1", says: &["exited with code 3", "cannot open index corpus.idx"] }),
+        case("engine: a line that is not JSON", b"read -r line; echo 'ready!'; sleep 1\n", RUN,
+            Fails { at: "configuration \"ext\", task T1", says: &["stdout line 1", "not JSON", "ready!"] }),
+        case("engine: a response for another task", b"read -r line; echo '{\"task\":\"T9\",\"hits\":[]}'; sleep 1\n", RUN,
+            Fails { at: "configuration \"ext\"", says: &["task T1", "for task \"T9\""] }),
+        case("engine: no answer within timeout_ms", b"exec sleep 10\n", RUN,
+            Fails { at: "configuration \"ext\", task T1", says: &["did not answer within 2000 ms", "timeout_ms"] }),
+        case("engine: a score that is not a number", answering!(r#""hits":[{"id":"alpha","score":"high"}]"#), RUN,
+            Fails { at: "configuration \"ext\"", says: &["task T1", "\"high\"", "not a number"] }),
+        case("engine: a NaN score", answering!(r#""hits":[{"id":"alpha","score":NaN}]"#), RUN,
+            Fails { at: "configuration \"ext\", task T1", says: &["NaN", "finite"] }),
+        case("engine: a duplicate id in one response", answering!(r#""hits":[{"id":"alpha"},{"id":"alpha"}]"#), RUN,
+            Fails { at: "configuration \"ext\"", says: &["task T1", "\"alpha\" appears twice"] }),
+        case("engine: some hits scored, some not", answering!(r#""hits":[{"id":"alpha","score":1},{"id":"beta"}]"#), RUN,
+            Fails { at: "configuration \"ext\"", says: &["task T1", "1 of 2 hits have a score"] }),
+        case("engine: errors are not empty rankings", answering!(r#""error":"index offline""#), RUN,
+            Fails { at: "configuration \"ext\"", says: &["engine errors: 3 (first: T1: index offline)", "on_error: empty"] }),
+        Case {
+            name: "engine: on_error empty counts errors as empty rankings",
+            edits: vec![Write(EXPERIMENTS, b"experiment: e\nconfigurations:\n  - name: ext\n    engine: { command: [sh, engine.sh], on_error: empty }\n"), Write(ENGINE, answering!(r#""error":"index offline""#))],
+            args: RUN,
+            expect: Accepted,
+        },
+        Case {
+            name: "engine: neither retriever nor engine",
+            edits: vec![Sub(EXPERIMENTS, "    retriever: bm25\n    wiring: current", "    wiring: current")],
+            args: RUN,
+            expect: Fails { at: "tasks/p/experiments.yaml:6", says: &["neither `retriever`", "`engine`"] },
+        },
+        Case {
+            name: "engine: an unset ${VARIABLE}",
+            edits: vec![Write(EXPERIMENTS, b"experiment: e\nconfigurations:\n  - name: ext\n    engine: { command: [sh, engine.sh], env: { TOKEN: \"${RANKLAB_TEST_UNSET_TOKEN}\" } }\n"), Write(ENGINE, good)],
+            args: RUN,
+            expect: Fails { at: "configuration \"ext\"", says: &["RANKLAB_TEST_UNSET_TOKEN", "not set"] },
+        },
+        case("engine: --from-recording without a recording", good, from_rec,
+            Fails { at: "configuration \"ext\"", says: &["no recording at reports/p/runs/ext.recording.json", "--record"] }),
+        Case {
+            name: "engine: a recording that does not match its configuration",
+            edits: vec![
+                Write(EXPERIMENTS, EXT),
+                Write(ENGINE, good),
+                Write("reports/p/runs/ext.recording.json", b"{\"configuration\":\"ext\",\"hash\":\"0123456789abcdef\",\"version\":null,\"exchanges\":[]}\n"),
+            ],
+            args: from_rec,
+            expect: Fails { at: "reports/p/runs/ext.recording.json", says: &["does not match configuration \"ext\"", "hash 0123456789ab", "re-record with --record"] },
+        },
+    ]
+}
+
+#[test]
+fn every_bad_external_engine_exits_2_naming_configuration_and_task() {
+    let pristine = common::fixture("bad_input");
+    let cases = external_engine_cases();
+    let failed: Vec<String> = cases
+        .iter()
+        .filter_map(|c| {
+            let mut edits = Vec::new();
+            for e in &c.edits {
+                if let Write(f, _) = e {
+                    if let Some(parent) = Path::new(f).parent() {
+                        edits.push(parent.to_path_buf());
+                    }
+                }
+            }
+            check_creating(&pristine, c, &edits)
+                .err()
+                .map(|e| format!("--- {}: {e}", c.name))
+        })
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failed.len(),
+        cases.len(),
+        failed.join("\n")
+    );
+}
+
+/// [`check`], after creating the directories the case writes into.
+fn check_creating(pristine: &Path, case: &Case, dirs: &[std::path::PathBuf]) -> Result<(), String> {
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_dir(pristine, tmp.path());
+    for d in dirs {
+        std::fs::create_dir_all(tmp.path().join(d)).unwrap();
+    }
+    check(tmp.path(), case)
+}

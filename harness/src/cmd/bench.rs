@@ -18,13 +18,20 @@ pub(crate) struct BenchArgs {
     /// Root of the report tree.
     #[arg(long, default_value = "reports")]
     pub reports: PathBuf,
+    #[command(flatten)]
+    pub recording: crate::external::RecordingArgs,
 }
 
 /// Runs the command.
 pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
     let mut rendered = Vec::new();
     for s in suites(&args.tasks)? {
-        rendered.push(report::render_suite(&s, &[])?);
+        rendered.push(report::render_suite(
+            &s,
+            &[],
+            &args.reports,
+            &args.recording.mode(),
+        )?);
     }
     for (suite, reports) in &rendered {
         let dir = args.reports.join(&suite.name);

@@ -71,13 +71,24 @@ pub(crate) struct GateArgs {
     /// The qrels split of --beir collections.
     #[arg(long, default_value = "test")]
     pub split: String,
+    /// Root of the report tree: external configurations' recordings are read from
+    /// <REPORTS>/<suite>/runs/ (with --from-recording).
+    #[arg(long, default_value = "reports")]
+    pub reports: PathBuf,
+    #[command(flatten)]
+    pub recording: crate::external::RecordingArgs,
 }
 
 /// Runs the command.
 pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
     let mut subjects: BTreeMap<String, Subject> = BTreeMap::new();
     for p in crate::suite::suites(&args.tasks)? {
-        let s = Subject::from_suite(&p)?;
+        let mut s = Subject::from_suite(&p)?;
+        s.replay = crate::replay::ReplayOptions {
+            external: args.recording.mode(),
+            recordings: Some(args.reports.join(&s.name).join("runs")),
+            ..Default::default()
+        };
         if let Some(prev) = subjects.get(&s.name) {
             bail!(
                 "{}: suite name {:?} is also used by {}; suite names must be unique",

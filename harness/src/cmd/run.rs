@@ -23,11 +23,18 @@ pub(crate) struct RunArgs {
     /// Print the tables without writing any file.
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub recording: crate::external::RecordingArgs,
 }
 
 /// Runs the command.
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode> {
-    let (suite, reports) = report::render_suite(&args.suite, &args.experiments)?;
+    let (suite, reports) = report::render_suite(
+        &args.suite,
+        &args.experiments,
+        &args.reports,
+        &args.recording.mode(),
+    )?;
     let dir = args.reports.join(&suite.name);
     for r in &reports {
         if !args.dry_run {

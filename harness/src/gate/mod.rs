@@ -24,7 +24,7 @@ use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::{beir, Corpus};
 use sha2::Digest;
 
-use crate::replay::{replay, Engine};
+use crate::replay::{replay_with, Engine};
 use crate::report::{per_task_values, MeasureSet};
 use crate::suite::{Configuration, Experiments, Suite, Wiring};
 use baseline::{Fixed, Kind, SuiteEntry};
@@ -78,6 +78,8 @@ pub struct Subject {
     pub paired: Vec<PathBuf>,
     /// Where configuration errors point (the experiments directory, or the collection).
     pub origin: PathBuf,
+    /// How external configurations are replayed (live, or from their recordings).
+    pub replay: crate::replay::ReplayOptions,
 }
 
 impl Subject {
@@ -127,6 +129,7 @@ impl Subject {
             measures: MeasureSet::Suite,
             default_metrics: vec![format!("recall@{k}"), "MRR".to_string()],
             paired,
+            replay: Default::default(),
         })
     }
 
@@ -150,6 +153,7 @@ impl Subject {
             default_metrics: vec![BEIR_METRIC.to_string()],
             paired: Vec::new(),
             origin: dir.to_path_buf(),
+            replay: Default::default(),
         })
     }
 
@@ -204,11 +208,12 @@ impl Subject {
             path: self.origin.join("experiments.yaml"),
         };
         let engine = Engine::build(&self.corpus, &[&ex])?;
-        let r = replay(&engine, &self.suite, &ex)
+        let r = replay_with(&engine, &self.suite, &ex, &self.replay)
             .with_context(|| format!("replaying {} for the gate", self.name))?;
         let metrics = self.metric_names();
+        let all = r.corpus_view(&self.corpus);
         for run in &r.runs {
-            let values = per_task_values(&self.corpus, &self.suite, run, &self.measures);
+            let values = per_task_values(&all, &self.suite, run, &self.measures);
             for (m, name) in metrics.iter().enumerate() {
                 let sum: f64 = values.iter().map(|v| v[m]).sum();
                 let mean = sum / values.len().max(1) as f64;

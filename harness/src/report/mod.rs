@@ -23,7 +23,7 @@ use polars::prelude::*;
 use ranklab_engine::corpus::Corpus;
 
 use crate::metrics::{evaluate_ranking, Measure};
-use crate::replay::{replay, ConfigRun, Engine, Replay};
+use crate::replay::{ConfigRun, Engine, Replay};
 use crate::suite::{experiment_files, Experiments, Suite, Task};
 
 /// The measures of a suite table, at cutoff `k`, with their column names.
@@ -252,9 +252,11 @@ pub fn render(
     replay: &Replay,
     set: &MeasureSet,
 ) -> Result<SuiteReport> {
-    let metrics = metrics_table(corpus, suite, ex, replay, set)?;
-    let tasks = tasks_table(corpus, suite, replay)?;
-    let computed = stats_section::compute(corpus, suite, ex, replay, set)?;
+    // Rankings index into the corpus plus the ids external engines returned outside it.
+    let all = replay.corpus_view(corpus);
+    let metrics = metrics_table(&all, suite, ex, replay, set)?;
+    let tasks = tasks_table(&all, suite, replay)?;
+    let computed = stats_section::compute(&all, suite, ex, replay, set)?;
     let stats = stats_section::section_of(&computed)?;
     let stem = &ex.experiment;
     let mut md = String::new();
@@ -287,10 +289,11 @@ pub fn render(
     )?;
     writeln!(md, "**Reading:** {}\n", stats.reading)?;
     writeln!(md, "{}\n", stats.method)?;
-    let plots = plots::render_computed(&computed, corpus, suite, ex, replay, stem)?;
+    md.push_str(&crate::external::report_section(replay));
+    let plots = plots::render_computed(&computed, &all, suite, ex, replay, stem)?;
     md.push_str(&plots.markdown);
-    md.push_str(&adr::movements(corpus, suite, ex, replay));
-    md.push_str(&adr::score_distributions(corpus, suite, replay));
+    md.push_str(&adr::movements(&all, suite, ex, replay));
+    md.push_str(&adr::score_distributions(&all, suite, replay));
     md.push_str(&adr::model_identities(&replay.models));
     writeln!(md, "## Rank of the first expected document, per task\n")?;
     writeln!(md, "`-` = not in the run.\n")?;
@@ -300,8 +303,16 @@ pub fn render(
     for run in &replay.runs {
         files.push((
             PathBuf::from("runs").join(format!("{}.trec", run.config.name)),
-            run_file(corpus, suite, run).into_bytes(),
+            run_file(&all, suite, run).into_bytes(),
         ));
+    }
+    for s in &replay.external {
+        if let Some(r) = &s.recording {
+            files.push((
+                PathBuf::from("runs").join(crate::external::recording::file_name(&s.configuration)),
+                r.to_bytes(),
+            ));
+        }
     }
     files.push((PathBuf::from("qrels.txt"), qrels_file(suite)?.into_bytes()));
     files.push((PathBuf::from(format!("{stem}.md")), md.clone().into_bytes()));
@@ -347,9 +358,13 @@ pub fn write_all(dir: &Path, report: &SuiteReport) -> Result<()> {
 }
 
 /// Replays a suite and renders one report per experiment file (nothing written yet).
+///
+/// External configurations follow `mode`; their recordings live in `<reports_root>/<suite>/runs/`.
 pub fn render_suite(
     suite_path: &Path,
     experiment_paths: &[PathBuf],
+    reports_root: &Path,
+    mode: &crate::external::Mode,
 ) -> Result<(Suite, Vec<SuiteReport>)> {
     let suite = Suite::load(suite_path)?;
     let paths = if experiment_paths.is_empty() {
@@ -366,7 +381,12 @@ pub fn render_suite(
     let engine = Engine::build(&corpus, &refs)?;
     let mut reports = Vec::new();
     for ex in &experiments {
-        let r = replay(&engine, &suite, ex)?;
+        let opts = crate::replay::ReplayOptions {
+            external: mode.clone(),
+            recordings: Some(reports_root.join(&suite.name).join("runs")),
+            ..Default::default()
+        };
+        let r = crate::replay::replay_with(&engine, &suite, ex, &opts)?;
         reports.push(render(&corpus, &suite, ex, &r, &MeasureSet::Suite)?);
     }
     engine.finish()?;

@@ -19,6 +19,7 @@ pub fn configuration(name: &str) -> Result<Configuration> {
     let base = Configuration {
         name: name.to_string(),
         retriever: Retriever::Bm25,
+        engine: None,
         embedder: None,
         bm25: None,
         rrf_k: None,

@@ -214,7 +214,10 @@ impl Inputs {
             engine,
             merge_suite,
             &ex,
-            &ReplayOptions { weights: Some(w) },
+            &ReplayOptions {
+                weights: Some(w),
+                ..ReplayOptions::default()
+            },
         )?;
         let slow: Vec<Option<usize>> = merge_suite
             .tasks

@@ -73,6 +73,7 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
             Retriever::Bm25 => "bm25",
             Retriever::Dense => "dense",
             Retriever::Fusion => "fusion",
+            Retriever::External => "external",
         },
         inp.config.depth(),
         shown(&inp.practice_path)

@@ -1,0 +1,304 @@
+//! The command adapter: one long-lived child process per configuration per run, speaking JSON
+//! lines.
+//!
+//! ranklab writes one request per line on the child's stdin,
+//! `{"task": "T01", "query": "...", "k": 100}`, and reads one response per line on its stdout,
+//! `{"task": "T01", "hits": [{"id": "doc-a", "score": 3.5}, ...]}` or
+//! `{"task": "T01", "error": "message"}`. With `version: true` the first request is
+//! `{"version": true}`, answered by `{"version": "..."}`. When every task is answered, ranklab
+//! closes stdin and the child exits.
+//!
+//! The child's stderr is kept (its last lines): an engine that is not found, exits early,
+//! answers with a line that is not JSON or does not answer within `timeout_ms` is an error that
+//! names the configuration, the task, the exit code and that tail.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+use super::{expand_env, request, EngineSpec, Exchange};
+use crate::suite::Task;
+
+/// How many lines of the child's stderr are kept.
+const STDERR_LINES: usize = 20;
+
+/// A running engine process.
+struct Engine {
+    name: String,
+    argv: Vec<String>,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<std::io::Result<String>>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr_done: Option<std::thread::JoinHandle<()>>,
+    line_no: usize,
+    timeout: Duration,
+}
+
+/// Starts the command of `spec` (cwd and relative program resolved against `base`).
+fn start(name: &str, spec: &EngineSpec, base: &Path) -> Result<Engine> {
+    let argv = spec.command.clone().unwrap_or_default();
+    let cwd = match &spec.cwd {
+        Some(c) => base.join(c),
+        None => base.to_path_buf(),
+    };
+    if !cwd.is_dir() {
+        bail!(
+            "configuration {name:?}: engine cwd {} is not a directory",
+            cwd.display()
+        );
+    }
+    let program = if argv[0].contains('/') {
+        cwd.join(&argv[0])
+    } else {
+        PathBuf::from(&argv[0])
+    };
+    let mut cmd = Command::new(&program);
+    cmd.args(&argv[1..])
+        .current_dir(&cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in &spec.env {
+        let v = expand_env(v).with_context(|| format!("configuration {name:?}: engine env {k}"))?;
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().with_context(|| {
+        format!(
+            "configuration {name:?}: cannot start engine command {:?} (in {}); check that it is installed and on PATH",
+            argv.join(" "),
+            cwd.display()
+        )
+    })?;
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let stop = line.is_err();
+            if tx.send(line).is_err() || stop {
+                break;
+            }
+        }
+    });
+    let tail = Arc::new(Mutex::new(VecDeque::new()));
+    let keep = Arc::clone(&tail);
+    let stderr_done = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let mut t = keep.lock().unwrap_or_else(|e| e.into_inner());
+            if t.len() == STDERR_LINES {
+                t.pop_front();
+            }
+            t.push_back(line);
+        }
+    });
+    Ok(Engine {
+        name: name.to_string(),
+        argv,
+        stdin: child.stdin.take(),
+        child,
+        lines,
+        stderr: tail,
+        stderr_done: Some(stderr_done),
+        line_no: 0,
+        timeout: spec.timeout(),
+    })
+}
+
+impl Engine {
+    /// The last lines of the child's stderr, indented, or a note that it wrote none.
+    fn stderr_tail(&mut self) -> String {
+        // Give the stderr reader a moment to drain after an exit.
+        if let Some(h) = self.stderr_done.take() {
+            if self.child.try_wait().ok().flatten().is_some() {
+                let _ = h.join();
+            }
+        }
+        let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        if t.is_empty() {
+            "; it wrote nothing on stderr".to_string()
+        } else {
+            format!(
+                "; last lines of its stderr:\n    {}",
+                t.iter().cloned().collect::<Vec<_>>().join("\n    ")
+            )
+        }
+    }
+
+    /// The exit status once the child has exited (waits up to a second).
+    fn exit_status(&mut self) -> String {
+        for _ in 0..100 {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return match s.code() {
+                    Some(c) => format!("exited with code {c}"),
+                    None => format!("was killed ({s})"),
+                };
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        "closed its stdout".to_string()
+    }
+
+    fn fail(&mut self, task: &str, what: String) -> anyhow::Error {
+        // A child that closed its stdout is usually exiting: give it a second to say how.
+        let exited = match self.child.try_wait() {
+            Ok(Some(_)) => true,
+            _ if what.starts_with("stopped") => (0..100).any(|_| {
+                std::thread::sleep(Duration::from_millis(10));
+                matches!(self.child.try_wait(), Ok(Some(_)))
+            }),
+            _ => false,
+        };
+        let status = match exited {
+            true => self.exit_status(),
+            false => {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                "ranklab stopped it".to_string()
+            }
+        };
+        let tail = self.stderr_tail();
+        anyhow::anyhow!(
+            "configuration {:?}, task {task}: engine {:?} {what} ({status}){tail}",
+            self.name,
+            self.argv.join(" "),
+        )
+    }
+
+    /// Sends one request line and reads one response line.
+    fn ask(&mut self, task: &str, req: &Value) -> Result<Value> {
+        let mut line = req.to_string();
+        line.push('\n');
+        let sent = match self.stdin.as_mut() {
+            Some(w) => w.write_all(line.as_bytes()).and_then(|()| w.flush()),
+            None => Ok(()),
+        };
+        if let Err(e) = sent {
+            let status = self.exit_status();
+            let tail = self.stderr_tail();
+            bail!(
+                "configuration {:?}, task {task}: engine {:?} {status} before reading the request ({e}){tail}",
+                self.name,
+                self.argv.join(" ")
+            );
+        }
+        let got = match self.lines.recv_timeout(self.timeout) {
+            Ok(Ok(l)) => l,
+            Ok(Err(e)) => return Err(self.fail(task, format!("wrote unreadable output ({e})"))),
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(self.fail(
+                    task,
+                    format!(
+                        "did not answer within {} ms (raise `timeout_ms`, or check that it answers each line as soon as it reads it and flushes stdout); it was stopped",
+                        self.timeout.as_millis()
+                    ),
+                ))
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(self.fail(task, "stopped before answering".to_string()))
+            }
+        };
+        self.line_no += 1;
+        let text = got.trim_end_matches('\r');
+        match serde_json::from_str::<Value>(text) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let hint = if text.contains("NaN") || text.contains("Infinity") {
+                    " (NaN and Infinity are not JSON: scores must be finite numbers)"
+                } else {
+                    ""
+                };
+                let msg = e.to_string();
+                let msg = msg.split(" at line ").next().unwrap_or(&msg);
+                let what = format!(
+                    "answered with stdout line {} that is not JSON (column {}: {msg}){hint}: {}",
+                    self.line_no,
+                    e.column(),
+                    super::cut(text, 200)
+                );
+                Err(self.fail(task, what))
+            }
+        }
+    }
+
+    /// Closes stdin and waits for the child to exit (killing it after the timeout).
+    fn finish(mut self) -> Result<()> {
+        drop(self.stdin.take());
+        let deadline = std::time::Instant::now() + self.timeout;
+        loop {
+            if let Some(_s) = self.child.try_wait()? {
+                return Ok(());
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Asks the engine every task, in suite order; returns the exchanges and the engine's version.
+pub fn run(
+    name: &str,
+    spec: &EngineSpec,
+    base: &Path,
+    tasks: &[Task],
+    k: usize,
+) -> Result<(Vec<Exchange>, Option<String>)> {
+    let mut engine = start(name, spec, base)?;
+    let version = if spec.version {
+        let v = engine.ask("(version)", &serde_json::json!({ "version": true }))?;
+        match v.get("version").and_then(Value::as_str) {
+            Some(s) => Some(s.to_string()),
+            None => bail!(
+                "configuration {name:?}: the engine answered the version request with {}; expected {{\"version\": \"...\"}}",
+                super::snippet(&v)
+            ),
+        }
+    } else {
+        None
+    };
+    let pb = crate::progress::rate_bar(tasks.len() as u64, name);
+    let mut out = Vec::with_capacity(tasks.len());
+    for t in tasks {
+        let req = request(t, k);
+        let response = engine.ask(&t.id, &req)?;
+        if let Some(other) = response.get("task").and_then(Value::as_str) {
+            if other != t.id {
+                let what = format!(
+                    "answered request {:?} with a response for task {other:?}; answer each request in order, with its own task id",
+                    t.id
+                );
+                return Err(engine.fail(&t.id, what));
+            }
+        }
+        out.push(Exchange {
+            task: t.id.clone(),
+            request: req,
+            response,
+        });
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    engine.finish()?;
+    Ok((out, version))
+}

@@ -1,0 +1,547 @@
+//! External engines: a configuration whose first stage is a search ranklab does not contain.
+//!
+//! - [`command`]: a long-lived child process speaking JSON lines on stdin/stdout;
+//! - [`recording`]: every request and response of a configuration, kept beside its run, so
+//!   reports and the gate can be reproduced with no engine running.
+//!
+//! An adapter turns each task into one *exchange*: the request ranklab sent and the response the
+//! engine gave, both JSON. [`parse_response`] turns a response into a ranking, the same way for a
+//! live engine and for a recording, so a report rendered from a recording is the report of the
+//! recorded run, byte for byte.
+//!
+//! Guarantees: a duplicate id within one response, a score that is not a finite number, hits
+//! that mix scored and unscored entries, and a response for another task are errors naming the
+//! configuration and the task. A task the engine answered with an error is never silently an
+//! empty ranking: the run fails with "engine errors: N (first: T07: ...)" unless the configuration
+//! says `on_error: empty`, and then the report says how many tasks were counted empty.
+//! Configuration values of the form `${NAME}` are read from the environment when the engine is
+//! started and never written anywhere (recordings keep the `${NAME}` form).
+//!
+//! The protocol and the YAML fields are in `docs/engines.md`.
+
+pub mod command;
+pub mod recording;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::suite::Task;
+
+/// What to do with a task the engine answered with an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnError {
+    /// The run fails (exit 2) naming how many tasks failed and the first failure.
+    #[default]
+    Fail,
+    /// The task counts as an empty ranking; the report states how many.
+    Empty,
+}
+
+/// `engine:` of a configuration.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineSpec {
+    /// The command adapter: program and arguments (the program is looked up on `PATH`, or,
+    /// when it contains a `/`, relative to `cwd`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// Working directory of the command, relative to the experiments file (default: its
+    /// directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+    /// Extra environment of the command; values may name variables as `${NAME}`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// How long to wait for each response, in milliseconds (default 30000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Ask the engine for its version (`{"version": true}`) before the first task; the answer
+    /// keys the recording.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub version: bool,
+    /// What a task the engine answered with an error becomes (default: the run fails).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub on_error: OnError,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+/// Default response timeout.
+pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+
+impl EngineSpec {
+    /// Checks the fields that need no engine: exactly one adapter, a non-empty command.
+    pub fn check(&self) -> Result<()> {
+        match &self.command {
+            None => bail!("`engine` needs `command: [program, args...]` (see docs/engines.md)"),
+            Some(argv) if argv.is_empty() || argv[0].trim().is_empty() => {
+                bail!("`engine.command` is empty; give the program and its arguments")
+            }
+            Some(_) => {}
+        }
+        if self.timeout_ms == Some(0) {
+            bail!("`engine.timeout_ms` must be at least 1");
+        }
+        for v in self.env.values() {
+            env_refs(v)?;
+        }
+        Ok(())
+    }
+
+    /// Per-response timeout.
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS))
+    }
+}
+
+/// The `${NAME}` references of a value (an error for an unclosed `${`).
+fn env_refs(value: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut rest = value;
+    while let Some(i) = rest.find("${") {
+        let after = &rest[i + 2..];
+        let Some(j) = after.find('}') else {
+            bail!("{value:?}: `${{` without a closing `}}`");
+        };
+        out.push(after[..j].to_string());
+        rest = &after[j + 1..];
+    }
+    Ok(out)
+}
+
+/// A value with every `${NAME}` replaced by the environment variable (an error naming the
+/// variable when it is unset). The expanded value is never written anywhere.
+pub fn expand_env(value: &str) -> Result<String> {
+    let mut out = value.to_string();
+    for name in env_refs(value)? {
+        let v = std::env::var(&name).with_context(|| {
+            format!("environment variable {name} (named as ${{{name}}}) is not set")
+        })?;
+        out = out.replace(&format!("${{{name}}}"), &v);
+    }
+    Ok(out)
+}
+
+/// One hit as the engine gave it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtHit {
+    /// Document id (may be absent from the corpus: then it is an unjudged document).
+    pub id: String,
+    /// The engine's score, when it gives one.
+    pub score: Option<f64>,
+}
+
+/// One request and its response, as sent and received.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Exchange {
+    /// Task id.
+    pub task: String,
+    /// The request ranklab sent.
+    pub request: Value,
+    /// The engine's response.
+    pub response: Value,
+}
+
+/// What an external configuration produced for every task.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// Per task (suite order): the ranking (best first, at most k), or the engine's error.
+    pub per_task: Vec<std::result::Result<Vec<ExtHit>, String>>,
+    /// The exchanges, for `--record`.
+    pub exchanges: Vec<Exchange>,
+    /// The engine's version when the configuration asks for it.
+    pub version: Option<String>,
+}
+
+/// How external configurations are run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Ask the engines.
+    #[default]
+    Live,
+    /// Ask the engines and keep every exchange (`--record`).
+    Record,
+    /// Read every response from the recordings (`--from-recording`); no engine runs.
+    FromRecording,
+}
+
+/// The request of a task.
+pub fn request(task: &Task, k: usize) -> Value {
+    serde_json::json!({ "task": task.id, "query": task.query, "k": k })
+}
+
+/// Turns a response into a ranking: the engine's error, or its hits ordered by score descending
+/// then id descending (ranklab's total order, trec_eval's reading order) when the hits carry
+/// scores, else in the engine's order; at most `k`.
+pub fn parse_response(
+    task: &str,
+    response: &Value,
+    k: usize,
+) -> Result<std::result::Result<Vec<ExtHit>, String>> {
+    let obj = response
+        .as_object()
+        .with_context(|| format!("task {task}: the response is not a JSON object"))?;
+    match obj.get("task").and_then(Value::as_str) {
+        Some(t) if t == task => {}
+        Some(t) => bail!("task {task}: the response is for task {t:?}; answer each request in order, with its own task id"),
+        None => bail!("task {task}: the response has no \"task\" field"),
+    }
+    if let Some(e) = obj.get("error") {
+        let msg = e.as_str().map_or_else(|| e.to_string(), str::to_string);
+        return Ok(Err(msg));
+    }
+    let hits = obj
+        .get("hits")
+        .with_context(|| format!("task {task}: the response has neither \"hits\" nor \"error\""))?
+        .as_array()
+        .with_context(|| format!("task {task}: \"hits\" is not a list"))?;
+    let mut out = Vec::with_capacity(hits.len());
+    let mut seen = HashSet::new();
+    for (i, h) in hits.iter().enumerate() {
+        let id = match h.get("id") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => bail!(
+                "task {task}: hit {} has no string \"id\": {}",
+                i + 1,
+                snippet(h)
+            ),
+        };
+        if id.is_empty() || id.chars().any(char::is_whitespace) {
+            bail!("task {task}: hit {} has id {id:?}; ids must be non-empty and hold no white space (they are TREC docnos)", i + 1);
+        }
+        let score = match h.get("score") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => match n.as_f64() {
+                Some(s) if s.is_finite() => Some(s),
+                _ => bail!("task {task}: hit {id:?} has score {n}, not a finite number"),
+            },
+            Some(other) => bail!(
+                "task {task}: hit {id:?} has score {}, not a number",
+                snippet(other)
+            ),
+        };
+        if !seen.insert(id.clone()) {
+            bail!("task {task}: document {id:?} appears twice in the response; an engine returns each document once (trec_eval's rule)");
+        }
+        out.push(ExtHit { id, score });
+    }
+    let scored = out.iter().filter(|h| h.score.is_some()).count();
+    if scored != 0 && scored != out.len() {
+        bail!("task {task}: {scored} of {} hits have a score; give every hit a score or none (then the engine's order is the ranking)", out.len());
+    }
+    if scored != 0 {
+        out.sort_by(|a, b| {
+            let (sa, sb) = (a.score.unwrap_or(0.0), b.score.unwrap_or(0.0));
+            sb.total_cmp(&sa)
+                .then_with(|| b.id.as_bytes().cmp(a.id.as_bytes()))
+        });
+    }
+    out.truncate(k);
+    Ok(Ok(out))
+}
+
+/// The first 200 bytes of a value's JSON, for messages.
+pub fn snippet(v: &Value) -> String {
+    let s = v.to_string();
+    cut(&s, 200)
+}
+
+/// `s` cut to at most `n` bytes on a character boundary, with "..." when cut.
+pub fn cut(s: &str, n: usize) -> String {
+    if s.len() <= n {
+        return s.to_string();
+    }
+    let mut end = n;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
+/// Runs one external configuration over `tasks`: live (asking the engine) or from `recorded`.
+pub fn fetch(
+    name: &str,
+    spec: &EngineSpec,
+    base: &Path,
+    tasks: &[Task],
+    k: usize,
+    recorded: Option<&recording::Recording>,
+) -> Result<Fetched> {
+    let (exchanges, version) = match recorded {
+        Some(r) => (r.exchanges.clone(), r.version.clone()),
+        None => command::run(name, spec, base, tasks, k)?,
+    };
+    let mut per_task = Vec::with_capacity(tasks.len());
+    for (t, x) in tasks.iter().zip(&exchanges) {
+        per_task.push(
+            parse_response(&t.id, &x.response, k)
+                .with_context(|| format!("engine of configuration {name:?}"))?,
+        );
+    }
+    let errors: Vec<(&str, &String)> = tasks
+        .iter()
+        .zip(&per_task)
+        .filter_map(|(t, r)| r.as_ref().err().map(|e| (t.id.as_str(), e)))
+        .collect();
+    if let Some((t, e)) = errors.first() {
+        if spec.on_error == OnError::Fail {
+            bail!(
+                "configuration {name:?}: engine errors: {} (first: {t}: {}); fix the engine, or set `on_error: empty` to count failed tasks as empty rankings",
+                errors.len(),
+                cut(e, 200)
+            );
+        }
+    }
+    Ok(Fetched {
+        per_task,
+        exchanges,
+        version,
+    })
+}
+
+/// What one external configuration did in a replay (reported under the tables).
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// Configuration name.
+    pub configuration: String,
+    /// Hits (over all tasks) whose id is not in the corpus: kept, unjudged.
+    pub unjudged_hits: usize,
+    /// Tasks the engine answered with an error, counted as empty rankings (`on_error: empty`).
+    pub empty_tasks: usize,
+    /// The engine's version, when the configuration asks for it.
+    pub version: Option<String>,
+    /// The recording to write beside the run (`--record`, and `--from-recording`, which
+    /// rewrites the same bytes).
+    pub recording: Option<recording::Recording>,
+}
+
+/// The external lists of a replay, as ranklab hits.
+pub struct Lists {
+    /// Per configuration index (file order), per task: the hits.
+    pub lists: std::collections::HashMap<usize, Vec<Vec<ranklab_engine::ranking::Hit>>>,
+    /// Ids outside the corpus, numbered from `corpus.len()`.
+    pub unjudged: Vec<String>,
+    /// Per external configuration.
+    pub summaries: Vec<Summary>,
+}
+
+/// A document that only has an id: what a hit outside the corpus stands for in reports.
+pub fn stub_document(id: &str) -> ranklab_engine::corpus::Document {
+    ranklab_engine::corpus::Document {
+        id: id.to_string(),
+        title: String::new(),
+        lifecycle: Default::default(),
+        history: Default::default(),
+        updated_at: None,
+        topic: String::new(),
+        superseded_by: None,
+        cites: Vec::new(),
+        lifecycle_log: Vec::new(),
+        sections: Vec::new(),
+        source: PathBuf::from("(returned by an external engine; not in the corpus)"),
+    }
+}
+
+/// Runs every external configuration of `ex` (live, recording, or from recordings).
+pub fn run_all(
+    corpus: &ranklab_engine::corpus::Corpus,
+    suite: &crate::suite::Suite,
+    ex: &crate::suite::Experiments,
+    opts: &crate::replay::ReplayOptions,
+) -> Result<Lists> {
+    use ranklab_engine::ranking::Hit;
+    let mut out = Lists {
+        lists: Default::default(),
+        unjudged: Vec::new(),
+        summaries: Vec::new(),
+    };
+    let mut outside: std::collections::HashMap<String, usize> = Default::default();
+    let base = ex.path.parent().unwrap_or(Path::new("."));
+    for (ci, c) in ex.configurations.iter().enumerate() {
+        let Some(spec) = &c.engine else { continue };
+        let k = c.depth();
+        let rec_path = opts
+            .recordings
+            .as_ref()
+            .map(|d| d.join(recording::file_name(&c.name)));
+        let recorded = match (&opts.external, &rec_path) {
+            (Mode::FromRecording, Some(p)) => Some(recording::Recording::load(
+                p,
+                &c.name,
+                spec,
+                &suite.tasks,
+                k,
+            )?),
+            (Mode::FromRecording, None) => {
+                bail!("--from-recording needs the directory of the recordings")
+            }
+            _ => None,
+        };
+        let fetched = fetch(&c.name, spec, base, &suite.tasks, k, recorded.as_ref())?;
+        if opts.external == Mode::Live {
+            if let Some(p) = rec_path.as_ref().filter(|p| p.is_file()) {
+                note_changes(p, &c.name, spec, suite, k, &fetched);
+            }
+        }
+        let mut lists = Vec::with_capacity(suite.tasks.len());
+        let (mut unjudged_hits, mut empty_tasks) = (0, 0);
+        for (t, r) in suite.tasks.iter().zip(&fetched.per_task) {
+            let Ok(hits) = r else {
+                empty_tasks += 1;
+                lists.push(Vec::new());
+                continue;
+            };
+            let n = hits.len();
+            let mut list = Vec::with_capacity(n);
+            for (i, h) in hits.iter().enumerate() {
+                let doc = match corpus.index_of(&h.id) {
+                    Some(d) => d,
+                    None => {
+                        unjudged_hits += 1;
+                        let next = corpus.len() + out.unjudged.len();
+                        *outside.entry(h.id.clone()).or_insert_with(|| {
+                            out.unjudged.push(h.id.clone());
+                            next
+                        })
+                    }
+                };
+                let score = match h.score {
+                    Some(s) => s as f32,
+                    None => (n - i) as f32,
+                };
+                if !score.is_finite() {
+                    bail!(
+                        "configuration {:?}, task {}: hit {:?} has score {}, outside the range of a 32-bit float",
+                        c.name,
+                        t.id,
+                        h.id,
+                        h.score.unwrap_or_default()
+                    );
+                }
+                list.push(Hit {
+                    doc,
+                    score,
+                    section: 0,
+                });
+            }
+            lists.push(list);
+        }
+        out.lists.insert(ci, lists);
+        let recording = (opts.external != Mode::Live).then(|| recording::Recording {
+            configuration: c.name.clone(),
+            hash: recording::config_hash(spec, k),
+            version: fetched.version.clone(),
+            exchanges: fetched.exchanges.clone(),
+        });
+        out.summaries.push(Summary {
+            configuration: c.name.clone(),
+            unjudged_hits,
+            empty_tasks,
+            version: fetched.version,
+            recording,
+        });
+    }
+    Ok(out)
+}
+
+/// After a live run: says on stderr how many tasks rank differently than in the recording.
+fn note_changes(
+    path: &Path,
+    name: &str,
+    spec: &EngineSpec,
+    suite: &crate::suite::Suite,
+    k: usize,
+    live: &Fetched,
+) {
+    let rec = match recording::Recording::load(path, name, spec, &suite.tasks, k) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{name}: not compared with the recording: {e:#}");
+            return;
+        }
+    };
+    let mut changed = Vec::new();
+    for ((t, x), now) in suite.tasks.iter().zip(&rec.exchanges).zip(&live.per_task) {
+        let then = parse_response(&t.id, &x.response, k).ok();
+        let ids = |r: &std::result::Result<Vec<ExtHit>, String>| {
+            r.as_ref()
+                .map(|h| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>())
+                .ok()
+        };
+        if then.as_ref().map(ids) != Some(ids(now)) {
+            changed.push(t.id.as_str());
+        }
+    }
+    if changed.is_empty() {
+        eprintln!(
+            "{name}: every task ranks as in the recording {}",
+            path.display()
+        );
+    } else {
+        eprintln!(
+            "{name}: {} tasks changed rank since the recording {} ({}); --record to accept",
+            changed.len(),
+            path.display(),
+            changed.join(", ")
+        );
+    }
+}
+
+/// The report's lines on external engines (empty when the experiment has none).
+pub fn report_section(replay: &crate::replay::Replay) -> String {
+    if replay.external.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("## External engines\n\n");
+    for e in &replay.external {
+        let version = e
+            .version
+            .as_ref()
+            .map_or(String::new(), |v| format!(" (version {v})"));
+        s.push_str(&format!(
+            "- `{}`{version}: {} hits name documents outside the corpus (kept, unjudged: they count as misses)",
+            e.configuration, e.unjudged_hits
+        ));
+        if e.empty_tasks > 0 {
+            s.push_str(&format!(
+                "; {} tasks the engine answered with an error counted as empty rankings (`on_error: empty`)",
+                e.empty_tasks
+            ));
+        }
+        s.push_str(".\n");
+    }
+    s.push('\n');
+    s
+}
+
+/// `--record` / `--from-recording`, shared by `run`, `bench` and `gate`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RecordingArgs {
+    /// Ask external engines and keep every request and response beside each run
+    /// (`runs/<configuration>.recording.json`).
+    #[arg(long)]
+    pub record: bool,
+    /// Read external engines' responses from the recordings beside the runs instead of asking
+    /// them (no engine needs to run); the reports are byte-identical to the recorded run's.
+    #[arg(long, conflicts_with = "record")]
+    pub from_recording: bool,
+}
+
+impl RecordingArgs {
+    /// The mode these flags ask for.
+    pub fn mode(&self) -> Mode {
+        match (self.record, self.from_recording) {
+            (true, _) => Mode::Record,
+            (_, true) => Mode::FromRecording,
+            _ => Mode::Live,
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Recordings: every request and response of one external configuration, in canonical JSON,
+//! kept beside its run as `runs/<configuration>.recording.json`.
+//!
+//! Canonical: object keys sorted at every level, no insignificant white space inside a value,
+//! one exchange per line (so a re-recording diffs by task). The file is keyed by the
+//! configuration's hash (sha256 of the canonical JSON of what decides the engine's answers:
+//! the adapter's command, cwd, env templates and the depth asked for; never an expanded
+//! `${NAME}`) and, when the configuration asks for it, the engine's version.
+//!
+//! A recording is refused when its hash is not the configuration's (the command or template
+//! changed) or when its requests are not those the suite sends now (a query or k changed).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+use sha2::Digest;
+
+use super::{request, EngineSpec, Exchange};
+use crate::suite::Task;
+
+/// A recorded external configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recording {
+    /// Configuration name.
+    pub configuration: String,
+    /// The configuration's hash ([`config_hash`]).
+    pub hash: String,
+    /// The engine's version, when asked.
+    pub version: Option<String>,
+    /// One exchange per task, in suite order.
+    pub exchanges: Vec<Exchange>,
+}
+
+/// The file name of a configuration's recording (beside `<name>.trec`).
+pub fn file_name(configuration: &str) -> String {
+    format!("{configuration}.recording.json")
+}
+
+/// `v` as canonical JSON: keys sorted at every level, compact.
+pub fn canonical(v: &Value) -> String {
+    let mut s = String::new();
+    write_canonical(&mut s, v);
+    s
+}
+
+fn write_canonical(out: &mut String, v: &Value) {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String((*k).clone()).to_string());
+                out.push(':');
+                write_canonical(out, &m[k.as_str()]);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(out, x);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The hash that keys a configuration's recording: what decides the engine's answers.
+pub fn config_hash(spec: &EngineSpec, k: usize) -> String {
+    let identity = serde_json::json!({
+        "command": spec.command,
+        "cwd": spec.cwd,
+        "env": spec.env,
+        "k": k,
+    });
+    let digest = sha2::Sha256::digest(canonical(&identity).as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Recording {
+    /// The file's bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut s = String::new();
+        let _ = writeln!(s, "{{\"about\":\"ranklab recording of an external engine: every request and response; ranklab run --from-recording renders the reports from it\",");
+        let _ = writeln!(
+            s,
+            "\"configuration\":{},",
+            Value::String(self.configuration.clone())
+        );
+        let _ = writeln!(s, "\"hash\":\"{}\",", self.hash);
+        let _ = writeln!(
+            s,
+            "\"version\":{},",
+            self.version.clone().map_or(Value::Null, Value::String)
+        );
+        s.push_str("\"exchanges\":[\n");
+        for (i, x) in self.exchanges.iter().enumerate() {
+            let v =
+                serde_json::json!({"task": x.task, "request": x.request, "response": x.response});
+            s.push_str(&canonical(&v));
+            s.push_str(if i + 1 < self.exchanges.len() {
+                ",\n"
+            } else {
+                "\n"
+            });
+        }
+        s.push_str("]}\n");
+        s.into_bytes()
+    }
+
+    /// Reads a recording and checks it matches the configuration and the tasks.
+    pub fn load(
+        path: &Path,
+        name: &str,
+        spec: &EngineSpec,
+        tasks: &[Task],
+        k: usize,
+    ) -> Result<Self> {
+        let text = std::fs::read_to_string(path).with_context(|| {
+            format!(
+                "configuration {name:?}: no recording at {}; run once with --record while the engine runs",
+                path.display()
+            )
+        })?;
+        let v: Value = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{}: the recording is not valid JSON; re-record it with --record",
+                path.display()
+            )
+        })?;
+        let field = |f: &str| v.get(f).cloned().unwrap_or(Value::Null);
+        let hash = field("hash").as_str().unwrap_or_default().to_string();
+        let want = config_hash(spec, k);
+        if hash != want {
+            bail!(
+                "{}: the recording does not match configuration {name:?}: it was recorded with engine configuration hash {} and the configuration's is now {} (its command, cwd, env or depth changed); re-record with --record",
+                path.display(),
+                super::cut(&hash, 12),
+                super::cut(&want, 12)
+            );
+        }
+        let exchanges: Vec<Exchange> =
+            serde_json::from_value(field("exchanges")).with_context(|| {
+                format!(
+                    "{}: `exchanges` is malformed; re-record it with --record",
+                    path.display()
+                )
+            })?;
+        if exchanges.len() != tasks.len() {
+            bail!(
+                "{}: the recording does not match configuration {name:?}: it holds {} tasks and the suite has {}; re-record with --record",
+                path.display(),
+                exchanges.len(),
+                tasks.len()
+            );
+        }
+        for (t, x) in tasks.iter().zip(&exchanges) {
+            if x.task != t.id || x.request != request(t, k) {
+                bail!(
+                    "{}: the recording does not match configuration {name:?}: task {}'s request differs from the recorded one ({}) (a task, query or k changed); re-record with --record",
+                    path.display(),
+                    t.id,
+                    super::snippet(&x.request)
+                );
+            }
+        }
+        Ok(Recording {
+            configuration: name.to_string(),
+            hash,
+            version: field("version").as_str().map(str::to_string),
+            exchanges,
+        })
+    }
+}

@@ -1,0 +1,231 @@
+//! External engines over the command protocol, end to end through the built binary.
+//!
+//! Properties checked:
+//! - the Python and JavaScript clients of `docs/engines.md`, copied from the page, work as
+//!   engines: ranklab's run file lists, per task, exactly the ids the client answers when asked
+//!   directly (the request piped into it by hand), ordered as the page says (score descending,
+//!   then id descending);
+//! - `--record` then `--from-recording` (no engine: the command is made unrunnable) writes
+//!   byte-identical reports;
+//! - `ranklab gate --from-recording` passes on the recording and fails (exit 1) when a recorded
+//!   ranking is degraded by hand;
+//! - a live run beside a recording says how many tasks changed rank.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn ranklab(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args(args)
+        .current_dir(dir)
+        .env("RANKLAB_CACHE", dir.join("cache"))
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("run ranklab")
+}
+
+/// The first fenced block of `lang` in docs/engines.md.
+fn doc_block(lang: &str) -> String {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/engines.md"))
+            .unwrap();
+    let start = doc
+        .find(&format!("```{lang}\n"))
+        .unwrap_or_else(|| panic!("docs/engines.md has no {lang} block"))
+        + lang.len()
+        + 4;
+    let len = doc[start..].find("```").unwrap();
+    doc[start..start + len].to_string()
+}
+
+/// Asks a client directly: pipes one request into it and reads its answer.
+fn ask_directly(
+    program: &str,
+    script: &Path,
+    corpus: &Path,
+    task: &str,
+    query: &str,
+) -> Vec<(String, f64)> {
+    let mut child = Command::new(program)
+        .arg(script)
+        .arg(corpus)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let req = format!("{{\"task\": \"{task}\", \"query\": \"{query}\", \"k\": 100}}\n");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(req.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["task"], task);
+    let mut hits: Vec<(String, f64)> = v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["id"].as_str().unwrap().to_string(),
+                h["score"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    // The documented order: score descending, then id descending.
+    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+    hits
+}
+
+fn run_ids(run: &str, task: &str) -> Vec<String> {
+    run.lines()
+        .filter(|l| l.split_whitespace().next() == Some(task))
+        .map(|l| l.split_whitespace().nth(2).unwrap().to_string())
+        .collect()
+}
+
+const EXPERIMENTS: &str = "experiment: e
+baseline: bm25
+configurations:
+  - name: bm25
+    retriever: bm25
+  - name: py
+    engine: { command: [python3, ../../overlap.py, ../../corpus], version: true }
+  - name: js
+    engine: { command: [node, ../../overlap.js, ../../corpus] }
+";
+
+#[test]
+fn the_documented_clients_work_and_their_recordings_reproduce_the_reports_and_gate() {
+    let tmp = common::fixture_copy("bad_input");
+    let dir = tmp.path();
+    std::fs::write(dir.join("overlap.py"), doc_block("python")).unwrap();
+    std::fs::write(dir.join("overlap.js"), doc_block("javascript")).unwrap();
+    std::fs::write(dir.join("tasks/p/experiments.yaml"), EXPERIMENTS).unwrap();
+
+    let out = ranklab(dir, &["run", "tasks/p", "--reports", "reports", "--record"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tasks = [
+        ("T1", "idempotency key for a replayed capture"),
+        ("T2", "refund a capture"),
+        ("T3", "retry the acquirer"),
+    ];
+    for (program, script, config) in [
+        ("python3", "overlap.py", "py"),
+        ("node", "overlap.js", "js"),
+    ] {
+        let run =
+            std::fs::read_to_string(dir.join(format!("reports/p/runs/{config}.trec"))).unwrap();
+        for (task, query) in tasks {
+            let direct = ask_directly(program, &dir.join(script), &dir.join("corpus"), task, query);
+            assert!(!direct.is_empty(), "{config} answers {task}");
+            let ids: Vec<String> = direct.into_iter().map(|h| h.0).collect();
+            assert_eq!(run_ids(&run, task), ids, "{config} {task}");
+        }
+    }
+    let report = std::fs::read_to_string(dir.join("reports/p/e.md")).unwrap();
+    assert!(report.contains("`py` (version overlap.py 1)"), "{report}");
+
+    // From the recording, with no engine at all: the same bytes.
+    let recorded = common::tree(&dir.join("reports"));
+    std::fs::remove_file(dir.join("overlap.py")).unwrap();
+    std::fs::remove_file(dir.join("overlap.js")).unwrap();
+    std::fs::remove_dir_all(dir.join("reports/p")).unwrap();
+    std::fs::create_dir_all(dir.join("reports/p/runs")).unwrap();
+    for (rel, bytes) in &recorded {
+        if rel.to_string_lossy().ends_with(".recording.json") {
+            std::fs::write(dir.join("reports").join(rel), bytes).unwrap();
+        }
+    }
+    let out = ranklab(
+        dir,
+        &["run", "tasks/p", "--reports", "reports", "--from-recording"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        recorded == common::tree(&dir.join("reports")),
+        "reports from the recording differ"
+    );
+
+    // The gate on the recording: passes; a degraded recorded ranking fails it.
+    let gate = |extra: &[&str]| {
+        let mut args = vec![
+            "gate",
+            "--tasks",
+            "tasks",
+            "--baseline",
+            "baseline.json",
+            "--from-recording",
+        ];
+        args.extend_from_slice(extra);
+        ranklab(dir, &args)
+    };
+    let out = gate(&["--update", "--also", "p/py"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = gate(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let rec_path = dir.join("reports/p/runs/py.recording.json");
+    let rec = std::fs::read_to_string(&rec_path).unwrap();
+    let t1 = rec
+        .lines()
+        .find(|l| l.contains("\"task\":\"T1\"}"))
+        .unwrap()
+        .to_string();
+    assert!(t1.contains("\"id\":\"alpha\""), "{t1}");
+    std::fs::write(
+        &rec_path,
+        rec.replace(
+            &t1,
+            &t1.replace("\"id\":\"alpha\"", "\"id\":\"not-judged\""),
+        ),
+    )
+    .unwrap();
+    let out = gate(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a degraded recording fails the gate: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("py"));
+
+    // A live run beside the (degraded) recording says what changed.
+    std::fs::write(dir.join("overlap.py"), doc_block("python")).unwrap();
+    std::fs::write(dir.join("overlap.js"), doc_block("javascript")).unwrap();
+    let out = ranklab(
+        dir,
+        &["run", "tasks/p", "--reports", "reports", "--dry-run"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("py: 1 tasks changed rank since the recording"),
+        "{err}"
+    );
+    assert!(
+        err.contains("js: every task ranks as in the recording"),
+        "{err}"
+    );
+}
