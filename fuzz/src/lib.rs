@@ -65,6 +65,9 @@ pub fn trec(data: &[u8]) {
     let opts = EvalOptions {
         rel_level: 1,
         complete: true,
+        all_judged: selection.reads_nonrelevant(),
+        params: selection.params.clone(),
+        ..EvalOptions::default()
     };
     match evaluate_reader(
         &qrels,

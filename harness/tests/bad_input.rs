@@ -355,6 +355,30 @@ fn cases() -> Vec<Case> {
         case("cli: huge --window-days", vec![], &["tune", "--suite", "tasks/p", "--as-of", "2026-11-30", "--max-units", "4", "--window-days", "4294967295"], Accepted),
         case("cli: --also without --update", vec![], &["gate", "--tasks", "tasks", "--baseline", "baseline.json", "--also", "p/bm25"],
             Fails { at: "--also", says: &["--update"] }),
+        // ---- ranklab eval: trec_eval's refusals and flags (issue 13) ----
+        case("eval: P.0", vec![], &["eval", "-m", "P.0", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "`P.0`", says: &["not a positive integer"] }),
+        case("eval: P.abc", vec![], &["eval", "-m", "P.abc", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "`P.abc`", says: &["cutoff `abc`", "write e.g. P.5,10"] }),
+        case("eval: ndcg.x=1", vec![], &["eval", "-m", "ndcg.x=1", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "`ndcg.x=1`", says: &["gain level `x`", "ndcg.1=3,2=9"] }),
+        case("eval: -M 0", vec![], &["eval", "-M", "0", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "-M", says: &["positive number of documents"] }),
+        case("eval: -M negative", vec![], &["eval", "-M=-5", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "-M", says: &["positive number of documents"] }),
+        case("eval: -Z refused", vec![], &["eval", "-Z", "zmeans", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "-Z zmeans", says: &["not supported"] }),
+        case("eval: -R prefs refused", vec![], &["eval", "-R", "prefs", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "-R prefs", says: &["only trec_eval's `qrels`"] }),
+        case("eval: -T other refused", vec![], &["eval", "-T", "tops", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "-T tops", says: &["trec_results"] }),
+        case("eval: -D 1 refused", vec![], &["eval", "-D", "1", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "-D 1", says: &["only -D 0"] }),
+        case("eval: prefs nickname refused", vec![], &["eval", "-m", "all_prefs", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "`all_prefs`", says: &["not supported"] }),
+        case("eval: every flag trec_eval has", vec![], &["eval", "-q", "-c", "-l", "1", "-n", "-M", "10", "-N", "100", "-J", "-D", "0", "-R", "qrels", "-T", "trec_results", "-m", "all_trec", "trec/qrels.txt", "trec/run.trec"], Accepted),
+        case("eval: a flag given twice (the last wins, as trec_eval)", vec![], &["eval", "-l", "2", "-l", "1", "-q", "-q", "trec/qrels.txt", "trec/run.trec"], Accepted),
+        // ---- end of issue 13's block ----
     ]
 }
 

@@ -1,9 +1,12 @@
 //! `ranklab eval` against trec_eval 10.0's own test files (`../shared/data/trec_eval`, or the
 //! directory in `RANKLAB_SHARED_DATA`/trec_eval). Properties checked:
 //! - for each of trec_eval's expected outputs (out.test, .a, .aq, .aqc with `-c` on
-//!   results.trunc, .aql with `-l2` on qrels.rel_level), ranklab prints exactly the file's lines
-//!   for every measure it implements, byte for byte, in the same order (so every value agrees to
-//!   the printed precision, and per-query order, padding and counts agree too);
+//!   results.trunc, .aql with `-l2 -mrelstring.20` on qrels.rel_level), ranklab prints exactly
+//!   the file, every line of it, byte for byte (so every value of every measure of `all_trec`
+//!   agrees to the printed precision, and per-query order, padding, counts and relstrings agree
+//!   too);
+//! - trec_eval's quirks: a measure given twice keeps its first parameters, `P.5.5` reads as
+//!   P_5, `-c` with `-l2` sums num_rel over every judgment above 0;
 //! - `-q -m map -m recip_rank -m P.5,10 -m ndcg_cut.10 -m recall.100` prints exactly trec_eval's
 //!   lines for those measures;
 //! - bad input (wrong field count, NaN or non-numeric score, a document twice in a query, a qrels
@@ -50,22 +53,9 @@ fn eval_ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("utf-8 output")
 }
 
-/// Measure names ranklab implements, as trec_eval prints them.
-fn implemented(name: &str) -> bool {
-    matches!(
-        name,
-        "runid"
-            | "num_q"
-            | "num_ret"
-            | "num_rel"
-            | "num_rel_ret"
-            | "map"
-            | "Rprec"
-            | "recip_rank"
-            | "ndcg"
-    ) || ["P_", "recall_", "ndcg_cut_", "success_"]
-        .iter()
-        .any(|p| name.starts_with(p))
+/// Every line: ranklab implements every measure these files hold.
+fn implemented(_name: &str) -> bool {
+    true
 }
 
 fn measure_of(line: &str) -> &str {
@@ -164,10 +154,10 @@ fn complete_on_truncated_run_matches_out_test_aqc() {
 
 #[test]
 fn relevance_level_2_matches_out_test_aql() {
-    // trec_eval also had -mrelstring.20, which ranklab does not implement: filtered out.
     let got = eval_ok(&[
         "-m",
         "all_trec",
+        "-mrelstring.20",
         "-q",
         "-l2",
         &path("qrels.rel_level"),
@@ -178,6 +168,165 @@ fn relevance_level_2_matches_out_test_aql() {
         &got,
         &expected_lines("out.test.aql", implemented),
     );
+}
+
+/// The whole file, byte for byte (the line comparison above reports differences readably;
+/// this also pins the final newline and that nothing is added).
+fn assert_whole_file(file: &str, got: &str) {
+    let want = std::fs::read_to_string(data_dir().join(file)).expect("read expected output");
+    assert!(got == want, "{file}: output differs from trec_eval's file");
+}
+
+#[test]
+fn every_file_matches_byte_for_byte() {
+    let runs: [(&str, Vec<&str>); 5] = [
+        ("out.test", vec!["qrels.test", "results.test"]),
+        (
+            "out.test.a",
+            vec!["-m", "all_trec", "qrels.test", "results.test"],
+        ),
+        (
+            "out.test.aq",
+            vec!["-m", "all_trec", "-q", "qrels.test", "results.test"],
+        ),
+        (
+            "out.test.aqc",
+            vec!["-m", "all_trec", "-q", "-c", "qrels.test", "results.trunc"],
+        ),
+        (
+            "out.test.aql",
+            vec![
+                "-m",
+                "all_trec",
+                "-mrelstring.20",
+                "-q",
+                "-l2",
+                "qrels.rel_level",
+                "results.test",
+            ],
+        ),
+    ];
+    for (file, args) in runs {
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| {
+                if a.contains('.') && !a.starts_with('-') {
+                    path(a)
+                } else {
+                    a.to_string()
+                }
+            })
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_whole_file(file, &eval_ok(&args));
+    }
+}
+
+#[test]
+fn long_flag_forms_are_trec_evals() {
+    let got = eval_ok(&[
+        "--measure",
+        "all_trec",
+        "--query_eval_wanted",
+        "--complete_rel_info_wanted",
+        &path("qrels.test"),
+        &path("results.trunc"),
+    ]);
+    assert_whole_file("out.test.aqc", &got);
+    let got = eval_ok(&[
+        "--measure=all_trec",
+        "--measure=relstring.20",
+        "-q",
+        "--level_for_rel=2",
+        &path("qrels.rel_level"),
+        &path("results.test"),
+    ]);
+    assert_whole_file("out.test.aql", &got);
+}
+
+#[test]
+fn first_parameters_win_and_p_5_5_reads_p_5() {
+    let q = path("qrels.test");
+    let r = path("results.test");
+    let p10 = expected_lines("out.test.a", |m| m == "P_10");
+    let p5 = expected_lines("out.test.a", |m| m == "P_5");
+    assert_same_lines(
+        "-m P.10 -m P.5",
+        &eval_ok(&["-m", "P.10", "-m", "P.5", &q, &r]),
+        &p10,
+    );
+    assert_same_lines("-m P.5.5", &eval_ok(&["-m", "P.5.5", &q, &r]), &p5);
+}
+
+#[test]
+fn complete_with_level_2_counts_num_rel_over_judgments_above_0() {
+    // qrels.rel_level's judgments above 0: 301 has 462 + 6 + 6, 302 has 77, 303 has 8 = 559;
+    // at level 2 the per-query num_rel are 12, 77 and 8 (out.test.aql), but trec_eval 10.0's
+    // summary under -c re-counts every judgment above 0 (m_num_rel.c, te_calc_avg_num_rel).
+    let got = eval_ok(&[
+        "-c",
+        "-l2",
+        "-m",
+        "num_rel",
+        &path("qrels.rel_level"),
+        &path("results.trunc"),
+    ]);
+    assert_eq!(got, "num_rel               \tall\t559\n");
+}
+
+#[test]
+fn max_docs_per_topic_truncates_like_a_shorter_run() {
+    // -M 100 on results.test equals evaluating the run cut to each query's top 100 documents
+    // in trec_eval's order (score descending, then docno descending).
+    let run = std::fs::read_to_string(data_dir().join("results.test")).unwrap();
+    let mut by_q: std::collections::BTreeMap<String, Vec<(f64, String, String)>> =
+        Default::default();
+    for l in run.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        by_q.entry(f[0].to_string()).or_default().push((
+            f[4].parse().unwrap(),
+            f[2].to_string(),
+            l.to_string(),
+        ));
+    }
+    let mut cut = String::new();
+    for docs in by_q.values_mut() {
+        docs.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
+        for d in docs.iter().take(100) {
+            cut += &d.2;
+            cut += "\n";
+        }
+    }
+    let dir = temp_dir();
+    let r = write(dir.path(), "cut", cut.as_bytes());
+    let q = path("qrels.test");
+    let want = eval_ok(&["-q", "-m", "all_trec", &q, &r]);
+    let got = eval_ok(&[
+        "-q",
+        "-m",
+        "all_trec",
+        "-M",
+        "100",
+        &q,
+        &path("results.test"),
+    ]);
+    assert_eq!(got, want);
+    // and -M 100 changes P_1000's denominator nothing, but num_ret drops to 300
+    assert!(got.contains("num_ret               \tall\t300\n"), "{got}");
+}
+
+#[test]
+fn nosummary_prints_only_per_query_lines() {
+    let q = path("qrels.test");
+    let r = path("results.test");
+    let got = eval_ok(&["-q", "-n", "-m", "all_trec", &q, &r]);
+    let want = expected_lines("out.test.aq", |_| true);
+    let want: Vec<String> = want
+        .into_iter()
+        .filter(|l| !l.contains("\tall\t"))
+        .collect();
+    assert_same_lines("-q -n", &got, &want);
+    assert_eq!(eval_ok(&["-n", &q, &r]), "");
 }
 
 #[test]
@@ -337,8 +486,8 @@ fn bad_arguments_exit_2() {
     let q = path("qrels.test");
     let r = path("results.test");
     assert_fails(
-        &["-m", "bpref", &q, &r],
-        &["unknown measure `bpref`", "ndcg_cut"],
+        &["-m", "nosuch", &q, &r],
+        &["unknown measure `nosuch`", "ndcg_cut"],
     );
     assert_fails(&["-m", "P.0", &q, &r], &["cutoff `0`"]);
     assert_fails(&[&q, "/nonexistent/run"], &["cannot read /nonexistent/run"]);

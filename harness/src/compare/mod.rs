@@ -73,9 +73,8 @@ impl Plan {
         } else {
             measure_specs.iter().map(String::as_str).collect()
         };
-        let measures = Selection::from_specs(&specs)
-            .context("invalid -m")?
-            .measures;
+        let selection = Selection::from_specs(&specs).context("invalid -m")?;
+        let measures = selection.measures.clone();
         if measures.is_empty() {
             bail!("invalid -m: {} name(s) no measure to compare (runid and num_q are summary lines); add e.g. -m map", specs.join(" "));
         }
@@ -85,6 +84,9 @@ impl Plan {
             eval: EvalOptions {
                 rel_level,
                 complete: true,
+                all_judged: selection.reads_nonrelevant(),
+                params: selection.params.clone(),
+                ..EvalOptions::default()
             },
             complete,
             stats: Options {

@@ -28,16 +28,26 @@ use std::path::Path;
 use super::error::{Location, TrecError};
 use super::qrels::Qrels;
 use super::run::RunReader;
-use crate::metrics::{matters, Hit, Judgments, Measure, QueryView};
+use crate::metrics::{matters, relstring, Hit, Judgments, Measure, Params, QueryView};
 
-/// Settings of an evaluation (trec_eval's `-l` and `-c`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Settings of an evaluation (trec_eval's `-l`, `-c`, `-M`, `-J`, and the measures'
+/// parameters).
+#[derive(Debug, Clone, PartialEq)]
 pub struct EvalOptions {
     /// Minimum judgment for a document to be relevant (trec_eval `-l`, default 1).
     pub rel_level: i32,
     /// Average over every query of the qrels, a query missing from the run counting 0
     /// (trec_eval `-c`). Without it a missing query is an error.
     pub complete: bool,
+    /// Only the first N documents of each query, in trec_eval's order, count (trec_eval `-M`).
+    pub max_docs: Option<usize>,
+    /// Drop unjudged documents (and judgments below 0) before evaluating (trec_eval `-J`).
+    pub judged_only: bool,
+    /// Every judged document becomes a hit, not only relevant ones: needed by the measures
+    /// that read non-relevant judgments ([`crate::metrics::Selection::reads_nonrelevant`]).
+    pub all_judged: bool,
+    /// The measures' parameters (gains, RBP's p, ...).
+    pub params: Params,
 }
 
 impl Default for EvalOptions {
@@ -45,6 +55,10 @@ impl Default for EvalOptions {
         EvalOptions {
             rel_level: 1,
             complete: false,
+            max_docs: None,
+            judged_only: false,
+            all_judged: false,
+            params: Params::default(),
         }
     }
 }
@@ -58,6 +72,8 @@ pub struct QueryValues {
     pub values: Vec<f64>,
     /// True when the run had no results for this query (only possible with `complete`).
     pub missing: bool,
+    /// The `relstring` of the query, when it was asked for.
+    pub relstring: Option<String>,
 }
 
 /// The outcome of [`evaluate_run`].
@@ -100,12 +116,14 @@ pub fn evaluate_reader<R: Read + Seek>(
     measures: &[Measure],
     opts: &EvalOptions,
 ) -> Result<Evaluation, TrecError> {
-    let index = Index::new(qrels, opts.rel_level);
+    let all_judged = opts.all_judged || opts.judged_only || opts.params.has_custom_gains();
+    let index = Index::new(qrels, opts.rel_level, all_judged);
     let ctx = Ctx {
         index: &index,
         measures,
-        rel_level: opts.rel_level,
+        opts,
         path,
+        relstring: measures.contains(&Measure::Relstring),
     };
     let (mut results, runid, interleaved) = match stream(&ctx, &mut reader)? {
         Some((results, runid)) => (results, runid, false),
@@ -134,31 +152,38 @@ pub fn evaluate_reader<R: Read + Seek>(
         });
     }
     for &q in &missing {
-        let view = QueryView {
-            num_ret: 0,
-            hits: &[],
-            judgments: &index.judged[q].judgments,
-            rel_level: opts.rel_level,
-        };
-        results[q] = Some(measures.iter().map(|m| m.compute(&view)).collect());
+        results[q] = Some(ctx.missing(q));
     }
 
     let num_q = results.len();
     let mut summary = vec![0.0; measures.len()];
     let mut per_query = Vec::with_capacity(num_q);
-    for (q, values) in results.into_iter().enumerate() {
-        let values = values.expect("every query has values");
-        for (s, v) in summary.iter_mut().zip(&values) {
+    for (q, out) in results.into_iter().enumerate() {
+        let out = out.expect("every query has values");
+        for (s, v) in summary.iter_mut().zip(&out.values) {
             *s += v;
         }
         per_query.push(QueryValues {
             qid: qrels.queries()[q].qid.clone(),
-            values,
+            values: out.values,
             missing: missing.binary_search(&q).is_ok(),
+            relstring: out.relstring,
         });
     }
     for (s, m) in summary.iter_mut().zip(measures) {
-        if !m.is_count() && num_q > 0 {
+        if *m == Measure::NumRel && opts.complete {
+            // trec_eval 10.0 re-counts num_rel under -c from the whole qrels: every judgment
+            // above 0, whatever the relevance level.
+            *s = index
+                .judged
+                .iter()
+                .map(|j| j.judgments.num_positive)
+                .sum::<usize>() as f64;
+        } else if m.is_geometric() {
+            if num_q > 0 {
+                *s = (*s / num_q as f64).exp();
+            }
+        } else if !m.is_count() && num_q > 0 {
             *s /= num_q as f64;
         }
     }
@@ -262,7 +287,7 @@ struct Index<'q> {
 }
 
 impl<'q> Index<'q> {
-    fn new(qrels: &'q Qrels, rel_level: i32) -> Self {
+    fn new(qrels: &'q Qrels, rel_level: i32, all_judged: bool) -> Self {
         let mut qids = FxMap::default();
         let mut judged = Vec::with_capacity(qrels.queries().len());
         for (i, q) in qrels.queries().iter().enumerate() {
@@ -270,7 +295,7 @@ impl<'q> Index<'q> {
             let mattering: Vec<(&[u8], i32)> = q
                 .judgments
                 .iter()
-                .filter(|(_, r)| matters(*r, rel_level))
+                .filter(|(_, r)| all_judged || matters(*r, rel_level))
                 .map(|(d, r)| (d.as_bytes(), *r))
                 .collect();
             let lookup = if mattering.len() <= FEW {
@@ -443,27 +468,77 @@ fn check_duplicates(block: &Block, scratch: &mut Scratch, path: &Path) -> Result
 struct Ctx<'a, 'q> {
     index: &'a Index<'q>,
     measures: &'a [Measure],
-    rel_level: i32,
+    opts: &'a EvalOptions,
     path: &'a Path,
+    relstring: bool,
+}
+
+/// One query's values and relstring.
+#[derive(Clone)]
+struct QueryOut {
+    values: Vec<f64>,
+    relstring: Option<String>,
 }
 
 impl Ctx<'_, '_> {
     /// Checks a finished block and, for a judged query, returns its values.
-    fn finish(&self, block: &Block, scratch: &mut Scratch) -> Result<Option<Vec<f64>>, TrecError> {
+    fn finish(&self, block: &Block, scratch: &mut Scratch) -> Result<Option<QueryOut>, TrecError> {
         check_duplicates(block, scratch, self.path)?;
         let Some(q) = block.q else {
             return Ok(None);
         };
         rank_hits(block, scratch);
+        let mut num_ret = block.len();
+        if let Some(max) = self.opts.max_docs {
+            if num_ret > max {
+                num_ret = max;
+                let keep = scratch.ranked.partition_point(|h| h.rank < max);
+                scratch.ranked.truncate(keep);
+            }
+        }
+        if self.opts.judged_only {
+            // trec_eval -J: unjudged documents leave the ranking; the judged keep their order.
+            scratch.ranked.retain(|h| h.rel >= 0);
+            for (i, h) in scratch.ranked.iter_mut().enumerate() {
+                h.rank = i;
+            }
+            num_ret = scratch.ranked.len();
+        }
+        Ok(Some(self.values(q, num_ret, &scratch.ranked)))
+    }
+
+    fn values(&self, q: usize, num_ret: usize, hits: &[Hit]) -> QueryOut {
         let view = QueryView {
-            num_ret: block.len(),
-            hits: &scratch.ranked,
+            num_ret,
+            hits,
             judgments: &self.index.judged[q].judgments,
-            rel_level: self.rel_level,
+            rel_level: self.opts.rel_level,
+            params: &self.opts.params,
         };
-        Ok(Some(
-            self.measures.iter().map(|m| m.compute(&view)).collect(),
-        ))
+        QueryOut {
+            values: self.measures.iter().map(|m| m.compute(&view)).collect(),
+            relstring: self
+                .relstring
+                .then(|| relstring(&view, self.opts.params.relstring_len)),
+        }
+    }
+
+    /// A qrels query the run lacks, under `-c`: trec_eval 10.0 evaluates it as a ranking of one
+    /// unjudged document, then zeroes num_ret, utility, unj, rbp_resid and relstring.
+    fn missing(&self, q: usize) -> QueryOut {
+        let mut out = self.values(q, 1, &[]);
+        for (v, m) in out.values.iter_mut().zip(self.measures) {
+            if matches!(
+                m,
+                Measure::NumRet | Measure::Utility | Measure::Unj(_) | Measure::RbpResid
+            ) {
+                *v = 0.0;
+            }
+        }
+        if out.relstring.is_some() {
+            out.relstring = Some(String::new());
+        }
+        out
     }
 
     #[inline]
@@ -472,7 +547,7 @@ impl Ctx<'_, '_> {
     }
 }
 
-type Results = Vec<Option<Vec<f64>>>;
+type Results = Vec<Option<QueryOut>>;
 
 /// Byte equality for short ids, a word at a time, without a library call per comparison.
 #[inline]
@@ -759,8 +834,8 @@ mod tests {
             // q, r, then the rest of q: interleaved as soon as q has two lines
             let mut interleaved = lines.first().cloned().unwrap_or_default() + &other;
             interleaved += &lines.iter().skip(1).cloned().collect::<String>();
-            let ms = [Map, RecipRank, P(5), Recall(10), Ndcg, NdcgCut(5), Rprec, NumRelRet, Success(3)];
-            let opts = EvalOptions { rel_level: level, complete: true };
+            let ms = [Map, RecipRank, P(5), Recall(10), Ndcg, NdcgCut(5), Rprec, NumRelRet, Success(3), Bpref, InfAp, Unj(5), NumNonrelJudgedRet, G, Rndcg, NdcgRel];
+            let opts = EvalOptions { rel_level: level, complete: true, all_judged: true, ..Default::default() };
             let mut sorted: Vec<(&str, f64)> = docs.iter().map(|(d, s)| (d.as_str(), *s)).collect();
             sorted.sort_by(|a, b| trec_order(*a, *b));
             let ranked: Vec<&str> = sorted.iter().map(|x| x.0).collect();
@@ -770,7 +845,7 @@ mod tests {
                 None => vec![],
             };
             for (name, run) in [("grouped", &grouped), ("interleaved", &interleaved)] {
-                let ev = eval(&q, run, &ms, opts).unwrap();
+                let ev = eval(&q, run, &ms, opts.clone()).unwrap();
                 prop_assert_eq!(ev.interleaved, name == "interleaved" && docs.len() >= 2 && qi.is_some());
                 if let Some(i) = qi {
                     prop_assert_eq!(&ev.per_query[i].values, &want, "{}", name);
