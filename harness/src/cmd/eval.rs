@@ -232,17 +232,9 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes trec_eval's lines: `%-22s\t%s\t%6.4f` (counts as integers), per query first when
-/// `per_query`, then `runid`, `num_q` and the measures for `all`.
-pub(crate) fn write_report(
-    out: &mut impl Write,
-    ev: &Evaluation,
-    selection: &Selection,
-    per_query: bool,
-) -> io::Result<()> {
-    write_lines(out, ev, selection, per_query, true)
-}
-
+/// Writes trec_eval's lines: `%-22s\t%s\t%6.4f` (counts as integers, relstring quoted),
+/// per query first when `per_query`, then (unless `-n`) `runid`, `num_q` and the measures for
+/// `all`.
 fn write_lines(
     out: &mut impl Write,
     ev: &Evaluation,

@@ -3,6 +3,7 @@
 
 use super::QueryView;
 
+/// The relstring of the first `len` retrieved documents.
 pub fn relstring(q: &QueryView<'_>, len: usize) -> String {
     let n = len.min(q.num_ret);
     let mut out = vec![b'-'; n];
