@@ -15,15 +15,31 @@ models:
 
 # Formatting, lints, every test of the workspace (conformance tests read {{shared}}), and
 # every paired assertion file (legacy half must show the bug, current half must hold).
-test: models
+test: models engines
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
     cargo test --workspace --release
     for p in tasks/*/paired.yaml; do cargo run --release -q -p ranklab -- check "$p"; done
 
-# Regenerate reports/ from every suite under tasks/ (real tantivy, real ONNX models).
+# Regenerate reports/ from every suite under tasks/ (real tantivy, real ONNX models). External
+# engines (tasks/docir/experiments-engines.yaml) are rendered from their committed recordings, so
+# no engine needs to run; `just record` asks the live engines and re-records them.
 bench: models
-    cargo run --release -q -p ranklab -- bench
+    cargo run --release -q -p ranklab -- bench --from-recording
+
+# The example engines' Node packages (examples/engines/*: MiniSearch, node-postgres).
+engines:
+    for d in examples/engines/*/; do (cd "$d" && npm ci --no-audit --no-fund --loglevel=error); done
+
+# Start the example engines (PostgreSQL on a free loopback port, in a temporary directory), then
+# `ranklab bench --record`: reports and recordings from the live engines. Stops PostgreSQL after.
+record: models engines
+    #!/usr/bin/env bash
+    set -euo pipefail
+    data=$(mktemp -d)
+    trap 'examples/engines/postgres/stop.sh "$data" || true; rm -rf "$data"' EXIT
+    export RANKLAB_PG_PORT=$(examples/engines/postgres/start.sh "$data" corpora/docir)
+    cargo run --release -q -p ranklab -- bench --record
 
 # CI gate: the rows of reports/baseline.json plus every paired assertion; exit 1 on a regression.
 # Add SciFact rows with: just gate --beir {{shared}}/scifact

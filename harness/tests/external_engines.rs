@@ -9,7 +9,8 @@
 //!   byte-identical reports;
 //! - `ranklab gate --from-recording` passes on the recording and fails (exit 1) when a recorded
 //!   ranking is degraded by hand;
-//! - a live run beside a recording says how many tasks changed rank.
+//! - a live run beside a recording says how many tasks changed rank;
+//! - a `${NAME}` in an engine's env reaches no written file.
 
 mod common;
 
@@ -17,10 +18,14 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+/// A secret the `py` configuration's environment names; it must reach no file.
+const SECRET: &str = "s3cr3t-token-4c1f";
+
 fn ranklab(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_ranklab"))
         .args(args)
         .current_dir(dir)
+        .env("RANKLAB_TEST_SECRET", SECRET)
         .env("RANKLAB_CACHE", dir.join("cache"))
         .env_remove("GITHUB_STEP_SUMMARY")
         .output()
@@ -95,7 +100,7 @@ configurations:
   - name: bm25
     retriever: bm25
   - name: py
-    engine: { command: [python3, ../../overlap.py, ../../corpus], version: true }
+    engine: { command: [python3, ../../overlap.py, ../../corpus], version: true, env: { TOKEN: \"${RANKLAB_TEST_SECRET}\" } }
   - name: js
     engine: { command: [node, ../../overlap.js, ../../corpus] }
 ";
@@ -137,6 +142,13 @@ fn the_documented_clients_work_and_their_recordings_reproduce_the_reports_and_ga
 
     // From the recording, with no engine at all: the same bytes.
     let recorded = common::tree(&dir.join("reports"));
+    for (path, bytes) in &recorded {
+        assert!(
+            !String::from_utf8_lossy(bytes).contains(SECRET),
+            "{} holds the expanded ${{RANKLAB_TEST_SECRET}}",
+            path.display()
+        );
+    }
     std::fs::remove_file(dir.join("overlap.py")).unwrap();
     std::fs::remove_file(dir.join("overlap.js")).unwrap();
     std::fs::remove_dir_all(dir.join("reports/p")).unwrap();

@@ -122,7 +122,7 @@ pub fn expand_env(value: &str) -> Result<String> {
     let mut out = value.to_string();
     for name in env_refs(value)? {
         let v = std::env::var(&name).with_context(|| {
-            format!("environment variable {name} (named as ${{{name}}}) is not set")
+            format!("environment variable {name} (named as ${{{name}}}) is not set; set it, or replay from the recording with --from-recording")
         })?;
         out = out.replace(&format!("${{{name}}}"), &v);
     }
