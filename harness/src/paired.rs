@@ -130,6 +130,12 @@ impl Paired {
                 path.display()
             );
         }
+        if file.assertions.iter().all(|a| a.legacy == a.current) {
+            bail!(
+                "{}: no assertion expects the legacy and the current wiring to differ (every one has `legacy` equal to `current`), so the file cannot show what the current wiring fixes; add one with `legacy: inverted` and `current: holds`",
+                path.display()
+            );
+        }
         let mut seen = HashSet::new();
         for a in &file.assertions {
             let at = format!("{}:{}", path.display(), line_of(&text, "id", &a.id));
@@ -262,6 +268,61 @@ impl Paired {
         }
         Ok(out)
     }
+}
+
+/// Whether one assertion's current half depends on the weights: its outcome under the current
+/// wiring with the practice file's weights and with every weight zero.
+#[derive(Debug, Clone)]
+pub struct Dependence {
+    /// Assertion id.
+    pub id: String,
+    /// Current wiring, the practice file's weights (or the weights asked for).
+    pub weighted: Outcome,
+    /// Current wiring, every weight zero (the first stage and the tie-breaks alone).
+    pub zero: Outcome,
+}
+
+impl Dependence {
+    /// True when zeroing the weights changes the current half's outcome.
+    pub fn depends(&self) -> bool {
+        self.weighted != self.zero
+    }
+}
+
+impl Paired {
+    /// Per assertion, the current half's outcome with `weights` (None: the practice file's) and
+    /// with every weight zero.
+    pub fn dependence(&self, engine: &Engine, weights: Option<Weights>) -> Result<Vec<Dependence>> {
+        let current = |v: Vec<Verdict>| -> Vec<Verdict> {
+            v.into_iter().filter(|v| v.wiring == "current").collect()
+        };
+        let weighted = current(self.check(engine, weights)?);
+        let zero = current(self.check(engine, Some(Weights::ZERO))?);
+        Ok(weighted
+            .into_iter()
+            .zip(zero)
+            .map(|(w, z)| Dependence {
+                id: w.id,
+                weighted: w.actual,
+                zero: z.actual,
+            })
+            .collect())
+    }
+}
+
+/// Per assertion, whether its current half depends on the weights, as a Markdown table.
+pub fn dependence_table(d: &[Dependence]) -> String {
+    let mut s = String::from("| assertion | current, weights | current, zero weights | current half depends on the weights |\n|---|---|---|---|\n");
+    for x in d {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            x.id,
+            x.weighted.as_str(),
+            x.zero.as_str(),
+            if x.depends() { "yes" } else { "no" }
+        ));
+    }
+    s
 }
 
 fn rank_of(corpus: &Corpus, ranked: &[Ranked], id: &str) -> Option<usize> {

@@ -510,6 +510,9 @@ impl Experiments {
                 if r.shortlist > c.depth() {
                     bail!("{at}: rerank shortlist {} is larger than the first-stage depth {}; lower it or raise `depth`", r.shortlist, c.depth());
                 }
+                if c.wiring != Wiring::None {
+                    bail!("{at}: `rerank` and `wiring` cannot be combined: a reranked list mixes cross-encoder logits (inside the shortlist) with first-stage scores (below it), and a wiring would normalize across both scales; use one per configuration");
+                }
             }
             match (&c.engine, c.retriever) {
                 (None, Retriever::External) => bail!(
@@ -598,6 +601,21 @@ mod tests {
             assert!(
                 format!("{err:#}").contains("batch must be between 1 and 1024"),
                 "{bad}: {err:#}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_rerank_with_a_wiring_is_refused() {
+        for wiring in ["legacy", "current"] {
+            let yaml = TWO_BATCHES.replace(
+                "rerank: { model: m, shortlist: 5 }\n",
+                &format!("rerank: {{ model: m, shortlist: 5 }}\n    wiring: {wiring}\n"),
+            );
+            let err = load(&yaml).unwrap_err();
+            assert!(
+                format!("{err:#}").contains("`rerank` and `wiring` cannot be combined"),
+                "{wiring}: {err:#}"
             );
         }
     }

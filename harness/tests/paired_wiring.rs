@@ -3,9 +3,12 @@
 //! first use). Both halves are asserted: the legacy wiring ranks the stale, well-cited how-to
 //! above the after-action report that deprecated it; the current wiring flips them.
 //!
-//! Breaking either wiring fails this test: zeroing the penalties keeps the how-to on top under
-//! the current wiring too (checked below with explicit zero weights), and reading the current
-//! lifecycle in the legacy path would remove the inversion.
+//! The fixture makes the pair mean what story 2 means: on the first stage alone (BM25 and
+//! bge-small both) the stale how-to outranks the AAR for "GCP exodus", so only the lifecycle read
+//! at rank time can flip it. Breaking either wiring fails this test: with every weight zero the
+//! current half of GCP exodus, and of every `inverted` pair about a lifecycle change, fails
+//! (checked below, pair by pair), and reading the current lifecycle in the legacy path would
+//! remove the inversion.
 
 use std::path::Path;
 
@@ -51,13 +54,75 @@ fn legacy_wiring_ranks_stale_howto_above_aar_and_current_wiring_flips_it() {
     assert!(failed.is_empty(), "{failed:?}");
 }
 
+/// The current half of each pair with every weight zero, and why.
+const UNDER_ZERO_WEIGHTS: [(&str, Outcome, &str); 8] = [
+    // The `inverted` pairs about a lifecycle change: by the fixture's design the stale record
+    // wins the first stage, so without penalties the current wiring shows the bug too.
+    ("gcp-exodus", Outcome::Inverted, "design"),
+    (
+        "deprecated-unindexed-prod-access",
+        Outcome::Inverted,
+        "design",
+    ),
+    ("superseded-release-cadence", Outcome::Inverted, "design"),
+    ("deprecated-unindexed-alerting", Outcome::Inverted, "design"),
+    // The `inverted` pair about the recency tie-break: both records carry the same penalty, so
+    // the tie-break alone holds it (its `covers` says so).
+    ("recency-tie-cloudsql-restore", Outcome::Holds, "design"),
+    // Control pairs (legacy holds too). Snapshot, recorded from `ranklab check` on this fixture:
+    // the deprecated paging runbook and the editorial pass win the first stage, the original
+    // escalation policy already wins it.
+    ("deprecated-reindexed-paging", Outcome::Inverted, "snapshot"),
+    ("editorial-pass-rotation", Outcome::Inverted, "snapshot"),
+    (
+        "amendment-vs-original-escalation",
+        Outcome::Holds,
+        "snapshot",
+    ),
+];
+
 #[test]
-fn zeroed_penalties_break_the_current_half() {
-    // The same pair with the penalties zeroed: the current wiring loses the lifecycle signal, so
-    // the check must report failures (the stale records win again).
+fn zeroed_penalties_give_these_exact_current_verdicts() {
     let v = verdicts(Some(Weights::ZERO));
+    let current: Vec<&Verdict> = v.iter().filter(|x| x.wiring == "current").collect();
+    assert_eq!(current.len(), UNDER_ZERO_WEIGHTS.len(), "{current:?}");
+    for (id, outcome, why) in UNDER_ZERO_WEIGHTS {
+        let got = current
+            .iter()
+            .find(|x| x.id == id)
+            .unwrap_or_else(|| panic!("no assertion {id}"));
+        assert_eq!(got.actual, outcome, "{id} ({why}): {got:?}");
+    }
+}
+
+#[test]
+fn gcp_exodus_first_stage_alone_ranks_the_stale_howto_first() {
+    let v = verdicts(Some(Weights::ZERO));
+    let current = gcp(&v, "current");
     assert!(
-        v.iter().any(|x| x.wiring == "current" && !x.pass()),
-        "{v:?}"
+        current.below_rank < current.above_rank,
+        "with zero weights the how-to must outrank the AAR: {current:?}"
+    );
+}
+
+#[test]
+fn a_file_where_no_assertion_expects_the_wirings_to_differ_is_refused() {
+    let brain = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tasks/brain");
+    let brain = std::path::absolute(brain).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("paired.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "suite: {}\nconfiguration: fusion\npractice: {}\nassertions:\n  - id: same\n    query: GCP exodus\n    above: aar-gcp-exodus\n    below: howto-gcp-deploy\n    legacy: holds\n    current: holds\n",
+            brain.join("suite.yaml").display(),
+            brain.join("search-practice.yaml").display()
+        ),
+    )
+    .unwrap();
+    let err = Paired::load(&path).err().expect("refused").to_string();
+    assert!(
+        err.contains("no assertion expects the legacy and the current wiring to differ"),
+        "{err}"
     );
 }

@@ -72,3 +72,111 @@ pub fn rerank_cited_hits(_query: &str, hits: &[CitedHit], corpus: &Corpus) -> Ve
 pub fn rank(corpus: &Corpus, query: &str, candidates: &[Hit], weights: &Weights) -> Vec<Hit> {
     rerank_cited_hits(query, &index_hits(corpus, candidates, weights), corpus)
 }
+
+#[cfg(test)]
+mod tests {
+    //! Oracle: scores computed by hand from the legacy rule `indexed = normalized - penalties of
+    //! the index snapshot; final = indexed + min(0.05 x citations, 0.25)`, first-stage scores
+    //! 9, 7, 5, 1 (normalized 1, 0.75, 0.5, 0).
+
+    use super::*;
+    use crate::corpus::{History as H, Lifecycle as L};
+    use crate::policy::fixture::{corpus, doc, hits, ranked};
+
+    const W: Weights = Weights {
+        superseded: 0.25,
+        deprecated: 0.5,
+        amendment: 0.125,
+        editorial_only: 0.25,
+    };
+
+    fn close(got: Vec<(&str, f32)>, want: &[(&str, f32)]) {
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                g.0 == w.0 && (g.1 - w.1).abs() < 1e-6,
+                "{got:?} != {want:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn snapshot_penalties_and_the_capped_citation_boost() {
+        let stale_log = [("2026-03-01", L::Active), ("2026-07-01", L::Deprecated)];
+        let reindexed_log = [("2026-03-01", L::Active), ("2026-07-01", L::Deprecated)];
+        let c = corpus(vec![
+            // Deprecated after its last update: the snapshot says active, no penalty; cited by 6.
+            doc(
+                "a",
+                L::Deprecated,
+                H::FirstClass,
+                Some("2026-03-01"),
+                &["b"],
+                &stale_log,
+            ),
+            doc(
+                "b",
+                L::Active,
+                H::FirstClass,
+                Some("2026-07-01"),
+                &["a"],
+                &[],
+            ),
+            // Deprecated and re-indexed on that day: the snapshot says deprecated.
+            doc(
+                "c",
+                L::Deprecated,
+                H::FirstClass,
+                Some("2026-07-01"),
+                &["a"],
+                &reindexed_log,
+            ),
+            doc(
+                "d",
+                L::Active,
+                H::Amendment,
+                Some("2026-08-01"),
+                &["a"],
+                &[],
+            ),
+            doc("x1", L::Active, H::FirstClass, None, &["a", "d"], &[]),
+            doc("x2", L::Active, H::FirstClass, None, &["a", "d"], &[]),
+            doc("x3", L::Active, H::FirstClass, None, &["a"], &[]),
+        ]);
+        let first = hits(&[(0, 9.0), (1, 7.0), (2, 5.0), (3, 1.0)]);
+        let indexed = index_hits(&c, &first, &W);
+        let cites: Vec<usize> = indexed.iter().map(|h| h.citations).collect();
+        assert_eq!(cites, vec![6, 1, 0, 2]);
+        // a: 1 + min(0.30, 0.25) = 1.25; b: 0.75 + 0.05 = 0.80; c: 0.5 - 0.5 = 0;
+        // d: 0 - 0.125 + 0.10 = -0.025.
+        close(
+            ranked(&c, &rank(&c, "q", &first, &W)),
+            &[("a", 1.25), ("b", 0.80), ("c", 0.0), ("d", -0.025)],
+        );
+    }
+
+    #[test]
+    fn equal_legacy_scores_break_on_id_descending_without_recency() {
+        let c = corpus(vec![
+            doc(
+                "old-z",
+                L::Active,
+                H::FirstClass,
+                Some("2026-01-01"),
+                &[],
+                &[],
+            ),
+            doc(
+                "new-a",
+                L::Active,
+                H::FirstClass,
+                Some("2026-09-01"),
+                &[],
+                &[],
+            ),
+        ]);
+        // Both normalize to 1 (flat), no citations: the id order alone, newer date ignored.
+        let out = rank(&c, "q", &hits(&[(1, 2.0), (0, 2.0)]), &W);
+        close(ranked(&c, &out), &[("old-z", 1.0), ("new-a", 1.0)]);
+    }
+}

@@ -174,3 +174,66 @@ mod tests {
         assert_eq!(normalized_scores(&flat), vec![1.0, 1.0]);
     }
 }
+
+/// Hand-built records for the wirings' unit tests.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use chrono::NaiveDate;
+
+    use crate::corpus::{Corpus, Document, History, Lifecycle, LifecycleEntry};
+    use crate::ranking::Hit;
+
+    /// A record with no sections; `log` is `(date, lifecycle)` entries.
+    pub(crate) fn doc(
+        id: &str,
+        lifecycle: Lifecycle,
+        history: History,
+        updated_at: Option<&str>,
+        cites: &[&str],
+        log: &[(&str, Lifecycle)],
+    ) -> Document {
+        let date = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        Document {
+            id: id.into(),
+            title: id.into(),
+            lifecycle,
+            history,
+            updated_at: updated_at.map(date),
+            topic: String::new(),
+            superseded_by: None,
+            cites: cites.iter().map(|c| c.to_string()).collect(),
+            lifecycle_log: log
+                .iter()
+                .map(|(d, l)| LifecycleEntry {
+                    date: date(d),
+                    lifecycle: *l,
+                    by: None,
+                })
+                .collect(),
+            sections: Vec::new(),
+            source: format!("{id}.md").into(),
+        }
+    }
+
+    /// A corpus of `docs`.
+    pub(crate) fn corpus(docs: Vec<Document>) -> Corpus {
+        Corpus::new("fixture", docs).unwrap()
+    }
+
+    /// First-stage candidates `(doc index, score)`, in that order.
+    pub(crate) fn hits(scores: &[(usize, f32)]) -> Vec<Hit> {
+        scores
+            .iter()
+            .map(|&(doc, score)| Hit {
+                doc,
+                score,
+                section: 0,
+            })
+            .collect()
+    }
+
+    /// `(id, score)` of a ranked list.
+    pub(crate) fn ranked<'a>(corpus: &'a Corpus, hits: &[Hit]) -> Vec<(&'a str, f32)> {
+        hits.iter().map(|h| (corpus.id(h.doc), h.score)).collect()
+    }
+}

@@ -1,13 +1,16 @@
 //! `ranklab check`: run paired assertions (paired.yaml) through the legacy and the current
 //! wiring on the same first stage; one line per assertion and wiring; exit 1 when any
-//! expectation fails (including a legacy half that no longer shows the bug).
+//! expectation fails (including a legacy half that no longer shows the bug). Then, per assertion,
+//! whether its current half depends on the weights: its outcome with the practice file's
+//! weights and with every weight zero. A file in which no assertion expects the two wirings to
+//! differ is refused (exit 2).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::paired::{table, Paired};
+use crate::paired::{dependence_table, table, Paired};
 use crate::replay::Engine;
 
 /// Arguments of `ranklab check`.
@@ -25,8 +28,14 @@ pub(crate) fn run(args: CheckArgs) -> Result<ExitCode> {
         let (paired, corpus) = Paired::load(p)?;
         let engine = Engine::build(&corpus, &[&paired.experiments])?;
         let verdicts = paired.check(&engine, None)?;
+        let dependence = paired.dependence(&engine, None)?;
         engine.finish()?;
-        println!("## {}\n\n{}", p.display(), table(&verdicts));
+        println!(
+            "## {}\n\n{}\n{}",
+            p.display(),
+            table(&verdicts),
+            dependence_table(&dependence)
+        );
         failed += verdicts.iter().filter(|v| !v.pass()).count();
     }
     if failed > 0 {
