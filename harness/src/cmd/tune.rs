@@ -3,17 +3,22 @@
 //! It reads the merges of `merges.yaml` dated in `[as_of - window_days, as_of]`, replays the
 //! first stage of the shipped configuration (the one with `wiring: current`) once per merge
 //! query and once per paired assertion, and then scores every point of the integer grid by
-//! re-sorting those lists (see [`crate::tune`]). Candidates are ordered by MRR, then recall@k,
-//! then the smaller weights; a candidate that breaks a paired assertion is rejected.
+//! re-sorting those lists (see [`crate::tune`]). The objective is MRR, then recall@k; a
+//! candidate that breaks a paired assertion is rejected. Among the candidates tied within
+//! `--epsilon`, the robust choice ([`crate::tune::robust`]) takes the centre of the plateau's
+//! core and a finer search at 0.01 around it; the current weights are kept when they are tied.
 //!
 //! Overfitting is made visible: beside the chosen weights (selected on the whole window, all
 //! figures in-sample) it reports the weights selected on the older two thirds only, scored on
-//! the newest third they never saw (held out), and the current weights of the practice file.
-//! The chosen, train-selected and current weights are re-checked through the real replay and
+//! the newest third they never saw (held out), the current weights of the practice file, the
+//! suite's own tasks under each, and a rolling validation ([`crate::tune::rolling`]). The
+//! chosen, train-selected and current weights are re-checked through the real replay and
 //! `Paired::check`; a disagreement with the fast path is an internal error.
 //!
 //! Without `--write` nothing is written. With it, the practice file is replaced atomically with
-//! the chosen weights and a `tuned:` line naming the as-of date, the window and the merges.
+//! the chosen weights and a `tuned:` line naming the as-of date, the window and the merges;
+//! a change of weights is refused (exit 2) unless the rolling validation shows tuning beating
+//! the current weights, or `--force` is given.
 //! Output on stdout is a pure function of the inputs (as-of included): a second run prints the
 //! same bytes. Timing goes to stderr.
 //!
@@ -33,15 +38,21 @@ use crate::tune::session::{tune, Request};
 #[command(after_help = "\
 Reads merges.yaml (id, merged date, query, expected record), keeps the merges of the window, \
 replays the first stage once per merge query and paired assertion, then scores every weight \
-vector of the grid by re-sorting: MRR, then recall@k, then the smaller weights. Candidates that \
-break a paired assertion are rejected. Prints the chosen weights (selected on the window), the \
-weights selected on the older two thirds with their held-out figures on the newest third, the \
-current weights, the top candidates and each merge's rank.
+vector of the grid by re-sorting: MRR, then recall@k. Candidates that break a paired assertion \
+are rejected. Among the candidates tied within --epsilon it chooses the centre of the plateau's \
+core (largest margins to the plateau's edge along each weight), refines it at 0.01, and keeps \
+the current weights when they are tied (\"no candidate beats the practice file\"). Prints the \
+chosen weights and why, the weights selected on the older two thirds with their held-out \
+figures on the newest third, the current weights, the suite's own tasks under each, a rolling \
+validation (tune on the window ending at each of the last --folds merge days, score on the next \
+day's merges; tuned against kept with paired statistics), the top candidates and each merge's \
+rank. --write refuses to change the weights when the rolling validation does not show tuning \
+beating them, unless --force.
 
 Example: ranklab tune --suite tasks/brain --window-days 90 --as-of 2026-11-30 --write
 
 Exit codes: 0 ok; 2 bad input (a merge after --as-of, a bad date, an unknown record, an empty \
-window), nothing written.")]
+window) or --write refused, nothing written.")]
 pub(crate) struct TuneArgs {
     /// The suite: a directory holding suite.yaml, experiments*.yaml, merges.yaml, paired*.yaml
     /// and the practice file.
@@ -69,13 +80,31 @@ pub(crate) struct TuneArgs {
     #[arg(long, default_value_t = 10)]
     pub top: usize,
     /// Write the chosen weights to the practice file (atomically). Without it nothing changes.
+    /// Refused when the rolling validation does not show tuning beating the current weights
+    /// (unless --force).
     #[arg(long)]
     pub write: bool,
+    /// With --write: write even when the rolling validation says tuning does not help.
+    #[arg(long, requires = "write")]
+    pub force: bool,
+    /// Candidates within this much of the best MRR and recall@k are tied; the robust choice
+    /// breaks the tie.
+    #[arg(long, default_value_t = crate::tune::robust::DEFAULT_EPSILON)]
+    pub epsilon: f64,
+    /// Folds of the rolling validation (pairs of consecutive merge days).
+    #[arg(long, default_value_t = crate::tune::rolling::DEFAULT_FOLDS)]
+    pub folds: usize,
 }
 
 /// Runs the command.
 pub(crate) fn run(args: TuneArgs) -> Result<ExitCode> {
     let grid = Grid::new(&args.unit, args.max_units)?;
+    if !(args.epsilon >= 0.0 && args.epsilon < 1.0) {
+        bail!(
+            "--epsilon {}: write a tolerance in [0, 1), e.g. 0.001",
+            args.epsilon
+        );
+    }
     if args.window_days == 0 {
         bail!("--window-days must be at least 1");
     }
@@ -94,6 +123,9 @@ pub(crate) fn run(args: TuneArgs) -> Result<ExitCode> {
         grid,
         top: args.top,
         write: args.write,
+        force: args.force,
+        epsilon: args.epsilon,
+        folds: args.folds,
     })?;
     print!("{md}");
     Ok(ExitCode::SUCCESS)

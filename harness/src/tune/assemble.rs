@@ -9,8 +9,8 @@ use chrono::NaiveDate;
 use ranklab_engine::corpus::Corpus;
 use ranklab_engine::policy::{Practice, Weights};
 
-use super::merges::{Merges, Window};
-use super::scorer::{Candidates, MergeQuery, PairQuery};
+use super::merges::{Merge, Merges, Window};
+use super::scorer::{Candidates, MergeQuery, PairQuery, TaskQuery};
 use super::Problem;
 use crate::paired::Paired;
 use crate::replay::{as_hits, replay_with, Engine, ReplayOptions};
@@ -39,6 +39,9 @@ pub(crate) struct Inputs {
     pub(crate) window: Window,
     /// The paired assertion files beside the suite.
     pub(crate) paired: Vec<Paired>,
+    /// Every merge up to the as-of date, oldest first (file order within a day): what the
+    /// rolling validation tunes and scores on. The window is a suffix of it.
+    pub(crate) pool: Vec<Merge>,
 }
 
 impl Inputs {
@@ -65,6 +68,8 @@ impl Inputs {
             .unwrap_or_else(|| suite.dir().join("merges.yaml"));
         let merges = Merges::load(&merges_path, &corpus)?;
         let window = merges.window(as_of, window_days)?;
+        let mut pool = merges.merges.clone();
+        pool.sort_by_key(|m| m.merged);
 
         // Paired assertions beside the suite, on the same corpus.
         let mut paired = Vec::new();
@@ -91,6 +96,7 @@ impl Inputs {
             merges,
             window,
             paired,
+            pool,
         })
     }
 
@@ -125,19 +131,27 @@ impl Inputs {
         }
     }
 
-    /// Replays the first stages once per query and builds the problem every candidate re-sorts.
+    /// Replays the first stages once per query and builds the problem every candidate
+    /// re-sorts (the window's merges), with the queries of every merge of the pool.
     pub(crate) fn problem(
         &self,
         engine: &Engine,
-        merge_suite: &Suite,
         ex_merges: &Experiments,
         ex_pairs: &[Experiments],
-    ) -> Result<Problem> {
+    ) -> Result<(Problem, Vec<MergeQuery>)> {
         let corpus = &self.corpus;
-        let lists = replay_with(engine, merge_suite, ex_merges, &ReplayOptions::default())?;
-        let merge_queries: Vec<MergeQuery> = self
-            .window
-            .merges
+        let pool_suite = Suite {
+            tasks: self
+                .pool
+                .iter()
+                .map(|m| task(&m.id, &m.query, &m.expected, self.suite.k, m.line))
+                .collect(),
+            path: self.merges_path.clone(),
+            ..self.suite.clone()
+        };
+        let lists = replay_with(engine, &pool_suite, ex_merges, &ReplayOptions::default())?;
+        let pool_queries: Vec<MergeQuery> = self
+            .pool
             .iter()
             .zip(&lists.runs[0].per_task)
             .map(|(m, ranked)| {
@@ -146,6 +160,36 @@ impl Inputs {
                     .index_of(&m.expected)
                     .and_then(|d| candidates.position(d));
                 MergeQuery { candidates, target }
+            })
+            .collect();
+        let suffix = &self.pool[self.pool.len() - self.window.merges.len()..];
+        if suffix
+            .iter()
+            .map(|m| &m.id)
+            .ne(self.window.merges.iter().map(|m| &m.id))
+        {
+            bail!("internal error: the window's merges are not the newest merges of {}; please report this", self.merges_path.display());
+        }
+        let merge_queries = pool_queries[self.pool.len() - self.window.merges.len()..].to_vec();
+        let own = replay_with(engine, &self.suite, ex_merges, &ReplayOptions::default())?;
+        let tasks = self
+            .suite
+            .tasks
+            .iter()
+            .zip(&own.runs[0].per_task)
+            .map(|(t, ranked)| {
+                let candidates = Candidates::new(corpus, &as_hits(ranked));
+                let mut targets: Vec<usize> = t
+                    .expected
+                    .iter()
+                    .filter(|(_, &g)| g >= 1)
+                    .filter_map(|(id, _)| corpus.index_of(id).and_then(|d| candidates.position(d)))
+                    .collect();
+                targets.sort_unstable();
+                TaskQuery {
+                    candidates,
+                    targets,
+                }
             })
             .collect();
         let mut pairs = Vec::new();
@@ -184,12 +228,16 @@ impl Inputs {
                 });
             }
         }
-        Ok(Problem {
-            merges: merge_queries,
-            train: self.window.train,
-            pairs,
-            k: self.suite.k,
-        })
+        Ok((
+            Problem {
+                merges: merge_queries,
+                train: self.window.train,
+                pairs,
+                tasks,
+                k: self.suite.k,
+            },
+            pool_queries,
+        ))
     }
 
     /// Re-checks the fast path for `w` through the real replay (current wiring) and the paired

@@ -15,6 +15,8 @@ mod assemble;
 pub(crate) mod grid;
 pub(crate) mod merges;
 mod report;
+pub(crate) mod robust;
+pub(crate) mod rolling;
 pub(crate) mod scorer;
 pub(crate) mod session;
 
@@ -24,7 +26,7 @@ use ranklab_engine::policy::Weights;
 use rayon::prelude::*;
 
 use grid::{Grid, Point};
-use scorer::{MergeQuery, PairQuery};
+use scorer::{MergeQuery, PairQuery, TaskQuery};
 
 /// MRR and recall@k of one set of merges.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -64,7 +66,7 @@ impl Figures {
         }
     }
     /// The comparison key of the figures (higher is better): MRR sum rounded to 1e-9, hits.
-    fn key(&self) -> (i64, u32) {
+    pub(crate) fn key(&self) -> (i64, u32) {
         ((self.rr_sum * 1e9).round() as i64, self.hits)
     }
 }
@@ -108,6 +110,8 @@ pub(crate) struct Problem {
     pub train: usize,
     /// Every paired assertion.
     pub pairs: Vec<PairQuery>,
+    /// The suite's own tasks (scored beside the merges, not tuned on).
+    pub tasks: Vec<TaskQuery>,
     /// Cutoff of recall.
     pub k: usize,
 }
@@ -121,6 +125,27 @@ impl Problem {
     /// The rank of each merge's expected record under `w`.
     pub(crate) fn ranks(&self, w: &Weights) -> Vec<Option<usize>> {
         self.merges.iter().map(|m| m.rank(w)).collect()
+    }
+
+    /// The figures of `w` on the suite's own tasks.
+    pub(crate) fn task_figures(&self, w: &Weights) -> Figures {
+        let mut f = Figures::default();
+        for t in &self.tasks {
+            f.add(t.rank(w), self.k);
+        }
+        f
+    }
+
+    /// The same problem on a subset of the merges (all of them training), without the
+    /// suite's tasks.
+    pub(crate) fn on(&self, merges: Vec<MergeQuery>) -> Problem {
+        Problem {
+            train: merges.len(),
+            merges,
+            pairs: self.pairs.clone(),
+            tasks: Vec::new(),
+            k: self.k,
+        }
     }
 
     /// The figures of `w`.

@@ -9,8 +9,11 @@ use ranklab_engine::policy::Weights;
 use super::assemble::Inputs;
 use super::grid::{hundredths, Grid};
 use super::merges::Merge;
-use super::{ranking, Part, Problem, Score, Scored};
+use super::robust::{show, Choice};
+use super::rolling::Rolling;
+use super::{ranking, Figures, Part, Problem, Score, Scored};
 use crate::report::shown;
+use crate::stats;
 use crate::suite::Retriever;
 
 /// Everything the report shows.
@@ -27,10 +30,14 @@ pub(crate) struct Outcome<'a> {
     pub(crate) scored: &'a [Scored],
     /// How many candidates a paired assertion rejected.
     pub(crate) rejected: usize,
-    /// The best candidate on the window.
-    pub(crate) chosen: &'a Scored,
-    /// The best candidate on the train part.
-    pub(crate) train_only: &'a Scored,
+    /// The robust choice on the window.
+    pub(crate) chosen: &'a Choice,
+    /// The robust choice on the train part.
+    pub(crate) train_only: &'a Choice,
+    /// The rolling validation.
+    pub(crate) rolling: &'a Rolling,
+    /// Tie tolerance.
+    pub(crate) epsilon: f64,
     /// How many candidates to list.
     pub(crate) top: usize,
 }
@@ -42,8 +49,8 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
     let as_of = o.as_of;
     let chosen = o.chosen;
     let train_only = o.train_only;
-    let chosen_w = grid.weights(chosen.point);
-    let train_w = grid.weights(train_only.point);
+    let chosen_w = chosen.weights;
+    let train_w = train_only.weights;
     let current_w = inp.practice.weights;
     let current_score = o.problem.score(&current_w);
     let current_ok = o.problem.paired_ok(&current_w);
@@ -80,7 +87,7 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
     );
     let _ = writeln!(
         md,
-        "Grid: unit {}, 0..={} units per weight (0.00..={}), deprecated >= superseded, editorial_only >= amendment: {} candidates, {} rejected by the {} paired assertions of {}. Order: MRR, then recall@{}, then the smaller weights.\n",
+        "Grid: unit {}, 0..={} units per weight (0.00..={}), deprecated >= superseded, editorial_only >= amendment: {} candidates, {} rejected by the {} paired assertions of {}. Objective: MRR, then recall@{}; ties within ε = {} on both are broken by the robust choice (the centre of the tied plateau's core, see below).\n",
         grid.unit_text(),
         grid.max_units,
         hundredths(u32::from(grid.unit_hundredths) * u32::from(grid.max_units)),
@@ -88,21 +95,29 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
         thousands(o.rejected),
         o.problem.pairs.len(),
         if inp.paired.is_empty() { "(no paired file)".to_string() } else { inp.paired.iter().map(|p| format!("`{}`", shown(&p.file.path))).collect::<Vec<_>>().join(", ") },
-        inp.suite.k
+        inp.suite.k,
+        o.epsilon
     );
     let k = inp.suite.k;
     let _ = writeln!(md, "## Chosen and current weights\n");
     let _ = writeln!(
         md,
-        "| weights | superseded | deprecated | amendment | editorial_only | window MRR | window recall@{k} | train MRR | train recall@{k} | held-out MRR | held-out recall@{k} | paired |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        "| weights | superseded | deprecated | amendment | editorial_only | window MRR | window recall@{k} | train MRR | train recall@{k} | held-out MRR | held-out recall@{k} | suite MRR | suite recall@{k} | paired |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     );
-    let chosen_s = chosen.score.expect("passing");
-    let train_s = train_only.score.expect("passing");
+    let chosen_s = o.problem.score(&chosen_w);
+    let train_s = o.problem.score(&train_w);
+    let suite = |w: &Weights| o.problem.task_figures(w);
+    let (chosen_t, current_t) = (suite(&chosen_w), suite(&current_w));
     weights_row(
         &mut md,
-        "chosen (selected on the window: in-sample)",
+        if chosen.kept_current {
+            "chosen (kept: no candidate beats the practice file)"
+        } else {
+            "chosen (selected on the window: in-sample)"
+        },
         &chosen_w,
         &chosen_s,
+        &chosen_t,
         true,
     );
     weights_row(
@@ -110,6 +125,7 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
         "selected on train only (held-out is out-of-sample)",
         &train_w,
         &train_s,
+        &suite(&train_w),
         true,
     );
     weights_row(
@@ -117,6 +133,7 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
         "current (practice file)",
         &current_w,
         &current_score,
+        &current_t,
         current_ok,
     );
     let _ = writeln!(
@@ -131,6 +148,21 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
         current_score.held_out.mrr(),
         if inp.window.held_out().is_empty() { " (Fewer than three merges in the window: nothing is held out.)" } else { "" }
     );
+    let _ = writeln!(
+        md,
+        "Suite tasks (scored beside the merges, not tuned on): the {} tasks of `{}` reach MRR {:.4} under the chosen weights against {:.4} under the current weights{}.\n",
+        o.problem.tasks.len(),
+        shown(&inp.suite.path),
+        chosen_t.mrr(),
+        current_t.mrr(),
+        if chosen_t.key() < current_t.key() {
+            " — the choice helps the merges but HURTS the suite's tasks"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(md, "## Why these weights\n\n{}\n", chosen.why);
+    rolling_section(&mut md, o);
     let _ = writeln!(
         md,
         "## Top {} candidates on the window\n",
@@ -200,7 +232,7 @@ fn span(m: &[Merge]) -> String {
     }
 }
 
-fn weights_row(md: &mut String, label: &str, w: &Weights, s: &Score, paired_ok: bool) {
+fn weights_row(md: &mut String, label: &str, w: &Weights, s: &Score, t: &Figures, paired_ok: bool) {
     let held = |x: f64| {
         if s.held_out.n == 0 {
             "-".to_string()
@@ -210,7 +242,7 @@ fn weights_row(md: &mut String, label: &str, w: &Weights, s: &Score, paired_ok: 
     };
     let _ = writeln!(
         md,
-        "| {label} | {:.2} | {:.2} | {:.2} | {:.2} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {} | {} |",
+        "| {label} | {:.2} | {:.2} | {:.2} | {:.2} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {} | {:.4} | {:.4} | {} |",
         w.superseded,
         w.deprecated,
         w.amendment,
@@ -221,6 +253,83 @@ fn weights_row(md: &mut String, label: &str, w: &Weights, s: &Score, paired_ok: 
         s.train.recall(),
         held(s.held_out.mrr()),
         held(s.held_out.recall()),
+        t.mrr(),
+        t.recall(),
         if paired_ok { "all hold as expected" } else { "BROKEN" }
     );
+}
+
+/// One sentence: whether tuning beats keeping the current weights in the rolling validation.
+pub(crate) fn verdict(r: &Rolling) -> String {
+    match &r.stats {
+        None => "the rolling validation has no fold (fewer than two merge days), so tuning is not shown to beat keeping the current weights".to_string(),
+        Some(s) if r.beats => format!(
+            "in the rolling validation tuning beats keeping the current weights: held-out MRR {:.4} against {:.4} over {} merges (Δ {}, 95% CI [{}, {}], p = {})",
+            s.mean, s.baseline_mean, s.n, stats::format_signed(s.delta), stats::format_signed(s.ci.lo), stats::format_signed(s.ci.hi), stats::format_p(s.test.p)
+        ),
+        Some(s) => format!(
+            "in the rolling validation tuning does not beat keeping the current weights: held-out MRR {:.4} against {:.4} over {} merges (Δ {}, 95% CI [{}, {}], p = {}, {} won, {} tied, {} lost)",
+            s.mean, s.baseline_mean, s.n, stats::format_signed(s.delta), stats::format_signed(s.ci.lo), stats::format_signed(s.ci.hi), stats::format_p(s.test.p), s.wins, s.ties, s.losses
+        ),
+    }
+}
+
+fn rolling_section(md: &mut String, o: &Outcome<'_>) {
+    let r = o.rolling;
+    let _ = writeln!(md, "## Rolling validation\n");
+    let _ = writeln!(
+        md,
+        "For each of the last {} pairs of consecutive merge days, the whole procedure (grid, robust choice, keep-the-current rule, finer search) tunes on the {} days ending at the first day and is scored on the merges of the next day, which it never saw. Tuned: the weights each fold chose; kept: the current weights of the practice file.\n",
+        r.folds.len(),
+        o.inputs.window.days
+    );
+    let _ = writeln!(md, "| trained on | merges | chosen | scored on | merges | tuned MRR | kept MRR |\n|---|---:|---|---|---|---:|---:|");
+    for f in &r.folds {
+        let mean = |v: &[f64]| {
+            if v.is_empty() {
+                0.0
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        let _ = writeln!(
+            md,
+            "| {}..={} | {} | {} | {} | {} | {:.4} | {:.4} |",
+            f.from,
+            f.cut,
+            f.train,
+            match (f.chosen, f.kept) {
+                (None, _) => "none passes (kept)".to_string(),
+                (Some(h), true) => format!("{} (kept)", show(h)),
+                (Some(h), false) => show(h),
+            },
+            f.test_day,
+            f.test.join(", "),
+            mean(&f.tuned_rr),
+            mean(&f.kept_rr)
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\n{}. {}\n",
+        capitalize(&verdict(r)),
+        if r.beats {
+            "Writing the chosen weights is supported by the rolling validation."
+        } else {
+            "Recommendation: do not write; keep the current weights (`--write` refuses a change of weights unless `--force`)."
+        }
+    );
+    let _ = writeln!(
+        md,
+        "Statistics: {}\n",
+        stats::Options::default().describe("tuning", "held-out merges")
+    );
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
 }

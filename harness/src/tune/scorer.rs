@@ -163,6 +163,26 @@ impl MergeQuery {
     }
 }
 
+/// A task of the suite itself: its candidates and where its relevant records sit among them;
+/// its rank is the rank of the first relevant record (trec_eval's recip_rank).
+#[derive(Debug, Clone)]
+pub(crate) struct TaskQuery {
+    /// The candidates.
+    pub candidates: Candidates,
+    /// Positions of the relevant records in the list (grade >= 1) that were retrieved.
+    pub targets: Vec<usize>,
+}
+
+impl TaskQuery {
+    /// The rank of the first relevant record under the current wiring with `w`.
+    pub(crate) fn rank(&self, w: &Weights) -> Option<usize> {
+        self.targets
+            .iter()
+            .map(|&t| self.candidates.rank(Wiring::Current, t, w))
+            .min()
+    }
+}
+
 /// A paired assertion on precomputed candidates: `above` must rank above `below` as expected
 /// under each wiring (a record not retrieved ranks below every retrieved one).
 #[derive(Debug, Clone)]

@@ -12,7 +12,7 @@ use ranklab_engine::policy::Practice;
 use super::assemble::Inputs;
 use super::grid::Grid;
 use super::report::{self, Outcome};
-use super::{best, search, Part};
+use super::{best, robust, rolling, search, Part};
 use crate::replay::Engine;
 use crate::report::shown;
 
@@ -34,6 +34,12 @@ pub(crate) struct Request {
     pub(crate) top: usize,
     /// Whether to write the chosen weights to the practice file.
     pub(crate) write: bool,
+    /// Write even when the rolling validation says tuning does not beat keeping the weights.
+    pub(crate) force: bool,
+    /// Tie tolerance on MRR and recall.
+    pub(crate) epsilon: f64,
+    /// Folds of the rolling validation.
+    pub(crate) folds: usize,
 }
 
 /// Runs a tuning and returns its report (Markdown, a pure function of the inputs). Timing goes
@@ -54,7 +60,7 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
     all.extend(ex_pairs.iter());
     let engine = Engine::build(&inputs.corpus, &all)?;
     let merge_suite = inputs.merge_suite();
-    let problem = inputs.problem(&engine, &merge_suite, &ex_merges, &ex_pairs)?;
+    let (problem, pool_queries) = inputs.problem(&engine, &ex_merges, &ex_pairs)?;
 
     // Every candidate: re-sort only.
     let pb = crate::progress::bar(grid.len() as u64, "tune");
@@ -72,11 +78,27 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
         elapsed.as_secs_f64(),
         rayon::current_num_threads()
     );
-    let Some(chosen) = best(&scored, Part::Window) else {
+    let current_w = inputs.practice.weights;
+    let eps = req.epsilon;
+    let choice_on = |part: Part| {
+        robust::choose(&problem, grid, &scored, part, eps, &current_w).map(|mut c| {
+            let coarse = best(&scored, part).expect("a candidate passes");
+            robust::refine(
+                &problem,
+                grid,
+                part,
+                eps,
+                coarse.score.expect("passing").part(part),
+                &mut c,
+            );
+            c
+        })
+    };
+    let Some(chosen) = choice_on(Part::Window) else {
         let breaking: Vec<&str> = problem
             .pairs
             .iter()
-            .filter(|p| !p.passes(&inputs.practice.weights))
+            .filter(|p| !p.passes(&current_w))
             .map(|p| p.id.as_str())
             .collect();
         bail!(
@@ -85,19 +107,33 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
             if breaking.is_empty() { "none".to_string() } else { breaking.join(", ") }
         );
     };
-    let train_only = best(&scored, Part::Train).expect("a candidate passes");
-    let chosen_w = grid.weights(chosen.point);
-    let train_w = grid.weights(train_only.point);
-    let current_w = inputs.practice.weights;
+    let train_only = choice_on(Part::Train).expect("a candidate passes");
 
     // The answer, re-checked through the real replay.
     for (what, w) in [
-        ("chosen", chosen_w),
-        ("train-selected", train_w),
+        ("chosen", chosen.weights),
+        ("train-selected", train_only.weights),
         ("current", current_w),
     ] {
         inputs.verify(&engine, &merge_suite, &problem, what, w)?;
     }
+
+    let started = Instant::now();
+    let rolling = rolling::rolling(
+        &problem,
+        grid,
+        &inputs.pool,
+        &pool_queries,
+        req.window_days,
+        req.folds,
+        eps,
+        &current_w,
+    );
+    eprintln!(
+        "tune: rolling validation, {} folds in {:.3} s",
+        rolling.folds.len(),
+        started.elapsed().as_secs_f64()
+    );
 
     let outcome = Outcome {
         inputs: &inputs,
@@ -108,10 +144,21 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
         rejected,
         chosen: &chosen,
         train_only: &train_only,
+        rolling: &rolling,
+        epsilon: eps,
         top: req.top,
     };
     let mut md = report::markdown(&outcome);
     let practice_path = &inputs.practice_path;
+    let changes = chosen.hundredths != robust::hundredths_of(&current_w).unwrap_or([u16::MAX; 4]);
+    if req.write && changes && !rolling.beats && !req.force {
+        bail!(
+            "--write refused: {}; the practice file `{}` is unchanged. Keep the current weights, or pass --force to write {} anyway",
+            report::verdict(&rolling),
+            shown(practice_path),
+            robust::show(chosen.hundredths)
+        );
+    }
     if req.write {
         let window = &inputs.window;
         let as_of = req.as_of;
@@ -126,7 +173,7 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
         );
         let out = Practice {
             tuned,
-            weights: chosen_w,
+            weights: chosen.weights,
             path: practice_path.clone(),
         };
         crate::report::atomic::write(practice_path, out.to_yaml().as_bytes())?;
