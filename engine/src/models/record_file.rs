@@ -18,7 +18,9 @@
 //!
 //! Writes are atomic: the file is written in full to a temporary file in the same directory and
 //! renamed over the old one. Before writing, the records on disk are merged in, so two processes
-//! that share a cache lose no work (a record written by both is the same bytes). Records are
+//! that share a cache lose no work (a record written by both is the same bytes). The
+//! read-merge-rename runs under an advisory exclusive lock on `.<file>.lock` beside the file
+//! (`flock`, through `fs4`), so two writers cannot interleave and drop each other's records. Records are
 //! written sorted by key, so the same content always gives the same file.
 
 use std::collections::{BTreeMap, HashSet};
@@ -248,12 +250,14 @@ impl RecordFile {
         if !self.dirty {
             return Ok(());
         }
+        let dir = path.parent().expect("cache files have a parent");
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        // Held until the end of this function: read, merge and rename as one step.
+        let _lock = lock(&path)?;
         let (on_disk, _, _) = self.read_disk()?;
         for (k, v) in on_disk {
             self.records.entry(k).or_insert(v);
         }
-        let dir = path.parent().expect("cache files have a parent");
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         crate::leftovers::sweep_once(dir);
         let mut bytes = Vec::with_capacity(
             12 + self.header.len() + 32 + self.records.len() * (64 + self.payload),
@@ -286,6 +290,23 @@ impl RecordFile {
         self.saved_at = std::time::Instant::now();
         Ok(())
     }
+}
+
+/// Takes the advisory exclusive lock of the record file `path` (blocking), on `.<file>.lock`
+/// beside it; released when the returned file is dropped.
+fn lock(path: &Path) -> Result<std::fs::File> {
+    let lock_path = path.with_file_name(format!(
+        ".{}.lock",
+        path.file_name().expect("named").to_string_lossy()
+    ));
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| Error::io(&lock_path, e))?;
+    fs4::fs_std::FileExt::lock_exclusive(&f).map_err(|e| Error::io(&lock_path, e))?;
+    Ok(f)
 }
 
 #[cfg(test)]
@@ -418,5 +439,43 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn concurrent_writers_of_disjoint_records_keep_every_record() {
+        // Two writers (threads here; the lock is per open file, so the same as two processes)
+        // each add 150 records of their own to one file, flushing after every record: each
+        // flush reads, merges and renames. Without the lock a writer's rename can replace a file
+        // that gained the other's records after it read, losing them.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.bin");
+        let writers: Vec<_> = [0u8, 1u8]
+            .into_iter()
+            .map(|w| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let (mut f, _) = RecordFile::open(&path, "test", "id", 4).unwrap();
+                    for i in 0..150u8 {
+                        let mut k = [w; 32];
+                        k[1] = i;
+                        f.insert(k, &[w, i, 0, 0]);
+                        f.flush().unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let (f, report) = RecordFile::open(&path, "test", "id", 4).unwrap();
+        assert_eq!(report.discarded, 0);
+        assert_eq!(f.len(), 300, "records lost by interleaved writers");
+        for w in [0u8, 1u8] {
+            for i in 0..150u8 {
+                let mut k = [w; 32];
+                k[1] = i;
+                assert_eq!(f.get(&k), Some(&[w, i, 0, 0][..]), "writer {w} record {i}");
+            }
+        }
     }
 }
