@@ -74,6 +74,9 @@ struct RawTask {
     id: String,
     query: String,
     expected: Expected,
+    /// Documents judged not relevant (grade 0): judged, so not counted as unjudged.
+    #[serde(default)]
+    not_relevant: Vec<String>,
     k: Option<usize>,
     note: Option<String>,
 }
@@ -198,11 +201,20 @@ impl Suite {
             if t.query.trim().is_empty() {
                 bail!("{}: task {:?} has an empty query", at(line), t.id);
             }
-            let expected: BTreeMap<String, i32> = match t.expected {
+            let mut expected: BTreeMap<String, i32> = match t.expected {
                 Expected::One(id) => [(id, 1)].into(),
                 Expected::Many(ids) => ids.into_iter().map(|id| (id, 1)).collect(),
                 Expected::Graded(m) => m,
             };
+            for id in t.not_relevant {
+                if expected.insert(id.clone(), 0).is_some() {
+                    bail!(
+                        "{}: task {:?} lists {id:?} both in `expected` and in `not_relevant`; a document has one judgment",
+                        at(line),
+                        t.id
+                    );
+                }
+            }
             if !expected.values().any(|&g| g >= 1) {
                 bail!("{}: task {:?} expects no relevant document (give at least one id with grade >= 1)", at(line), t.id);
             }

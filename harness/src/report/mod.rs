@@ -13,6 +13,7 @@ pub mod atomic;
 pub mod plots;
 pub mod stats_section;
 pub mod table;
+pub mod warranty;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -140,7 +141,14 @@ pub fn tasks_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Result<Da
             suite
                 .tasks
                 .iter()
-                .map(|t| t.expected.keys().cloned().collect::<Vec<_>>().join(" "))
+                .map(|t| {
+                    t.expected
+                        .iter()
+                        .filter(|(_, &g)| g >= 1)
+                        .map(|(d, _)| d.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
                 .collect::<Vec<_>>(),
         ),
     ];
@@ -258,6 +266,15 @@ pub fn render(
     let tasks = tasks_table(&all, suite, replay)?;
     let computed = stats_section::compute(&all, suite, ex, replay, set)?;
     let stats = stats_section::section_of(&computed)?;
+    let warranty = warranty::compute(&all, suite, replay, set, &computed)?;
+    let mut metrics = metrics;
+    for c in warranty.columns() {
+        metrics.with_column(c)?;
+    }
+    let reading = match warranty.reading() {
+        w if w.is_empty() => stats.reading.clone(),
+        w => format!("{} {w}", stats.reading),
+    };
     let stem = &ex.experiment;
     let mut md = String::new();
     writeln!(md, "# {} — {}\n", suite.name, ex.experiment)?;
@@ -287,9 +304,10 @@ pub fn render(
         md,
         "\nMeans over tasks. recall@k, nDCG@k and P@k at each task's k; MRR is trec_eval's recip_rank (no cutoff); MAP is trec_eval's map.\n"
     )?;
-    writeln!(md, "**Reading:** {}\n", stats.reading)?;
+    writeln!(md, "**Reading:** {reading}\n")?;
     writeln!(md, "{}\n", stats.method)?;
     md.push_str(&crate::external::report_section(replay));
+    md.push_str(&warranty.markdown()?);
     let plots = plots::render_computed(&computed, &all, suite, ex, replay, stem)?;
     md.push_str(&plots.markdown);
     md.push_str(&adr::movements(&all, suite, ex, replay));
@@ -325,6 +343,10 @@ pub fn render(
         table::csv(&metrics)?.into_bytes(),
     ));
     files.push((
+        PathBuf::from(format!("{stem}.warranty.csv")),
+        table::csv(&warranty.table(true)?)?.into_bytes(),
+    ));
+    files.push((
         PathBuf::from(format!("{stem}.tasks.csv")),
         table::csv(&tasks)?.into_bytes(),
     ));
@@ -337,7 +359,8 @@ pub fn render(
         "metrics": table::json_rows(&metrics)?,
         "tasks": table::json_rows(&tasks)?,
         "statistics": table::json_rows(&stats.table)?,
-        "reading": stats.reading,
+        "warranty": warranty.json()?,
+        "reading": reading,
     });
     files.push((
         PathBuf::from(format!("{stem}.json")),

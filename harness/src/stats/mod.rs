@@ -26,6 +26,7 @@
 pub mod bootstrap;
 pub mod holm;
 pub mod permutation;
+pub mod power;
 pub mod reading;
 mod rng;
 

@@ -1,0 +1,524 @@
+//! How far a report's verdict can be trusted: the warranty every table carries.
+//!
+//! Per configuration:
+//! - **Judged@k** (ir_measures' `Judged@k`: documents of the top k that have a judgment, of any
+//!   grade including 0, divided by k; mean over tasks, each at its own k) and the number of
+//!   unjudged documents in the top k, summed over tasks. An unjudged document counts as not
+//!   relevant, so a configuration that surfaces more of them may be penalized for documents
+//!   nobody looked at;
+//! - **power** ([`crate::stats::power`]): the smallest Δ the suite detects with 80% power at
+//!   α = 0.05, and the tasks the observed Δ would need, per Δ measure;
+//! - **ties at the cutoff**: tasks where documents with equal scores straddle rank k, and each Δ
+//!   measure's mean over the worst and the best order of every group of tied documents (the
+//!   reported value keeps trec_eval's order: score, then document id descending).
+//!
+//! The one-line reading gains sentences from here: the plain-words warning when a configuration's
+//! Judged@k is below the baseline's by more than [`JUDGED_MARGIN`], the "only expected documents
+//! are judged" sentence, and the power sentence. Deterministic: no randomness, total orders.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use anyhow::Result;
+use polars::prelude::*;
+use ranklab_engine::corpus::Corpus;
+
+use super::stats_section::Computed;
+use super::MeasureSet;
+use crate::metrics::evaluate_ranking;
+use crate::replay::{Ranked, Replay};
+use crate::stats::power::{self, Power, MAX_TASKS, POWER};
+use crate::stats::{self, format_signed, thousands, ALPHA};
+use crate::suite::{Suite, Task};
+
+/// A configuration's Judged@k may be this much below the baseline's before the reading warns.
+pub const JUDGED_MARGIN: f64 = 0.02;
+
+/// The warranty of one configuration.
+#[derive(Debug, Clone)]
+pub struct ConfigWarranty {
+    /// Configuration name.
+    pub name: String,
+    /// Mean Judged@k over tasks.
+    pub judged: f64,
+    /// Unjudged documents in the top k, summed over tasks.
+    pub unjudged: usize,
+    /// Tasks where documents with equal scores straddle the cutoff k.
+    pub tie_tasks: usize,
+    /// Per measure of the set: the mean over tasks under the worst and the best order of ties.
+    pub tie_range: Vec<(f64, f64)>,
+    /// Per measure of the set: power against the baseline (None on the baseline's row).
+    pub power: Vec<Option<Power>>,
+}
+
+/// The warranty of one report.
+#[derive(Debug, Clone)]
+pub struct Warranty {
+    /// The suite's cutoff (column names; each task uses its own k).
+    pub k: usize,
+    /// Tasks.
+    pub tasks: usize,
+    /// Index of the baseline in `configs`.
+    pub baseline: usize,
+    /// Per configuration, replay order.
+    pub configs: Vec<ConfigWarranty>,
+    /// Measure display names, the set's order.
+    pub measures: Vec<String>,
+    /// Indices of the measures with Δ columns.
+    pub delta_measures: Vec<usize>,
+    /// True when every judgment is a relevant one (grade >= 1): nothing was judged non-relevant.
+    pub only_relevant_judged: bool,
+    /// `ranklab pool <dir>` when the suite is a `tasks/<suite>` directory.
+    pub pool_command: Option<String>,
+}
+
+/// Ranked lists reordered inside every group of equal scores: relevant first (grade descending)
+/// for the best order, last for the worst; otherwise the original order.
+fn tie_order<'a>(
+    ids: &[&'a str],
+    scores: &[f32],
+    grade: &dyn Fn(&str) -> i32,
+    best: bool,
+) -> Vec<&'a str> {
+    let mut out = Vec::with_capacity(ids.len());
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i + 1;
+        while j < ids.len() && scores[j] == scores[i] {
+            j += 1;
+        }
+        let mut group: Vec<&str> = ids[i..j].to_vec();
+        // Stable: equal grades keep the ranking's order.
+        if best {
+            group.sort_by_key(|id| std::cmp::Reverse(grade(id)));
+        } else {
+            group.sort_by_key(|id| grade(id));
+        }
+        out.extend(group);
+        i = j;
+    }
+    out
+}
+
+/// True when documents with equal scores sit on both sides of rank `k`.
+pub fn tie_straddles(ranked: &[Ranked], k: usize) -> bool {
+    k >= 1 && ranked.len() > k && ranked[k - 1].score == ranked[k].score
+}
+
+/// Judged documents in the top `k` of `ids`.
+pub fn judged_in_top(ids: &[&str], task: &Task, k: usize) -> usize {
+    ids.iter()
+        .take(k)
+        .filter(|id| task.expected.contains_key(**id))
+        .count()
+}
+
+/// Computes the warranty of a report from its replay and statistics.
+pub fn compute(
+    corpus: &Corpus,
+    suite: &Suite,
+    replay: &Replay,
+    set: &MeasureSet,
+    c: &Computed,
+) -> Result<Warranty> {
+    let mut configs = Vec::with_capacity(replay.runs.len());
+    for (ci, run) in replay.runs.iter().enumerate() {
+        let mut judged_sum = 0.0;
+        let mut unjudged = 0;
+        let mut tie_tasks = 0;
+        let mut worst = vec![0.0; c.measures.len()];
+        let mut best = vec![0.0; c.measures.len()];
+        for (task, ranked) in suite.tasks.iter().zip(&run.per_task) {
+            let ids: Vec<&str> = ranked.iter().map(|r| corpus.id(r.doc)).collect();
+            let j = judged_in_top(&ids, task, task.k);
+            judged_sum += j as f64 / task.k as f64;
+            unjudged += ids.len().min(task.k) - j;
+            if tie_straddles(ranked, task.k) {
+                tie_tasks += 1;
+            }
+            let scores: Vec<f32> = ranked.iter().map(|r| r.score).collect();
+            let grade = |id: &str| task.expected.get(id).copied().unwrap_or(0);
+            let judgments: HashMap<String, i32> =
+                task.expected.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            let measures = set.for_task(task);
+            for (acc, is_best) in [(&mut worst, false), (&mut best, true)] {
+                let order = tie_order(&ids, &scores, &grade, is_best);
+                for (a, v) in acc
+                    .iter_mut()
+                    .zip(evaluate_ranking(&measures, &order, &judgments, 1))
+                {
+                    *a += v;
+                }
+            }
+        }
+        let n = suite.tasks.len().max(1) as f64;
+        let power = (0..c.measures.len())
+            .map(|m| {
+                if ci == c.baseline {
+                    return Ok(None);
+                }
+                let diffs = stats::differences(&c.column(c.baseline, m), &c.column(ci, m))?;
+                Ok(Some(power::analyse(&diffs, ALPHA)))
+            })
+            .collect::<Result<Vec<_>, stats::StatsError>>()?;
+        configs.push(ConfigWarranty {
+            name: run.config.name.clone(),
+            judged: judged_sum / n,
+            unjudged,
+            tie_tasks,
+            tie_range: worst
+                .iter()
+                .zip(&best)
+                .map(|(w, b)| (w / n, b / n))
+                .collect(),
+            power,
+        });
+    }
+    let only_relevant_judged = suite
+        .tasks
+        .iter()
+        .all(|t| t.expected.values().all(|&g| g >= 1));
+    let pool_command = (suite.path.file_name().is_some_and(|f| f == "suite.yaml"))
+        .then(|| {
+            suite
+                .path
+                .parent()
+                .map(|d| format!("ranklab pool {}", super::shown(d)))
+        })
+        .flatten();
+    Ok(Warranty {
+        k: suite.k,
+        tasks: suite.tasks.len(),
+        baseline: c.baseline,
+        configs,
+        measures: c.measures.clone(),
+        delta_measures: c.delta_measures.clone(),
+        only_relevant_judged,
+        pool_command,
+    })
+}
+
+fn mde_cell(p: &Option<Power>) -> String {
+    match p {
+        None => "—".into(),
+        Some(p) => match p.mde {
+            Some(m) => format!("{m:.4}"),
+            None => "— (no difference)".into(),
+        },
+    }
+}
+
+fn tasks_cell(p: &Option<Power>) -> String {
+    match p {
+        None => "—".into(),
+        Some(p) if p.delta.abs() <= stats::TIE_EPSILON || p.mde.is_none() => "— (Δ 0)".into(),
+        Some(p) => match p.tasks_needed {
+            Some(n) => thousands(n),
+            None => format!("> {}", thousands(MAX_TASKS)),
+        },
+    }
+}
+
+impl Warranty {
+    /// True when some task of some configuration has a tie straddling its cutoff.
+    pub fn any_tie(&self) -> bool {
+        self.configs.iter().any(|c| c.tie_tasks > 0)
+    }
+
+    fn base(&self) -> &ConfigWarranty {
+        &self.configs[self.baseline]
+    }
+
+    /// The columns added to the metrics table: `Judged@k` and `unjudged@k`.
+    pub fn columns(&self) -> Vec<Column> {
+        vec![
+            Column::new(
+                format!("Judged@{}", self.k).into(),
+                self.configs.iter().map(|c| c.judged).collect::<Vec<f64>>(),
+            ),
+            Column::new(
+                format!("unjudged@{}", self.k).into(),
+                self.configs
+                    .iter()
+                    .map(|c| c.unjudged as u32)
+                    .collect::<Vec<u32>>(),
+            ),
+        ]
+    }
+
+    /// The sentences the reading gains: judgments, then power.
+    pub fn reading(&self) -> String {
+        let mut out = Vec::new();
+        let k = self.k;
+        let base = self.base();
+        if self.only_relevant_judged {
+            let pool = match &self.pool_command {
+                Some(cmd) => format!("; run `{cmd}` to collect them for judging"),
+                None => String::new(),
+            };
+            out.push(format!(
+                "Only expected documents are judged: {:.0}% of every top {k} is unjudged (baseline `{}`), and every unjudged document counts as not relevant{pool}.",
+                (1.0 - base.judged) * 100.0,
+                base.name
+            ));
+        }
+        for (i, c) in self.configs.iter().enumerate() {
+            if i == self.baseline || base.judged - c.judged <= JUDGED_MARGIN {
+                continue;
+            }
+            let loses = self
+                .delta_measures
+                .iter()
+                .any(|&m| c.power[m].is_some_and(|p| p.delta < -stats::TIE_EPSILON));
+            let what = if loses {
+                "its loss may be relevant documents nobody judged"
+            } else {
+                "its scores may count relevant documents nobody judged as misses"
+            };
+            let act = match &self.pool_command {
+                Some(cmd) => format!(" — run `{cmd}`"),
+                None => String::new(),
+            };
+            out.push(format!(
+                "`{}` has {} unjudged documents in its top {k} across {} tasks, the baseline {} (Judged@{k} {:.4} against {:.4}, more than {JUDGED_MARGIN} below): {what}{act}.",
+                c.name, c.unjudged, self.tasks, base.unjudged, c.judged, base.judged
+            ));
+        }
+        if let Some(p) = self.power_sentence() {
+            out.push(p);
+        }
+        out.join(" ")
+    }
+
+    fn power_sentence(&self) -> Option<String> {
+        if self.configs.len() < 2 {
+            return None;
+        }
+        let mut per_measure = Vec::new();
+        let mut below = 0;
+        let mut total = 0;
+        // The example: the largest |Δ| below its configuration's MDE.
+        let mut example: Option<(&str, &str, Power)> = None;
+        for &m in &self.delta_measures {
+            let mdes: Vec<f64> = self
+                .configs
+                .iter()
+                .filter_map(|c| c.power[m].and_then(|p| p.mde))
+                .collect();
+            if mdes.is_empty() {
+                continue;
+            }
+            let lo = mdes.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = mdes.iter().copied().fold(0.0, f64::max);
+            per_measure.push(if format!("{lo:.2}") == format!("{hi:.2}") {
+                format!("Δ {} ≥ {lo:.2}", self.measures[m])
+            } else {
+                format!("Δ {} ≥ {lo:.2} to {hi:.2}", self.measures[m])
+            });
+            for c in &self.configs {
+                let Some(p) = c.power[m] else { continue };
+                let Some(mde) = p.mde else { continue };
+                total += 1;
+                if p.delta.abs() < mde {
+                    below += 1;
+                    if p.delta.abs() > stats::TIE_EPSILON
+                        && example.is_none_or(|e| p.delta.abs() > e.2.delta.abs())
+                    {
+                        example = Some((&c.name, &self.measures[m], p));
+                    }
+                }
+            }
+        }
+        if per_measure.is_empty() {
+            return None;
+        }
+        let mut s = format!(
+            "With {} tasks this suite detects {} with {:.0}% power at α = {ALPHA} (two-sided paired t-test, by configuration: see the warranty table)",
+            self.tasks,
+            join_and(&per_measure),
+            POWER * 100.0
+        );
+        if below == total {
+            s.push_str("; every observed Δ is below that: none is a detectable loss or gain");
+        } else if below > 0 {
+            let _ = write!(
+                s,
+                "; {below} of the {total} observed Δs are below their configuration's minimum: neither a detectable loss nor a detectable gain"
+            );
+        } else {
+            s.push_str("; every observed Δ reaches it");
+        }
+        if let Some((name, measure, p)) = example {
+            let need = match p.tasks_needed {
+                Some(n) => format!("about {} tasks would be needed to see it", thousands(n)),
+                None => format!(
+                    "more than {} tasks would be needed to see it",
+                    thousands(MAX_TASKS)
+                ),
+            };
+            let _ = write!(
+                s,
+                " (`{name}`: Δ {measure} {} against {:.2}; {need})",
+                format_signed(p.delta),
+                p.mde.unwrap_or(0.0)
+            );
+        }
+        s.push('.');
+        Some(s)
+    }
+
+    /// The warranty table: per configuration, Judged@k, unjudged, and per Δ measure the minimum
+    /// detectable effect and the tasks the observed Δ needs; tie columns when any tie straddles
+    /// a cutoff. `numeric` gives numbers (null where there is none) for CSV/JSON.
+    pub fn table(&self, numeric: bool) -> Result<DataFrame> {
+        let k = self.k;
+        let mut cols = vec![
+            Column::new(
+                "configuration".into(),
+                self.configs
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect::<Vec<_>>(),
+            ),
+            Column::new(
+                format!("Judged@{k}").into(),
+                self.configs.iter().map(|c| c.judged).collect::<Vec<f64>>(),
+            ),
+            Column::new(
+                format!("unjudged@{k}").into(),
+                self.configs
+                    .iter()
+                    .map(|c| c.unjudged as u32)
+                    .collect::<Vec<u32>>(),
+            ),
+        ];
+        for &m in &self.delta_measures {
+            let name = &self.measures[m];
+            if numeric {
+                cols.push(Column::new(
+                    format!("mde {name}").into(),
+                    self.configs
+                        .iter()
+                        .map(|c| c.power[m].and_then(|p| p.mde))
+                        .collect::<Vec<Option<f64>>>(),
+                ));
+                cols.push(Column::new(
+                    format!("tasks needed {name}").into(),
+                    self.configs
+                        .iter()
+                        .map(|c| c.power[m].and_then(|p| p.tasks_needed.map(|n| n as u64)))
+                        .collect::<Vec<Option<u64>>>(),
+                ));
+            } else {
+                cols.push(Column::new(
+                    format!("MDE Δ {name}").into(),
+                    self.configs
+                        .iter()
+                        .map(|c| mde_cell(&c.power[m]))
+                        .collect::<Vec<_>>(),
+                ));
+                cols.push(Column::new(
+                    format!("tasks for Δ {name}").into(),
+                    self.configs
+                        .iter()
+                        .map(|c| tasks_cell(&c.power[m]))
+                        .collect::<Vec<_>>(),
+                ));
+            }
+        }
+        if self.any_tie() {
+            cols.push(Column::new(
+                "tasks with a tie at k".into(),
+                self.configs
+                    .iter()
+                    .map(|c| c.tie_tasks as u32)
+                    .collect::<Vec<u32>>(),
+            ));
+            for &m in &self.delta_measures {
+                let name = &self.measures[m];
+                if numeric {
+                    cols.push(Column::new(
+                        format!("{name} worst tie order").into(),
+                        self.configs
+                            .iter()
+                            .map(|c| c.tie_range[m].0)
+                            .collect::<Vec<f64>>(),
+                    ));
+                    cols.push(Column::new(
+                        format!("{name} best tie order").into(),
+                        self.configs
+                            .iter()
+                            .map(|c| c.tie_range[m].1)
+                            .collect::<Vec<f64>>(),
+                    ));
+                } else {
+                    cols.push(Column::new(
+                        format!("{name} over tie orders").into(),
+                        self.configs
+                            .iter()
+                            .map(|c| format!("{:.4}..{:.4}", c.tie_range[m].0, c.tie_range[m].1))
+                            .collect::<Vec<_>>(),
+                    ));
+                }
+            }
+        }
+        Ok(DataFrame::new_infer_height(cols)?)
+    }
+
+    /// The Markdown section: heading, table, how it was computed.
+    pub fn markdown(&self) -> Result<String> {
+        let k = self.k;
+        let mut md = String::from("## How far the verdict can be trusted\n\n");
+        md.push_str(&super::table::markdown(&self.table(false)?)?);
+        let judged = if self.only_relevant_judged {
+            " Only expected (relevant) documents are judged in this suite; a judged non-relevant document (grade 0) counts as judged."
+        } else {
+            " A judged non-relevant document (grade 0) counts as judged."
+        };
+        let _ = writeln!(
+            md,
+            "\nJudged@{k}: documents of the top k with a judgment, divided by k (ir_measures' Judged@k), mean over tasks at each task's k; unjudged@{k}: documents of the top k without one, summed over tasks; an unjudged document counts as not relevant.{judged} \
+             MDE: the smallest |Δ| the suite's {} tasks detect with {:.0}% power at α = {ALPHA}, two-sided paired t-test on the per-task differences with their observed standard deviation (topic-set-size design, Sakai 2016); tasks for Δ: the fewest tasks with that power at the observed Δ and standard deviation (`— (Δ 0)`: nothing to detect).",
+            self.tasks,
+            POWER * 100.0
+        );
+        if self.any_tie() {
+            let _ = writeln!(
+                md,
+                "\nTies: tasks whose documents at ranks k and k+1 have equal scores; the range is each measure's mean over the worst and the best order of every group of equal scores (relevant documents last, then first). The table above reports trec_eval's order (score, then document id descending)."
+            );
+        }
+        md.push('\n');
+        Ok(md)
+    }
+
+    /// Rows for the report's JSON.
+    pub fn json(&self) -> Result<serde_json::Value> {
+        super::table::json_rows(&self.table(true)?)
+    }
+}
+
+fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tie_orders_put_relevant_first_or_last_inside_equal_scores_only() {
+        let ids = ["a", "b", "c", "d"];
+        let scores = [3.0, 2.0, 2.0, 1.0];
+        let grade = |id: &str| i32::from(id == "c");
+        assert_eq!(tie_order(&ids, &scores, &grade, true), ["a", "c", "b", "d"]);
+        assert_eq!(
+            tie_order(&ids, &scores, &grade, false),
+            ["a", "b", "c", "d"]
+        );
+    }
+}
