@@ -1,7 +1,7 @@
 //! How far a report's verdict can be trusted: the warranty every table carries.
 //!
 //! Per configuration:
-//! - **Judged@k** (ir_measures' `Judged@k`: documents of the top k that have a judgment, of any
+//! - **Judged@k** ([`Measure::Judged`], ir_measures' `Judged@k`: documents of the top k that have a judgment, of any
 //!   grade including 0, divided by k; mean over tasks, each at its own k) and the number of
 //!   unjudged documents in the top k, summed over tasks. An unjudged document counts as not
 //!   relevant, so a configuration that surfaces more of them may be penalized for documents
@@ -25,11 +25,11 @@ use ranklab_engine::corpus::Corpus;
 
 use super::stats_section::Computed;
 use super::MeasureSet;
-use crate::metrics::evaluate_ranking;
+use crate::metrics::{evaluate_ranking, Measure};
 use crate::replay::{Ranked, Replay};
 use crate::stats::power::{self, Power, MAX_TASKS, POWER};
 use crate::stats::{self, format_signed, thousands, ALPHA};
-use crate::suite::{Suite, Task};
+use crate::suite::Suite;
 
 /// A configuration's Judged@k may be this much below the baseline's before the reading warns.
 pub const JUDGED_MARGIN: f64 = 0.02;
@@ -105,14 +105,6 @@ pub fn tie_straddles(ranked: &[Ranked], k: usize) -> bool {
     k >= 1 && ranked.len() > k && ranked[k - 1].score == ranked[k].score
 }
 
-/// Judged documents in the top `k` of `ids`.
-pub fn judged_in_top(ids: &[&str], task: &Task, k: usize) -> usize {
-    ids.iter()
-        .take(k)
-        .filter(|id| task.expected.contains_key(**id))
-        .count()
-}
-
 /// Computes the warranty of a report from its replay and statistics.
 pub fn compute(
     corpus: &Corpus,
@@ -130,16 +122,18 @@ pub fn compute(
         let mut best = vec![0.0; c.measures.len()];
         for (task, ranked) in suite.tasks.iter().zip(&run.per_task) {
             let ids: Vec<&str> = ranked.iter().map(|r| corpus.id(r.doc)).collect();
-            let j = judged_in_top(&ids, task, task.k);
-            judged_sum += j as f64 / task.k as f64;
+            let judgments: HashMap<String, i32> =
+                task.expected.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            // i13's Judged@k (metrics/unjudged.rs): judged documents of the top k / k.
+            let judged = evaluate_ranking(&[Measure::Judged(task.k)], &ids, &judgments, 1)[0];
+            judged_sum += judged;
+            let j = (judged * task.k as f64).round() as usize;
             unjudged += ids.len().min(task.k) - j;
             if tie_straddles(ranked, task.k) {
                 tie_tasks += 1;
             }
             let scores: Vec<f32> = ranked.iter().map(|r| r.score).collect();
             let grade = |id: &str| task.expected.get(id).copied().unwrap_or(0);
-            let judgments: HashMap<String, i32> =
-                task.expected.iter().map(|(k, v)| (k.clone(), *v)).collect();
             let measures = set.for_task(task);
             for (acc, is_best) in [(&mut worst, false), (&mut best, true)] {
                 let order = tie_order(&ids, &scores, &grade, is_best);
@@ -262,27 +256,50 @@ impl Warranty {
                 base.name
             ));
         }
-        for (i, c) in self.configs.iter().enumerate() {
-            if i == self.baseline || base.judged - c.judged <= JUDGED_MARGIN {
-                continue;
-            }
-            let loses = self
-                .delta_measures
+        let low: Vec<&ConfigWarranty> = self
+            .configs
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| *i != self.baseline && base.judged - c.judged > JUDGED_MARGIN)
+            .map(|(_, c)| c)
+            .collect();
+        let act = match &self.pool_command {
+            Some(cmd) => format!(" — run `{cmd}`"),
+            None => String::new(),
+        };
+        let loses = |c: &ConfigWarranty| {
+            self.delta_measures
                 .iter()
-                .any(|&m| c.power[m].is_some_and(|p| p.delta < -stats::TIE_EPSILON));
-            let what = if loses {
-                "its loss may be relevant documents nobody judged"
-            } else {
-                "its scores may count relevant documents nobody judged as misses"
-            };
-            let act = match &self.pool_command {
-                Some(cmd) => format!(" — run `{cmd}`"),
-                None => String::new(),
-            };
-            out.push(format!(
-                "`{}` has {} unjudged documents in its top {k} across {} tasks, the baseline {} (Judged@{k} {:.4} against {:.4}, more than {JUDGED_MARGIN} below): {what}{act}.",
-                c.name, c.unjudged, self.tasks, base.unjudged, c.judged, base.judged
-            ));
+                .any(|&m| c.power[m].is_some_and(|p| p.delta < -stats::TIE_EPSILON))
+        };
+        match low.as_slice() {
+            [] => {}
+            [c] => {
+                let what = if loses(c) {
+                    "its loss may be relevant documents nobody judged"
+                } else {
+                    "its scores may count relevant documents nobody judged as misses"
+                };
+                out.push(format!(
+                    "`{}` has {} unjudged documents in its top {k} across {} tasks, the baseline {} (Judged@{k} {:.4} against {:.4}, more than {JUDGED_MARGIN} below): {what}{act}.",
+                    c.name, c.unjudged, self.tasks, base.unjudged, c.judged, base.judged
+                ));
+            }
+            many => {
+                let names: Vec<String> = many
+                    .iter()
+                    .map(|c| format!("`{}` ({}, Judged@{k} {:.4})", c.name, c.unjudged, c.judged))
+                    .collect();
+                let what = if many.iter().all(|c| loses(c)) {
+                    "their losses may be relevant documents nobody judged"
+                } else {
+                    "their scores may count relevant documents nobody judged as misses"
+                };
+                out.push(format!(
+                    "{} have more unjudged documents in their top {k} across {} tasks than the baseline ({}, Judged@{k} {:.4}; more than {JUDGED_MARGIN} below): {what}{act}.",
+                    join_and(&names), self.tasks, base.unjudged, base.judged
+                ));
+            }
         }
         if let Some(p) = self.power_sentence() {
             out.push(p);
