@@ -39,14 +39,20 @@ pub fn load_dir(dir: &Path) -> Result<Corpus> {
         }
     }
     paths.sort();
+    let mut defaulted = Vec::new();
     let docs = paths
         .iter()
         .map(|p| {
             let bytes = std::fs::read(p).map_err(|e| Error::io(p, e))?;
-            parse_record(p, &bytes)
+            let (doc, had_front_matter) = parse_record_full(p, &bytes)?;
+            if !had_front_matter {
+                defaulted.push(doc.id.clone());
+            }
+            Ok(doc)
         })
         .collect::<Result<Vec<_>>>()?;
-    let corpus = Corpus::new(dir, docs)?;
+    let mut corpus = Corpus::new(dir, docs)?;
+    corpus.without_front_matter = defaulted;
     check_references(&corpus)?;
     Ok(corpus)
 }
@@ -94,6 +100,12 @@ fn reference_line(path: &Path, field: &str, id: &str) -> usize {
 
 /// Parses one record file.
 pub fn parse_record(path: &Path, bytes: &[u8]) -> Result<Document> {
+    parse_record_full(path, bytes).map(|(d, _)| d)
+}
+
+/// Parses one record file; the flag says whether it had front matter (false: every field took
+/// its documented default).
+fn parse_record_full(path: &Path, bytes: &[u8]) -> Result<(Document, bool)> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()]
             .iter()
@@ -112,6 +124,7 @@ pub fn parse_record(path: &Path, bytes: &[u8]) -> Result<Document> {
     }
     let text = text.replace("\r\n", "\n");
     let (fm, body, body_line) = split_front_matter(path, &text)?;
+    let had_front_matter = body_line > 1;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -148,7 +161,7 @@ pub fn parse_record(path: &Path, bytes: &[u8]) -> Result<Document> {
         });
     }
     let lifecycle = current_lifecycle(path, &text, &fm, body_line)?;
-    Ok(Document {
+    let doc = Document {
         id,
         title,
         lifecycle,
@@ -160,7 +173,8 @@ pub fn parse_record(path: &Path, bytes: &[u8]) -> Result<Document> {
         lifecycle_log: fm.lifecycle_log,
         sections,
         source: path.to_path_buf(),
-    })
+    };
+    Ok((doc, had_front_matter))
 }
 
 /// The current lifecycle: the log's last entry when there is a log (dates must ascend and
@@ -217,6 +231,15 @@ fn current_lifecycle(
 /// 1-based line where the body starts.
 fn split_front_matter<'a>(path: &Path, text: &'a str) -> Result<(FrontMatter, &'a str, usize)> {
     let Some(rest) = text.strip_prefix("---\n") else {
+        if let Some(close) = unopened_front_matter(text) {
+            return Err(Error::parse(
+                path,
+                1,
+                format!(
+                    "this record starts with front-matter lines closed by the `---` on line {close}, but has no opening `---`; add a `---` line at the top of the file (without it the fields would be read as body text)"
+                ),
+            ));
+        }
         return Ok((FrontMatter::default(), text, 1));
     };
     let end = rest
@@ -251,6 +274,42 @@ fn split_front_matter<'a>(path: &Path, text: &'a str) -> Result<(FrontMatter, &'
         yaml_serde::from_str(yaml).map_err(|e| crate::error::yaml_in(path, 1, yaml, e))?
     };
     Ok((fm, body, fm_lines + 1))
+}
+
+/// Front-matter field names (a line `name:` of these marks a would-be front matter).
+const FIELDS: [&str; 9] = [
+    "id",
+    "title",
+    "lifecycle",
+    "history",
+    "updated_at",
+    "topic",
+    "superseded_by",
+    "cites",
+    "lifecycle_log",
+];
+
+/// When `text` opens with `key: value` lines (at least one naming a front-matter field, plus
+/// indented or `- ` continuation lines) closed by a `---` line, the 1-based line of that `---`.
+fn unopened_front_matter(text: &str) -> Option<usize> {
+    let mut known = false;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_end() == "---" {
+            return (i > 0 && known).then_some(i + 1);
+        }
+        if line.starts_with(' ') || line.starts_with('\t') || line.starts_with("- ") {
+            if i == 0 {
+                return None;
+            }
+            continue;
+        }
+        let key = line.split_once(':')?.0;
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return None;
+        }
+        known |= FIELDS.contains(&key);
+    }
+    None
 }
 
 /// Splits a body into sections at ATX headings, ignoring `#` lines inside fenced code.
@@ -350,6 +409,45 @@ mod tests {
     fn log_out_of_order_is_an_error() {
         let e = parse("---\nid: a\nlifecycle_log:\n  - {date: 2026-07-01, lifecycle: active}\n  - {date: 2026-03-10, lifecycle: deprecated}\n---\nx\n").unwrap_err();
         assert!(e.to_string().contains("out of date order"), "{e}");
+    }
+
+    #[test]
+    fn missing_opening_dashes_is_an_error_naming_file_and_fix() {
+        // The report of issue 15: the fields became body text and the record turned active.
+        let e = parse("id: a\nlifecycle: deprecated\ncites: [b]\n---\n# How to\nx\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x/rec.md:1"), "{e}");
+        assert!(e.contains("add a `---` line at the top"), "{e}");
+        assert!(e.contains("line 4"), "{e}");
+    }
+
+    #[test]
+    fn never_closed_front_matter_is_an_error_naming_file_and_fix() {
+        let e = parse("---\nid: a\nlifecycle: deprecated\n# How to\nx\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x/rec.md:1"), "{e}");
+        assert!(e.contains("never closed; add a `---` line"), "{e}");
+    }
+
+    #[test]
+    fn body_that_merely_has_a_colon_or_a_rule_stays_valid() {
+        // A prose line with a colon before a thematic break is not front matter ...
+        let d = parse("Note: read this first\n---\n# T\nx\n").unwrap();
+        assert_eq!(d.lifecycle, Lifecycle::Active);
+        // ... and neither is a heading followed by a rule.
+        assert!(parse("# T\nid: a\n---\nx\n").is_ok());
+    }
+
+    #[test]
+    fn records_without_front_matter_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), "---\nid: a\n---\n# A\nx\n").unwrap();
+        std::fs::write(dir.path().join("b.md"), "# B\ny\n").unwrap();
+        std::fs::write(dir.path().join("c.md"), "---\n---\n# C\nz\n").unwrap();
+        let c = load_dir(dir.path()).unwrap();
+        assert_eq!(c.without_front_matter, ["b"]);
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub struct Corpus {
     pub root: PathBuf,
     /// The documents, in a stable order.
     pub docs: Vec<Document>,
+    /// Ids of the Markdown records that had no front matter (every field at its default).
+    pub without_front_matter: Vec<String>,
     by_id: HashMap<String, usize>,
 }
 
@@ -49,7 +51,12 @@ impl Corpus {
             }
             by_id.insert(d.id.clone(), i);
         }
-        Ok(Corpus { root, docs, by_id })
+        Ok(Corpus {
+            root,
+            docs,
+            without_front_matter: Vec::new(),
+            by_id,
+        })
     }
 
     /// Loads a Markdown directory, or a BEIR directory when it holds `corpus.jsonl`.

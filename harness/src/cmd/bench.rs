@@ -33,9 +33,12 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
             &args.recording.mode(),
         )?);
     }
-    for (suite, reports) in &rendered {
-        let dir = args.reports.join(&suite.name);
-        for r in reports {
+    for rendered in &rendered {
+        let dir = args.reports.join(&rendered.suite.name);
+        if let Some(note) = rendered.defaults_note() {
+            println!("{}: {note}\n", rendered.suite.name);
+        }
+        for r in &rendered.reports {
             report::write_all(&dir, r)?;
             println!("{}", r.markdown);
         }

@@ -29,14 +29,18 @@ pub(crate) struct RunArgs {
 
 /// Runs the command.
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode> {
-    let (suite, reports) = report::render_suite(
+    let rendered = report::render_suite(
         &args.suite,
         &args.experiments,
         &args.reports,
         &args.recording.mode(),
     )?;
-    let dir = args.reports.join(&suite.name);
-    for r in &reports {
+    let dir = args.reports.join(&rendered.suite.name);
+    if let Some(note) = rendered.defaults_note() {
+        println!("{note}
+");
+    }
+    for r in &rendered.reports {
         if !args.dry_run {
             report::write_all(&dir, r)?;
         }

@@ -380,6 +380,36 @@ pub fn write_all(dir: &Path, report: &SuiteReport) -> Result<()> {
     Ok(())
 }
 
+/// A replayed suite: its reports (nothing written yet) and what the corpus said about itself.
+pub struct Rendered {
+    /// The suite.
+    pub suite: Suite,
+    /// One report per experiment file.
+    pub reports: Vec<SuiteReport>,
+    /// Number of documents in the corpus.
+    pub documents: usize,
+    /// Ids of the records that had no front matter and took every default.
+    pub without_front_matter: Vec<String>,
+}
+
+impl Rendered {
+    /// One line saying how many records used the documented defaults, when any did.
+    pub fn defaults_note(&self) -> Option<String> {
+        let ids = &self.without_front_matter;
+        if ids.is_empty() {
+            return None;
+        }
+        let shown: Vec<&str> = ids.iter().take(5).map(String::as_str).collect();
+        let more = if ids.len() > 5 { ", …" } else { "" };
+        Some(format!(
+            "{} of {} records have no front matter and use the defaults (active, first-class, no date, no cites): {}{more}",
+            ids.len(),
+            self.documents,
+            shown.join(", ")
+        ))
+    }
+}
+
 /// Replays a suite and renders one report per experiment file (nothing written yet).
 ///
 /// External configurations follow `mode`; their recordings live in `<reports_root>/<suite>/runs/`.
@@ -388,7 +418,7 @@ pub fn render_suite(
     experiment_paths: &[PathBuf],
     reports_root: &Path,
     mode: &crate::external::Mode,
-) -> Result<(Suite, Vec<SuiteReport>)> {
+) -> Result<Rendered> {
     let suite = Suite::load(suite_path)?;
     let paths = if experiment_paths.is_empty() {
         experiment_files(&suite)?
@@ -413,5 +443,10 @@ pub fn render_suite(
         reports.push(render(&corpus, &suite, ex, &r, &MeasureSet::Suite)?);
     }
     engine.finish()?;
-    Ok((suite, reports))
+    Ok(Rendered {
+        suite,
+        reports,
+        documents: corpus.len(),
+        without_front_matter: corpus.without_front_matter.clone(),
+    })
 }
