@@ -37,8 +37,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode> {
     )?;
     let dir = args.reports.join(&rendered.suite.name);
     if let Some(note) = rendered.defaults_note() {
-        println!("{note}
-");
+        println!("{note}\n");
     }
     for r in &rendered.reports {
         if !args.dry_run {
