@@ -46,6 +46,9 @@ enum Command {
     Gate(cmd::gate::GateArgs),
     /// Tune the lifecycle/history penalty weights on an integer grid against recent merges.
     Tune(cmd::tune::TuneArgs),
+    /// Maintain a suite's merges.yaml: `merges from-git` reads merges from the corpus's git
+    /// history (commits with `Query:` trailers).
+    Merges(cmd::merges::MergesArgs),
 }
 
 /// Parses arguments, runs the command, maps the outcome to an exit code.
@@ -69,6 +72,7 @@ pub fn main() -> ExitCode {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Gate(a) => cmd::gate::run(a),
         Command::Tune(a) => cmd::tune::run(a),
+        Command::Merges(a) => cmd::merges::run(a),
     };
     match outcome {
         Ok(code) => code,

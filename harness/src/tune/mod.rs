@@ -12,6 +12,7 @@
 //! summation did. A candidate that breaks any paired assertion (under either wiring) is rejected.
 
 mod assemble;
+pub(crate) mod from_git;
 pub(crate) mod grid;
 pub(crate) mod merges;
 mod report;

@@ -1,0 +1,279 @@
+//! Merges read from the corpus's own git history (`ranklab merges from-git`).
+//!
+//! A team records in each pull request the query someone will run after it, as a
+//! `Query:` trailer of the merge commit's message (`git interpret-trailers` format; one trailer
+//! per query, several allowed):
+//!
+//! ```text
+//! Make continuous delivery the release ADR
+//!
+//! Query: how often do we release
+//! Query: is there still a release train
+//! ```
+//!
+//! For every commit touching the corpus folder (oldest first, `--since` on the committer date)
+//! that carries at least one `Query:` trailer, every record it adds or modifies (deletions are
+//! skipped) gives one merge per query: id = the commit's first 12 hex digits (with `-N` when
+//! the commit gives several entries), merged = the commit's committer date, expected = the
+//! record's id. Entries whose id is already in `merges.yaml` are skipped, new ones are appended
+//! in commit order (then trailer order, then file name), and the result is checked like any
+//! merges file before it replaces the old one atomically.
+//!
+//! Errors (exit 2, nothing written): the corpus folder is not inside a git repository; a commit
+//! with a `Query:` trailer touches a file of the corpus folder that is not one of its records;
+//! a `Query:` trailer is empty.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use chrono::NaiveDate;
+use ranklab_engine::corpus::Corpus;
+
+use super::merges::{parse_date, Merges};
+
+/// One merge read from a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// Id: the commit's first 12 hex digits, `-N` when the commit gives several entries.
+    pub id: String,
+    /// Committer date.
+    pub merged: NaiveDate,
+    /// The trailer's query.
+    pub query: String,
+    /// The record touched.
+    pub expected: String,
+}
+
+/// What `from-git` did.
+#[derive(Debug, Clone)]
+pub(crate) struct Outcome {
+    /// Commits with at least one `Query:` trailer.
+    pub commits: usize,
+    /// Entries read from them.
+    pub entries: Vec<Entry>,
+    /// Of them, the ones appended (not already in the file).
+    pub appended: Vec<Entry>,
+    /// The merges file.
+    pub path: PathBuf,
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run git in {} (is git installed?)", dir.display()))?;
+    if !out.status.success() {
+        bail!(
+            "git {} in {}: {}",
+            args.join(" "),
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    String::from_utf8(out.stdout)
+        .with_context(|| format!("git {}: output is not UTF-8", args.join(" ")))
+}
+
+/// Reads the entries of the history of `corpus`'s folder, oldest first.
+pub(crate) fn read_history(
+    corpus: &Corpus,
+    since: Option<NaiveDate>,
+) -> Result<(usize, Vec<Entry>)> {
+    let dir = &corpus.root;
+    let inside = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--is-inside-work-tree"])
+        .output()
+        .with_context(|| format!("cannot run git in {} (is git installed?)", dir.display()))?;
+    if !inside.status.success() || String::from_utf8_lossy(&inside.stdout).trim() != "true" {
+        bail!(
+            "{}: the corpus folder is not inside a git repository; `ranklab merges from-git` reads merges from the commits that touched it (run it in the repository that holds the corpus, or keep merges.yaml by hand)",
+            dir.display()
+        );
+    }
+    // Records by canonical path.
+    let mut records = std::collections::HashMap::new();
+    for d in &corpus.docs {
+        let p = d.source.canonicalize().unwrap_or_else(|_| d.source.clone());
+        records.insert(p, d.id.clone());
+    }
+    let since_arg = since.map(|d| format!("--since={d} 00:00:00"));
+    let mut args = vec!["log", "--reverse", "--format=%H"];
+    if let Some(s) = &since_arg {
+        args.push(s);
+    }
+    args.extend(["--", "."]);
+    let commits = git(dir, &args)?;
+    let mut n_commits = 0;
+    let mut out = Vec::new();
+    for hash in commits.lines().filter(|l| !l.is_empty()) {
+        let meta = git(
+            dir,
+            &[
+                "show",
+                "-s",
+                "--format=%cs%x00%s%x00%(trailers:key=Query,unfold=true)",
+                hash,
+            ],
+        )?;
+        let mut parts = meta.splitn(3, '\0');
+        let (date, subject, trailers) = (
+            parts.next().unwrap_or_default().trim(),
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+        );
+        let short = &hash[..hash.len().min(12)];
+        let mut queries = Vec::new();
+        for line in trailers.lines().filter(|l| !l.trim().is_empty()) {
+            let value = line.split_once(':').map_or("", |(_, v)| v).trim();
+            if value.is_empty() {
+                bail!(
+                    "commit {short} ({subject:?}): its `Query:` trailer is empty; write the query someone runs after the change, e.g. `Query: how often do we release` (amend the commit message, or remove the empty trailer)"
+                );
+            }
+            queries.push(value.to_string());
+        }
+        if queries.is_empty() {
+            continue;
+        }
+        n_commits += 1;
+        let merged = parse_date(date).with_context(|| {
+            format!("commit {short}: git gave the committer date {date:?}, not YYYY-MM-DD")
+        })?;
+        let changed = git(
+            dir,
+            &[
+                "diff-tree",
+                "--root",
+                "--no-commit-id",
+                "-r",
+                "--relative",
+                "--name-status",
+                "--no-renames",
+                hash,
+            ],
+        )?;
+        let mut touched = Vec::new();
+        for line in changed.lines() {
+            let Some((status, name)) = line.split_once('\t') else {
+                continue;
+            };
+            if status.starts_with('D') {
+                continue;
+            }
+            let path = dir.join(name);
+            let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
+            match records.get(&canon) {
+                Some(id) => touched.push((name.to_string(), id.clone())),
+                None => bail!(
+                    "commit {short} ({subject:?}) has a `Query:` trailer but touches {}, which is not a record of the corpus {} (a record is a `*.md` file with front matter that the corpus loads); move the change to its own commit without a `Query:` trailer",
+                    path.display(),
+                    dir.display()
+                ),
+            }
+        }
+        touched.sort();
+        let several = queries.len() * touched.len() > 1;
+        let mut n = 0;
+        for q in &queries {
+            for (_, id) in &touched {
+                n += 1;
+                out.push(Entry {
+                    id: if several {
+                        format!("{short}-{n}")
+                    } else {
+                        short.to_string()
+                    },
+                    merged,
+                    query: q.clone(),
+                    expected: id.clone(),
+                });
+            }
+        }
+    }
+    Ok((n_commits, out))
+}
+
+/// A YAML double-quoted scalar.
+fn quoted(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Reads the history and appends the new entries to `merges_path` (created when missing).
+pub(crate) fn from_git(
+    corpus: &Corpus,
+    merges_path: &Path,
+    since: Option<NaiveDate>,
+) -> Result<Outcome> {
+    let (commits, entries) = read_history(corpus, since)?;
+    let existing = if merges_path.exists() {
+        Some(Merges::load(merges_path, corpus)?)
+    } else {
+        None
+    };
+    let known: HashSet<&str> = existing
+        .iter()
+        .flat_map(|m| m.merges.iter().map(|x| x.id.as_str()))
+        .collect();
+    let appended: Vec<Entry> = entries
+        .iter()
+        .filter(|e| !known.contains(e.id.as_str()))
+        .cloned()
+        .collect();
+    if !appended.is_empty() {
+        let mut text = if existing.is_some() {
+            std::fs::read_to_string(merges_path)
+                .with_context(|| format!("cannot read {}", merges_path.display()))?
+        } else {
+            "# Merges read from the corpus's git history by `ranklab merges from-git` (Query: trailers).\nmerges:\n".to_string()
+        };
+        let indent = text
+            .lines()
+            .find_map(|l| {
+                let t = l.trim_start();
+                t.starts_with("- id:")
+                    .then(|| l[..l.len() - t.len()].to_string())
+            })
+            .unwrap_or_else(|| "  ".to_string());
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        for e in &appended {
+            text.push_str(&format!(
+                "{indent}- id: {}\n{indent}  merged: {}\n{indent}  query: {}\n{indent}  expected: {}\n",
+                quoted(&e.id),
+                e.merged,
+                quoted(&e.query),
+                quoted(&e.expected)
+            ));
+        }
+        // Check the result like any merges file before it replaces the old one.
+        let tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
+        let probe = tmp.path().join("merges.yaml");
+        std::fs::write(&probe, &text).context("cannot write a temporary file")?;
+        let back = Merges::load(&probe, corpus).with_context(|| {
+            format!(
+                "internal error: the merges appended to {} do not read back; nothing was written",
+                merges_path.display()
+            )
+        })?;
+        if back.merges.len() != known.len() + appended.len() {
+            bail!(
+                "internal error: the merges appended to {} do not read back; nothing was written",
+                merges_path.display()
+            );
+        }
+        crate::report::atomic::write(merges_path, text.as_bytes())?;
+    }
+    Ok(Outcome {
+        commits,
+        entries,
+        appended,
+        path: merges_path.to_path_buf(),
+    })
+}
