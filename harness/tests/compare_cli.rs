@@ -11,6 +11,7 @@
 //!   nothing on stdout;
 //! - CSV and JSON carry the same numbers; `--per-query` adds the per-query table;
 //! - on trec_eval's own test files, the baseline's mean equals trec_eval's `all` line.
+//! - the power table and sentence: MDE and queries needed equal statsmodels' on a hand-made case.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -389,4 +390,42 @@ fn baseline_mean_matches_trec_eval() {
         )),
         "want {value}: {out}"
     );
+}
+
+/// 35 queries; the second run drops the relevant document to rank 2 on 7 of them: differences
+/// -0.5 (7) and 0 (28), Δ -0.1, sd sqrt(1.4/34). Oracle (statsmodels 0.15.0 TTestPower, see
+/// tests/fixtures/power/make.py): MDE = 0.4874661890 x sd = 0.0989; solve_power(effect_size
+/// = 0.1/sd, power 0.8) = 34.29 queries, so 35 are needed.
+#[test]
+fn power_table_and_sentence_match_statsmodels() {
+    let f = Files::new();
+    let q = f.write("qrels", &qrels(35));
+    let a = f.write("a.trec", &run(35, "a", |_| 1));
+    let b = f.write("b.trec", &run(35, "b", |q| if q % 5 == 0 { 2 } else { 1 }));
+    let out = ok(&["compare", "--qrels", &q, &a, &b, "-m", "recip_rank"]);
+    assert!(
+        out.contains("| recip_rank | b | -0.1000 | 0.2029 | 0.0989 | 35 |"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "With 35 queries these runs detect Δ recip_rank ≥ 0.10 with 80% power at α = 0.05"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("every observed Δ reaches it"), "{out}");
+    let json = ok(&[
+        "compare",
+        "--qrels",
+        &q,
+        &a,
+        &b,
+        "-m",
+        "recip_rank",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["power"][0]["mde"], serde_json::json!(0.0989));
+    assert_eq!(v["power"][0]["queries_needed"], serde_json::json!(35));
 }

@@ -20,6 +20,7 @@ use crate::metrics::{Measure, Selection};
 use crate::stats::{self, Options, Paired};
 use crate::trec::{evaluate_run, EvalOptions, Evaluation, Qrels};
 
+mod power;
 mod render;
 
 /// Measures compared when no `-m` is given.

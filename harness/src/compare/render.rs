@@ -252,9 +252,17 @@ impl Comparison {
                 s.push_str("\n\n");
                 s.push_str(&table::markdown(&self.summary_display()?)?);
                 s.push_str(&format!(
-                    "\n{}\n\n{}\n",
+                    "\n{} {}\n\n{}\n",
                     self.reading(),
+                    self.power_reading()?,
                     self.plan.stats.describe("run", "queries")
+                ));
+                s.push_str("\n## Power\n\n");
+                s.push_str(&table::markdown(&self.power_table(false)?)?);
+                s.push_str(&format!(
+                    "\nMDE: the smallest |Δ| these {} queries detect with 80% power at α = {}, two-sided paired t-test on the per-query differences with their observed standard deviation (topic-set-size design, Sakai 2016); queries for Δ: the fewest queries with that power at the observed Δ and standard deviation (`—`: Δ 0 or no difference at all).\n",
+                    self.queries(),
+                    stats::ALPHA
                 ));
                 if per_query {
                     s.push_str("\n## Per query\n\n");
@@ -286,6 +294,8 @@ impl Comparison {
                     },
                     "summary": table::json_rows(&self.summary_data()?)?,
                     "reading": self.reading(),
+                    "power_reading": self.power_reading()?,
+                    "power": table::json_rows(&self.power_table(true)?)?,
                 });
                 if per_query {
                     json["per_query"] = table::json_rows(&self.per_query(true)?)?;

@@ -311,77 +311,26 @@ impl Warranty {
         if self.configs.len() < 2 {
             return None;
         }
-        let mut per_measure = Vec::new();
-        let mut below = 0;
-        let mut total = 0;
-        // The example: the largest |Δ| below its configuration's MDE.
-        let mut example: Option<(&str, &str, Power)> = None;
-        for &m in &self.delta_measures {
-            let mdes: Vec<f64> = self
-                .configs
-                .iter()
-                .filter_map(|c| c.power[m].and_then(|p| p.mde))
-                .collect();
-            if mdes.is_empty() {
-                continue;
-            }
-            let lo = mdes.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = mdes.iter().copied().fold(0.0, f64::max);
-            per_measure.push(if format!("{lo:.2}") == format!("{hi:.2}") {
-                format!("Δ {} ≥ {lo:.2}", self.measures[m])
-            } else {
-                format!("Δ {} ≥ {lo:.2} to {hi:.2}", self.measures[m])
-            });
-            for c in &self.configs {
-                let Some(p) = c.power[m] else { continue };
-                let Some(mde) = p.mde else { continue };
-                total += 1;
-                if p.delta.abs() < mde {
-                    below += 1;
-                    if p.delta.abs() > stats::TIE_EPSILON
-                        && example.is_none_or(|e| p.delta.abs() > e.2.delta.abs())
-                    {
-                        example = Some((&c.name, &self.measures[m], p));
-                    }
-                }
-            }
-        }
-        if per_measure.is_empty() {
-            return None;
-        }
-        let mut s = format!(
-            "With {} tasks this suite detects {} with {:.0}% power at α = {ALPHA} (two-sided paired t-test, by configuration: see the warranty table)",
-            self.tasks,
-            join_and(&per_measure),
-            POWER * 100.0
-        );
-        if below == total {
-            s.push_str("; every observed Δ is below that: none is a detectable loss or gain");
-        } else if below > 0 {
-            let _ = write!(
-                s,
-                "; {below} of the {total} observed Δs are below their configuration's minimum: neither a detectable loss nor a detectable gain"
-            );
-        } else {
-            s.push_str("; every observed Δ reaches it");
-        }
-        if let Some((name, measure, p)) = example {
-            let need = match p.tasks_needed {
-                Some(n) => format!("about {} tasks would be needed to see it", thousands(n)),
-                None => format!(
-                    "more than {} tasks would be needed to see it",
-                    thousands(MAX_TASKS)
-                ),
-            };
-            let _ = write!(
-                s,
-                " (`{name}`: Δ {measure} {} against {:.2}; {need})",
-                format_signed(p.delta),
-                p.mde.unwrap_or(0.0)
-            );
-        }
-        s.push('.');
-        Some(s)
+        let rows: Vec<(&str, Vec<(&str, Power)>)> = self
+            .delta_measures
+            .iter()
+            .map(|&m| {
+                (
+                    self.measures[m].as_str(),
+                    self.configs
+                        .iter()
+                        .filter_map(|c| c.power[m].map(|p| (c.name.as_str(), p)))
+                        .collect(),
+                )
+            })
+            .collect();
+        power_sentence(
+            &format!("With {} tasks this suite detects", self.tasks),
+            "by configuration: see the warranty table",
+            "configuration",
+            "tasks",
+            &rows,
+        )
     }
 
     /// The warranty table: per configuration, Judged@k, unjudged, and per Δ measure the minimum
@@ -513,6 +462,84 @@ impl Warranty {
     pub fn json(&self) -> Result<serde_json::Value> {
         super::table::json_rows(&self.table(true)?)
     }
+}
+
+/// The power sentence of a reading: `opening` ("With 35 tasks this suite detects"), then per
+/// measure the range of the minimum detectable Δ over the compared `noun`s, how many observed Δs
+/// are below theirs, and the largest such Δ with the `units` it would need. `rows`: per measure,
+/// its name and each compared item's power.
+pub fn power_sentence(
+    opening: &str,
+    aside: &str,
+    noun: &str,
+    units: &str,
+    rows: &[(&str, Vec<(&str, Power)>)],
+) -> Option<String> {
+    let mut per_measure = Vec::new();
+    let mut below = 0;
+    let mut total = 0;
+    // The example: the largest |Δ| below its own MDE.
+    let mut example: Option<(&str, &str, Power)> = None;
+    for (measure, items) in rows {
+        let mdes: Vec<f64> = items.iter().filter_map(|(_, p)| p.mde).collect();
+        if mdes.is_empty() {
+            continue;
+        }
+        let lo = mdes.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = mdes.iter().copied().fold(0.0, f64::max);
+        per_measure.push(if format!("{lo:.2}") == format!("{hi:.2}") {
+            format!("Δ {measure} ≥ {lo:.2}")
+        } else {
+            format!("Δ {measure} ≥ {lo:.2} to {hi:.2}")
+        });
+        for (name, p) in items {
+            let Some(mde) = p.mde else { continue };
+            total += 1;
+            if p.delta.abs() < mde {
+                below += 1;
+                if p.delta.abs() > stats::TIE_EPSILON
+                    && example.is_none_or(|e| p.delta.abs() > e.2.delta.abs())
+                {
+                    example = Some((name, measure, *p));
+                }
+            }
+        }
+    }
+    if per_measure.is_empty() {
+        return None;
+    }
+    let mut s = format!(
+        "{opening} {} with {:.0}% power at α = {ALPHA} (two-sided paired t-test, {aside})",
+        join_and(&per_measure),
+        POWER * 100.0
+    );
+    if below == total {
+        s.push_str("; every observed Δ is below that: none is a detectable loss or gain");
+    } else if below > 0 {
+        let _ = write!(
+            s,
+            "; {below} of the {total} observed Δs are below their {noun}'s minimum: neither a detectable loss nor a detectable gain"
+        );
+    } else {
+        s.push_str("; every observed Δ reaches it");
+    }
+    if let Some((name, measure, p)) = example {
+        let need = match p.tasks_needed {
+            Some(n) => format!("about {} {units} would be needed to see it", thousands(n)),
+            None => format!(
+                "more than {} {units} would be needed to see it",
+                thousands(MAX_TASKS)
+            ),
+        };
+        let _ = write!(
+            s,
+            " (`{name}`: Δ {measure} {} against {:.2}; {need})",
+            format_signed(p.delta),
+            p.mde.unwrap_or(0.0)
+        );
+    }
+    s.push('.');
+    Some(s)
 }
 
 fn join_and(items: &[String]) -> String {

@@ -1,0 +1,108 @@
+//! Power of a comparison (`ranklab compare`): per measure and run, the smallest Δ the queries
+//! detect with 80% power at α = 0.05 (two-sided paired t-test on the per-query differences,
+//! [`crate::stats::power`]) and the queries the observed Δ would need; the sentence printed
+//! after the reading.
+
+use anyhow::Result;
+use polars::prelude::*;
+
+use super::Comparison;
+use crate::metrics::Measure;
+use crate::report::warranty::power_sentence;
+use crate::stats::power::{self, Power};
+use crate::stats::{self, ALPHA};
+
+impl Comparison {
+    /// `[measure][run]`: power against the baseline (None for the baseline).
+    pub(crate) fn power(&self) -> Result<Vec<Vec<Option<Power>>>> {
+        let mut out = Vec::with_capacity(self.plan.measures.len());
+        for m in 0..self.plan.measures.len() {
+            let col = |r: usize| -> Vec<f64> {
+                self.evaluations[r]
+                    .per_query
+                    .iter()
+                    .map(|q| q.values[m])
+                    .collect()
+            };
+            let base = col(0);
+            let mut row = vec![None];
+            for r in 1..self.evaluations.len() {
+                let d = stats::differences(&base, &col(r))?;
+                row.push(Some(power::analyse(&d, ALPHA)));
+            }
+            out.push(row);
+        }
+        Ok(out)
+    }
+
+    /// The power sentence.
+    pub(crate) fn power_reading(&self) -> Result<String> {
+        let p = self.power()?;
+        let names: Vec<String> = self.plan.measures.iter().map(Measure::name).collect();
+        let rows: Vec<(&str, Vec<(&str, Power)>)> = names
+            .iter()
+            .zip(&p)
+            .map(|(n, row)| {
+                (
+                    n.as_str(),
+                    row.iter()
+                        .zip(&self.plan.runs)
+                        .filter_map(|(p, (l, _))| p.map(|p| (l.as_str(), p)))
+                        .collect(),
+                )
+            })
+            .collect();
+        Ok(power_sentence(
+            &format!("With {} queries these runs detect", self.queries()),
+            "by run: see the power table",
+            "run",
+            "queries",
+            &rows,
+        )
+        .unwrap_or_default())
+    }
+
+    /// One row per (measure, run other than the baseline): Δ, sd of the differences, MDE and
+    /// queries needed (`numeric`: nulls where there is none; else `—`).
+    pub(crate) fn power_table(&self, numeric: bool) -> Result<DataFrame> {
+        let p = self.power()?;
+        let (mut measure, mut run, mut delta, mut sd) = (vec![], vec![], vec![], vec![]);
+        let (mut mde, mut need): (Vec<Option<f64>>, Vec<Option<u64>>) = (vec![], vec![]);
+        for (m, row) in p.iter().enumerate() {
+            for (r, x) in row.iter().enumerate() {
+                let Some(x) = x else { continue };
+                measure.push(self.plan.measures[m].name());
+                run.push(self.plan.runs[r].0.clone());
+                delta.push(x.delta);
+                sd.push(x.sd);
+                mde.push(x.mde);
+                need.push(x.tasks_needed.map(|n| n as u64));
+            }
+        }
+        let mut cols = vec![
+            Column::new("measure".into(), measure),
+            Column::new("run".into(), run),
+            Column::new("Δ".into(), delta),
+            Column::new("sd of differences".into(), sd),
+        ];
+        if numeric {
+            cols.push(Column::new("mde".into(), mde));
+            cols.push(Column::new("queries_needed".into(), need));
+        } else {
+            let dash = |s: Option<String>| s.unwrap_or_else(|| "—".into());
+            cols.push(Column::new(
+                "MDE (80% power)".into(),
+                mde.iter()
+                    .map(|m| dash(m.map(|m| format!("{m:.4}"))))
+                    .collect::<Vec<_>>(),
+            ));
+            cols.push(Column::new(
+                "queries for Δ".into(),
+                need.iter()
+                    .map(|n| dash(n.map(|n| stats::thousands(n as usize))))
+                    .collect::<Vec<_>>(),
+            ));
+        }
+        Ok(DataFrame::new_infer_height(cols)?)
+    }
+}
