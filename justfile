@@ -19,7 +19,15 @@ test: models engines
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
     cargo test --workspace --release
+    just pytrec
     for p in tasks/*/paired.yaml; do cargo run --release -q -p ranklab -- check "$p"; done
+
+# Seeded random comparison of `ranklab eval` with trec_eval's C code (pytrec-eval-terrier 0.5.11,
+# pinned, in a venv under target/): 520 cases under 5 flag sets (harness/tests/pytrec_random.rs).
+pytrec:
+    test -x target/pytrec-venv/bin/python || python3 -m venv target/pytrec-venv
+    target/pytrec-venv/bin/python -c 'import pytrec_eval' 2>/dev/null || target/pytrec-venv/bin/pip install -q pytrec-eval-terrier==0.5.11
+    RANKLAB_PYTREC_PYTHON="$PWD/target/pytrec-venv/bin/python" cargo test --release -p ranklab --test pytrec_random -- --ignored
 
 # Regenerate reports/ from every suite under tasks/ (real tantivy, real ONNX models). External
 # engines (tasks/docir/experiments-engines.yaml) are rendered from their committed recordings, so

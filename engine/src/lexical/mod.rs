@@ -29,6 +29,9 @@ use crate::corpus::Corpus;
 use crate::ranking::{sort_hits, Hit};
 use crate::Result;
 
+mod lucene;
+pub use lucene::{lucene_norm, lucene_terms, porter_stem, Analyzer};
+
 /// Lucene's English stop words (`EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`), as Anserini uses.
 pub const STOP_WORDS: [&str; 33] = [
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
