@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use ranklab_engine::corpus::Corpus;
 use ranklab_engine::dense::{embed_query, DenseIndex, EmbeddingCache, FastembedEmbedder};
 use ranklab_engine::fusion::rrf;
-use ranklab_engine::lexical::LexicalIndex;
+use ranklab_engine::lexical::{Analyzer, LexicalIndex};
 use ranklab_engine::models::{ensure_model, ModelStore};
 use ranklab_engine::policy::{current, legacy, Practice, Weights};
 use ranklab_engine::ranking::{check_finite, Hit};
@@ -107,8 +107,10 @@ pub struct RerankModel {
 pub struct Engine<'c> {
     /// The corpus.
     pub corpus: &'c Corpus,
-    /// BM25 index.
+    /// BM25 index (English analyzer).
     pub lexical: LexicalIndex,
+    /// BM25 index with the Lucene analyzer, built when a configuration asks for it.
+    pub lexical_lucene: Option<LexicalIndex>,
     /// Bi-encoders by model id.
     pub dense: BTreeMap<String, DenseModel>,
     /// Cross-encoders by model id, with " (batch N)" when a batch size other than 1 is set.
@@ -120,8 +122,16 @@ impl<'c> Engine<'c> {
     pub fn build(corpus: &'c Corpus, experiments: &[&Experiments]) -> Result<Self> {
         let pb = crate::progress::bar(1, "BM25 index");
         let lexical = LexicalIndex::build(corpus).context("building the BM25 index")?;
-        pb.finish_and_clear();
         let configs = || experiments.iter().flat_map(|e| e.configurations.iter());
+        let lexical_lucene = if configs().any(|c| c.bm25().analyzer == Analyzer::Lucene) {
+            Some(
+                LexicalIndex::build_with(corpus, Analyzer::Lucene)
+                    .context("building the BM25 index (Lucene analyzer)")?,
+            )
+        } else {
+            None
+        };
+        pb.finish_and_clear();
         let mut dense = BTreeMap::new();
         let embedders: BTreeSet<&str> = configs().filter_map(|c| c.embedder()).collect();
         let rerank_specs: BTreeMap<String, (&str, usize)> = configs()
@@ -182,6 +192,7 @@ impl<'c> Engine<'c> {
         Ok(Engine {
             corpus,
             lexical,
+            lexical_lucene,
             dense,
             rerankers,
         })
@@ -233,6 +244,7 @@ enum ListKey {
     Bm25 {
         k1: u32,
         b: u32,
+        analyzer: Analyzer,
     },
     Dense {
         model: String,
@@ -241,6 +253,7 @@ enum ListKey {
         model: String,
         k1: u32,
         b: u32,
+        analyzer: Analyzer,
         rrf_k: u32,
         depth: usize,
     },
@@ -253,7 +266,11 @@ fn list_key(c: &Configuration) -> ListKey {
     let p = c.bm25();
     let (k1, b) = (p.k1.to_bits(), p.b.to_bits());
     match c.retriever {
-        Retriever::Bm25 => ListKey::Bm25 { k1, b },
+        Retriever::Bm25 => ListKey::Bm25 {
+            k1,
+            b,
+            analyzer: p.analyzer,
+        },
         Retriever::Dense => ListKey::Dense {
             model: c.embedder().unwrap_or_default().to_string(),
         },
@@ -261,6 +278,7 @@ fn list_key(c: &Configuration) -> ListKey {
             model: c.embedder().unwrap_or_default().to_string(),
             k1,
             b,
+            analyzer: p.analyzer,
             rrf_k: c.rrf().k.to_bits(),
             depth: c.depth(),
         },
@@ -288,9 +306,16 @@ impl TaskLists<'_, '_> {
         let corpus = self.engine.corpus;
         let list = match c.retriever {
             Retriever::Bm25 => {
-                self.engine
-                    .lexical
-                    .search(corpus, &self.query, self.max_depth, c.bm25())?
+                let p = c.bm25();
+                let index = match p.analyzer {
+                    Analyzer::Lucene => self
+                        .engine
+                        .lexical_lucene
+                        .as_ref()
+                        .expect("built when a configuration asks for it"),
+                    Analyzer::English => &self.engine.lexical,
+                };
+                index.search(corpus, &self.query, self.max_depth, p)?
             }
             Retriever::Dense => {
                 let v = self.query_vec(c.embedder().unwrap_or_default())?;

@@ -349,10 +349,8 @@ impl Porter {
                 if matches!(ch, 'l' | 's' | 'z') {
                     self.k += 1;
                 }
-            } else if {
-                self.j = self.k;
-                self.m() == 1 && self.cvc(self.k)
-            } {
+            } else if self.m() == 1 && self.cvc(self.k) {
+                // j == k here (set above; a failed ends() leaves it)
                 self.setto("e");
             }
         }

@@ -49,12 +49,19 @@ pub struct Bm25Params {
     pub k1: f32,
     /// Length normalization.
     pub b: f32,
+    /// The analyzer of the index searched (default: tantivy's English chain).
+    #[serde(default)]
+    pub analyzer: Analyzer,
 }
 
 impl Default for Bm25Params {
     /// Anserini's defaults: k1 = 0.9, b = 0.4.
     fn default() -> Self {
-        Bm25Params { k1: 0.9, b: 0.4 }
+        Bm25Params {
+            k1: 0.9,
+            b: 0.4,
+            analyzer: Analyzer::English,
+        }
     }
 }
 
@@ -76,13 +83,19 @@ pub struct LexicalIndex {
     text: tantivy::schema::Field,
     /// Global section number -> (document, section within document).
     sections: Vec<(usize, usize)>,
+    analyzer: Analyzer,
     num_docs: u64,
     avg_len: f32,
 }
 
 impl LexicalIndex {
-    /// Indexes every section of `corpus`.
+    /// Indexes every section of `corpus` with the English analyzer.
     pub fn build(corpus: &Corpus) -> Result<Self> {
+        Self::build_with(corpus, Analyzer::English)
+    }
+
+    /// Indexes every section of `corpus` with `analyzer` (queries are analyzed the same way).
+    pub fn build_with(corpus: &Corpus, analyzer: Analyzer) -> Result<Self> {
         let mut schema = Schema::builder();
         let indexing = TextFieldIndexing::default()
             .set_tokenizer(ANALYZER)
@@ -94,7 +107,9 @@ impl LexicalIndex {
         );
         let sec = schema.add_u64_field("sec", INDEXED | FAST);
         let index = Index::create_in_ram(schema.build());
-        index.tokenizers().register(ANALYZER, analyzer());
+        index
+            .tokenizers()
+            .register(ANALYZER, analyzer.text_analyzer());
         let mut writer = index.writer_with_num_threads(1, 100_000_000)?;
         let mut sections = Vec::new();
         for (d, doc) in corpus.docs.iter().enumerate() {
@@ -123,12 +138,26 @@ impl LexicalIndex {
             reader,
             text,
             sections,
+            analyzer,
             num_docs,
             avg_len,
         })
     }
 
-    /// The analyzed terms of `query`, in order, repeats kept.
+    /// The terms of `query` under this index's analyzer, in order, repeats kept.
+    pub fn terms(&self, query: &str) -> Vec<String> {
+        match self.analyzer {
+            Analyzer::English => Self::query_terms(query),
+            Analyzer::Lucene => lucene_terms(query),
+        }
+    }
+
+    /// The analyzer this index was built with.
+    pub fn analyzer(&self) -> Analyzer {
+        self.analyzer
+    }
+
+    /// The analyzed terms of `query` under the English analyzer, in order, repeats kept.
     pub fn query_terms(query: &str) -> Vec<String> {
         let mut a = analyzer();
         let mut stream = a.token_stream(query);
@@ -143,7 +172,7 @@ impl LexicalIndex {
     pub fn score_sections(&self, query: &str, params: Bm25Params) -> Result<Vec<(usize, f32)>> {
         let searcher = self.reader.searcher();
         let mut counts: HashMap<String, u32> = HashMap::new();
-        for t in Self::query_terms(query) {
+        for t in self.terms(query) {
             *counts.entry(t).or_default() += 1;
         }
         let mut terms: Vec<(String, u32)> = counts.into_iter().collect();

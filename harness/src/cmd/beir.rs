@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::beir;
-use ranklab_engine::lexical::Bm25Params;
+use ranklab_engine::lexical::{Analyzer, Bm25Params};
 
 use crate::replay::{replay, Engine};
 use crate::report::{self, MeasureSet};
@@ -47,6 +47,20 @@ pub(crate) struct BeirArgs {
     /// Elasticsearch's is 0.75).
     #[arg(long)]
     pub b: Option<f32>,
+    /// Documents retrieved per query by every configuration (default 1000, as Anserini's runs;
+    /// MAP is MAP@depth and recall@k needs k <= depth). bm25+ce reranks BM25's top 100 (or N)
+    /// and keeps the rest of the list below them.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub depth: u64,
+    /// The analyzer of every BM25 configuration: `english` (tantivy's chain, the default) or
+    /// `lucene` (Lucene's StandardTokenizer, possessives, stop words, Porter stemming: Anserini's
+    /// BM25). The configuration `bm25-lucene` also selects it.
+    #[arg(long, value_parser = parse_analyzer)]
+    pub analyzer: Option<Analyzer>,
+}
+
+fn parse_analyzer(s: &str) -> std::result::Result<Analyzer, String> {
+    Analyzer::from_name(s).ok_or_else(|| format!("unknown analyzer `{s}`: write english or lucene"))
 }
 
 /// The BM25 parameters `--k1` / `--b` ask for (None: the defaults), checked.
@@ -58,6 +72,7 @@ fn bm25_params(args: &BeirArgs) -> Result<Option<Bm25Params>> {
     let p = Bm25Params {
         k1: args.k1.unwrap_or(d.k1),
         b: args.b.unwrap_or(d.b),
+        ..d
     };
     if !(p.k1.is_finite() && p.k1 >= 0.0 && (0.0..=1.0).contains(&p.b)) {
         bail!(
@@ -76,9 +91,19 @@ pub(crate) fn run(args: BeirArgs) -> Result<ExitCode> {
         .configs
         .iter()
         .map(|c| {
-            configuration(c).map(|c| Configuration {
-                bm25: bm25.or(c.bm25),
-                ..c
+            configuration(c).map(|c| {
+                let mut p = bm25.or(c.bm25);
+                if let Some(a) = args.analyzer {
+                    p = Some(Bm25Params {
+                        analyzer: a,
+                        ..p.unwrap_or_default()
+                    });
+                }
+                Configuration {
+                    bm25: p,
+                    depth: Some(args.depth as usize),
+                    ..c
+                }
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -102,12 +127,17 @@ pub(crate) fn run(args: BeirArgs) -> Result<ExitCode> {
         experiment: coll.name.clone(),
         baseline: Some(configurations[0].name.clone()),
         description: Some(format!(
-            "BEIR {} ({} split, {} judged queries, {} documents). Configurations: {}. Depth 100; queries with nothing retrieved count 0.{bm25_note}",
+            "BEIR {} ({} split, {} judged queries, {} documents). Configurations: {}. Depth {}{}; queries with nothing retrieved count 0.{bm25_note}",
             coll.name,
             args.split,
             suite.tasks.len(),
             coll.corpus.len(),
-            args.configs.join(", ")
+            args.configs.join(", "),
+            args.depth,
+            match args.analyzer {
+                Some(a) => format!("; BM25 analyzer {}", a.name()),
+                None => String::new(),
+            }
         )),
         configurations,
         path: args.dir.clone(),

@@ -7,12 +7,13 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 use ranklab_engine::corpus::beir;
+use ranklab_engine::lexical::{Analyzer, Bm25Params};
 
 use super::{Configuration, RerankSpec, Retriever, Suite, Task, Wiring};
 use crate::metrics::Measure;
 
 /// The configurations `ranklab beir` knows.
-pub const CONFIGS: [&str; 4] = ["bm25", "dense", "fusion", "bm25+ce"];
+pub const CONFIGS: [&str; 5] = ["bm25", "bm25-lucene", "dense", "fusion", "bm25+ce"];
 
 /// The configuration `ranklab beir` runs under `name` (one of [`CONFIGS`]).
 pub fn configuration(name: &str) -> Result<Configuration> {
@@ -30,6 +31,14 @@ pub fn configuration(name: &str) -> Result<Configuration> {
     };
     Ok(match name {
         "bm25" => base,
+        "bm25-lucene" => Configuration {
+            bm25: Some(Bm25Params {
+                analyzer: Analyzer::Lucene,
+                ..Bm25Params::default()
+            }),
+            depth: Some(1000),
+            ..base
+        },
         "dense" => Configuration {
             retriever: Retriever::Dense,
             ..base
@@ -71,6 +80,7 @@ pub fn measures() -> Vec<(Measure, String)> {
     vec![
         (Measure::NdcgCut(10), "nDCG@10".into()),
         (Measure::Recall(100), "recall@100".into()),
+        (Measure::Recall(1000), "recall@1000".into()),
         (Measure::RecipRank, "MRR".into()),
         (Measure::Map, "MAP".into()),
         (Measure::P(10), "P@10".into()),
