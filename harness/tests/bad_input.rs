@@ -650,3 +650,233 @@ fn check_creating(pristine: &Path, case: &Case, dirs: &[std::path::PathBuf]) -> 
     }
     check(tmp.path(), case)
 }
+
+// ---- External engines over HTTP (issue 14): a small Python server on 127.0.0.1 answers each
+// path in one (mis)behaving way; each case points the configuration `ext` at one path.
+
+const HTTP_SERVER: &str = r#"
+import http.server, json, sys, collections
+seen = collections.Counter()
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def answer(self, status, body):
+        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def do_POST(self):
+        req = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
+        ok = {"hits": {"hits": [{"_id": "alpha", "_score": 1.5}, {"_id": "beta", "_score": 0.5}]}}
+        p = self.path
+        if p == "/ok": self.answer(200, ok)
+        elif p == "/503": self.answer(503, "upstream overloaded, try later")
+        elif p == "/404": self.answer(404, '{"error": "no such index: docs"}')
+        elif p == "/shape": self.answer(200, {"results": []})
+        elif p == "/notjson": self.answer(200, "<html>login</html>")
+        elif p == "/strscore": self.answer(200, {"hits": {"hits": [{"_id": "alpha", "_score": "high"}]}})
+        elif p == "/flaky":
+            seen[req] += 1
+            self.answer(503 if seen[req] == 1 else 200, "busy" if seen[req] == 1 else ok)
+        else: self.answer(404, "no route")
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"#;
+
+/// The Python server above, stopped on drop.
+struct HttpFixture {
+    child: std::process::Child,
+    port: String,
+}
+
+impl HttpFixture {
+    fn start() -> HttpFixture {
+        use std::io::BufRead;
+        let mut child = Command::new("python3")
+            .args(["-c", HTTP_SERVER])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs the HTTP fixture");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        HttpFixture {
+            child,
+            port: line.trim().to_string(),
+        }
+    }
+}
+
+impl Drop for HttpFixture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn every_bad_http_engine_exits_2_naming_configuration_and_task() {
+    let server = HttpFixture::start();
+    let port = server.port.clone();
+    // An experiments file whose `ext` posts to `path` with `extra` fields.
+    let ex = move |path: &str, extra: &str| -> &'static [u8] {
+        let text = format!(
+            "experiment: e\nbaseline: bm25\nconfigurations:\n  - name: bm25\n    retriever: bm25\n  - name: ext\n    engine:\n      http: {{ url: \"http://127.0.0.1:{port}{path}\", body: '{{\"query\": {{\"match\": {{\"text\": \"{{{{query}}}}\"}}}}, \"size\": {{{{k}}}}}}', preset: opensearch, retries: 1{extra} }}\n"
+        );
+        Box::leak(text.into_bytes().into_boxed_slice())
+    };
+    let case = |name, yaml: &'static [u8], expect| Case {
+        name,
+        edits: vec![Write(EXPERIMENTS, yaml)],
+        args: RUN,
+        expect,
+    };
+    let cases = vec![
+        case("http: a working engine", ex("/ok", ""), Accepted),
+        case(
+            "http: retried 503s that then succeed",
+            ex("/flaky", ""),
+            Accepted,
+        ),
+        case(
+            "http: HTTP 5xx",
+            ex("/503", ""),
+            Fails {
+                at: "configuration \"ext\"",
+                says: &[
+                    "engine errors: 3 (first: T1: HTTP 503: upstream overloaded, try later)",
+                    "on_error: empty",
+                ],
+            },
+        ),
+        case(
+            "http: on_error empty counts failed requests as empty rankings",
+            ex("/503", "")
+                .to_vec()
+                .leak_sub("    engine:\n", "    engine:\n      on_error: empty\n"),
+            Accepted,
+        ),
+        case(
+            "http: HTTP 4xx",
+            ex("/404", ""),
+            Fails {
+                at: "configuration \"ext\"",
+                says: &[
+                    "engine errors: 3 (first: T1: HTTP 404: {\"error\": \"no such index: docs\"})",
+                ],
+            },
+        ),
+        case(
+            "http: a pointer that matches nothing",
+            ex("/shape", ""),
+            Fails {
+                at: "configuration \"ext\"",
+                says: &[
+                    "task T1",
+                    "pointer `hits: /hits/hits` matches nothing",
+                    "{\"results\":[]}",
+                ],
+            },
+        ),
+        case(
+            "http: a response that is not JSON",
+            ex("/notjson", ""),
+            Fails {
+                at: "configuration \"ext\"",
+                says: &["task T1", "not JSON", "<html>login</html>"],
+            },
+        ),
+        case(
+            "http: a score that is not a number",
+            ex("/strscore", ""),
+            Fails {
+                at: "configuration \"ext\"",
+                says: &["task T1", "\"high\"", "not a number"],
+            },
+        ),
+        case(
+            "http: nothing listening",
+            ex("/ok", "").to_vec().leak_replace(),
+            Fails {
+                at: "configuration \"ext\"",
+                says: &["engine errors: 3 (first: T1: request failed"],
+            },
+        ),
+        case(
+            "http: an unknown preset",
+            ex("/ok", ", preset: algolia")
+                .to_vec()
+                .leak_drop_first_preset(),
+            Fails {
+                at: "tasks/p/experiments.yaml:6",
+                says: &[
+                    "unknown preset \"algolia\"",
+                    "opensearch, elasticsearch, solr, vespa, meilisearch, typesense, qdrant",
+                ],
+            },
+        ),
+        case(
+            "http: an unknown placeholder",
+            ex("/ok", "").to_vec().leak_sub("{{query}}", "{{qeury}}"),
+            Fails {
+                at: "tasks/p/experiments.yaml:6",
+                says: &[
+                    "unknown placeholder {{qeury}}",
+                    "{{query}}, {{k}}, {{task}}",
+                ],
+            },
+        ),
+        case(
+            "http: concurrency 0",
+            ex("/ok", ", concurrency: 0"),
+            Fails {
+                at: "tasks/p/experiments.yaml:6",
+                says: &["`concurrency: 0`", "write 1 or more"],
+            },
+        ),
+    ];
+    let pristine = common::fixture("bad_input");
+    let failed: Vec<String> = cases
+        .iter()
+        .filter_map(|c| {
+            check(&pristine, c)
+                .err()
+                .map(|e| format!("--- {}: {e}", c.name))
+        })
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failed.len(),
+        cases.len(),
+        failed.join("\n")
+    );
+}
+
+/// Small edits of a leaked experiments file, for the HTTP cases.
+trait LeakEdit {
+    fn leak_sub(self, from: &str, to: &str) -> &'static [u8];
+    fn leak_replace(self) -> &'static [u8];
+    fn leak_drop_first_preset(self) -> &'static [u8];
+}
+
+impl LeakEdit for Vec<u8> {
+    fn leak_sub(self, from: &str, to: &str) -> &'static [u8] {
+        let s = String::from_utf8(self).unwrap().replacen(from, to, 1);
+        Box::leak(s.into_bytes().into_boxed_slice())
+    }
+    /// Points the url at a port nothing listens on (port 9, discard, is closed on loopback).
+    fn leak_replace(self) -> &'static [u8] {
+        let s = String::from_utf8(self).unwrap();
+        let start = s.find("127.0.0.1:").unwrap() + "127.0.0.1:".len();
+        let end = start + s[start..].find('/').unwrap();
+        let s = format!("{}9{}", &s[..start], &s[end..]);
+        Box::leak(s.into_bytes().into_boxed_slice())
+    }
+    fn leak_drop_first_preset(self) -> &'static [u8] {
+        self.leak_sub(", preset: opensearch", "")
+    }
+}

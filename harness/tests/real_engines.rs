@@ -101,28 +101,7 @@ fn minisearch_run_file_lists_what_minisearch_returns() {
     let run =
         std::fs::read_to_string(tmp.path().join("reports/docir/runs/minisearch.trec")).unwrap();
     for (task, query) in sample_tasks() {
-        // MiniSearch asked directly, sorted as docs/engines.md says (score desc, then id desc).
-        let js = "const m = require('./index.js'); const ix = m.build(process.argv[1]); \
-                  const r = m.search(ix, process.argv[2], 100); \
-                  r.sort((a, b) => b.score - a.score || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)); \
-                  console.log(r.map((h) => h.id).join('\\n'));";
-        let out = Command::new("node")
-            .args(["-e", js])
-            .arg(&corpus)
-            .arg(&query)
-            .current_dir(&engine)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let direct: Vec<String> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect();
+        let direct = minisearch_directly(&engine, &corpus, &query);
         assert!(!direct.is_empty(), "MiniSearch finds something for {task}");
         assert_eq!(run_ids(&run, &task), direct, "{task}: {query}");
     }
@@ -214,6 +193,84 @@ fn postgres_run_file_lists_what_postgres_returns() {
              WHERE tsv @@ q ORDER BY ts_rank_cd(tsv, q) DESC, id DESC LIMIT 100"
         ));
         assert!(!direct.is_empty(), "PostgreSQL finds something for {task}");
+        assert_eq!(run_ids(&run, &task), direct, "{task}: {query}");
+    }
+}
+
+/// MiniSearch asked directly (a Node one-liner), sorted as docs/engines.md says (score
+/// descending, then id descending).
+fn minisearch_directly(engine: &Path, corpus: &Path, query: &str) -> Vec<String> {
+    let js = "const m = require('./index.js'); const ix = m.build(process.argv[1]); \
+              const r = m.search(ix, process.argv[2], 100); \
+              r.sort((a, b) => b.score - a.score || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)); \
+              console.log(r.map((h) => h.id).join('\\n'));";
+    let out = Command::new("node")
+        .args(["-e", js])
+        .arg(corpus)
+        .arg(query)
+        .current_dir(engine)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// MiniSearch behind HTTP (examples/engines/minisearch/http.js), stopped on drop.
+struct HttpEngine(std::process::Child, String);
+
+impl Drop for HttpEngine {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn minisearch_over_http_run_file_lists_what_minisearch_returns() {
+    use std::io::BufRead;
+    let engine = examples("minisearch");
+    let corpus = std::path::absolute(root().join("corpora/docir")).unwrap();
+    let mut child = Command::new("node")
+        .arg("http.js")
+        .arg(&corpus)
+        .arg("0")
+        .current_dir(&engine)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut port = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let server = HttpEngine(child, port.trim().to_string());
+    let tmp = tempfile::tempdir().unwrap();
+    let experiments = format!(
+        r#"experiment: e
+configurations:
+  - name: ms-http
+    engine:
+      http: {{ url: "http://127.0.0.1:{}/search", body: '{{"q": "{{{{query}}}}", "limit": {{{{k}}}}}}', hits: /results, id: /id, score: /score, concurrency: 3 }}
+"#,
+        server.1
+    );
+    suite_dir(tmp.path(), &experiments);
+    ranklab(
+        tmp.path(),
+        &["run", "tasks/docir", "--reports", "reports"],
+        &[],
+    );
+    let run = std::fs::read_to_string(tmp.path().join("reports/docir/runs/ms-http.trec")).unwrap();
+    for (task, query) in sample_tasks() {
+        let direct = minisearch_directly(&engine, &corpus, &query);
+        assert!(!direct.is_empty(), "MiniSearch finds something for {task}");
         assert_eq!(run_ids(&run, &task), direct, "{task}: {query}");
     }
 }

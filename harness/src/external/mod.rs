@@ -1,6 +1,8 @@
 //! External engines: a configuration whose first stage is a search ranklab does not contain.
 //!
 //! - [`command`]: a long-lived child process speaking JSON lines on stdin/stdout;
+//! - [`http`]: a request template and JSON pointers into the response ([`preset`]s for the
+//!   engines teams run), `concurrency` requests in flight, retries with back-off;
 //! - [`recording`]: every request and response of a configuration, kept beside its run, so
 //!   reports and the gate can be reproduced with no engine running.
 //!
@@ -20,6 +22,8 @@
 //! The protocol and the YAML fields are in `docs/engines.md`.
 
 pub mod command;
+pub mod http;
+pub mod preset;
 pub mod recording;
 
 use std::collections::{BTreeMap, HashSet};
@@ -50,6 +54,9 @@ pub struct EngineSpec {
     /// when it contains a `/`, relative to `cwd`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
+    /// The HTTP adapter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<http::HttpSpec>,
     /// Working directory of the command, relative to the experiments file (default: its
     /// directory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -57,7 +64,8 @@ pub struct EngineSpec {
     /// Extra environment of the command; values may name variables as `${NAME}`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
-    /// How long to wait for each response, in milliseconds (default 30000).
+    /// How long to wait for each response (HTTP: each phase of a request), in milliseconds
+    /// (default 30000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
     /// Ask the engine for its version (`{"version": true}`) before the first task; the answer
@@ -79,12 +87,19 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 impl EngineSpec {
     /// Checks the fields that need no engine: exactly one adapter, a non-empty command.
     pub fn check(&self) -> Result<()> {
-        match &self.command {
-            None => bail!("`engine` needs `command: [program, args...]` (see docs/engines.md)"),
-            Some(argv) if argv.is_empty() || argv[0].trim().is_empty() => {
+        match (&self.command, &self.http) {
+            (None, None) => bail!("`engine` needs `command: [program, args...]` or `http: {{ url, ... }}` (see docs/engines.md)"),
+            (Some(_), Some(_)) => bail!("`engine` has both `command` and `http`; keep one"),
+            (Some(argv), None) if argv.is_empty() || argv[0].trim().is_empty() => {
                 bail!("`engine.command` is empty; give the program and its arguments")
             }
-            Some(_) => {}
+            (Some(_), None) => {}
+            (None, Some(h)) => {
+                h.check().context("`engine.http`")?;
+                if self.version {
+                    bail!("`engine.version` is for the command adapter; an HTTP engine's version is not asked");
+                }
+            }
         }
         if self.timeout_ms == Some(0) {
             bail!("`engine.timeout_ms` must be at least 1");
@@ -172,9 +187,17 @@ pub enum Mode {
     FromRecording,
 }
 
-/// The request of a task.
+/// The request of a task (command adapter).
 pub fn request(task: &Task, k: usize) -> Value {
     serde_json::json!({ "task": task.id, "query": task.query, "k": k })
+}
+
+/// The request of a task as recorded, for either adapter.
+pub fn request_for(spec: &EngineSpec, task: &Task, k: usize) -> Value {
+    match &spec.http {
+        Some(h) => http::request(h, task, k),
+        None => request(task, k),
+    }
 }
 
 /// Turns a response into a ranking: the engine's error, or its hits ordered by score descending
@@ -277,14 +300,20 @@ pub fn fetch(
 ) -> Result<Fetched> {
     let (exchanges, version) = match recorded {
         Some(r) => (r.exchanges.clone(), r.version.clone()),
-        None => command::run(name, spec, base, tasks, k)?,
+        None => match &spec.http {
+            Some(h) => (http::run(name, spec, h, tasks, k)?, None),
+            None => command::run(name, spec, base, tasks, k)?,
+        },
     };
     let mut per_task = Vec::with_capacity(tasks.len());
     for (t, x) in tasks.iter().zip(&exchanges) {
-        per_task.push(
-            parse_response(&t.id, &x.response, k)
-                .with_context(|| format!("engine of configuration {name:?}"))?,
-        );
+        let parsed = match &spec.http {
+            Some(h) => {
+                http::normalize(h, &t.id, &x.response).and_then(|r| parse_response(&t.id, &r, k))
+            }
+            None => parse_response(&t.id, &x.response, k),
+        };
+        per_task.push(parsed.with_context(|| format!("configuration {name:?}"))?);
     }
     let errors: Vec<(&str, &String)> = tasks
         .iter()

@@ -17,7 +17,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use sha2::Digest;
 
-use super::{request, EngineSpec, Exchange};
+use super::{request_for, EngineSpec, Exchange};
 use crate::suite::Task;
 
 /// A recorded external configuration.
@@ -77,12 +77,21 @@ fn write_canonical(out: &mut String, v: &Value) {
 
 /// The hash that keys a configuration's recording: what decides the engine's answers.
 pub fn config_hash(spec: &EngineSpec, k: usize) -> String {
-    let identity = serde_json::json!({
+    let mut identity = serde_json::json!({
         "command": spec.command,
         "cwd": spec.cwd,
         "env": spec.env,
         "k": k,
     });
+    if let Some(h) = &spec.http {
+        // What is sent (templates as written, `${NAME}` unexpanded); not how it is read.
+        identity["http"] = serde_json::json!({
+            "url": h.url,
+            "method": h.method().unwrap_or("POST"),
+            "headers": h.headers,
+            "body": h.body,
+        });
+    }
     let digest = sha2::Sha256::digest(canonical(&identity).as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -165,7 +174,7 @@ impl Recording {
             );
         }
         for (t, x) in tasks.iter().zip(&exchanges) {
-            if x.task != t.id || x.request != request(t, k) {
+            if x.task != t.id || x.request != request_for(spec, t, k) {
                 bail!(
                     "{}: the recording does not match configuration {name:?}: task {}'s request differs from the recorded one ({}) (a task, query or k changed); re-record with --record",
                     path.display(),

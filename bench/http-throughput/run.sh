@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# ranklab's HTTP replay against wrk, at the same concurrency, against the same loopback endpoint
+# (MiniSearch behind HTTP: examples/engines/minisearch/http.js) and the same body.
+#   bench/http-throughput/run.sh [CONCURRENCY...]        (default: 1 4 16)
+# Needs: wrk (apt-get install wrk), node, npm ci in examples/engines/minisearch, a release build.
+# A suite of 5000 tasks with one query (so every body ranklab sends equals wrk's) is replayed with
+# `ranklab run --dry-run`; ranklab prints the rate of its HTTP phase ("N requests in T s (R
+# queries/s ...)"); wrk runs 3 s with 2 threads. Rounds alternate (ranklab, wrk) three times.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+ranklab=$root/target/release/ranklab
+work=$(mktemp -d)
+trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
+(cd examples/engines/minisearch && node http.js "$root/corpora/docir" 0 >"$work/port") &
+server=$!
+for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
+port=$(cat "$work/port")
+query="implement idempotency keys on the payment capture endpoint"
+mkdir -p "$work/tasks/s"
+{
+  printf 'suite: s\ncorpus: %s/corpora/docir\nk: 5\ntasks:\n' "$root"
+  for i in $(seq -w 0 4999); do
+    printf '  - id: Q%s\n    query: %s\n    expected: pay-idempotency-v2\n' "$i" "$query"
+  done
+} >"$work/tasks/s/suite.yaml"
+cat >"$work/post.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '{"q": "$query", "limit": 100}'
+wrk.headers["Content-Type"] = "application/json"
+LUA
+printf '| concurrency | round | ranklab queries/s | wrk requests/s | ratio |\n|---:|---:|---:|---:|---:|\n'
+for c in "${@:-1 4 16}"; do
+  for c1 in $c; do
+    cat >"$work/tasks/s/experiments.yaml" <<YAML
+experiment: c$c1
+configurations:
+  - name: http
+    engine:
+      http: { url: "http://127.0.0.1:$port/search", body: '{"q": "{{query}}", "limit": {{k}}}', hits: /results, id: /id, score: /score, concurrency: $c1 }
+YAML
+    for round in 1 2 3; do
+      r=$(cd "$work" && "$ranklab" run tasks/s --dry-run 2>&1 >/dev/null | sed -n 's/.*(\([0-9]*\) queries\/s.*/\1/p')
+      t=$(( c1 < 2 ? 1 : 2 ))
+      w=$(wrk -t"$t" -c"$c1" -d3s -s "$work/post.lua" "http://127.0.0.1:$port/search" | sed -n 's/Requests\/sec: *\([0-9.]*\)/\1/p')
+      printf '| %s | %s | %s | %.0f | %.2f |\n' "$c1" "$round" "$r" "$w" "$(echo "$r / $w" | bc -l)"
+    done
+  done
+done

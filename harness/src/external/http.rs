@@ -1,0 +1,521 @@
+//! The HTTP adapter: one request per task from a template, hits read from the response with
+//! JSON pointers (RFC 6901), `concurrency` requests in flight.
+//!
+//! - `url` and `body` are templates: `{{query}}`, `{{k}}` and `{{task}}` are replaced per task
+//!   (JSON-escaped in the body, so `"q": "{{query}}"` stays valid JSON for any query;
+//!   percent-encoded in the URL). Any other `{{name}}` is an error. The body must be JSON once
+//!   substituted (checked before the first request).
+//! - `headers` (and the URL) may name environment variables as `${NAME}`; they are expanded
+//!   only for the request sent, never in what is recorded or printed.
+//! - Connection errors, timeouts, 429 and 5xx are retried `retries` times (default 3) with
+//!   exponential back-off (100 ms, 200 ms, 400 ms, ...); the count is printed with the rate.
+//!   A request that finally fails is the task's engine error (`HTTP 503: <first 200 bytes>`).
+//!
+//! The client is `ureq` (blocking, rustls): a worker thread per request in flight needs no
+//! async runtime, and its agent keeps connections alive between a worker's requests.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::preset::{preset, Shape};
+use super::{cut, expand_env, snippet, EngineSpec, Exchange};
+use crate::suite::Task;
+
+/// Default requests in flight.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+/// Default retries of a failed request.
+pub const DEFAULT_RETRIES: u32 = 3;
+/// Largest accepted `concurrency`.
+pub const MAX_CONCURRENCY: usize = 256;
+
+/// `engine: { http: ... }`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSpec {
+    /// URL template (`{{query}}`, `{{k}}`, `{{task}}` percent-encoded; `${NAME}` from the
+    /// environment).
+    pub url: String,
+    /// GET, POST or PUT (default POST with a body, GET without).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Request headers; values may name `${NAME}` environment variables.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// JSON body template (`{{query}}`, `{{k}}`, `{{task}}`, JSON-escaped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// A response shape: opensearch, elasticsearch, solr, vespa, meilisearch, typesense, qdrant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Pointer to the list of hits in the response (overrides the preset's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hits: Option<String>,
+    /// Pointer to the id within a hit (overrides the preset's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Pointer to the score within a hit (overrides the preset's; `""` for none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<String>,
+    /// Requests in flight (default 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<usize>,
+    /// Retries of a request after a connection error, timeout, 429 or 5xx (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+}
+
+const PLACEHOLDERS: [&str; 3] = ["query", "k", "task"];
+
+/// The placeholders of a template, checked against the known ones.
+fn placeholders(what: &str, template: &str) -> Result<()> {
+    let mut rest = template;
+    while let Some(i) = rest.find("{{") {
+        let after = &rest[i + 2..];
+        let Some(j) = after.find("}}") else {
+            bail!("`{what}`: `{{{{` without a closing `}}}}`");
+        };
+        let name = &after[..j];
+        if !PLACEHOLDERS.contains(&name) {
+            bail!(
+                "`{what}`: unknown placeholder {{{{{name}}}}}; placeholders: {{{{query}}}}, {{{{k}}}}, {{{{task}}}}"
+            );
+        }
+        rest = &after[j + 2..];
+    }
+    Ok(())
+}
+
+/// `template` with each placeholder replaced by `f(name)`.
+fn fill(template: &str, f: impl Fn(&str) -> String) -> String {
+    let mut out = String::with_capacity(template.len() + 64);
+    let mut rest = template;
+    while let Some(i) = rest.find("{{") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let j = after.find("}}").expect("checked by `placeholders`");
+        out.push_str(&f(&after[..j]));
+        rest = &after[j + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A string's JSON escape, without the quotes.
+fn json_escaped(s: &str) -> String {
+    let q = Value::String(s.to_string()).to_string();
+    q[1..q.len() - 1].to_string()
+}
+
+/// Percent-encoding of everything but RFC 3986's unreserved characters.
+fn percent_encoded(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl HttpSpec {
+    /// Checks templates, method, pointers, preset and limits (no request is sent).
+    pub fn check(&self) -> Result<()> {
+        placeholders("url", &self.url)?;
+        if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
+            bail!("`url` {:?} must start with http:// or https://", self.url);
+        }
+        if let Some(b) = &self.body {
+            placeholders("body", b)?;
+            let sample = fill(b, |n| match n {
+                "k" => "10".to_string(),
+                _ => "x".to_string(),
+            });
+            serde_json::from_str::<Value>(&sample).map_err(|e| {
+                anyhow::anyhow!("`body` is not JSON once its placeholders are filled ({e}); write string placeholders inside quotes: \"q\": \"{{{{query}}}}\", numbers bare: \"size\": {{{{k}}}}")
+            })?;
+        }
+        self.method()?;
+        self.shape()?;
+        match self.concurrency {
+            Some(0) => bail!("`concurrency: 0`: at least one request must be in flight; write 1 or more (default {DEFAULT_CONCURRENCY})"),
+            Some(c) if c > MAX_CONCURRENCY => bail!("`concurrency: {c}` is more than {MAX_CONCURRENCY}"),
+            _ => {}
+        }
+        for v in self.headers.values() {
+            super::env_refs(v)?;
+        }
+        super::env_refs(&self.url)?;
+        Ok(())
+    }
+
+    /// The method.
+    pub fn method(&self) -> Result<&'static str> {
+        match self
+            .method
+            .as_deref()
+            .map(str::to_ascii_uppercase)
+            .as_deref()
+        {
+            None if self.body.is_some() => Ok("POST"),
+            None => Ok("GET"),
+            Some("GET") if self.body.is_some() => {
+                bail!("`method: GET` with a `body`; use POST, or put the query in the url")
+            }
+            Some("GET") => Ok("GET"),
+            Some("POST") => Ok("POST"),
+            Some("PUT") => Ok("PUT"),
+            Some(m) => bail!("`method: {m}`: write GET, POST or PUT"),
+        }
+    }
+
+    /// The pointers: the preset's, overridden field by field.
+    pub fn shape(&self) -> Result<(String, String, Option<String>)> {
+        let base = match &self.preset {
+            Some(p) => Some(preset(p)?),
+            None => None,
+        };
+        let pick = |own: &Option<String>,
+                    from: Option<&'static str>,
+                    field: &str|
+         -> Result<Option<String>> {
+            let p = own.clone().or(from.map(str::to_string));
+            if let Some(p) = &p {
+                if !p.is_empty() && !p.starts_with('/') {
+                    bail!("`{field}: {p}` is not a JSON pointer (RFC 6901): write it from the root, e.g. /hits/hits");
+                }
+            }
+            Ok(p)
+        };
+        let hits = pick(&self.hits, base.map(|s: Shape| s.hits), "hits")?;
+        let id = pick(&self.id, base.map(|s| s.id), "id")?;
+        let score = pick(&self.score, base.and_then(|s| s.score), "score")?;
+        match (hits, id) {
+            (Some(h), Some(i)) => Ok((h, i, score.filter(|s| !s.is_empty()))),
+            _ => bail!("give `preset` (opensearch, elasticsearch, solr, vespa, meilisearch, typesense, qdrant) or the pointers `hits` and `id` (and `score`)"),
+        }
+    }
+
+    fn concurrency(&self) -> usize {
+        self.concurrency.unwrap_or(DEFAULT_CONCURRENCY)
+    }
+}
+
+/// What ranklab sends for a task, as recorded: method, URL and body with the placeholders
+/// filled, `${NAME}` left as written; headers are not recorded (they hold secrets).
+pub fn request(h: &HttpSpec, task: &Task, k: usize) -> Value {
+    let url = fill(&h.url, |n| match n {
+        "query" => percent_encoded(&task.query),
+        "task" => percent_encoded(&task.id),
+        _ => k.to_string(),
+    });
+    let body = body_text(h, task, k)
+        .map(|text| serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text)));
+    serde_json::json!({
+        "method": h.method().unwrap_or("POST"),
+        "url": url,
+        "body": body,
+    })
+}
+
+/// The body sent for a task: the template with its placeholders filled, byte for byte.
+fn body_text(h: &HttpSpec, task: &Task, k: usize) -> Option<String> {
+    h.body.as_ref().map(|b| {
+        fill(b, |n| match n {
+            "query" => json_escaped(&task.query),
+            "task" => json_escaped(&task.id),
+            _ => k.to_string(),
+        })
+    })
+}
+
+/// Turns an HTTP exchange's response into the command protocol's shape
+/// (`{"task", "hits": [{"id", "score"}]}` or `{"task", "error"}`).
+pub fn normalize(h: &HttpSpec, task: &str, response: &Value) -> Result<Value> {
+    if let Some(e) = response.get("error").and_then(Value::as_str) {
+        return Ok(serde_json::json!({ "task": task, "error": e }));
+    }
+    let status = response.get("status").and_then(Value::as_u64).unwrap_or(0);
+    let body = response.get("body").cloned().unwrap_or(Value::Null);
+    if !(200..300).contains(&status) {
+        let text = match response.get("text").and_then(Value::as_str) {
+            Some(t) => t.to_string(),
+            None => body.to_string(),
+        };
+        return Ok(
+            serde_json::json!({ "task": task, "error": format!("HTTP {status}: {}", cut(&text, 200)) }),
+        );
+    }
+    if let Some(t) = response.get("text").and_then(Value::as_str) {
+        bail!(
+            "task {task}: the HTTP {status} response is not JSON: {}",
+            cut(t, 200)
+        );
+    }
+    let (hits_p, id_p, score_p) = h.shape()?;
+    let hits = body.pointer(&hits_p).with_context(|| {
+        format!(
+            "task {task}: the pointer `hits: {hits_p}` matches nothing in the response: {}",
+            snippet(&body)
+        )
+    })?;
+    let hits = hits.as_array().with_context(|| {
+        format!(
+            "task {task}: `hits: {hits_p}` points at {}, not a list",
+            snippet(hits)
+        )
+    })?;
+    let mut out = Vec::with_capacity(hits.len());
+    for (i, hit) in hits.iter().enumerate() {
+        let id = hit.pointer(&id_p).with_context(|| {
+            format!(
+                "task {task}: the pointer `id: {id_p}` matches nothing in hit {}: {}",
+                i + 1,
+                snippet(hit)
+            )
+        })?;
+        let mut o = serde_json::Map::new();
+        o.insert("id".into(), id.clone());
+        if let Some(sp) = &score_p {
+            let s = hit.pointer(sp).with_context(|| {
+                format!("task {task}: the pointer `score: {sp}` matches nothing in hit {}: {} (write `score: \"\"` when the engine gives none)", i + 1, snippet(hit))
+            })?;
+            o.insert("score".into(), s.clone());
+        }
+        out.push(Value::Object(o));
+    }
+    Ok(serde_json::json!({ "task": task, "hits": out }))
+}
+
+/// One request, retried on connection errors, timeouts, 429 and 5xx; the recorded response.
+fn send(
+    agent: &ureq::Agent,
+    h: &HttpSpec,
+    headers: &[(String, String)],
+    (req, body): (&Value, Option<&str>),
+    retries: u32,
+    retried: &AtomicUsize,
+) -> Value {
+    let url = req["url"].as_str().unwrap_or_default();
+    let url = match expand_env(url) {
+        Ok(u) => u,
+        Err(e) => return serde_json::json!({ "error": format!("{e:#}") }),
+    };
+    let mut attempt = 0;
+    loop {
+        let result = match h.method().unwrap_or("POST") {
+            "GET" => {
+                let mut r = agent.get(&url);
+                for (k, v) in headers {
+                    r = r.header(k, v);
+                }
+                r.call()
+            }
+            m => {
+                let mut r = if m == "PUT" {
+                    agent.put(&url)
+                } else {
+                    agent.post(&url)
+                };
+                r = r.header("Content-Type", "application/json");
+                for (k, v) in headers {
+                    r = r.header(k, v);
+                }
+                r.send(body.unwrap_or_default())
+            }
+        };
+        let outcome = match result {
+            Ok(mut resp) => {
+                let status = resp.status().as_u16();
+                let bytes = resp.body_mut().with_config().limit(64 << 20).read_to_vec();
+                match bytes {
+                    Ok(b) => {
+                        let retry = status == 429 || status >= 500;
+                        // An error's body is kept as sent (its first bytes go into the message).
+                        let json = (200..300)
+                            .contains(&status)
+                            .then(|| serde_json::from_slice::<Value>(&b).ok())
+                            .flatten();
+                        let v = match json {
+                            Some(json) => serde_json::json!({ "status": status, "body": json }),
+                            None => {
+                                serde_json::json!({ "status": status, "text": cut(&String::from_utf8_lossy(&b), 2000) })
+                            }
+                        };
+                        (v, retry)
+                    }
+                    Err(e) => (
+                        serde_json::json!({ "error": format!("reading the response: {e}") }),
+                        true,
+                    ),
+                }
+            }
+            Err(e) => (
+                serde_json::json!({ "error": format!("request failed: {e}") }),
+                true,
+            ),
+        };
+        if !outcome.1 || attempt >= retries {
+            return outcome.0;
+        }
+        retried.fetch_add(1, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis((100u64 << attempt.min(6)).min(5_000)));
+        attempt += 1;
+    }
+}
+
+/// Asks the engine every task, `concurrency` at a time; the exchanges in suite order.
+pub fn run(
+    name: &str,
+    spec: &EngineSpec,
+    h: &HttpSpec,
+    tasks: &[Task],
+    k: usize,
+) -> Result<Vec<Exchange>> {
+    let headers: Vec<(String, String)> = h
+        .headers
+        .iter()
+        .map(|(k, v)| {
+            expand_env(v)
+                .with_context(|| format!("configuration {name:?}: header {k}"))
+                .map(|v| (k.clone(), v))
+        })
+        .collect::<Result<_>>()?;
+    expand_env(&h.url).with_context(|| format!("configuration {name:?}: url"))?;
+    let n = h.concurrency().min(tasks.len().max(1));
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        // Per phase, not `timeout_global`: with a global timeout ureq resolves every request's
+        // host on a new thread (to abort a slow lookup), which halves the rate on loopback.
+        .timeout_connect(Some(spec.timeout()))
+        .timeout_send_request(Some(spec.timeout()))
+        .timeout_send_body(Some(spec.timeout()))
+        .timeout_recv_response(Some(spec.timeout()))
+        .timeout_recv_body(Some(spec.timeout()))
+        .max_idle_connections_per_host(n)
+        .max_idle_connections(n)
+        .build()
+        .into();
+    let requests: Vec<Value> = tasks.iter().map(|t| request(h, t, k)).collect();
+    let bodies: Vec<Option<String>> = tasks.iter().map(|t| body_text(h, t, k)).collect();
+    let responses: Vec<Mutex<Option<Value>>> = tasks.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let retried = AtomicUsize::new(0);
+    let retries = h.retries.unwrap_or(DEFAULT_RETRIES);
+    let pb = crate::progress::rate_bar(tasks.len() as u64, name);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..n {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= requests.len() {
+                    break;
+                }
+                let v = send(
+                    &agent,
+                    h,
+                    &headers,
+                    (&requests[i], bodies[i].as_deref()),
+                    retries,
+                    &retried,
+                );
+                *responses[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
+                pb.inc(1);
+            });
+        }
+    });
+    pb.finish_and_clear();
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "{name}: {} requests in {secs:.2} s ({:.0} queries/s, {n} in flight), {} retries",
+        tasks.len(),
+        tasks.len() as f64 / secs.max(1e-9),
+        retried.load(Ordering::Relaxed)
+    );
+    Ok(tasks
+        .iter()
+        .zip(requests)
+        .zip(responses)
+        .map(|((t, request), r)| Exchange {
+            task: t.id.clone(),
+            request,
+            response: r
+                .into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or(Value::Null),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(body: &str) -> HttpSpec {
+        HttpSpec {
+            url: "http://127.0.0.1:9/search?q={{query}}".into(),
+            method: None,
+            headers: BTreeMap::new(),
+            body: Some(body.into()),
+            preset: Some("opensearch".into()),
+            hits: None,
+            id: None,
+            score: None,
+            concurrency: None,
+            retries: None,
+        }
+    }
+
+    fn task(q: &str) -> Task {
+        Task {
+            id: "T\"1".into(),
+            query: q.into(),
+            expected: Default::default(),
+            k: 5,
+            note: None,
+            line: 0,
+        }
+    }
+
+    #[test]
+    fn placeholders_are_json_escaped_in_the_body_and_percent_encoded_in_the_url() {
+        let h = spec(
+            r#"{"query": {"match": {"text": "{{query}}"}}, "size": {{k}}, "_name": "{{task}}"}"#,
+        );
+        h.check().unwrap();
+        let q = "say \"hi\"\\ \n& café";
+        let r = request(&h, &task(q), 7);
+        // The substituted body parses, and holds the query and task exactly.
+        assert_eq!(r["body"]["query"]["match"]["text"], q);
+        assert_eq!(r["body"]["_name"], "T\"1");
+        assert_eq!(r["body"]["size"], 7);
+        assert_eq!(
+            r["url"],
+            "http://127.0.0.1:9/search?q=say%20%22hi%22%5C%20%0A%26%20caf%C3%A9"
+        );
+    }
+
+    #[test]
+    fn an_unknown_placeholder_and_an_unquoted_string_placeholder_are_refused() {
+        let e = spec(r#"{"q": "{{qeury}}"}"#)
+            .check()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown placeholder {{qeury}}") && e.contains("{{query}}, {{k}}, {{task}}"),
+            "{e}"
+        );
+        let e = spec(r#"{"q": {{query}}}"#).check().unwrap_err().to_string();
+        assert!(
+            e.contains("not JSON once its placeholders are filled"),
+            "{e}"
+        );
+    }
+}
