@@ -23,7 +23,8 @@ use crate::suite::{Configuration, Experiments};
 pub(crate) struct BeirArgs {
     /// The collection directory (holds corpus.jsonl, queries.jsonl, qrels/).
     pub dir: PathBuf,
-    /// Configurations to run, comma-separated: bm25, dense, fusion, bm25+ce (BM25's top 100
+    /// Configurations to run, comma-separated: bm25, bm25-lucene (Anserini's analyzer at depth
+    /// 1000), dense, fusion, bm25+ce (BM25's top 100
     /// reranked by ms-marco-MiniLM-L-12-v2; on SciFact 30,000 pairs, about 40 min on 2 cores
     /// the first time, seconds once cached), bm25+ce@N (only its top N reranked; it shares
     /// bm25+ce's scores and score cache).
