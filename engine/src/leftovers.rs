@@ -17,21 +17,12 @@ pub const STALE_AFTER: Duration = Duration::from_secs(3600);
 /// Directories already swept by this process.
 static SWEPT: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
 
-/// Whether `name` is one of ranklab's temporaries: `.ranklab-*.tmp` (reports, baselines) or
-/// `.<file>.<pid>.tmp` (model caches).
+/// Whether `name` is one of ranklab's temporaries: `.ranklab-*.tmp`, the one scheme of
+/// [`crate::atomic`].
 pub fn is_temporary(name: &str) -> bool {
-    let Some(stem) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
-        return false;
-    };
-    if let Some(rest) = stem.strip_prefix("ranklab-") {
-        return !rest.is_empty();
-    }
-    match stem.rsplit_once('.') {
-        Some((file, pid)) => {
-            !file.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
-        }
-        None => false,
-    }
+    name.strip_prefix(".ranklab-")
+        .and_then(|n| n.strip_suffix(".tmp"))
+        .is_some_and(|rest| !rest.is_empty())
 }
 
 /// Removes ranklab's temporaries in `dir` older than `max_age`, returning how many went.
@@ -85,12 +76,13 @@ mod tests {
         let p = |n: &str| dir.path().join(n);
         for n in [
             ".ranklab-abc.tmp",
-            ".x.ce.123.tmp",
+            ".ranklab-x1y2.tmp",
             "report.md",
             ".hidden",
             "a.tmp",
             ".notes.tmp",
-            ".x.ce.12a.tmp",
+            ".x.ce.123.tmp",
+            ".ranklab-.tmp",
         ] {
             std::fs::write(p(n), b"x").unwrap();
         }
@@ -103,10 +95,11 @@ mod tests {
             ".hidden",
             "a.tmp",
             ".notes.tmp",
-            ".x.ce.12a.tmp",
+            ".x.ce.123.tmp",
+            ".ranklab-.tmp",
         ] {
             assert!(p(n).exists(), "{n} was removed");
         }
-        assert!(!p(".ranklab-abc.tmp").exists() && !p(".x.ce.123.tmp").exists());
+        assert!(!p(".ranklab-abc.tmp").exists() && !p(".ranklab-x1y2.tmp").exists());
     }
 }

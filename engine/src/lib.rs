@@ -9,6 +9,7 @@
 //! - [`ranking`]: the hit type and the one total order every ranking uses.
 //! - [`models`]: the pinned model catalogue, model cache and ONNX Runtime location.
 
+pub mod atomic;
 pub mod corpus;
 pub mod dense;
 pub mod error;

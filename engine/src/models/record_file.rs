@@ -24,7 +24,6 @@
 //! written sorted by key, so the same content always gives the same file.
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -258,7 +257,6 @@ impl RecordFile {
         for (k, v) in on_disk {
             self.records.entry(k).or_insert(v);
         }
-        crate::leftovers::sweep_once(dir);
         let mut bytes = Vec::with_capacity(
             12 + self.header.len() + 32 + self.records.len() * (64 + self.payload),
         );
@@ -271,21 +269,7 @@ impl RecordFile {
             bytes.extend_from_slice(payload);
             bytes.extend_from_slice(&record_sum(key, payload));
         }
-        let tmp = path.with_file_name(format!(
-            ".{}.{}.tmp",
-            path.file_name().expect("named").to_string_lossy(),
-            std::process::id()
-        ));
-        let write = || -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&bytes)?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &path)
-        };
-        if let Err(e) = write() {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(Error::io(&path, e));
-        }
+        crate::atomic::write(&path, &bytes)?;
         self.dirty = false;
         self.saved_at = std::time::Instant::now();
         Ok(())

@@ -6,11 +6,11 @@
 //! file beside the target and renamed, so an interrupted run never leaves a truncated file.
 
 use std::collections::HashSet;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{ensure, Context};
+use anyhow::ensure;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -189,37 +189,12 @@ impl Synth {
     }
 }
 
-/// Writes through a temporary file in the target's directory, renamed over the target at the
-/// end.
+/// Writes through the one atomic writer (temporary beside the target, renamed at the end).
 fn write_atomic(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    // Temporary files are created private (0600); the result is an ordinary data file.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .with_context(|| format!("cannot set permissions of {}", path.display()))?;
-    }
-    let mut w = BufWriter::with_capacity(1 << 20, tmp);
-    fill(&mut w)
-        .and_then(|()| w.flush())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    let tmp = w
-        .into_inner()
-        .map_err(|e| e.into_error())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    Ok(ranklab_engine::atomic::write_with(path, fill)?)
 }
 
 #[cfg(test)]
