@@ -13,7 +13,7 @@ use super::robust::{show, Choice};
 use super::rolling::Rolling;
 use super::{ranking, Figures, Part, Problem, Score, Scored};
 use crate::report::shown;
-use crate::stats;
+use crate::stats::{self, thousands};
 use crate::suite::Retriever;
 
 /// Everything the report shows.
@@ -210,19 +210,6 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
     }
 
     md
-}
-
-/// `53361` -> `53,361`.
-pub(crate) fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn span(m: &[Merge]) -> String {

@@ -71,8 +71,8 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
     let rejected = scored.iter().filter(|s| s.score.is_none()).count();
     eprintln!(
         "tune: scored {} candidates ({} rejected by paired assertions) on {} merge and {} paired queries in {:.3} s ({} threads)",
-        report::thousands(scored.len()),
-        report::thousands(rejected),
+        crate::stats::thousands(scored.len()),
+        crate::stats::thousands(rejected),
         problem.merges.len(),
         problem.pairs.len(),
         elapsed.as_secs_f64(),
