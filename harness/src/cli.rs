@@ -49,6 +49,9 @@ enum Command {
     /// Maintain a suite's merges.yaml: `merges from-git` reads merges from the corpus's git
     /// history (commits with `Query:` trailers).
     Merges(cmd::merges::MergesArgs),
+    /// Pool the unjudged documents in the top K of every configuration's run into
+    /// tasks/<suite>/pool.yaml, to be judged (run the suite first).
+    Pool(cmd::pool::PoolArgs),
 }
 
 /// Parses arguments, runs the command, maps the outcome to an exit code.
@@ -73,6 +76,7 @@ pub fn main() -> ExitCode {
         Command::Gate(a) => cmd::gate::run(a),
         Command::Tune(a) => cmd::tune::run(a),
         Command::Merges(a) => cmd::merges::run(a),
+        Command::Pool(a) => cmd::pool::run(a),
     };
     match outcome {
         Ok(code) => code,

@@ -25,6 +25,7 @@ pub mod external;
 pub mod gate;
 pub mod metrics;
 pub mod paired;
+pub mod pool;
 pub(crate) mod progress;
 pub mod replay;
 pub mod report;

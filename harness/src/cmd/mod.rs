@@ -8,6 +8,7 @@ pub(crate) mod eval;
 pub(crate) mod gate;
 pub(crate) mod merges;
 pub(crate) mod models;
+pub(crate) mod pool;
 pub(crate) mod run;
 pub(crate) mod synth_run;
 pub(crate) mod tune;
