@@ -17,7 +17,13 @@ use crate::cmd;
 ///
 /// Exit codes: 0 ok, 1 a check failed, 2 error.
 #[derive(Debug, Parser)]
-#[command(name = "ranklab", version, about, long_about)]
+#[command(
+    name = "ranklab",
+    version,
+    about,
+    long_about,
+    disable_help_subcommand = true
+)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -44,6 +50,12 @@ enum Command {
     /// CI gate: replay the baseline's rows (recall@5, MRR, ...) and every paired assertion;
     /// exit 1 when a value drops beyond its tolerance or an assertion fails.
     Gate(cmd::gate::GateArgs),
+    /// Print help: `ranklab help formats` prints the file-format reference (docs/formats.md);
+    /// `ranklab help <COMMAND>` the help of a command.
+    Help {
+        /// `formats`, or a command name.
+        topic: Option<String>,
+    },
     /// Tune the lifecycle/history penalty weights on an integer grid against recent merges.
     Tune(cmd::tune::TuneArgs),
     /// Maintain a suite's merges.yaml: `merges from-git` reads merges from the corpus's git
@@ -77,6 +89,7 @@ pub fn main() -> ExitCode {
         Command::Tune(a) => cmd::tune::run(a),
         Command::Merges(a) => cmd::merges::run(a),
         Command::Pool(a) => cmd::pool::run(a),
+        Command::Help { topic } => help(topic.as_deref()),
     };
     match outcome {
         Ok(code) => code,
@@ -85,6 +98,28 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `ranklab help [formats | COMMAND]`.
+fn help(topic: Option<&str>) -> anyhow::Result<ExitCode> {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    match topic {
+        Some("formats") => print!("{}", crate::help_formats::FORMATS),
+        None => cli.print_long_help()?,
+        Some(name) => match cli.find_subcommand_mut(name) {
+            Some(sub) => sub.print_long_help()?,
+            None => anyhow::bail!(
+                "no help topic {name:?}: try `ranklab help formats` or `ranklab help <COMMAND>` (commands: {})",
+                Cli::command()
+                    .get_subcommands()
+                    .map(|c| c.get_name().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        },
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The error and its causes joined by `: ` (as `{:#}`), leaving out a cause that the message

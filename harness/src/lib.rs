@@ -14,6 +14,7 @@
 //! - [`gate`]: the CI regression gate (baseline file, one-sided verdicts).
 //! - [`tune`]: penalty weights tuned on an integer grid against dated merges.
 //! - [`stats`]: paired statistics (randomization test, bootstrap CI, win/tie/loss, Holm).
+//! - [`root`]: the suite repository's root (nearest `ranklab.toml` or `tasks/`).
 //! - [`progress`]: indicatif bars, hidden when stderr is not a terminal.
 
 #![warn(missing_docs, unreachable_pub)]
@@ -23,12 +24,14 @@ pub(crate) mod cmd;
 pub(crate) mod compare;
 pub mod external;
 pub mod gate;
+pub(crate) mod help_formats;
 pub mod metrics;
 pub mod paired;
 pub mod pool;
 pub(crate) mod progress;
 pub mod replay;
 pub mod report;
+pub mod root;
 pub mod stats;
 pub mod suite;
 pub mod trec;

@@ -110,7 +110,7 @@ pub fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, Stri
     let text = text.trim_start_matches('\u{feff}').replace("\r\n", "\n");
     if text.trim().is_empty() {
         bail!(
-            "{}: the file is empty; see docs/formats.md for its fields",
+            "{}: the file is empty; see `ranklab help formats` for its fields",
             path.display()
         );
     }
@@ -132,7 +132,10 @@ pub fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, Stri
             String::new()
         };
         let hint = yaml_hint(&text, line, msg);
-        anyhow::anyhow!("{}{loc}: {msg}{hint} (see docs/formats.md)", path.display())
+        anyhow::anyhow!(
+            "{}{loc}: {msg}{hint} (see `ranklab help formats`)",
+            path.display()
+        )
     };
     // Duplicate keys first, anywhere: a map read into a `BTreeMap` would silently keep one.
     if let Err(e) = yaml_serde::from_str::<yaml_serde::Value>(&text) {

@@ -38,7 +38,7 @@ pub(crate) struct BeirArgs {
     #[arg(long, default_value = "test")]
     pub split: String,
     /// Root of the report tree; the collection's reports go to <REPORTS>/beir/<name>/.
-    #[arg(long, default_value = "reports")]
+    #[arg(long, default_value_os_t = crate::root::default("reports"))]
     pub reports: PathBuf,
     /// BM25 term-frequency saturation of every configuration that uses BM25 (default 0.9,
     /// Anserini's; Lucene's and Elasticsearch's is 1.2).

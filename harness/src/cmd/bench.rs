@@ -13,10 +13,10 @@ use crate::suite::suites;
 #[derive(Debug, clap::Args)]
 pub(crate) struct BenchArgs {
     /// Directory holding one folder per suite (each with suite.yaml and experiments*.yaml).
-    #[arg(long, default_value = "tasks")]
+    #[arg(long, default_value_os_t = crate::root::default("tasks"))]
     pub tasks: PathBuf,
     /// Root of the report tree.
-    #[arg(long, default_value = "reports")]
+    #[arg(long, default_value_os_t = crate::root::default("reports"))]
     pub reports: PathBuf,
     #[command(flatten)]
     pub recording: crate::external::RecordingArgs,

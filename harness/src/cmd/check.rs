@@ -15,7 +15,7 @@ use crate::replay::Engine;
 /// Arguments of `ranklab check`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CheckArgs {
-    /// paired.yaml files (e.g. tasks/brain/paired.yaml).
+    /// paired.yaml files, or suite folders (every paired*.yaml in them), e.g. tasks/brain.
     #[arg(required = true)]
     pub paired: Vec<PathBuf>,
 }
@@ -23,7 +23,11 @@ pub(crate) struct CheckArgs {
 /// Runs the command.
 pub(crate) fn run(args: CheckArgs) -> Result<ExitCode> {
     let mut failed = 0;
+    let mut files = Vec::new();
     for p in &args.paired {
+        files.extend(paired_files(p)?);
+    }
+    for p in &files {
         let (paired, corpus) = Paired::load(p)?;
         let engine = Engine::build(&corpus, &[&paired.experiments])?;
         let verdicts = paired.check(&engine, None)?;
@@ -43,4 +47,30 @@ pub(crate) fn run(args: CheckArgs) -> Result<ExitCode> {
     }
     println!("All paired assertions hold as expected.");
     Ok(ExitCode::SUCCESS)
+}
+
+/// `path` itself, or the `paired*.yaml` files of the folder `path`, sorted.
+fn paired_files(path: &std::path::Path) -> Result<Vec<PathBuf>> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| anyhow::anyhow!("cannot list {}: {e}", path.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension().is_some_and(|x| x == "yaml")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("paired"))
+        })
+        .collect();
+    out.sort();
+    if out.is_empty() {
+        anyhow::bail!(
+            "{}: no paired*.yaml in this folder; pass a paired.yaml file or a suite folder holding one ({})",
+            path.display(),
+            crate::help_formats::SEE_FORMATS
+        );
+    }
+    Ok(out)
 }

@@ -52,10 +52,10 @@ an unknown suite, configuration or metric; a corpus or suite changed since the b
 the change, then run --update).")]
 pub(crate) struct GateArgs {
     /// The baseline file: the gated rows, their values and tolerances.
-    #[arg(long, default_value = "reports/baseline.json")]
+    #[arg(long, default_value_os_t = crate::root::default("reports/baseline.json"))]
     pub baseline: PathBuf,
     /// Directory holding one folder per suite (suite.yaml, experiments*.yaml, paired*.yaml).
-    #[arg(long, default_value = "tasks")]
+    #[arg(long, default_value_os_t = crate::root::default("tasks"))]
     pub tasks: PathBuf,
     /// Rewrite the baseline with the values of now (after review). Adds each suite's baseline
     /// configuration and every --also; keeps every row already gated and its tolerance.
@@ -73,7 +73,7 @@ pub(crate) struct GateArgs {
     pub split: String,
     /// Root of the report tree: external configurations' recordings are read from
     /// <REPORTS>/<suite>/runs/ (with --from-recording).
-    #[arg(long, default_value = "reports")]
+    #[arg(long, default_value_os_t = crate::root::default("reports"))]
     pub reports: PathBuf,
     #[command(flatten)]
     pub recording: crate::external::RecordingArgs,

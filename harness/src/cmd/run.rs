@@ -18,7 +18,7 @@ pub(crate) struct RunArgs {
     #[arg(long = "experiments", short = 'x')]
     pub experiments: Vec<PathBuf>,
     /// Root of the report tree; the suite's reports go to <REPORTS>/<suite name>/.
-    #[arg(long, default_value = "reports")]
+    #[arg(long, default_value_os_t = crate::root::default("reports"))]
     pub reports: PathBuf,
     /// Print the tables without writing any file.
     #[arg(long)]

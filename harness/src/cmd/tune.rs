@@ -56,7 +56,7 @@ window) or --write refused, nothing written.")]
 pub(crate) struct TuneArgs {
     /// The suite: a directory holding suite.yaml, experiments*.yaml, merges.yaml, paired*.yaml
     /// and the practice file.
-    #[arg(long, default_value = "tasks/brain")]
+    #[arg(long, default_value_os_t = crate::root::default("tasks/brain"))]
     pub suite: PathBuf,
     /// The merges file (default: merges.yaml beside the suite file).
     #[arg(long)]

@@ -197,7 +197,7 @@ impl Baseline {
                 ""
             };
             anyhow!(
-                "{}:{}:{}: {msg}{hint} (see docs/formats.md, `Gate baseline`)",
+                "{}:{}:{}: {msg}{hint} (see `ranklab help formats`, `Gate baseline`)",
                 path.display(),
                 e.line(),
                 e.column()

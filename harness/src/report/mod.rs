@@ -166,15 +166,15 @@ pub fn tasks_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Result<Da
     Ok(DataFrame::new_infer_height(columns)?)
 }
 
-/// A path as shown in reports: relative to the current directory when it is below it.
+/// A path as shown in reports: relative to the suite repository's root ([`crate::root`]) when
+/// it is below it, so the same suite run from any folder of the repository writes the same bytes.
 pub fn shown(path: &Path) -> String {
-    let cwd = std::env::current_dir().ok();
+    let root = crate::root::root();
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let rel = cwd
-        .as_deref()
-        .and_then(|c| abs.strip_prefix(c).ok())
+    let rel = abs
+        .strip_prefix(root)
         .map(Path::to_path_buf)
-        .unwrap_or(abs);
+        .unwrap_or_else(|_| abs.clone());
     normalize(&rel).display().to_string()
 }
 

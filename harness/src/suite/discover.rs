@@ -11,7 +11,7 @@ pub fn experiment_files(suite: &Suite) -> Result<Vec<PathBuf>> {
     let out = suite.files_named("experiments")?;
     if out.is_empty() {
         bail!(
-            "{}: no experiments*.yaml beside the suite; add one (see docs/formats.md)",
+            "{}: no experiments*.yaml beside the suite; add one (see `ranklab help formats`)",
             suite.dir().display()
         );
     }
@@ -21,7 +21,13 @@ pub fn experiment_files(suite: &Suite) -> Result<Vec<PathBuf>> {
 /// Every `<tasks>/*/suite.yaml`, sorted.
 pub fn suites(tasks: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir(tasks).with_context(|| format!("cannot list {}", tasks.display()))? {
+    for e in std::fs::read_dir(tasks).with_context(|| {
+        format!(
+            "cannot list the suites folder {} (pass --tasks DIR, or run inside a repository with a ranklab.toml or a tasks/ folder; {})",
+            tasks.display(),
+            crate::help_formats::SEE_FORMATS
+        )
+    })? {
         let p = e?.path().join("suite.yaml");
         if p.is_file() {
             out.push(p);
@@ -30,8 +36,9 @@ pub fn suites(tasks: &Path) -> Result<Vec<PathBuf>> {
     out.sort();
     if out.is_empty() {
         bail!(
-            "{}: no suite found (expected <suite>/suite.yaml folders)",
-            tasks.display()
+            "{}: no suite found (expected <suite>/suite.yaml folders; pass --tasks DIR; {})",
+            tasks.display(),
+            crate::help_formats::SEE_FORMATS
         );
     }
     Ok(out)

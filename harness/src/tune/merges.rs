@@ -76,7 +76,7 @@ impl Merges {
         let (raw, text): (RawFile, String) = read_yaml(path)?;
         if raw.merges.is_empty() {
             bail!(
-                "{}: no merges; add at least one under `merges:` (see docs/formats.md)",
+                "{}: no merges; add at least one under `merges:` (see `ranklab help formats`)",
                 path.display()
             );
         }
