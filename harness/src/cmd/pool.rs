@@ -18,7 +18,7 @@ pub(crate) struct PoolArgs {
     #[arg(long)]
     pub depth: Option<usize>,
     /// Root of the report tree holding <suite>/runs/*.trec (written by `ranklab run`).
-    #[arg(long, default_value = "reports")]
+    #[arg(long, default_value_os_t = crate::root::default("reports"))]
     pub reports: PathBuf,
 }
 
