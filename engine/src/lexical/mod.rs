@@ -16,14 +16,14 @@
 //!
 //! The index is built once per corpus, in memory, and reused by every task and configuration.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
 use tantivy::tokenizer::{
     LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
 };
-use tantivy::{DocSet, Index, IndexReader, TantivyDocument, Term, TERMINATED};
+use tantivy::{DocSet, Index, Searcher, TantivyDocument, Term, TERMINATED};
 
 use crate::corpus::Corpus;
 use crate::ranking::{sort_hits, Hit};
@@ -79,13 +79,26 @@ pub fn analyzer() -> TextAnalyzer {
 
 /// A BM25 index over a corpus's sections.
 pub struct LexicalIndex {
-    reader: IndexReader,
+    /// The one searcher over the committed index (its segments never change after the build).
+    searcher: Searcher,
     text: tantivy::schema::Field,
     /// Global section number -> (document, section within document).
     sections: Vec<(usize, usize)>,
     analyzer: Analyzer,
+    /// Per segment (in the searcher's order): tantivy doc id -> global section number.
+    segment_sections: Vec<Vec<u32>>,
+    /// Document ordinal -> its position among the corpus's ids in byte order, so the total
+    /// order's id tie-break is an integer comparison.
+    id_rank: Vec<u32>,
     num_docs: u64,
     avg_len: f32,
+}
+
+/// Scores of the sections one query matches: arrays indexed by the global section number, and
+/// the list of matched sections (in first-match order).
+struct SectionScores {
+    score: Vec<f32>,
+    matched: Vec<u32>,
 }
 
 impl LexicalIndex {
@@ -125,8 +138,14 @@ impl LexicalIndex {
         let reader = index.reader()?;
         let searcher = reader.searcher();
         let mut tokens = 0u64;
+        let mut segment_sections = Vec::new();
         for seg in searcher.segment_readers() {
             tokens += seg.inverted_index(text)?.total_num_tokens();
+            let col = seg.fast_fields().u64("sec")?;
+            let map: Vec<u32> = (0..seg.max_doc())
+                .map(|d| col.first(d).expect("every section has its number") as u32)
+                .collect();
+            segment_sections.push(map);
         }
         let num_docs = searcher.num_docs();
         let avg_len = if num_docs == 0 {
@@ -134,11 +153,19 @@ impl LexicalIndex {
         } else {
             tokens as f32 / num_docs as f32
         };
+        let mut by_id: Vec<usize> = (0..corpus.docs.len()).collect();
+        by_id.sort_unstable_by(|&a, &b| corpus.id(a).as_bytes().cmp(corpus.id(b).as_bytes()));
+        let mut id_rank = vec![0u32; by_id.len()];
+        for (rank, &d) in by_id.iter().enumerate() {
+            id_rank[d] = rank as u32;
+        }
         Ok(LexicalIndex {
-            reader,
+            searcher,
             text,
             sections,
             analyzer,
+            segment_sections,
+            id_rank,
             num_docs,
             avg_len,
         })
@@ -168,25 +195,29 @@ impl LexicalIndex {
         out
     }
 
-    /// BM25 scores of every section matching `query`: (global section number, score).
-    pub fn score_sections(&self, query: &str, params: Bm25Params) -> Result<Vec<(usize, f32)>> {
-        let searcher = self.reader.searcher();
-        let mut counts: HashMap<String, u32> = HashMap::new();
+    /// Accumulates the BM25 score of every section matching `query` into an array indexed by
+    /// the global section number. Terms are visited in byte order, so each section's sum is
+    /// added up in one fixed order (same bits on every run).
+    fn accumulate(&self, query: &str, params: Bm25Params) -> Result<SectionScores> {
+        let mut counts: BTreeMap<String, u32> = BTreeMap::new();
         for t in self.terms(query) {
             *counts.entry(t).or_default() += 1;
         }
-        let mut terms: Vec<(String, u32)> = counts.into_iter().collect();
-        terms.sort();
         let n = self.num_docs as f32;
-        let mut out = Vec::new();
-        for seg in searcher.segment_readers() {
+        let mut score = vec![0f32; self.sections.len()];
+        let mut seen = vec![false; self.sections.len()];
+        let mut matched = Vec::new();
+        for (seg, map) in self
+            .searcher
+            .segment_readers()
+            .iter()
+            .zip(&self.segment_sections)
+        {
             let inv = seg.inverted_index(self.text)?;
             let norms = seg.get_fieldnorms_reader(self.text)?;
-            let sec_col = seg.fast_fields().u64("sec")?;
-            let mut acc: HashMap<u32, f32> = HashMap::new();
-            for (t, qtf) in &terms {
+            for (t, qtf) in &counts {
                 let term = Term::from_field_text(self.text, t);
-                let df: u32 = searcher.doc_freq(&term)? as u32;
+                let df: u32 = self.searcher.doc_freq(&term)? as u32;
                 if df == 0 {
                     continue;
                 }
@@ -202,21 +233,101 @@ impl LexicalIndex {
                     let tf = tantivy::postings::Postings::term_freq(&postings) as f32;
                     let dl = norms.fieldnorm(doc) as f32;
                     let norm = params.k1 * (1.0 - params.b + params.b * dl / self.avg_len);
-                    *acc.entry(doc).or_default() += *qtf as f32 * idf * tf / (tf + norm);
+                    let global = map[doc as usize] as usize;
+                    if !seen[global] {
+                        seen[global] = true;
+                        matched.push(global as u32);
+                    }
+                    score[global] += *qtf as f32 * idf * tf / (tf + norm);
                     doc = postings.advance();
                 }
             }
-            for (doc, score) in acc {
-                let global = sec_col.first(doc).expect("every section has its number") as usize;
-                out.push((global, score));
-            }
         }
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(SectionScores { score, matched })
+    }
+
+    /// BM25 scores of every section matching `query`: (global section number, score), best
+    /// first, ties by lower section number.
+    pub fn score_sections(&self, query: &str, params: Bm25Params) -> Result<Vec<(usize, f32)>> {
+        let s = self.accumulate(query, params)?;
+        let mut out: Vec<(usize, f32)> = s
+            .matched
+            .iter()
+            .map(|&g| (g as usize, s.score[g as usize]))
+            .collect();
+        out.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         Ok(out)
     }
 
-    /// The top `depth` documents for `query`, each scored by its best section.
+    /// The top `depth` documents for `query`, each scored by its best section (ties: the lower
+    /// section), in the total order of [`crate::ranking`].
+    ///
+    /// No full sort: section scores sit in arrays indexed by the section number, each
+    /// document's best in arrays indexed by the document ordinal, `select_nth_unstable` puts
+    /// the top `depth` in front, and only those are sorted. The id tie-break compares each
+    /// document's rank among the ids in byte order (computed once at build time), which is the
+    /// same order as comparing the ids. `corpus` must be the corpus the index was built from.
     pub fn search(
+        &self,
+        corpus: &Corpus,
+        query: &str,
+        depth: usize,
+        params: Bm25Params,
+    ) -> Result<Vec<Hit>> {
+        debug_assert_eq!(corpus.docs.len(), self.id_rank.len());
+        let s = self.accumulate(query, params)?;
+        let mut best: Vec<Option<(f32, usize)>> = vec![None; self.id_rank.len()];
+        let mut docs: Vec<usize> = Vec::new();
+        for &g in &s.matched {
+            let (doc, section) = self.sections[g as usize];
+            let score = s.score[g as usize];
+            match &mut best[doc] {
+                slot @ None => {
+                    *slot = Some((score, section));
+                    docs.push(doc);
+                }
+                Some((b, sec)) => {
+                    if score > *b || (score == *b && section < *sec) {
+                        *b = score;
+                        *sec = section;
+                    }
+                }
+            }
+        }
+        let mut hits: Vec<Hit> = docs
+            .into_iter()
+            .map(|doc| {
+                let (score, section) = best[doc].expect("set when pushed");
+                Hit {
+                    doc,
+                    score,
+                    section,
+                }
+            })
+            .collect();
+        let rank = &self.id_rank;
+        let order = |a: &Hit, b: &Hit| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| rank[b.doc].cmp(&rank[a.doc]))
+        };
+        if depth == 0 {
+            return Ok(Vec::new());
+        }
+        if hits.len() > depth {
+            hits.select_nth_unstable_by(depth - 1, order);
+            hits.truncate(depth);
+        }
+        hits.sort_unstable_by(order);
+        Ok(hits)
+    }
+
+    /// The previous search, kept as the reference the property test and the criterion bench
+    /// compare [`LexicalIndex::search`] with: every matching section sorted, every document's
+    /// best kept in a hash map, every document sorted by the total order with string ids, then
+    /// truncated to `depth`.
+    #[doc(hidden)]
+    pub fn search_by_full_sort(
         &self,
         corpus: &Corpus,
         query: &str,
