@@ -11,6 +11,7 @@
 use anyhow::{bail, Context, Result};
 use polars::prelude::*;
 use ranklab_engine::corpus::Corpus;
+use rayon::prelude::*;
 
 use super::{per_task_values, suite_measures, MeasureSet};
 use crate::metrics::Measure;
@@ -112,29 +113,32 @@ pub fn compute_with(
         .iter()
         .map(|r| per_task_values(corpus, suite, r, set))
         .collect();
-    let mut paired = Vec::with_capacity(measures.len());
-    for (m, measure) in measures.iter().enumerate() {
-        let col = |c: usize| -> Vec<f64> { values[c].iter().map(|t| t[m]).collect() };
-        let base = col(baseline);
-        let others: Vec<Vec<f64>> = (0..names.len())
-            .filter(|&c| c != baseline)
-            .map(col)
-            .collect();
-        let refs: Vec<&[f64]> = others.iter().map(Vec::as_slice).collect();
-        let mut family = stats::against_baseline(&base, &refs, options)
-            .with_context(|| {
-                format!(
-                    "statistics of {measure} against the baseline {}",
-                    names[baseline]
-                )
-            })?
-            .into_iter();
-        paired.push(
-            (0..names.len())
+    // Every measure's family is independent of the others: computed over rayon's pool, collected
+    // in measure order (each result is the same bits whatever thread computed it).
+    let paired = measures
+        .par_iter()
+        .enumerate()
+        .map(|(m, measure)| -> Result<Vec<Option<Paired>>> {
+            let col = |c: usize| -> Vec<f64> { values[c].iter().map(|t| t[m]).collect() };
+            let base = col(baseline);
+            let others: Vec<Vec<f64>> = (0..names.len())
+                .filter(|&c| c != baseline)
+                .map(col)
+                .collect();
+            let refs: Vec<&[f64]> = others.iter().map(Vec::as_slice).collect();
+            let mut family = stats::against_baseline(&base, &refs, options)
+                .with_context(|| {
+                    format!(
+                        "statistics of {measure} against the baseline {}",
+                        names[baseline]
+                    )
+                })?
+                .into_iter();
+            Ok((0..names.len())
                 .map(|c| if c == baseline { None } else { family.next() })
-                .collect(),
-        );
-    }
+                .collect())
+        })
+        .collect::<Result<Vec<_>>>()?;
     Ok(Computed {
         names,
         baseline,

@@ -14,9 +14,11 @@
 //! - [`reading`]: the one sentence an ADR quotes.
 //!
 //! Guarantees: the same values and [`Options`] give bit-identical results on every run and every
-//! platform (our own bounded sampling on a ChaCha8 stream, no `HashMap` order, no threads). Each
-//! comparison seeds its own streams from [`Options::seed`], so its numbers do not depend on
-//! which other comparisons were computed before it; and the test, the interval and Δ depend only
+//! platform (our own bounded sampling on a ChaCha8 stream, no `HashMap` order). Each comparison
+//! reads its streams from [`Options::seed`], so its numbers do not depend on which other
+//! comparisons were computed before it or on which thread computed them: a stream is drawn once
+//! per process and shared by every comparison that needs it (`stats::draws`), and the comparisons of
+//! a family (and the families of a report) run on rayon's pool; and the test, the interval and Δ depend only
 //! on the multiset of differences (they are sorted first), not on the order of the tasks, so a
 //! suite report and `ranklab compare` on its run files (qrels order) agree to the bit.
 //!
@@ -24,6 +26,7 @@
 //! in the test and count as ties.
 
 pub mod bootstrap;
+mod draws;
 pub mod holm;
 pub mod permutation;
 pub mod power;
@@ -31,6 +34,8 @@ pub mod reading;
 mod rng;
 
 use std::fmt;
+
+use rayon::prelude::*;
 
 pub use bootstrap::{mean_interval, Interval};
 pub use holm::holm;
@@ -240,7 +245,7 @@ pub fn against_baseline(
     opts: &Options,
 ) -> Result<Vec<Paired>, StatsError> {
     let mut out = others
-        .iter()
+        .par_iter()
         .map(|o| paired(baseline, o, opts))
         .collect::<Result<Vec<_>, _>>()?;
     let adjusted = holm(&out.iter().map(|p| p.test.p).collect::<Vec<_>>());
