@@ -54,9 +54,9 @@ record: models engines
 gate *flags: models
     cargo run --release -q -p ranklab -- gate {{flags}}
 
-# Tune the brain penalty weights on the last 90 days of merges (prints; add --write to store).
+# Tune the brain penalty weights on the last 90 days of merges (prints and writes reports/brain/tuning.*; add --write to store).
 tune *flags: models
-    cargo run --release -q -p ranklab -- tune --suite tasks/brain --window-days 90 {{flags}}
+    cargo run --release -q -p ranklab -- tune --suite tasks/brain --window-days 90 --reports reports {{flags}}
 
 # Run paired assertions (legacy vs current wiring) of every suite.
 check:

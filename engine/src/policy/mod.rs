@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::corpus::{History, Lifecycle};
 use crate::ranking::Hit;
 
-pub use practice::Practice;
+pub use practice::{Practice, Previous, Provenance, HISTORY_LEN};
 
 /// The four penalty weights.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

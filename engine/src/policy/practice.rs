@@ -3,6 +3,18 @@
 //! ```yaml
 //! tuned: "2026-11-30, ranklab tune --window-days 90 on tasks/brain/merges.yaml"
 //! weights: { superseded: 0.30, deprecated: 0.60, amendment: 0.05, editorial_only: 0.15 }
+//! provenance:   # optional: written by `ranklab tune --write`
+//!   date: 2026-11-30
+//!   window: 2026-09-01..=2026-11-30
+//!   merges: 17
+//!   newest_merge: M040
+//!   objective_before: "MRR 0.8627, recall@5 1.0000"
+//!   objective_after: "MRR 0.9412, recall@5 1.0000"
+//!   held_out: "..."
+//!   ranklab: 0.1.0
+//! history:      # optional: the previous weights, newest first (at most HISTORY_LEN)
+//!   - tuned: "initial hand-set weights"
+//!     weights: { superseded: 0.30, deprecated: 0.60, amendment: 0.05, editorial_only: 0.15 }
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -20,9 +32,50 @@ pub struct Practice {
     pub tuned: String,
     /// The weights.
     pub weights: Weights,
+    /// How the weights were last tuned (written by `ranklab tune --write`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+    /// The previous weights, newest first (at most [`HISTORY_LEN`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<Previous>,
     /// Where it was loaded from.
     #[serde(skip)]
     pub path: PathBuf,
+}
+
+/// How many previous weights a practice file keeps.
+pub const HISTORY_LEN: usize = 5;
+
+/// The provenance of tuned weights.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    /// The tuning's as-of date.
+    pub date: String,
+    /// The window of merges, `FROM..=TO`.
+    pub window: String,
+    /// Merges in the window.
+    pub merges: usize,
+    /// Id of the newest merge of the window.
+    pub newest_merge: String,
+    /// The objective under the previous weights.
+    pub objective_before: String,
+    /// The objective under the written weights.
+    pub objective_after: String,
+    /// Held-out and rolling figures.
+    pub held_out: String,
+    /// The ranklab version that wrote them.
+    pub ranklab: String,
+}
+
+/// Previous weights.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Previous {
+    /// Their `tuned` line.
+    pub tuned: String,
+    /// The weights.
+    pub weights: Weights,
 }
 
 impl Practice {
@@ -38,6 +91,19 @@ impl Practice {
         let mut p: Practice =
             yaml_serde::from_str(text).map_err(|e| crate::error::yaml_in(path, 0, text, e))?;
         p.path = path.to_path_buf();
+        for (i, h) in p.history.iter().enumerate() {
+            if let Some(v) = h.weights.violation() {
+                let line = text
+                    .lines()
+                    .position(|l| l.trim_start().starts_with("history:"))
+                    .map_or(0, |i| i + 1);
+                return Err(Error::parse(
+                    path,
+                    line,
+                    format!("history entry {} ({:?}): {v}", i + 1, h.tuned),
+                ));
+            }
+        }
         if let Some(v) = p.weights.violation() {
             let key = v.split('`').nth(1).unwrap_or("weights");
             let line = text
@@ -51,10 +117,34 @@ impl Practice {
 
     /// The file's text for these weights (fixed precision, stable key order).
     pub fn to_yaml(&self) -> String {
-        format!(
-            "# Lifecycle/history penalty weights, as fractions of the normalized first-stage score.\n# Validated on load: non-negative, deprecated >= superseded, editorial_only >= amendment.\ntuned: {:?}\nweights:\n  superseded: {:.2}\n  deprecated: {:.2}\n  amendment: {:.2}\n  editorial_only: {:.2}\n",
-            self.tuned, self.weights.superseded, self.weights.deprecated, self.weights.amendment, self.weights.editorial_only
-        )
+        let w = |w: &Weights, indent: &str| {
+            format!(
+                "{indent}superseded: {:.2}\n{indent}deprecated: {:.2}\n{indent}amendment: {:.2}\n{indent}editorial_only: {:.2}\n",
+                w.superseded, w.deprecated, w.amendment, w.editorial_only
+            )
+        };
+        let mut out = format!(
+            "# Lifecycle/history penalty weights, as fractions of the normalized first-stage score.\n# Validated on load: non-negative, deprecated >= superseded, editorial_only >= amendment.\ntuned: {:?}\nweights:\n{}",
+            self.tuned,
+            w(&self.weights, "  ")
+        );
+        if let Some(p) = &self.provenance {
+            out.push_str(&format!(
+                "provenance:\n  date: {:?}\n  window: {:?}\n  merges: {}\n  newest_merge: {:?}\n  objective_before: {:?}\n  objective_after: {:?}\n  held_out: {:?}\n  ranklab: {:?}\n",
+                p.date, p.window, p.merges, p.newest_merge, p.objective_before, p.objective_after, p.held_out, p.ranklab
+            ));
+        }
+        if !self.history.is_empty() {
+            out.push_str("# The previous weights, newest first.\nhistory:\n");
+            for h in &self.history {
+                out.push_str(&format!(
+                    "  - tuned: {:?}\n    weights:\n{}",
+                    h.tuned,
+                    w(&h.weights, "      ")
+                ));
+            }
+        }
+        out
     }
 }
 
@@ -98,9 +188,30 @@ mod tests {
                 amendment: 0.05,
                 editorial_only: 0.15,
             },
+            provenance: None,
+            history: Vec::new(),
             path: p.clone(),
         };
         std::fs::write(&p, pr.to_yaml()).unwrap();
         assert_eq!(Practice::load(&p).unwrap(), pr);
+        let full = Practice {
+            provenance: Some(Provenance {
+                date: "2026-11-30".into(),
+                window: "2026-09-01..=2026-11-30".into(),
+                merges: 17,
+                newest_merge: "M040".into(),
+                objective_before: "MRR 0.8627".into(),
+                objective_after: "MRR 0.9412".into(),
+                held_out: "held-out \"x\"".into(),
+                ranklab: "0.1.0".into(),
+            }),
+            history: vec![Previous {
+                tuned: "initial".into(),
+                weights: pr.weights,
+            }],
+            ..pr
+        };
+        std::fs::write(&p, full.to_yaml()).unwrap();
+        assert_eq!(Practice::load(&p).unwrap(), full);
     }
 }

@@ -91,6 +91,10 @@ pub(crate) struct TuneArgs {
     /// breaks the tie.
     #[arg(long, default_value_t = crate::tune::robust::DEFAULT_EPSILON)]
     pub epsilon: f64,
+    /// Also write the tuning report to DIR/<suite>/: tuning.md, tuning.csv, tuning.json and
+    /// tuning.heatmap.svg (atomically).
+    #[arg(long, value_name = "DIR")]
+    pub reports: Option<PathBuf>,
     /// Folds of the rolling validation (pairs of consecutive merge days).
     #[arg(long, default_value_t = crate::tune::rolling::DEFAULT_FOLDS)]
     pub folds: usize,
@@ -126,6 +130,7 @@ pub(crate) fn run(args: TuneArgs) -> Result<ExitCode> {
         force: args.force,
         epsilon: args.epsilon,
         folds: args.folds,
+        reports: args.reports,
     })?;
     print!("{md}");
     Ok(ExitCode::SUCCESS)

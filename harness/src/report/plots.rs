@@ -26,7 +26,7 @@ use crate::suite::{Experiments, Suite};
 
 mod delta;
 mod metrics;
-mod svg;
+pub(crate) mod svg;
 mod tasks;
 
 use delta::delta_chart;

@@ -14,6 +14,7 @@
 mod assemble;
 pub(crate) mod from_git;
 pub(crate) mod grid;
+mod heatmap;
 pub(crate) mod merges;
 mod report;
 pub(crate) mod robust;

@@ -320,3 +320,90 @@ fn capitalize(s: &str) -> String {
         None => String::new(),
     }
 }
+
+/// The CSV (one row per weights: chosen, train-selected, current) and the JSON (the same, the
+/// settings and the rolling folds) of the tuning report.
+pub(crate) fn tables(o: &Outcome<'_>) -> (String, String) {
+    let rows = [
+        ("chosen", o.chosen.weights),
+        ("train_selected", o.train_only.weights),
+        ("current", o.inputs.practice.weights),
+    ];
+    let mut csv = String::from("weights,superseded,deprecated,amendment,editorial_only,window_mrr,window_recall,train_mrr,held_out_mrr,suite_mrr,paired_ok\n");
+    let mut jrows = Vec::new();
+    for (label, w) in rows {
+        let s = o.problem.score(&w);
+        let t = o.problem.task_figures(&w);
+        let ok = o.problem.paired_ok(&w);
+        let _ = writeln!(
+            csv,
+            "{label},{:.2},{:.2},{:.2},{:.2},{:.4},{:.4},{:.4},{:.4},{:.4},{ok}",
+            w.superseded,
+            w.deprecated,
+            w.amendment,
+            w.editorial_only,
+            s.window.mrr(),
+            s.window.recall(),
+            s.train.mrr(),
+            s.held_out.mrr(),
+            t.mrr()
+        );
+        jrows.push(serde_json::json!({
+            "weights": label,
+            "superseded": format!("{:.2}", w.superseded),
+            "deprecated": format!("{:.2}", w.deprecated),
+            "amendment": format!("{:.2}", w.amendment),
+            "editorial_only": format!("{:.2}", w.editorial_only),
+            "window_mrr": format!("{:.4}", s.window.mrr()),
+            "window_recall": format!("{:.4}", s.window.recall()),
+            "train_mrr": format!("{:.4}", s.train.mrr()),
+            "held_out_mrr": format!("{:.4}", s.held_out.mrr()),
+            "suite_mrr": format!("{:.4}", t.mrr()),
+            "paired_ok": ok,
+        }));
+    }
+    let folds: Vec<_> = o
+        .rolling
+        .folds
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "train_from": f.from.to_string(),
+                "train_to": f.cut.to_string(),
+                "train_merges": f.train,
+                "test_day": f.test_day.to_string(),
+                "test": f.test,
+                "chosen": f.chosen.map(show),
+                "kept": f.kept,
+                "tuned_rr": f.tuned_rr.iter().map(|x| format!("{x:.4}")).collect::<Vec<_>>(),
+                "kept_rr": f.kept_rr.iter().map(|x| format!("{x:.4}")).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let rolling = o.rolling.stats.as_ref().map(|s| {
+        serde_json::json!({
+            "merges": s.n,
+            "tuned_mrr": format!("{:.4}", s.mean),
+            "kept_mrr": format!("{:.4}", s.baseline_mean),
+            "delta": format!("{:.4}", s.delta),
+            "ci": [format!("{:.4}", s.ci.lo), format!("{:.4}", s.ci.hi)],
+            "p": format!("{:.4}", s.test.p),
+            "beats": o.rolling.beats,
+        })
+    });
+    let json = serde_json::json!({
+        "suite": o.inputs.suite.name,
+        "as_of": o.as_of.to_string(),
+        "window": { "from": o.inputs.window.from.to_string(), "to": o.inputs.window.to.to_string(), "merges": o.inputs.window.merges.len() },
+        "grid_unit": o.grid.unit_text(),
+        "epsilon": o.epsilon,
+        "kept_current": o.chosen.kept_current,
+        "why": o.chosen.why,
+        "rows": jrows,
+        "rolling": { "summary": rolling, "folds": folds },
+    });
+    (
+        csv,
+        serde_json::to_string_pretty(&json).expect("json") + "\n",
+    )
+}

@@ -12,7 +12,7 @@ use ranklab_engine::policy::Practice;
 use super::assemble::Inputs;
 use super::grid::Grid;
 use super::report::{self, Outcome};
-use super::{best, robust, rolling, search, Part};
+use super::{best, heatmap, robust, rolling, search, Part};
 use crate::replay::Engine;
 use crate::report::shown;
 
@@ -40,6 +40,8 @@ pub(crate) struct Request {
     pub(crate) epsilon: f64,
     /// Folds of the rolling validation.
     pub(crate) folds: usize,
+    /// Write `<dir>/<suite>/tuning.{md,csv,json}` and `tuning.heatmap.svg` there.
+    pub(crate) reports: Option<PathBuf>,
 }
 
 /// Runs a tuning and returns its report (Markdown, a pure function of the inputs). Timing goes
@@ -149,6 +151,13 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
         top: req.top,
     };
     let mut md = report::markdown(&outcome);
+    let map = heatmap::map(&problem, grid, chosen.hundredths);
+    md.push_str(&format!(
+        "## Sensitivity around the chosen weights\n\nWindow MRR with one weight moved by one or two grid steps, the others at the chosen values (`-`: off the grid or against the rules; `x`: breaks a paired assertion).\n\n{}\n## Heat map\n\n![window MRR over superseded × deprecated](tuning.heatmap.svg)\n\nWindow MRR over the two lifecycle weights on the grid, the history weights at the chosen amendment {:.2} and editorial_only {:.2}; the chosen point (orange) and the current weights (white) are marked.\n",
+        heatmap::sensitivity(&problem, grid, chosen.hundredths),
+        chosen.weights.amendment,
+        chosen.weights.editorial_only
+    ));
     let practice_path = &inputs.practice_path;
     let changes = chosen.hundredths != robust::hundredths_of(&current_w).unwrap_or([u16::MAX; 4]);
     if req.write && changes && !rolling.beats && !req.force {
@@ -158,6 +167,23 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
             shown(practice_path),
             robust::show(chosen.hundredths)
         );
+    }
+    if let Some(dir) = &req.reports {
+        let out = dir.join(&inputs.suite.name);
+        let svg = heatmap::svg(
+            &map,
+            &format!(
+                "ranklab tune — {}: window MRR over the lifecycle weights",
+                inputs.suite.name
+            ),
+            &chosen.weights,
+            &current_w,
+        );
+        let (csv, json) = report::tables(&outcome);
+        crate::report::atomic::write(&out.join("tuning.heatmap.svg"), svg.as_bytes())?;
+        crate::report::atomic::write(&out.join("tuning.csv"), csv.as_bytes())?;
+        crate::report::atomic::write(&out.join("tuning.json"), json.as_bytes())?;
+        crate::report::atomic::write(&out.join("tuning.md"), md.as_bytes())?;
     }
     if req.write {
         let window = &inputs.window;
@@ -171,9 +197,44 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
             window.to,
             grid.unit_text()
         );
+        let k = inputs.suite.k;
+        let objective = |w: &ranklab_engine::policy::Weights| {
+            let f = problem.score(w).window;
+            format!("window MRR {:.4}, recall@{k} {:.4}", f.mrr(), f.recall())
+        };
+        let train_s = problem.score(&train_only.weights);
+        let held_out = format!(
+            "time split: weights selected on the older {} merges reach held-out MRR {:.4} on the newest {} (current {:.4}); rolling: {}",
+            window.train().len(),
+            train_s.held_out.mrr(),
+            window.held_out().len(),
+            problem.score(&current_w).held_out.mrr(),
+            report::verdict(&rolling)
+        );
+        let mut history = vec![ranklab_engine::policy::Previous {
+            tuned: inputs.practice.tuned.clone(),
+            weights: current_w,
+        }];
+        history.extend(inputs.practice.history.iter().cloned());
+        history.truncate(ranklab_engine::policy::HISTORY_LEN);
         let out = Practice {
             tuned,
             weights: chosen.weights,
+            provenance: Some(ranklab_engine::policy::Provenance {
+                date: as_of.to_string(),
+                window: format!("{}..={}", window.from, window.to),
+                merges: window.merges.len(),
+                newest_merge: window
+                    .merges
+                    .last()
+                    .map(|m| m.id.clone())
+                    .unwrap_or_default(),
+                objective_before: objective(&current_w),
+                objective_after: objective(&chosen.weights),
+                held_out,
+                ranklab: env!("CARGO_PKG_VERSION").to_string(),
+            }),
+            history,
             path: practice_path.clone(),
         };
         crate::report::atomic::write(practice_path, out.to_yaml().as_bytes())?;

@@ -3,22 +3,22 @@
 
 use std::fmt::Write as _;
 
-pub(super) const FONT: &str = "DejaVu Sans, Verdana, Arial, Helvetica, sans-serif";
-pub(super) const INK: &str = "#222222";
-pub(super) const MUTED: &str = "#666666";
-pub(super) const GRID: &str = "#e3e3e3";
-pub(super) const BAND: &str = "#f5f5f5";
-pub(super) const BLUE: &str = "#1f5fa8";
-pub(super) const GREEN: &str = "#2e8b3e";
-pub(super) const RED: &str = "#c0392b";
+pub(crate) const FONT: &str = "DejaVu Sans, Verdana, Arial, Helvetica, sans-serif";
+pub(crate) const INK: &str = "#222222";
+pub(crate) const MUTED: &str = "#666666";
+pub(crate) const GRID: &str = "#e3e3e3";
+pub(crate) const BAND: &str = "#f5f5f5";
+pub(crate) const BLUE: &str = "#1f5fa8";
+pub(crate) const GREEN: &str = "#2e8b3e";
+pub(crate) const RED: &str = "#c0392b";
 
 /// Width of `s` at font size `size`, over-estimated (0.62 em a character; common sans-serif
 /// fonts average 0.5–0.6 em for this kind of text).
-pub(super) fn text_width(s: &str, size: f64) -> f64 {
+pub(crate) fn text_width(s: &str, size: f64) -> f64 {
     s.chars().count() as f64 * size * 0.62
 }
 
-pub(super) fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
@@ -34,7 +34,7 @@ pub(super) fn esc(s: &str) -> String {
 }
 
 /// Cuts `s` to at most `max` characters, marking the cut with an ellipsis.
-pub(super) fn truncate(s: &str, max: usize) -> String {
+pub(crate) fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {
@@ -45,14 +45,14 @@ pub(super) fn truncate(s: &str, max: usize) -> String {
 }
 
 #[derive(Clone, Copy)]
-pub(super) enum Anchor {
+pub(crate) enum Anchor {
     Start,
     Middle,
     End,
 }
 
 impl Anchor {
-    pub(super) fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Anchor::Start => "start",
             Anchor::Middle => "middle",
@@ -61,18 +61,18 @@ impl Anchor {
     }
 }
 
-pub(super) struct Svg {
+pub(crate) struct Svg {
     body: String,
 }
 
 impl Svg {
-    pub(super) fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Svg {
             body: String::new(),
         }
     }
 
-    pub(super) fn text(
+    pub(crate) fn text(
         &mut self,
         (x, y): (f64, f64),
         size: f64,
@@ -90,7 +90,7 @@ impl Svg {
         );
     }
 
-    pub(super) fn line(
+    pub(crate) fn line(
         &mut self,
         (x1, y1): (f64, f64),
         (x2, y2): (f64, f64),
@@ -107,7 +107,7 @@ impl Svg {
         );
     }
 
-    pub(super) fn rect(
+    pub(crate) fn rect(
         &mut self,
         x: f64,
         y: f64,
@@ -125,7 +125,7 @@ impl Svg {
         );
     }
 
-    pub(super) fn circle(&mut self, cx: f64, cy: f64, r: f64, fill: &str, stroke: &str) {
+    pub(crate) fn circle(&mut self, cx: f64, cy: f64, r: f64, fill: &str, stroke: &str) {
         let _ = writeln!(
             self.body,
             r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="{r:.1}" fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>"#
@@ -133,13 +133,13 @@ impl Svg {
     }
 
     /// A horizontal interval with end caps.
-    pub(super) fn whisker(&mut self, x1: f64, x2: f64, y: f64, stroke: &str) {
+    pub(crate) fn whisker(&mut self, x1: f64, x2: f64, y: f64, stroke: &str) {
         self.line((x1, y), (x2, y), stroke, 1.5, None);
         self.line((x1, y - 5.0), (x1, y + 5.0), stroke, 1.5, None);
         self.line((x2, y - 5.0), (x2, y + 5.0), stroke, 1.5, None);
     }
 
-    pub(super) fn finish(self, width: f64, height: f64, title: &str) -> String {
+    pub(crate) fn finish(self, width: f64, height: f64, title: &str) -> String {
         let (w, h) = (width.ceil(), height.ceil());
         format!(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.0} {h:.0}\" font-family=\"{FONT}\">\n\
@@ -152,21 +152,21 @@ impl Svg {
 
 /// A linear axis on `[lo, hi]` drawn over `[x0, x0 + width]`.
 #[derive(Clone, Copy)]
-pub(super) struct Axis {
-    pub(super) lo: f64,
-    pub(super) hi: f64,
-    pub(super) x0: f64,
-    pub(super) width: f64,
+pub(crate) struct Axis {
+    pub(crate) lo: f64,
+    pub(crate) hi: f64,
+    pub(crate) x0: f64,
+    pub(crate) width: f64,
 }
 
 impl Axis {
-    pub(super) fn x(&self, v: f64) -> f64 {
+    pub(crate) fn x(&self, v: f64) -> f64 {
         self.x0 + (v.clamp(self.lo, self.hi) - self.lo) / (self.hi - self.lo) * self.width
     }
 }
 
 /// Tick label: up to 3 decimals, trailing zeros trimmed, a true minus sign.
-pub(super) fn tick_label(v: f64) -> String {
+pub(crate) fn tick_label(v: f64) -> String {
     let s = format!("{v:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     let s = if s == "-0" { "0" } else { s };
@@ -174,7 +174,7 @@ pub(super) fn tick_label(v: f64) -> String {
 }
 
 /// Draws vertical grid lines and tick labels under the rows.
-pub(super) fn draw_ticks(svg: &mut Svg, axis: &Axis, ticks: &[f64], top: f64, bottom: f64) {
+pub(crate) fn draw_ticks(svg: &mut Svg, axis: &Axis, ticks: &[f64], top: f64, bottom: f64) {
     for &t in ticks {
         let x = axis.x(t);
         svg.line((x, top), (x, bottom), GRID, 1.0, None);
@@ -197,6 +197,6 @@ pub(super) fn draw_ticks(svg: &mut Svg, axis: &Axis, ticks: &[f64], top: f64, bo
 }
 
 /// Height of one chart row.
-pub(super) const ROW: f64 = 26.0;
+pub(crate) const ROW: f64 = 26.0;
 /// Margin around a chart.
-pub(super) const MARGIN: f64 = 16.0;
+pub(crate) const MARGIN: f64 = 16.0;

@@ -1,0 +1,193 @@
+//! The tuning report's figures: an SVG heat map of window MRR over the two lifecycle weights
+//! (superseded × deprecated, on the grid, the history weights at their chosen values) with the
+//! chosen and current points marked, and the sensitivity of MRR to each weight around the
+//! chosen point. Everything is computed with [`Problem::score`], deterministic.
+
+use std::fmt::Write as _;
+
+use ranklab_engine::policy::Weights;
+
+use super::grid::{hundredths, Grid};
+use super::robust::weights_of;
+use super::Problem;
+use crate::report::plots::svg::{Anchor, Svg, INK, MUTED};
+
+/// One cell: window MRR, or None when the cell breaks the rules or a paired assertion.
+pub(crate) struct Map {
+    /// Units per side (0..=max).
+    pub side: u16,
+    /// Unit in hundredths.
+    pub unit: u16,
+    /// `cells[s][d]`: (MRR, passes paired); None outside the rules (deprecated < superseded).
+    pub cells: Vec<Vec<Option<(f64, bool)>>>,
+}
+
+/// Computes the map with the history weights of `at` (hundredths).
+pub(crate) fn map(problem: &Problem, grid: &Grid, at: [u16; 4]) -> Map {
+    let side = grid.max_units;
+    let u = grid.unit_hundredths;
+    let cells = (0..=side)
+        .map(|s| {
+            (0..=side)
+                .map(|d| {
+                    (d >= s).then(|| {
+                        let w = weights_of([s * u, d * u, at[2], at[3]]);
+                        (problem.score(&w).window.mrr(), problem.paired_ok(&w))
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    Map {
+        side,
+        unit: u,
+        cells,
+    }
+}
+
+fn colour(t: f64) -> String {
+    // White (low) to the report blue (#1f5fa8) (high).
+    let t = t.clamp(0.0, 1.0);
+    let mix = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
+    format!(
+        "#{:02x}{:02x}{:02x}",
+        mix(255.0, 31.0),
+        mix(255.0, 95.0),
+        mix(255.0, 168.0)
+    )
+}
+
+/// The SVG of the map, chosen and current marked.
+pub(crate) fn svg(m: &Map, title: &str, chosen: &Weights, current: &Weights) -> String {
+    const CELL: f64 = 18.0;
+    const LEFT: f64 = 70.0;
+    const TOP: f64 = 50.0;
+    let n = f64::from(m.side) + 1.0;
+    let (lo, hi) = m
+        .cells
+        .iter()
+        .flatten()
+        .flatten()
+        .filter(|c| c.1)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), c| {
+            (a.min(c.0), b.max(c.0))
+        });
+    let mut svg = Svg::new();
+    svg.text((LEFT, 22.0), 14.0, Anchor::Start, INK, true, title);
+    svg.text(
+        (LEFT, 40.0),
+        11.0,
+        Anchor::Start,
+        MUTED,
+        false,
+        &format!("window MRR {lo:.4} (white) .. {hi:.4} (blue); grey: breaks a paired assertion; blank: deprecated < superseded"),
+    );
+    // y: deprecated, top = largest; x: superseded.
+    let x = |s: f64| LEFT + s * CELL;
+    let y = |d: f64| TOP + (f64::from(m.side) - d) * CELL;
+    for (s, col) in m.cells.iter().enumerate() {
+        for (d, c) in col.iter().enumerate() {
+            let Some((mrr, ok)) = c else { continue };
+            let fill = if *ok {
+                colour(if hi > lo { (mrr - lo) / (hi - lo) } else { 1.0 })
+            } else {
+                "#bbbbbb".to_string()
+            };
+            svg.rect(x(s as f64), y(d as f64), CELL, CELL, &fill, Some("#ffffff"));
+        }
+    }
+    let unit = f64::from(m.unit) / 100.0;
+    for i in (0..=m.side).step_by(4) {
+        let v = hundredths(u32::from(i) * u32::from(m.unit));
+        svg.text(
+            (x(f64::from(i)) + CELL / 2.0, TOP + n * CELL + 14.0),
+            10.0,
+            Anchor::Middle,
+            MUTED,
+            false,
+            &v,
+        );
+        svg.text(
+            (LEFT - 6.0, y(f64::from(i)) + CELL / 2.0 + 4.0),
+            10.0,
+            Anchor::End,
+            MUTED,
+            false,
+            &v,
+        );
+    }
+    svg.text(
+        (LEFT + n * CELL / 2.0, TOP + n * CELL + 32.0),
+        12.0,
+        Anchor::Middle,
+        INK,
+        false,
+        "superseded",
+    );
+    svg.text(
+        (8.0, TOP - 6.0),
+        12.0,
+        Anchor::Start,
+        INK,
+        false,
+        "deprecated",
+    );
+    // Markers at the weights' positions (cell centres for grid values).
+    let mark = |svg: &mut Svg, w: &Weights, fill: &str| {
+        let cx = x(f64::from(w.superseded) / unit) + CELL / 2.0;
+        let cy = y(f64::from(w.deprecated) / unit) + CELL / 2.0;
+        svg.circle(cx, cy, 6.0, fill, INK);
+    };
+    mark(&mut svg, current, "#ffffff");
+    mark(&mut svg, chosen, "#f0a030");
+    let ly = TOP + n * CELL + 52.0;
+    svg.circle(LEFT + 6.0, ly - 4.0, 6.0, "#f0a030", INK);
+    svg.text((LEFT + 18.0, ly), 11.0, Anchor::Start, INK, false, "chosen");
+    svg.circle(LEFT + 86.0, ly - 4.0, 6.0, "#ffffff", INK);
+    svg.text(
+        (LEFT + 98.0, ly),
+        11.0,
+        Anchor::Start,
+        INK,
+        false,
+        "current",
+    );
+    svg.finish(LEFT + n * CELL + 20.0, ly + 16.0, title)
+}
+
+/// Sensitivity: window MRR with one weight moved by -2..=+2 grid units from `at` (others
+/// fixed), "-" where the move leaves the grid or breaks the rules, "x" where it breaks a pair.
+pub(crate) fn sensitivity(problem: &Problem, grid: &Grid, at: [u16; 4]) -> String {
+    let u = i32::from(grid.unit_hundredths);
+    let top = u * i32::from(grid.max_units);
+    let names = ["superseded", "deprecated", "amendment", "editorial_only"];
+    let step = grid.unit_text();
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "| weight | −2×{step} | −{step} | chosen | +{step} | +2×{step} |\n|---|---:|---:|---:|---:|---:|"
+    );
+    for (k, name) in names.iter().enumerate() {
+        let _ = write!(md, "| {name} ");
+        for off in [-2, -1, 0, 1, 2] {
+            let v = i32::from(at[k]) + off * u;
+            let mut h = at;
+            let cell = if (0..=top).contains(&v) {
+                h[k] = v as u16;
+                let w = weights_of(h);
+                if w.violation().is_some() {
+                    "-".to_string()
+                } else if !problem.paired_ok(&w) {
+                    "x".to_string()
+                } else {
+                    format!("{:.4}", problem.score(&w).window.mrr())
+                }
+            } else {
+                "-".to_string()
+            };
+            let _ = write!(md, "| {cell} ");
+        }
+        md.push_str("|\n");
+    }
+    md
+}
