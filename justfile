@@ -54,7 +54,7 @@ record: models engines
 gate *flags: models
     cargo run --release -q -p ranklab -- gate {{flags}}
 
-# Tune the brain penalty weights on the last 90 days of merges (prints and writes reports/brain/tuning.*; add --write to store).
+# Tune the brain penalty weights on the last 90 days of merges (prints and writes reports/brain/tuning.*; add --write to store, --write --keep to record a tuning that keeps them).
 tune *flags: models
     cargo run --release -q -p ranklab -- tune --suite tasks/brain --window-days 90 --reports reports {{flags}}
 

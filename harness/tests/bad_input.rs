@@ -223,6 +223,14 @@ fn cases() -> Vec<Case> {
             Fails { at: "tasks/p/search-practice.yaml:1", says: &["save the file as UTF-8"] }),
         case("practice: duplicate key", vec![Sub(PRACTICE, "  deprecated: 0.60\n", "  deprecated: 0.60\n  deprecated: 0.70\n")], RUN,
             Fails { at: "tasks/p/search-practice.yaml:5", says: &["duplicate key `deprecated`", "remove one"] }),
+        case("practice: history not a list", vec![Sub(PRACTICE, "  editorial_only: 0.15\n", "  editorial_only: 0.15\nhistory:\n  tuned: old\n")], RUN,
+            Fails { at: "tasks/p/search-practice.yaml:8", says: &["history"] }),
+        case("practice: history entry without weights", vec![Sub(PRACTICE, "  editorial_only: 0.15\n", "  editorial_only: 0.15\nhistory:\n  - tuned: old\n")], RUN,
+            Fails { at: "tasks/p/search-practice.yaml:8", says: &["missing field `weights`"] }),
+        case("practice: history entry against the rules", vec![Sub(PRACTICE, "  editorial_only: 0.15\n", "  editorial_only: 0.15\nhistory:\n  - tuned: old\n    weights: { superseded: 0.7, deprecated: 0.6, amendment: 0.0, editorial_only: 0.1 }\n")], RUN,
+            Fails { at: "tasks/p/search-practice.yaml:7", says: &["history entry 1", "deprecated"] }),
+        case("practice: unknown key in a history entry", vec![Sub(PRACTICE, "  editorial_only: 0.15\n", "  editorial_only: 0.15\nhistory:\n  - tuned: old\n    when: yesterday\n")], RUN,
+            Fails { at: "tasks/p/search-practice.yaml:9", says: &["unknown field `when`"] }),
         case("practice: missing file, under check", vec![Write(PAIRED, b"suite: suite.yaml\nconfiguration: bm25\npractice: tuned.yaml\nassertions:\n  - id: A1\n    query: idempotency key\n    above: alpha\n    below: beta\n    legacy: holds\n    current: holds\n")], CHECK,
             Fails { at: "tasks/p/tuned.yaml", says: &["reads its penalty weights from a practice file"] }),
         // ---- corpus front matter
@@ -358,6 +366,11 @@ fn cases() -> Vec<Case> {
         case("cli: --unit finer than 0.01", vec![], &["tune", "--suite", "tasks/p", "--as-of", "2026-11-30", "--unit", "0.033"],
             Fails { at: "--unit 0.033", says: &["at most two decimals"] }),
         case("cli: huge --window-days", vec![], &["tune", "--suite", "tasks/p", "--as-of", "2026-11-30", "--max-units", "4", "--window-days", "4294967295"], Accepted),
+        // ---- ranklab tune --write (issue 16): contradicting flags write nothing (a refused change: tune_cli.rs)
+        case("tune: --keep without --write", vec![], &["tune", "--suite", "tasks/p", "--as-of", "2026-11-30", "--keep"],
+            Fails { at: "--keep", says: &["--write"] }),
+        case("tune: --keep with --force", vec![], &["tune", "--suite", "tasks/p", "--as-of", "2026-11-30", "--write", "--keep", "--force"],
+            Fails { at: "--keep", says: &["--force"] }),
         case("cli: --also without --update", vec![], &["gate", "--tasks", "tasks", "--baseline", "baseline.json", "--also", "p/bm25"],
             Fails { at: "--also", says: &["--update"] }),
         // ---- ranklab eval: trec_eval's refusals and flags (issue 13) ----

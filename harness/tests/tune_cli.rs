@@ -195,10 +195,62 @@ fn write_is_refused_when_tuning_does_not_beat_keeping_and_nothing_changes() {
     let err = stderr(&o);
     assert!(err.contains("--write refused: in the rolling validation tuning does not beat keeping the current weights"), "{err}");
     assert!(err.contains("--force"), "{err}");
+    assert!(err.contains("--write --keep records this tuning"), "{err}");
     assert!(o.stdout.is_empty(), "{}", stdout(&o));
     assert_eq!(practice(dir.path()), before);
     // --force needs --write.
     assert_eq!(code(&tune(dir.path(), &["--force"])), 2);
+}
+
+#[test]
+fn write_keep_records_the_tuning_and_keeps_the_weights() {
+    let dir = common::fixture_copy("gate");
+    let path = dir.path().join("tasks/fx/search-practice.yaml");
+    let before = ranklab_engine::policy::Practice::load(&path).unwrap();
+    // --keep and --force contradict each other; --keep needs --write. Nothing is written.
+    assert_eq!(
+        code(&tune(dir.path(), &["--write", "--keep", "--force"])),
+        2
+    );
+    assert_eq!(code(&tune(dir.path(), &["--keep"])), 2);
+    assert_eq!(
+        ranklab_engine::policy::Practice::load(&path).unwrap(),
+        before
+    );
+
+    let o = tune(dir.path(), &["--write", "--keep"]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("Kept the current weights in `tasks/fx/search-practice.yaml`"),
+        "{}",
+        stdout(&o)
+    );
+    let p = ranklab_engine::policy::Practice::load(&path).unwrap();
+    // The weights are the ones the file had; the previous entry moved into the history.
+    assert_eq!(p.weights, before.weights);
+    assert_eq!(p.history.len(), 1);
+    assert_eq!(p.history[0].tuned, before.tuned);
+    assert_eq!(p.history[0].weights, before.weights);
+    assert!(
+        p.tuned.ends_with("; kept the current weights"),
+        "{}",
+        p.tuned
+    );
+    let prov = p.provenance.expect("provenance written");
+    assert_eq!(prov.date, "2026-11-30");
+    assert_eq!(prov.merges, 7);
+    assert_eq!(prov.objective_before, prov.objective_after);
+    assert!(
+        prov.decision
+            .starts_with("kept the current weights (--keep), not the chosen ")
+            && prov
+                .decision
+                .ends_with("the rolling validation does not show tuning beating them"),
+        "{}",
+        prov.decision
+    );
+    let c = ranklab(dir.path(), &["check", "tasks/fx/paired.yaml"]);
+    assert_eq!(code(&c), 0, "{}", stdout(&c));
 }
 
 #[test]
@@ -242,8 +294,17 @@ fn write_stores_the_chosen_weights_with_a_tuned_line_and_the_pairs_still_hold() 
         again.contains("No candidate beats the practice file"),
         "{again}"
     );
-    // Keeping the weights is not a change: --write is not refused.
+    // Keeping the weights is not a change: --write is not refused, and says why it kept them.
     assert_eq!(code(&tune(dir.path(), &["--write"])), 0);
+    let kept =
+        ranklab_engine::policy::Practice::load(&dir.path().join("tasks/fx/search-practice.yaml"))
+            .unwrap();
+    assert_eq!(kept.weights, p.weights);
+    assert_eq!(
+        kept.provenance.unwrap().decision,
+        "kept the current weights: no candidate beats the practice file"
+    );
+    assert_eq!(kept.history[0].weights, p.weights);
 }
 
 #[test]

@@ -11,6 +11,7 @@
 //!   objective_before: "MRR 0.8627, recall@5 1.0000"
 //!   objective_after: "MRR 0.9412, recall@5 1.0000"
 //!   held_out: "..."
+//!   decision: "wrote the chosen weights: ..."   # or "kept the current weights ..."
 //!   ranklab: 0.1.0
 //! history:      # optional: the previous weights, newest first (at most HISTORY_LEN)
 //!   - tuned: "initial hand-set weights"
@@ -64,6 +65,9 @@ pub struct Provenance {
     pub objective_after: String,
     /// Held-out and rolling figures.
     pub held_out: String,
+    /// What the tuning decided: the weights written or kept, and why.
+    #[serde(default)]
+    pub decision: String,
     /// The ranklab version that wrote them.
     pub ranklab: String,
 }
@@ -130,8 +134,8 @@ impl Practice {
         );
         if let Some(p) = &self.provenance {
             out.push_str(&format!(
-                "provenance:\n  date: {:?}\n  window: {:?}\n  merges: {}\n  newest_merge: {:?}\n  objective_before: {:?}\n  objective_after: {:?}\n  held_out: {:?}\n  ranklab: {:?}\n",
-                p.date, p.window, p.merges, p.newest_merge, p.objective_before, p.objective_after, p.held_out, p.ranklab
+                "provenance:\n  date: {:?}\n  window: {:?}\n  merges: {}\n  newest_merge: {:?}\n  objective_before: {:?}\n  objective_after: {:?}\n  held_out: {:?}\n  decision: {:?}\n  ranklab: {:?}\n",
+                p.date, p.window, p.merges, p.newest_merge, p.objective_before, p.objective_after, p.held_out, p.decision, p.ranklab
             ));
         }
         if !self.history.is_empty() {
@@ -203,6 +207,7 @@ mod tests {
                 objective_before: "MRR 0.8627".into(),
                 objective_after: "MRR 0.9412".into(),
                 held_out: "held-out \"x\"".into(),
+                decision: "kept the current weights: no candidate beats the practice file".into(),
                 ranklab: "0.1.0".into(),
             }),
             history: vec![Previous {

@@ -18,7 +18,8 @@
 //! Without `--write` nothing is written. With it, the practice file is replaced atomically with
 //! the chosen weights and a `tuned:` line naming the as-of date, the window and the merges;
 //! a change of weights is refused (exit 2) unless the rolling validation shows tuning beating
-//! the current weights, or `--force` is given.
+//! the current weights, or `--force` is given. `--write --keep` writes the current weights back
+//! with this tuning's provenance and decision: the loop closed without a change.
 //! Output on stdout is a pure function of the inputs (as-of included): a second run prints the
 //! same bytes. Timing goes to stderr.
 //!
@@ -47,9 +48,10 @@ figures on the newest third, the current weights, the suite's own tasks under ea
 validation (tune on the window ending at each of the last --folds merge days, score on the next \
 day's merges; tuned against kept with paired statistics), the top candidates and each merge's \
 rank. --write refuses to change the weights when the rolling validation does not show tuning \
-beating them, unless --force.
+beating them, unless --force; --write --keep records the tuning (provenance, decision) and keeps \
+the weights.
 
-Example: ranklab tune --suite tasks/brain --window-days 90 --as-of 2026-11-30 --write
+Example: ranklab tune --suite tasks/brain --window-days 90 --as-of 2026-11-30 --write --keep
 
 Exit codes: 0 ok; 2 bad input (a merge after --as-of, a bad date, an unknown record, an empty \
 window) or --write refused, nothing written.")]
@@ -85,8 +87,13 @@ pub(crate) struct TuneArgs {
     #[arg(long)]
     pub write: bool,
     /// With --write: write even when the rolling validation says tuning does not help.
-    #[arg(long, requires = "write")]
+    #[arg(long, requires = "write", conflicts_with = "keep")]
     pub force: bool,
+    /// With --write: keep the current weights and record only this tuning's provenance (the
+    /// decision, window, merges, figures) in the practice file. What to do when the rolling
+    /// validation says tuning does not help.
+    #[arg(long, requires = "write")]
+    pub keep: bool,
     /// Candidates within this much of the best MRR and recall@k are tied; the robust choice
     /// breaks the tie.
     #[arg(long, default_value_t = crate::tune::robust::DEFAULT_EPSILON)]
@@ -128,6 +135,7 @@ pub(crate) fn run(args: TuneArgs) -> Result<ExitCode> {
         top: args.top,
         write: args.write,
         force: args.force,
+        keep: args.keep,
         epsilon: args.epsilon,
         folds: args.folds,
         reports: args.reports,

@@ -61,7 +61,7 @@ fn colour(t: f64) -> String {
 pub(crate) fn svg(m: &Map, title: &str, chosen: &Weights, current: &Weights) -> String {
     const CELL: f64 = 18.0;
     const LEFT: f64 = 70.0;
-    const TOP: f64 = 50.0;
+    const TOP: f64 = 84.0;
     let n = f64::from(m.side) + 1.0;
     let (lo, hi) = m
         .cells
@@ -73,15 +73,21 @@ pub(crate) fn svg(m: &Map, title: &str, chosen: &Weights, current: &Weights) -> 
             (a.min(c.0), b.max(c.0))
         });
     let mut svg = Svg::new();
-    svg.text((LEFT, 22.0), 14.0, Anchor::Start, INK, true, title);
-    svg.text(
-        (LEFT, 40.0),
-        11.0,
-        Anchor::Start,
-        MUTED,
-        false,
-        &format!("window MRR {lo:.4} (white) .. {hi:.4} (blue); grey: breaks a paired assertion; blank: deprecated < superseded"),
-    );
+    svg.text((8.0, 22.0), 14.0, Anchor::Start, INK, true, title);
+    let notes = [
+        format!("window MRR {lo:.4} (white) .. {hi:.4} (blue)"),
+        "grey: breaks a paired assertion; blank: deprecated < superseded".to_string(),
+    ];
+    for (i, note) in notes.iter().enumerate() {
+        svg.text(
+            (8.0, 40.0 + 15.0 * i as f64),
+            11.0,
+            Anchor::Start,
+            MUTED,
+            false,
+            note,
+        );
+    }
     // y: deprecated, top = largest; x: superseded.
     let x = |s: f64| LEFT + s * CELL;
     let y = |d: f64| TOP + (f64::from(m.side) - d) * CELL;
@@ -152,7 +158,13 @@ pub(crate) fn svg(m: &Map, title: &str, chosen: &Weights, current: &Weights) -> 
         false,
         "current",
     );
-    svg.finish(LEFT + n * CELL + 20.0, ly + 16.0, title)
+    // Wide enough for the bold title (about 0.62 em per character in DejaVu Sans Bold).
+    let title_width = 16.0 + 14.0 * 0.62 * title.chars().count() as f64;
+    svg.finish(
+        (LEFT + n * CELL + 20.0).max(title_width.ceil()),
+        ly + 16.0,
+        title,
+    )
 }
 
 /// Sensitivity: window MRR with one weight moved by -2..=+2 grid units from `at` (others

@@ -36,6 +36,8 @@ pub(crate) struct Request {
     pub(crate) write: bool,
     /// Write even when the rolling validation says tuning does not beat keeping the weights.
     pub(crate) force: bool,
+    /// Write the current weights back with this tuning's provenance (the decision to keep them).
+    pub(crate) keep: bool,
     /// Tie tolerance on MRR and recall.
     pub(crate) epsilon: f64,
     /// Folds of the rolling validation.
@@ -160,9 +162,9 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
     ));
     let practice_path = &inputs.practice_path;
     let changes = chosen.hundredths != robust::hundredths_of(&current_w).unwrap_or([u16::MAX; 4]);
-    if req.write && changes && !rolling.beats && !req.force {
+    if req.write && changes && !rolling.beats && !req.force && !req.keep {
         bail!(
-            "--write refused: {}; the practice file `{}` is unchanged. Keep the current weights, or pass --force to write {} anyway",
+            "--write refused: {}; the practice file `{}` is unchanged. Keep the current weights (--write --keep records this tuning and keeps them), or pass --force to write {} anyway",
             report::verdict(&rolling),
             shown(practice_path),
             robust::show(chosen.hundredths)
@@ -186,6 +188,22 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
         crate::report::atomic::write(&out.join("tuning.md"), md.as_bytes())?;
     }
     if req.write {
+        let keep = req.keep || !changes;
+        let written = if keep { current_w } else { chosen.weights };
+        let verdict = report::verdict(&rolling);
+        let decision = if !changes {
+            "kept the current weights: no candidate beats the practice file".to_string()
+        } else if req.keep {
+            format!(
+                "kept the current weights (--keep), not the chosen {}: the rolling validation {} tuning beating them",
+                robust::show(chosen.hundredths),
+                if rolling.beats { "shows" } else { "does not show" }
+            )
+        } else if rolling.beats {
+            "wrote the chosen weights: the rolling validation shows tuning beating the previous ones".to_string()
+        } else {
+            "wrote the chosen weights with --force: the rolling validation does not show tuning beating the previous ones".to_string()
+        };
         let window = &inputs.window;
         let as_of = req.as_of;
         let tuned = format!(
@@ -197,6 +215,11 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
             window.to,
             grid.unit_text()
         );
+        let tuned = if keep {
+            format!("{tuned}; kept the current weights")
+        } else {
+            tuned
+        };
         let k = inputs.suite.k;
         let objective = |w: &ranklab_engine::policy::Weights| {
             let f = problem.score(w).window;
@@ -209,7 +232,7 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
             train_s.held_out.mrr(),
             window.held_out().len(),
             problem.score(&current_w).held_out.mrr(),
-            report::verdict(&rolling)
+            verdict
         );
         let mut history = vec![ranklab_engine::policy::Previous {
             tuned: inputs.practice.tuned.clone(),
@@ -219,7 +242,7 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
         history.truncate(ranklab_engine::policy::HISTORY_LEN);
         let out = Practice {
             tuned,
-            weights: chosen.weights,
+            weights: written,
             provenance: Some(ranklab_engine::policy::Provenance {
                 date: as_of.to_string(),
                 window: format!("{}..={}", window.from, window.to),
@@ -230,18 +253,26 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
                     .map(|m| m.id.clone())
                     .unwrap_or_default(),
                 objective_before: objective(&current_w),
-                objective_after: objective(&chosen.weights),
+                objective_after: objective(&written),
                 held_out,
+                decision,
                 ranklab: env!("CARGO_PKG_VERSION").to_string(),
             }),
             history,
             path: practice_path.clone(),
         };
         crate::report::atomic::write(practice_path, out.to_yaml().as_bytes())?;
-        md.push_str(&format!(
-            "\nWrote the chosen weights to `{}`.\n",
-            shown(practice_path)
-        ));
+        md.push_str(&if keep {
+            format!(
+                "\nKept the current weights in `{}` and recorded this tuning's provenance there.\n",
+                shown(practice_path)
+            )
+        } else {
+            format!(
+                "\nWrote the chosen weights to `{}`.\n",
+                shown(practice_path)
+            )
+        });
     } else {
         md.push_str(&format!(
             "\nNothing written: pass --write to store the chosen weights in `{}`.\n",
