@@ -4,7 +4,8 @@
 //! An assertion *holds* when `above` ranks strictly above `below` (a record not retrieved ranks
 //! below every retrieved one; both missing is an error). Each wiring's actual outcome is compared
 //! with its expectation; a legacy half expected `inverted` that now `holds` fails too, because a
-//! pair whose bug half cannot fail proves nothing.
+//! pair whose bug half cannot fail proves nothing. A file in which no assertion expects the two
+//! wirings to differ is refused: it cannot show what the current wiring fixes.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -148,6 +149,13 @@ impl Paired {
                     );
                 }
             }
+        }
+        if file.assertions.iter().all(|a| a.legacy == a.current) {
+            bail!(
+                "{}:{}: no assertion expects the legacy and the current wiring to differ (every one has `legacy` equal to `current`), so the file cannot show what the current wiring fixes; add one with `legacy: inverted` and `current: holds`",
+                path.display(),
+                line_of(&text, "assertions", "")
+            );
         }
         let base = crate::suite::experiment_files(&suite)?
             .iter()

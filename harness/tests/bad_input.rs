@@ -201,6 +201,8 @@ fn cases() -> Vec<Case> {
             Fails { at: "tasks/p/paired.yaml:8:13", says: &["expected `holds` or `inverted`"] }),
         case("paired: query retrieves neither record", vec![Sub(PAIRED, "    query: idempotency key for a replayed capture", "    query: zebra xylophone")], CHECK,
             Fails { at: "tasks/p/paired.yaml:4", says: &["pick a query that finds them"] }),
+        case("paired: no assertion expects the wirings to differ", vec![Sub(PAIRED, "legacy: inverted", "legacy: holds")], CHECK,
+            Fails { at: "tasks/p/paired.yaml:3", says: &["no assertion expects the legacy and the current wiring to differ", "add one with `legacy: inverted` and `current: holds`"] }),
         case("paired: suite file missing", vec![Sub(PAIRED, "suite: suite.yaml", "suite: suites.yaml")], CHECK,
             Fails { at: "tasks/p/paired.yaml:1", says: &["cannot read", "suites.yaml"] }),
         // ---- merges.yaml (ranklab tune)
@@ -231,7 +233,7 @@ fn cases() -> Vec<Case> {
             Fails { at: "tasks/p/search-practice.yaml:7", says: &["history entry 1", "deprecated"] }),
         case("practice: unknown key in a history entry", vec![Sub(PRACTICE, "  editorial_only: 0.15\n", "  editorial_only: 0.15\nhistory:\n  - tuned: old\n    when: yesterday\n")], RUN,
             Fails { at: "tasks/p/search-practice.yaml:9", says: &["unknown field `when`"] }),
-        case("practice: missing file, under check", vec![Write(PAIRED, b"suite: suite.yaml\nconfiguration: bm25\npractice: tuned.yaml\nassertions:\n  - id: A1\n    query: idempotency key\n    above: alpha\n    below: beta\n    legacy: holds\n    current: holds\n")], CHECK,
+        case("practice: missing file, under check", vec![Write(PAIRED, b"suite: suite.yaml\nconfiguration: bm25\npractice: tuned.yaml\nassertions:\n  - id: A2\n    query: replayed capture\n    above: alpha\n    below: epsilon\n    legacy: inverted\n    current: holds\n")], CHECK,
             Fails { at: "tasks/p/tuned.yaml", says: &["reads its penalty weights from a practice file"] }),
         // ---- corpus front matter
         case("corpus: 0-byte record", vec![Write(BETA, b"")], RUN,

@@ -112,8 +112,6 @@ fn the_documented_clients_work_and_their_recordings_reproduce_the_reports_and_ga
     std::fs::write(dir.join("overlap.py"), doc_block("python")).unwrap();
     std::fs::write(dir.join("overlap.js"), doc_block("javascript")).unwrap();
     std::fs::write(dir.join("tasks/p/experiments.yaml"), EXPERIMENTS).unwrap();
-    // The fixture's paired assertions are not what this test is about (the gate runs them).
-    std::fs::remove_file(dir.join("tasks/p/paired.yaml")).unwrap();
 
     let out = ranklab(dir, &["run", "tasks/p", "--reports", "reports", "--record"]);
     assert!(

@@ -1,6 +1,6 @@
 //! `ranklab merges from-git` on a real git repository built in a temporary directory (the
-//! `bad_input` fixture: corpus/ with records alpha, beta, gamma; tasks/p with two hand-kept
-//! merges). Commits are made with fixed committer dates; the oracle is the list of entries
+//! `bad_input` fixture: corpus/ with records alpha, beta, gamma, epsilon; tasks/p with two
+//! hand-kept merges). Commits are made with fixed committer dates; the oracle is the list of entries
 //! written by hand from the commits made here (their hashes read back with `git rev-parse`).
 //! Properties checked:
 //! - a commit with one `Query:` trailer touching one record gives one entry (id = the first 12
@@ -154,9 +154,7 @@ fn commits_with_query_trailers_become_merge_entries_appended_once() {
         .contains("5 entries, 0 new appended"));
     assert_eq!(merges(d), after);
 
-    // The file reads back as merges: tune accepts it (its window holds the new entries). The
-    // fixture's paired file is not about tuning (no pair differs between the wirings): dropped.
-    std::fs::remove_file(d.join("tasks/p/paired.yaml")).unwrap();
+    // The file reads back as merges: tune accepts it (its window holds the new entries).
     let t = Command::new(env!("CARGO_BIN_EXE_ranklab"))
         .current_dir(d)
         .args([

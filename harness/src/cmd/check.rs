@@ -2,7 +2,8 @@
 //! wiring on the same first stage; one line per assertion and wiring; exit 1 when any
 //! expectation fails (including a legacy half that no longer shows the bug). Then, per assertion,
 //! whether its current half depends on the weights: its outcome with the practice file's
-//! weights and with every weight zero.
+//! weights and with every weight zero. A file in which no assertion expects the two wirings to
+//! differ is refused (exit 2).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
