@@ -1,12 +1,25 @@
-//! Two ranklab processes sharing one empty vector/score cache, started at the same time, both
-//! finish with correct results (the same reports as a run on its own) and leave a valid cache:
-//! a third run afterwards finds every vector and every cross-encoder score in it (no model work).
-//! Real models; the model files are copied from the default cache (fetched if absent) so only the
-//! vector and score caches start empty.
+//! Processes sharing one vector/score cache. Properties checked:
+//! - two processes writing disjoint records to one record file at the same time leave every
+//!   record of both in it: two copies of this test binary (re-run as writer processes, see
+//!   [`writer_process`]) each store 200 vectors of their own through the public
+//!   [`EmbeddingCache`], opening it afresh and flushing for every one (each flush reads the file,
+//!   merges and renames under the record file's lock); afterwards all 400 are in the file,
+//!   bit-identical. Without the lock a flush can rename over a file that gained the other
+//!   writer's records after it read, dropping them: with the lock removed from
+//!   `engine/src/models/record_file.rs` this test failed on each of 4 tries, 180 to 192 of the
+//!   400 records lost;
+//! - two ranklab processes sharing one empty cache, started at the same time, both finish with
+//!   correct results (the same reports as a run on its own) and leave a valid cache: a third run
+//!   afterwards finds every vector and every cross-encoder score in it (no model work). Real
+//!   models; the model files are copied from the default cache (fetched if absent) so only the
+//!   vector and score caches start empty.
 
+use std::io::{BufRead, Write};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
+use ranklab_engine::dense::testing::HashEmbedder;
+use ranklab_engine::dense::EmbeddingCache;
 use ranklab_engine::models::ModelStore;
 
 mod common;
@@ -79,4 +92,106 @@ fn two_processes_share_one_cache_and_leave_it_valid() {
         common::tree(&rc.join("docir")),
         "cached run disagrees"
     );
+}
+
+/// Records each writer process stores.
+const PER_WRITER: usize = 200;
+
+/// The text of writer `w`'s record `i`: the two writers' texts, hence keys, are disjoint.
+fn text(w: usize, i: usize) -> String {
+    format!("writer {w} record {i}")
+}
+
+/// Not a test of its own: the body of a writer process. When this binary is started with
+/// `RANKLAB_TEST_WRITER=<w>` and `RANKLAB_TEST_CACHE=<dir>` (by
+/// [`concurrent_writers_of_disjoint_records_keep_every_record`]), it waits for a line on stdin
+/// (so both writers start together), then stores writer `w`'s records one at a time into the
+/// embedding cache under `<dir>`, flushing the file after each. Otherwise it returns at once.
+#[test]
+fn writer_process() {
+    let (Some(w), Some(dir)) = (
+        std::env::var_os("RANKLAB_TEST_WRITER"),
+        std::env::var_os("RANKLAB_TEST_CACHE"),
+    ) else {
+        return;
+    };
+    let w: usize = w.to_str().unwrap().parse().unwrap();
+    let mut go = String::new();
+    std::io::stdin().lock().read_line(&mut go).unwrap();
+    let mut e = HashEmbedder::new(8);
+    for i in 0..PER_WRITER {
+        // Opened afresh for each record, as by a short run: a record the other writer's
+        // rename dropped is not written again from this writer's memory.
+        let cache = EmbeddingCache::open(Path::new(&dir), &e).unwrap();
+        let (_, stats) = cache.embed(&mut e, &[&text(w, i)]).unwrap();
+        assert_eq!(stats.misses, 1, "writer {w} record {i} was already there");
+        cache.flush().unwrap();
+    }
+}
+
+#[test]
+fn concurrent_writers_of_disjoint_records_keep_every_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("embeddings");
+    let mut writers: Vec<_> = (0..2)
+        .map(|w| {
+            Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "writer_process",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env("RANKLAB_TEST_WRITER", w.to_string())
+                .env("RANKLAB_TEST_CACHE", &dir)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in &mut writers {
+        c.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    }
+    for (w, c) in writers.into_iter().enumerate() {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "writer {w}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+            "writer {w} did not run"
+        );
+    }
+
+    // Oracle: the stand-in embedder's vector of each text, computed here; the file must hold
+    // every record of both writers with exactly those bits, and serve all of them.
+    let mut e = HashEmbedder::new(8);
+    let cache = EmbeddingCache::open(&dir, &e).unwrap();
+    assert_eq!(cache.discarded_at_open(), 0);
+    let texts: Vec<String> = (0..2)
+        .flat_map(|w| (0..PER_WRITER).map(move |i| text(w, i)))
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let (vectors, stats) = cache.embed(&mut e, &refs).unwrap();
+    let lost: Vec<&str> = refs
+        .iter()
+        .zip(&vectors)
+        .filter(|(t, v)| {
+            let want: Vec<u32> = e.vector(t).iter().map(|x| x.to_bits()).collect();
+            v.iter().map(|x| x.to_bits()).collect::<Vec<_>>() != want
+        })
+        .map(|(t, _)| *t)
+        .collect();
+    assert_eq!(
+        (stats.hits, stats.misses),
+        (2 * PER_WRITER, 0),
+        "records lost by concurrent writers"
+    );
+    assert!(lost.is_empty(), "wrong vectors for {lost:?}");
+    assert_eq!(e.calls(), 0, "every vector came from the file");
 }
