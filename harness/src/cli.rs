@@ -64,6 +64,9 @@ enum Command {
     /// Pool the unjudged documents in the top K of every configuration's run into
     /// tasks/<suite>/pool.yaml, to be judged (run the suite first).
     Pool(cmd::pool::PoolArgs),
+    /// Serve a local page (127.0.0.1) to judge the pooled documents of pool.yaml; each grade is
+    /// written to tasks/<suite>/judgments.yaml, which every run merges into the suite's judgments.
+    Judge(cmd::judge::JudgeArgs),
 }
 
 /// Parses arguments, runs the command, maps the outcome to an exit code.
@@ -89,6 +92,7 @@ pub fn main() -> ExitCode {
         Command::Tune(a) => cmd::tune::run(a),
         Command::Merges(a) => cmd::merges::run(a),
         Command::Pool(a) => cmd::pool::run(a),
+        Command::Judge(a) => cmd::judge::run(a),
         Command::Help { topic } => help(topic.as_deref()),
     };
     match outcome {

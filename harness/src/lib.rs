@@ -25,6 +25,8 @@ pub(crate) mod compare;
 pub mod external;
 pub mod gate;
 pub(crate) mod help_formats;
+pub(crate) mod judge;
+pub mod judgments;
 pub mod metrics;
 pub mod paired;
 pub mod pool;

@@ -218,6 +218,7 @@ impl Paired {
             .collect();
         Suite {
             tasks,
+            judgments: None,
             ..self.suite.clone()
         }
     }

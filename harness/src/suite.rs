@@ -38,6 +38,9 @@ pub struct Suite {
     pub k: usize,
     /// The tasks, in file order.
     pub tasks: Vec<Task>,
+    /// The judgments given with `ranklab judge` (`judgments.yaml` beside the suite file), already
+    /// merged into the tasks' `expected`; None when there is no such file.
+    pub judgments: Option<crate::judgments::Judgments>,
 }
 
 /// One task: a query and its judged documents.
@@ -233,6 +236,14 @@ impl Suite {
             });
         }
         let dir = path.parent().unwrap_or(Path::new("."));
+        let judgments_path = dir.join(crate::judgments::FILE);
+        let judgments = if judgments_path.is_file() {
+            let j = crate::judgments::Judgments::load(&judgments_path, &raw.suite)?;
+            merge_judgments(&mut tasks, &j, &path)?;
+            Some(j)
+        } else {
+            None
+        };
         Ok(Suite {
             name: raw.suite,
             description: raw.description,
@@ -240,6 +251,7 @@ impl Suite {
             k: raw.k,
             tasks,
             path,
+            judgments,
         })
     }
 
@@ -263,6 +275,20 @@ impl Suite {
         for t in &self.tasks {
             for id in t.expected.keys() {
                 if corpus.index_of(id).is_none() {
+                    if let Some(j) = self.judgments.as_ref().and_then(|j| {
+                        j.judgments
+                            .iter()
+                            .find(|j| j.task == t.id && &j.document == id)
+                            .map(|x| (j, x))
+                    }) {
+                        bail!(
+                            "{}:{}: task {:?} judges unknown document id {id:?}; it is not in the corpus {} (remove the judgment, or restore the document)",
+                            j.0.path.display(),
+                            j.1.line,
+                            t.id,
+                            self.corpus_path.display()
+                        );
+                    }
                     // The line naming the id, searched from the task's own line.
                     let line = text
                         .lines()
@@ -309,6 +335,36 @@ impl Suite {
 
 /// Whether `name` can name a file or directory of the report tree: non-empty, no white space,
 /// no path separator, not `.` or `..`.
+/// Merges `judgments.yaml` into the tasks: each judgment names a task of the suite and a
+/// document the suite file does not judge already.
+fn merge_judgments(
+    tasks: &mut [Task],
+    j: &crate::judgments::Judgments,
+    suite_path: &Path,
+) -> Result<()> {
+    for g in &j.judgments {
+        let at = format!("{}:{}", j.path.display(), g.line);
+        let Some(t) = tasks.iter_mut().find(|t| t.id == g.task) else {
+            bail!(
+                "{at}: unknown task {:?}; it is not in {} (remove the judgment, or restore the task)",
+                g.task,
+                suite_path.display()
+            );
+        };
+        if t.expected.contains_key(&g.document) {
+            bail!(
+                "{at}: task {:?}, document {:?} is already judged in {} (task at line {}); a document has one judgment: remove one of the two",
+                g.task,
+                g.document,
+                suite_path.display(),
+                t.line
+            );
+        }
+        t.expected.insert(g.document.clone(), g.grade);
+    }
+    Ok(())
+}
+
 fn is_file_name(name: &str) -> bool {
     !name.is_empty()
         && name != "."

@@ -76,6 +76,7 @@ const EXPERIMENTS: &str = "tasks/p/experiments.yaml";
 const PAIRED: &str = "tasks/p/paired.yaml";
 const MERGES: &str = "tasks/p/merges.yaml";
 const PRACTICE: &str = "tasks/p/search-practice.yaml";
+const JUDGMENTS: &str = "tasks/p/judgments.yaml";
 const ALPHA: &str = "corpus/alpha.md";
 const BETA: &str = "corpus/beta.md";
 const GAMMA: &str = "corpus/gamma.md";
@@ -235,6 +236,24 @@ fn cases() -> Vec<Case> {
             Fails { at: "tasks/p/search-practice.yaml:9", says: &["unknown field `when`"] }),
         case("practice: missing file, under check", vec![Write(PAIRED, b"suite: suite.yaml\nconfiguration: bm25\npractice: tuned.yaml\nassertions:\n  - id: A2\n    query: replayed capture\n    above: alpha\n    below: epsilon\n    legacy: inverted\n    current: holds\n")], CHECK,
             Fails { at: "tasks/p/tuned.yaml", says: &["reads its penalty weights from a practice file"] }),
+        // ---- judgments.yaml (ranklab judge, issue 18): merged into the suite on every load
+        case("judgments: unknown task", vec![Write(JUDGMENTS, b"suite: p\njudgments:\n  - { task: T9, document: beta, grade: 1, judge: A }\n")], RUN,
+            Fails { at: "tasks/p/judgments.yaml:3", says: &["unknown task \"T9\""] }),
+        case("judgments: unknown document", vec![Write(JUDGMENTS, b"suite: p\njudgments:\n  - { task: T1, document: beta, grade: 1, judge: A }\n  - { task: T2, document: zeta, grade: 1, judge: A }\n")], RUN,
+            Fails { at: "tasks/p/judgments.yaml:4", says: &["unknown document id \"zeta\""] }),
+        case("judgments: grade outside 0..3", vec![Write(JUDGMENTS, b"suite: p\njudgments:\n  - { task: T1, document: beta, grade: 4, judge: A }\n")], RUN,
+            Fails { at: "tasks/p/judgments.yaml:3", says: &["outside 0..=3"] }),
+        case("judgments: duplicate judgment", vec![Write(JUDGMENTS, b"suite: p\njudgments:\n  - { task: T1, document: beta, grade: 1, judge: A }\n  - { task: T1, document: beta, grade: 0, judge: B }\n")], RUN,
+            Fails { at: "tasks/p/judgments.yaml:4", says: &["judged twice", "first at line 3"] }),
+        case("judgments: already judged in the suite", vec![Write(JUDGMENTS, b"suite: p\njudgments:\n  - { task: T1, document: alpha, grade: 0, judge: A }\n")], RUN,
+            Fails { at: "tasks/p/judgments.yaml:3", says: &["already judged in", "remove one"] }),
+        case("judgments: another suite's file", vec![Write(JUDGMENTS, b"suite: q\njudgments: []\n")], RUN,
+            Fails { at: "tasks/p/judgments.yaml:1", says: &["suite \"q\""] }),
+        case("judgments: empty list accepted", vec![Write(JUDGMENTS, b"suite: p\njudgments: []\n")], RUN, Accepted),
+        case("judge: no pool.yaml yet", vec![], &["judge", "tasks/p", "--judge", "A"],
+            Fails { at: "tasks/p/pool.yaml", says: &["ranklab pool"] }),
+        case("judge: empty --judge", vec![], &["judge", "tasks/p", "--judge", " "],
+            Fails { at: "--judge", says: &["name who judges"] }),
         // ---- corpus front matter
         case("corpus: 0-byte record", vec![Write(BETA, b"")], RUN,
             Fails { at: "corpus/beta.md:1", says: &["delete the file or write it"] }),

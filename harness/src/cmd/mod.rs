@@ -6,6 +6,7 @@ pub(crate) mod check;
 pub(crate) mod compare;
 pub(crate) mod eval;
 pub(crate) mod gate;
+pub(crate) mod judge;
 pub(crate) mod merges;
 pub(crate) mod models;
 pub(crate) mod pool;

@@ -242,6 +242,7 @@ mod tests {
             corpus_path: "c".into(),
             k: 5,
             tasks,
+            judgments: None,
         }
     }
 

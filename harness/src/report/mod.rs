@@ -294,6 +294,9 @@ pub fn render(
         ex.baseline(),
         ex.configurations.iter().map(|c| c.depth()).max().unwrap_or(0),
     )?;
+    if let Some(line) = judgments_line(suite) {
+        writeln!(md, "{line}\n")?;
+    }
     // The Markdown table shows the Δ/CI/p columns; the CSV and JSON tables stay numeric.
     let mut shown_table = metrics.clone();
     for c in stats.columns.clone() {
@@ -449,4 +452,27 @@ pub fn render_suite(
         documents: corpus.len(),
         without_front_matter: corpus.without_front_matter.clone(),
     })
+}
+
+/// "Judgments: 35 in `suite.yaml`, 2 given with `ranklab judge` (Ada 2) in `judgments.yaml`."
+/// None when the suite has no judgments file (or an empty one).
+fn judgments_line(suite: &Suite) -> Option<String> {
+    let j = suite
+        .judgments
+        .as_ref()
+        .filter(|j| !j.judgments.is_empty())?;
+    let total: usize = suite.tasks.iter().map(|t| t.expected.len()).sum();
+    let by: Vec<String> = j
+        .by_judge()
+        .into_iter()
+        .map(|(who, n)| format!("{who} {n}"))
+        .collect();
+    Some(format!(
+        "Judgments: {} in `{}`, {} given with `ranklab judge` ({}) in `{}`.",
+        total - j.judgments.len(),
+        shown(&suite.path),
+        j.judgments.len(),
+        by.join(", "),
+        shown(&j.path)
+    ))
 }

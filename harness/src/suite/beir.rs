@@ -121,6 +121,7 @@ pub fn collection_suite(coll: &beir::Collection, dir: &Path, split: &str) -> Res
         corpus_path: dir.join("corpus.jsonl"),
         k: 10,
         tasks,
+        judgments: None,
     })
 }
 

@@ -127,6 +127,7 @@ impl Inputs {
                 .map(|m| task(&m.id, &m.query, &m.expected, self.suite.k, m.line))
                 .collect(),
             path: self.merges_path.clone(),
+            judgments: None,
             ..self.suite.clone()
         }
     }
@@ -147,6 +148,7 @@ impl Inputs {
                 .map(|m| task(&m.id, &m.query, &m.expected, self.suite.k, m.line))
                 .collect(),
             path: self.merges_path.clone(),
+            judgments: None,
             ..self.suite.clone()
         };
         let lists = replay_with(engine, &pool_suite, ex_merges, &ReplayOptions::default())?;
@@ -201,6 +203,7 @@ impl Inputs {
                     .iter()
                     .map(|a| task(&a.id, &a.query, &a.above, self.suite.k, 0))
                     .collect(),
+                judgments: None,
                 ..p.suite.clone()
             };
             let r = replay_with(engine, &tasks, ex, &ReplayOptions::default())?;
