@@ -264,7 +264,7 @@ configurations:
     suite_dir(tmp.path(), &experiments);
     ranklab(
         tmp.path(),
-        &["run", "tasks/docir", "--reports", "reports"],
+        &["run", "tasks/docir", "--reports", "reports", "--record"],
         &[],
     );
     let run = std::fs::read_to_string(tmp.path().join("reports/docir/runs/ms-http.trec")).unwrap();
@@ -273,4 +273,17 @@ configurations:
         assert!(!direct.is_empty(), "MiniSearch finds something for {task}");
         assert_eq!(run_ids(&run, &task), direct, "{task}: {query}");
     }
+    // A live run beside the recording reads the recorded HTTP responses through the same
+    // pointers: MiniSearch answers the same, so no task changed rank (reading a recorded HTTP
+    // response as a command-protocol response called every task changed).
+    let out = ranklab(
+        tmp.path(),
+        &["run", "tasks/docir", "--reports", "reports"],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ms-http: every task ranks as in the recording"),
+        "{stderr}"
+    );
 }

@@ -12,7 +12,8 @@
 //!   A request that finally fails is the task's engine error (`HTTP 503: <first 200 bytes>`).
 //!
 //! The client is `ureq` (blocking, rustls): a worker thread per request in flight needs no
-//! async runtime, and its agent keeps connections alive between a worker's requests.
+//! async runtime; each worker's agent keeps its connection alive between its requests, and a
+//! request's head and body leave in one write.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -236,22 +237,84 @@ fn body_text(h: &HttpSpec, task: &Task, k: usize) -> Option<String> {
     })
 }
 
-/// Turns an HTTP exchange's response into the command protocol's shape
-/// (`{"task", "hits": [{"id", "score"}]}` or `{"task", "error"}`).
-pub fn normalize(h: &HttpSpec, task: &str, response: &Value) -> Result<Value> {
+/// A JSON pointer (RFC 6901), its reference tokens decoded once: [`Value::pointer`] decodes
+/// them again (two `String`s per token) at every lookup, which is a cost per hit per request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pointer {
+    text: String,
+    tokens: Vec<String>,
+}
+
+impl Pointer {
+    /// `text` (`""`, the whole value, or `/a/b`; `~1` is `/` and `~0` is `~` in a token).
+    pub fn new(text: &str) -> Pointer {
+        let tokens = text
+            .split('/')
+            .skip(1)
+            .map(|t| t.replace("~1", "/").replace("~0", "~"))
+            .collect();
+        Pointer {
+            text: text.to_string(),
+            tokens,
+        }
+    }
+
+    /// The value `self` points at in `v` (what [`Value::pointer`] answers).
+    pub fn get<'a>(&self, v: &'a Value) -> Option<&'a Value> {
+        if !self.text.is_empty() && !self.text.starts_with('/') {
+            return None;
+        }
+        self.tokens.iter().try_fold(v, |at, t| match at {
+            Value::Object(m) => m.get(t),
+            // An array index: decimal digits, no sign, no leading zero.
+            Value::Array(a) if t == "0" || !(t.starts_with('0') || t.starts_with('+')) => {
+                t.parse::<usize>().ok().and_then(|i| a.get(i))
+            }
+            _ => None,
+        })
+    }
+}
+
+/// The pointers of a configuration, parsed once.
+#[derive(Debug, Clone)]
+pub struct Pointers {
+    hits: Pointer,
+    id: Pointer,
+    score: Option<Pointer>,
+}
+
+impl HttpSpec {
+    /// The pointers ([`HttpSpec::shape`]), parsed.
+    pub fn pointers(&self) -> Result<Pointers> {
+        let (hits, id, score) = self.shape()?;
+        Ok(Pointers {
+            hits: Pointer::new(&hits),
+            id: Pointer::new(&id),
+            score: score.as_deref().map(Pointer::new),
+        })
+    }
+}
+
+/// Turns an HTTP exchange's response (live or recorded) into a ranking, or the engine's error
+/// (`HTTP 503: <first 200 bytes>`, a request that failed): the hits the pointers find, checked
+/// and ordered as [`super::rank_hits`] does for the command protocol.
+pub fn ranking(
+    p: &Pointers,
+    task: &str,
+    response: &Value,
+    k: usize,
+) -> Result<std::result::Result<Vec<super::ExtHit>, String>> {
     if let Some(e) = response.get("error").and_then(Value::as_str) {
-        return Ok(serde_json::json!({ "task": task, "error": e }));
+        return Ok(Err(e.to_string()));
     }
     let status = response.get("status").and_then(Value::as_u64).unwrap_or(0);
-    let body = response.get("body").cloned().unwrap_or(Value::Null);
+    let body = response.get("body").unwrap_or(&Value::Null);
     if !(200..300).contains(&status) {
         let text = match response.get("text").and_then(Value::as_str) {
             Some(t) => t.to_string(),
             None => body.to_string(),
         };
-        return Ok(
-            serde_json::json!({ "task": task, "error": format!("HTTP {status}: {}", cut(&text, 200)) }),
-        );
+        return Ok(Err(format!("HTTP {status}: {}", cut(&text, 200))));
     }
     if let Some(t) = response.get("text").and_then(Value::as_str) {
         bail!(
@@ -259,11 +322,11 @@ pub fn normalize(h: &HttpSpec, task: &str, response: &Value) -> Result<Value> {
             cut(t, 200)
         );
     }
-    let (hits_p, id_p, score_p) = h.shape()?;
-    let hits = body.pointer(&hits_p).with_context(|| {
+    let hits_p = &p.hits.text;
+    let hits = p.hits.get(body).with_context(|| {
         format!(
             "task {task}: the pointer `hits: {hits_p}` matches nothing in the response: {}",
-            snippet(&body)
+            snippet(body)
         )
     })?;
     let hits = hits.as_array().with_context(|| {
@@ -272,26 +335,41 @@ pub fn normalize(h: &HttpSpec, task: &str, response: &Value) -> Result<Value> {
             snippet(hits)
         )
     })?;
-    let mut out = Vec::with_capacity(hits.len());
+    // Every pointer must match in every hit before a hit's values are judged.
     for (i, hit) in hits.iter().enumerate() {
-        let id = hit.pointer(&id_p).with_context(|| {
-            format!(
-                "task {task}: the pointer `id: {id_p}` matches nothing in hit {}: {}",
+        if p.id.get(hit).is_none() {
+            bail!(
+                "task {task}: the pointer `id: {}` matches nothing in hit {}: {}",
+                p.id.text,
                 i + 1,
                 snippet(hit)
-            )
-        })?;
+            );
+        }
+        if let Some(sp) = p.score.as_ref().filter(|sp| sp.get(hit).is_none()) {
+            bail!("task {task}: the pointer `score: {}` matches nothing in hit {}: {} (write `score: \"\"` when the engine gives none)", sp.text, i + 1, snippet(hit));
+        }
+    }
+    let found = |i: usize| {
+        let hit = &hits[i];
+        (p.id.get(hit), p.score.as_ref().and_then(|sp| sp.get(hit)))
+    };
+    // A hit as a message shows it: the values the pointers found.
+    let shown = |i: usize| {
+        let (id, score) = found(i);
         let mut o = serde_json::Map::new();
-        o.insert("id".into(), id.clone());
-        if let Some(sp) = &score_p {
-            let s = hit.pointer(sp).with_context(|| {
-                format!("task {task}: the pointer `score: {sp}` matches nothing in hit {}: {} (write `score: \"\"` when the engine gives none)", i + 1, snippet(hit))
-            })?;
+        o.insert("id".into(), id.cloned().unwrap_or(Value::Null));
+        if let Some(s) = score {
             o.insert("score".into(), s.clone());
         }
-        out.push(Value::Object(o));
-    }
-    Ok(serde_json::json!({ "task": task, "hits": out }))
+        snippet(&Value::Object(o))
+    };
+    super::rank_hits(task, hits.len(), found, shown, k).map(Ok)
+}
+
+/// A JSON object of `pairs`, moved in (`json!` would copy an interpolated `Value` through
+/// serde, a cost per request that shows in the replay's rate).
+fn object<const N: usize>(pairs: [(&str, Value); N]) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
 /// One request, retried on connection errors, timeouts, 429 and 5xx; the recorded response.
@@ -306,7 +384,7 @@ fn send(
     let url = req["url"].as_str().unwrap_or_default();
     let url = match expand_env(url) {
         Ok(u) => u,
-        Err(e) => return serde_json::json!({ "error": format!("{e:#}") }),
+        Err(e) => return object([("error", format!("{e:#}").into())]),
     };
     let mut attempt = 0;
     loop {
@@ -344,21 +422,22 @@ fn send(
                             .then(|| serde_json::from_slice::<Value>(&b).ok())
                             .flatten();
                         let v = match json {
-                            Some(json) => serde_json::json!({ "status": status, "body": json }),
+                            Some(json) => object([("status", status.into()), ("body", json)]),
                             None => {
-                                serde_json::json!({ "status": status, "text": cut(&String::from_utf8_lossy(&b), 2000) })
+                                let text = cut(&String::from_utf8_lossy(&b), 2000);
+                                object([("status", status.into()), ("text", text.into())])
                             }
                         };
                         (v, retry)
                     }
                     Err(e) => (
-                        serde_json::json!({ "error": format!("reading the response: {e}") }),
+                        object([("error", format!("reading the response: {e}").into())]),
                         true,
                     ),
                 }
             }
             Err(e) => (
-                serde_json::json!({ "error": format!("request failed: {e}") }),
+                object([("error", format!("request failed: {e}").into())]),
                 true,
             ),
         };
@@ -371,14 +450,26 @@ fn send(
     }
 }
 
-/// Asks the engine every task, `concurrency` at a time; the exchanges in suite order.
+/// What [`run`] gives per task: the ranking (or the engine's error) and, when asked to keep
+/// it, the exchange for the recording.
+pub type Answers = (
+    Vec<Exchange>,
+    Vec<Result<std::result::Result<Vec<super::ExtHit>, String>>>,
+);
+
+/// Asks the engine every task, `concurrency` at a time. Each worker parses its responses as they
+/// arrive; the exchanges (for `--record`) are kept only when `keep` says so, in suite order.
+///
+/// Each worker has its own agent (its own keep-alive connection, no lock shared with the other
+/// workers), and the request's head and body leave in one write ([`OneWrite`]).
 pub fn run(
     name: &str,
     spec: &EngineSpec,
     h: &HttpSpec,
     tasks: &[Task],
     k: usize,
-) -> Result<Vec<Exchange>> {
+    keep: bool,
+) -> Result<Answers> {
     let headers: Vec<(String, String)> = h
         .headers
         .iter()
@@ -390,7 +481,8 @@ pub fn run(
         .collect::<Result<_>>()?;
     expand_env(&h.url).with_context(|| format!("configuration {name:?}: url"))?;
     let n = h.concurrency().min(tasks.len().max(1));
-    let agent: ureq::Agent = ureq::Agent::config_builder()
+    let pointers = h.pointers()?;
+    let config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         // Per phase, not `timeout_global`: with a global timeout ureq resolves every request's
         // host on a new thread (to abort a slow lookup), which halves the rate on loopback.
@@ -399,13 +491,16 @@ pub fn run(
         .timeout_send_body(Some(spec.timeout()))
         .timeout_recv_response(Some(spec.timeout()))
         .timeout_recv_body(Some(spec.timeout()))
-        .max_idle_connections_per_host(n)
-        .max_idle_connections(n)
-        .build()
-        .into();
+        .max_idle_connections_per_host(1)
+        .max_idle_connections(1)
+        .build();
     let requests: Vec<Value> = tasks.iter().map(|t| request(h, t, k)).collect();
     let bodies: Vec<Option<String>> = tasks.iter().map(|t| body_text(h, t, k)).collect();
-    let responses: Vec<Mutex<Option<Value>>> = tasks.iter().map(|_| Mutex::new(None)).collect();
+    type Slot = Option<(
+        Option<Value>,
+        Result<std::result::Result<Vec<super::ExtHit>, String>>,
+    )>;
+    let answers: Vec<Mutex<Slot>> = tasks.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let retried = AtomicUsize::new(0);
     let retries = h.retries.unwrap_or(DEFAULT_RETRIES);
@@ -413,21 +508,33 @@ pub fn run(
     let start = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..n {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= requests.len() {
-                    break;
-                }
-                let v = send(
-                    &agent,
-                    h,
-                    &headers,
-                    (&requests[i], bodies[i].as_deref()),
-                    retries,
-                    &retried,
+            s.spawn(|| {
+                let agent = ureq::Agent::with_parts(
+                    config.clone(),
+                    ureq::unversioned::transport::Connector::chain(
+                        ureq::unversioned::transport::DefaultConnector::new(),
+                        OneWrite,
+                    ),
+                    ureq::unversioned::resolver::DefaultResolver::default(),
                 );
-                *responses[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
-                pb.inc(1);
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= requests.len() {
+                        break;
+                    }
+                    let v = send(
+                        &agent,
+                        h,
+                        &headers,
+                        (&requests[i], bodies[i].as_deref()),
+                        retries,
+                        &retried,
+                    );
+                    let parsed = ranking(&pointers, &tasks[i].id, &v, k);
+                    *answers[i].lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some((keep.then_some(v), parsed));
+                    pb.inc(1);
+                }
             });
         }
     });
@@ -439,19 +546,113 @@ pub fn run(
         tasks.len() as f64 / secs.max(1e-9),
         retried.load(Ordering::Relaxed)
     );
-    Ok(tasks
-        .iter()
-        .zip(requests)
-        .zip(responses)
-        .map(|((t, request), r)| Exchange {
-            task: t.id.clone(),
-            request,
-            response: r
-                .into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .unwrap_or(Value::Null),
-        })
-        .collect())
+    let mut exchanges = Vec::with_capacity(if keep { tasks.len() } else { 0 });
+    let mut parsed = Vec::with_capacity(tasks.len());
+    for ((t, request), a) in tasks.iter().zip(requests).zip(answers) {
+        let (response, p) = a
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .expect("every task was asked");
+        if let Some(response) = response {
+            exchanges.push(Exchange {
+                task: t.id.clone(),
+                request,
+                response,
+            });
+        }
+        parsed.push(p);
+    }
+    Ok((exchanges, parsed))
+}
+
+/// A transport that sends what ureq transmits in one write when it next waits for input: ureq
+/// transmits a request's head and its body separately, and two small writes cost the engine two
+/// reads (and, on loopback, the client two deliveries) per request, where a load tool makes one.
+/// ureq only reuses a connection whose input buffer is empty, so every wait for a response
+/// reaches [`ureq::unversioned::transport::Transport::await_input`], which writes first.
+#[derive(Debug)]
+struct OneWrite;
+
+/// Bytes held before they are written anyway (a large body goes out in pieces of this size).
+const ONE_WRITE_MAX: usize = 64 * 1024;
+
+#[derive(Debug)]
+struct OneWriteTransport {
+    inner: Box<dyn ureq::unversioned::transport::Transport>,
+    pending: Vec<u8>,
+    timeout: Option<ureq::unversioned::transport::NextTimeout>,
+}
+
+impl OneWriteTransport {
+    fn flush(&mut self) -> std::result::Result<(), ureq::Error> {
+        let Some(timeout) = self.timeout.take() else {
+            return Ok(());
+        };
+        let mut at = 0;
+        while at < self.pending.len() {
+            let out = self.inner.buffers().output();
+            let n = out.len().min(self.pending.len() - at);
+            out[..n].copy_from_slice(&self.pending[at..at + n]);
+            self.inner.transmit_output(n, timeout)?;
+            at += n;
+        }
+        self.pending.clear();
+        Ok(())
+    }
+}
+
+impl ureq::unversioned::transport::Connector<Box<dyn ureq::unversioned::transport::Transport>>
+    for OneWrite
+{
+    type Out = OneWriteTransport;
+
+    fn connect(
+        &self,
+        _: &ureq::unversioned::transport::ConnectionDetails,
+        chained: Option<Box<dyn ureq::unversioned::transport::Transport>>,
+    ) -> std::result::Result<Option<Self::Out>, ureq::Error> {
+        Ok(chained.map(|inner| OneWriteTransport {
+            inner,
+            pending: Vec::new(),
+            timeout: None,
+        }))
+    }
+}
+
+impl ureq::unversioned::transport::Transport for OneWriteTransport {
+    fn buffers(&mut self) -> &mut dyn ureq::unversioned::transport::Buffers {
+        self.inner.buffers()
+    }
+
+    fn transmit_output(
+        &mut self,
+        amount: usize,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> std::result::Result<(), ureq::Error> {
+        let out = &self.inner.buffers().output()[..amount];
+        self.pending.extend_from_slice(out);
+        self.timeout = Some(timeout);
+        if self.pending.len() >= ONE_WRITE_MAX {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn await_input(
+        &mut self,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> std::result::Result<bool, ureq::Error> {
+        self.flush()?;
+        self.inner.await_input(timeout)
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.inner.is_open()
+    }
+
+    fn is_tls(&self) -> bool {
+        self.inner.is_tls()
+    }
 }
 
 #[cfg(test)]
@@ -500,6 +701,46 @@ mod tests {
             r["url"],
             "http://127.0.0.1:9/search?q=say%20%22hi%22%5C%20%0A%26%20caf%C3%A9"
         );
+    }
+
+    /// The oracle is serde_json's own `Value::pointer` (RFC 6901), on every pointer below over
+    /// a value with escapes, arrays and empty keys.
+    #[test]
+    fn a_parsed_pointer_finds_what_serde_jsons_pointer_finds() {
+        let v = serde_json::json!({
+            "hits": {"hits": [{"_id": "a", "_score": 2.5}, {"_id": "b"}]},
+            "a/b": {"m~n": 1, "~1": 2}, "": {"": 3}, "0": ["x", "y"], "list": [[1, 2], [3]],
+        });
+        let pointers = [
+            "",
+            "/",
+            "//",
+            "/hits",
+            "/hits/hits",
+            "/hits/hits/0/_id",
+            "/hits/hits/1/_id",
+            "/hits/hits/1/_score",
+            "/hits/hits/2",
+            "/hits/hits/01",
+            "/hits/hits/+1",
+            "/hits/hits/-",
+            "/hits/hits/ 1",
+            "/a~1b/m~0n",
+            "/a~1b/~01",
+            "/a~1b/~1",
+            "/a/b",
+            "/0/1",
+            "/0/00",
+            "/list/0/1",
+            "/list/1/0",
+            "/list/1/1",
+            "hits",
+            "/missing/x",
+            "/hits/hits/18446744073709551616",
+        ];
+        for p in pointers {
+            assert_eq!(Pointer::new(p).get(&v), v.pointer(p), "pointer {p:?}");
+        }
     }
 
     #[test]

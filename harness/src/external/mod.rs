@@ -169,7 +169,7 @@ pub struct Exchange {
 pub struct Fetched {
     /// Per task (suite order): the ranking (best first, at most k), or the engine's error.
     pub per_task: Vec<std::result::Result<Vec<ExtHit>, String>>,
-    /// The exchanges, for `--record`.
+    /// The exchanges, for `--record` (an HTTP engine's are kept only when asked for).
     pub exchanges: Vec<Exchange>,
     /// The engine's version when the configuration asks for it.
     pub version: Option<String>,
@@ -225,22 +225,44 @@ pub fn parse_response(
         .with_context(|| format!("task {task}: the response has neither \"hits\" nor \"error\""))?
         .as_array()
         .with_context(|| format!("task {task}: \"hits\" is not a list"))?;
-    let mut out = Vec::with_capacity(hits.len());
-    let mut seen = HashSet::new();
-    for (i, h) in hits.iter().enumerate() {
-        let id = match h.get("id") {
+    rank_hits(
+        task,
+        hits.len(),
+        |i| (hits[i].get("id"), hits[i].get("score")),
+        |i| snippet(&hits[i]),
+        k,
+    )
+    .map(Ok)
+}
+
+/// The checks and the order of a response's hits, for both adapters: hit `i` of `n` has the id
+/// and score `hit(i)` gives (`shown(i)` is the hit as a message shows it); ordered by score
+/// descending then id descending when the hits carry scores, else in the engine's order; at
+/// most `k`.
+pub(crate) fn rank_hits<'a>(
+    task: &str,
+    n: usize,
+    hit: impl Fn(usize) -> (Option<&'a Value>, Option<&'a Value>),
+    shown: impl Fn(usize) -> String,
+    k: usize,
+) -> Result<Vec<ExtHit>> {
+    let mut out = Vec::with_capacity(n);
+    let mut seen = HashSet::with_capacity(n);
+    for i in 0..n {
+        let (id, score) = hit(i);
+        let id = match id {
             Some(Value::String(s)) => s.clone(),
             Some(Value::Number(n)) => n.to_string(),
             _ => bail!(
                 "task {task}: hit {} has no string \"id\": {}",
                 i + 1,
-                snippet(h)
+                shown(i)
             ),
         };
         if id.is_empty() || id.chars().any(char::is_whitespace) {
             bail!("task {task}: hit {} has id {id:?}; ids must be non-empty and hold no white space (they are TREC docnos)", i + 1);
         }
-        let score = match h.get("score") {
+        let score = match score {
             None | Some(Value::Null) => None,
             Some(Value::Number(n)) => match n.as_f64() {
                 Some(s) if s.is_finite() => Some(s),
@@ -268,7 +290,20 @@ pub fn parse_response(
         });
     }
     out.truncate(k);
-    Ok(Ok(out))
+    Ok(out)
+}
+
+/// A recorded or live response as a ranking (or the engine's error), for either adapter.
+pub fn ranking(
+    spec: &EngineSpec,
+    task: &str,
+    response: &Value,
+    k: usize,
+) -> Result<std::result::Result<Vec<ExtHit>, String>> {
+    match &spec.http {
+        Some(h) => http::ranking(&h.pointers()?, task, response, k),
+        None => parse_response(task, response, k),
+    }
 }
 
 /// The first 200 bytes of a value's JSON, for messages.
@@ -297,23 +332,37 @@ pub fn fetch(
     tasks: &[Task],
     k: usize,
     recorded: Option<&recording::Recording>,
+    keep_exchanges: bool,
 ) -> Result<Fetched> {
-    let (exchanges, version) = match recorded {
-        Some(r) => (r.exchanges.clone(), r.version.clone()),
-        None => match &spec.http {
-            Some(h) => (http::run(name, spec, h, tasks, k)?, None),
-            None => command::run(name, spec, base, tasks, k)?,
-        },
+    let parse = |t: &Task, x: &Exchange| ranking(spec, &t.id, &x.response, k);
+    let (exchanges, parsed, version) = match (recorded, &spec.http) {
+        (Some(r), _) => {
+            let parsed: Vec<_> = tasks
+                .iter()
+                .zip(&r.exchanges)
+                .map(|(t, x)| parse(t, x))
+                .collect();
+            (r.exchanges.clone(), parsed, r.version.clone())
+        }
+        // Parsed by the workers as the responses arrive (the rate is the rate of rankings);
+        // the responses themselves are kept only for a recording.
+        (None, Some(h)) => {
+            let (exchanges, parsed) = http::run(name, spec, h, tasks, k, keep_exchanges)?;
+            (exchanges, parsed, None)
+        }
+        (None, None) => {
+            let (exchanges, version) = command::run(name, spec, base, tasks, k)?;
+            let parsed: Vec<_> = tasks
+                .iter()
+                .zip(&exchanges)
+                .map(|(t, x)| parse(t, x))
+                .collect();
+            (exchanges, parsed, version)
+        }
     };
     let mut per_task = Vec::with_capacity(tasks.len());
-    for (t, x) in tasks.iter().zip(&exchanges) {
-        let parsed = match &spec.http {
-            Some(h) => {
-                http::normalize(h, &t.id, &x.response).and_then(|r| parse_response(&t.id, &r, k))
-            }
-            None => parse_response(&t.id, &x.response, k),
-        };
-        per_task.push(parsed.with_context(|| format!("configuration {name:?}"))?);
+    for p in parsed {
+        per_task.push(p.with_context(|| format!("configuration {name:?}"))?);
     }
     let errors: Vec<(&str, &String)> = tasks
         .iter()
@@ -414,7 +463,15 @@ pub fn run_all(
             }
             _ => None,
         };
-        let fetched = fetch(&c.name, spec, base, &suite.tasks, k, recorded.as_ref())?;
+        let mut fetched = fetch(
+            &c.name,
+            spec,
+            base,
+            &suite.tasks,
+            k,
+            recorded.as_ref(),
+            opts.external != Mode::Live,
+        )?;
         if opts.external == Mode::Live {
             if let Some(p) = rec_path.as_ref().filter(|p| p.is_file()) {
                 note_changes(p, &c.name, spec, suite, k, &fetched);
@@ -468,7 +525,7 @@ pub fn run_all(
             configuration: c.name.clone(),
             hash: recording::config_hash(spec, k),
             version: fetched.version.clone(),
-            exchanges: fetched.exchanges.clone(),
+            exchanges: std::mem::take(&mut fetched.exchanges),
         });
         out.summaries.push(Summary {
             configuration: c.name.clone(),
@@ -499,7 +556,8 @@ fn note_changes(
     };
     let mut changed = Vec::new();
     for ((t, x), now) in suite.tasks.iter().zip(&rec.exchanges).zip(&live.per_task) {
-        let then = parse_response(&t.id, &x.response, k).ok();
+        // Read like the live response (an HTTP engine's through its pointers).
+        let then = ranking(spec, &t.id, &x.response, k).ok();
         let ids = |r: &std::result::Result<Vec<ExtHit>, String>| {
             r.as_ref()
                 .map(|h| h.iter().map(|h| h.id.clone()).collect::<Vec<_>>())

@@ -114,9 +114,14 @@ impl Recording {
         );
         s.push_str("\"exchanges\":[\n");
         for (i, x) in self.exchanges.iter().enumerate() {
-            let v =
-                serde_json::json!({"task": x.task, "request": x.request, "response": x.response});
-            s.push_str(&canonical(&v));
+            // The canonical form of {"task", "request", "response"}: keys in sorted order.
+            s.push_str("{\"request\":");
+            write_canonical(&mut s, &x.request);
+            s.push_str(",\"response\":");
+            write_canonical(&mut s, &x.response);
+            s.push_str(",\"task\":");
+            s.push_str(&Value::String(x.task.clone()).to_string());
+            s.push('}');
             s.push_str(if i + 1 < self.exchanges.len() {
                 ",\n"
             } else {
