@@ -11,8 +11,10 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 ranklab=$root/target/release/ranklab
 work=$(mktemp -d)
-trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
-(cd examples/engines/minisearch && node http.js "$root/corpora/docir" 0 >"$work/port") &
+server=
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+# `exec`: $! is node itself, so the trap stops the server (not only a subshell around it).
+(cd examples/engines/minisearch && exec node http.js "$root/corpora/docir" 0 >"$work/port") &
 server=$!
 for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
 port=$(cat "$work/port")
