@@ -124,17 +124,6 @@ impl Corpus {
             h.update(d.fingerprint().as_bytes());
             h.update([0u8]);
         }
-        hex(&h.finalize())
+        crate::models::hex(&h.finalize())
     }
-}
-
-/// Lower-case hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }

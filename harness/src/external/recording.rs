@@ -93,7 +93,7 @@ pub fn config_hash(spec: &EngineSpec, k: usize) -> String {
         });
     }
     let digest = sha2::Sha256::digest(canonical(&identity).as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    ranklab_engine::models::hex(&digest)
 }
 
 impl Recording {

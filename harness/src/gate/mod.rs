@@ -54,7 +54,7 @@ pub fn suite_hash(suite: &Suite) -> String {
         }
         h.update([0]);
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    ranklab_engine::models::hex(&h.finalize())
 }
 
 /// What gated rows are measured on: a suite or a BEIR collection, loaded and checked.

@@ -97,11 +97,8 @@ pub fn five_numbers(mut v: Vec<f32>) -> Option<[f32; 5]> {
         return None;
     }
     v.sort_by(f32::total_cmp);
-    let q = |p: f64| {
-        let h = (v.len() - 1) as f64 * p;
-        let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
-        (v[lo] as f64 + (h - lo as f64) * (v[hi] as f64 - v[lo] as f64)) as f32
-    };
+    let sorted: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+    let q = |p: f64| crate::stats::quantile(&sorted, p) as f32;
     Some([v[0], q(0.25), q(0.5), q(0.75), v[v.len() - 1]])
 }
 

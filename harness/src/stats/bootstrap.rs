@@ -96,8 +96,10 @@ fn resample_means(values: &[f64], idx: &[u32]) -> Vec<f64> {
     means
 }
 
-/// Type-7 quantile of sorted, non-empty `s`.
-fn quantile(s: &[f64], q: f64) -> f64 {
+/// Type-7 quantile of sorted, non-empty `s` (R's default: linear interpolation between the order
+/// statistics at `(n - 1) q`). The one implementation: the bootstrap interval and the report's
+/// quartiles both use it.
+pub fn quantile(s: &[f64], q: f64) -> f64 {
     let h = (s.len() - 1) as f64 * q;
     let i = h.floor() as usize;
     let frac = h - i as f64;

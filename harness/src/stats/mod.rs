@@ -32,12 +32,13 @@ pub mod permutation;
 pub mod power;
 pub mod reading;
 mod rng;
+pub(crate) use rng::{Source, Stream};
 
 use std::fmt;
 
 use rayon::prelude::*;
 
-pub use bootstrap::{mean_interval, Interval};
+pub use bootstrap::{mean_interval, quantile, Interval};
 pub use holm::holm;
 pub use permutation::{sign_flip_test, Method, SignFlip};
 pub use reading::{reading, Finding};
