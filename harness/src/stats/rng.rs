@@ -12,6 +12,8 @@ pub(crate) enum Stream {
     Permutation = 1,
     /// Bootstrap resample indices.
     Bootstrap = 2,
+    /// `ranklab synth-run`'s synthetic run and qrels.
+    Synth = 3,
 }
 
 /// A seeded stream.
@@ -42,6 +44,18 @@ impl Source {
             }
         }
         (m >> 64) as u64
+    }
+
+    /// A uniform float in `[0, 1)`: the top 53 bits of one draw, scaled by 2^-53.
+    #[inline]
+    pub(crate) fn unit(&mut self) -> f64 {
+        (self.bits() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// `true` with probability `p` (one draw).
+    #[inline]
+    pub(crate) fn chance(&mut self, p: f64) -> bool {
+        self.unit() < p
     }
 }
 
@@ -84,5 +98,17 @@ mod tests {
             assert!((9_500..10_500).contains(&c), "{counts:?}");
         }
         assert_eq!(Source::new(1, Stream::Bootstrap).below(1), 0);
+    }
+
+    #[test]
+    fn unit_is_in_the_half_open_interval_and_chance_follows_p() {
+        let mut s = Source::new(3, Stream::Synth);
+        let mut hits = 0;
+        for _ in 0..30_000 {
+            let u = s.unit();
+            assert!((0.0..1.0).contains(&u), "{u}");
+            hits += usize::from(s.chance(0.25));
+        }
+        assert!((7_000..8_000).contains(&hits), "{hits}");
     }
 }
