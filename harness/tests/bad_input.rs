@@ -394,6 +394,8 @@ fn cases() -> Vec<Case> {
             Fails { at: "--keep", says: &["--force"] }),
         case("cli: --also without --update", vec![], &["gate", "--tasks", "tasks", "--baseline", "baseline.json", "--also", "p/bm25"],
             Fails { at: "--also", says: &["--update"] }),
+        case("cli: --configs names one twice", vec![], &["beir", "beir", "--configs", "bm25,bm25", "--reports", "reports"],
+            Fails { at: "--configs", says: &["\"bm25\" twice", "name each configuration once"] }),
         // ---- ranklab eval: trec_eval's refusals and flags (issue 13) ----
         case("eval: P.0", vec![], &["eval", "-m", "P.0", "trec/qrels.txt", "trec/run.trec"],
             Fails { at: "`P.0`", says: &["not a positive integer"] }),

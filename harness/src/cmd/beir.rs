@@ -88,6 +88,13 @@ fn bm25_params(args: &BeirArgs) -> Result<Option<Bm25Params>> {
 /// Runs the command.
 pub(crate) fn run(args: BeirArgs) -> Result<ExitCode> {
     let bm25 = bm25_params(&args)?;
+    for (i, c) in args.configs.iter().enumerate() {
+        if args.configs[..i].contains(c) {
+            bail!(
+                "--configs names {c:?} twice; name each configuration once (each is one column of the report)"
+            );
+        }
+    }
     let configurations = args
         .configs
         .iter()
