@@ -16,7 +16,8 @@ use ranklab_engine::policy::Weights;
 use serde::Deserialize;
 
 use crate::replay::{replay_with, Engine, Ranked, ReplayOptions};
-use crate::suite::{line_of, read_yaml, Experiments, Suite, Task, Wiring};
+use crate::suite::{line_of, read_yaml, Experiments, Suite, Task};
+use ranklab_engine::policy::Wiring;
 
 /// Outcome of one assertion under one wiring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -82,8 +83,8 @@ pub struct PairedFile {
 pub struct Verdict {
     /// Assertion id.
     pub id: String,
-    /// "legacy" or "current".
-    pub wiring: &'static str,
+    /// [`Wiring::Legacy`] or [`Wiring::Current`].
+    pub wiring: Wiring,
     /// Rank of `above` (None: not retrieved).
     pub above_rank: Option<usize>,
     /// Rank of `below`.
@@ -238,9 +239,10 @@ impl Paired {
         let mut out = Vec::new();
         for (i, a) in self.file.assertions.iter().enumerate() {
             for run in &r.runs {
-                let (wiring, expected) = match run.config.wiring {
-                    Wiring::Legacy => ("legacy", a.legacy),
-                    _ => ("current", a.current),
+                let wiring = run.config.wiring;
+                let expected = match wiring {
+                    Wiring::Legacy => a.legacy,
+                    _ => a.current,
                 };
                 let ranked = &run.per_task[i];
                 let above_rank = rank_of(engine.corpus, ranked, &a.above);
@@ -297,7 +299,9 @@ impl Paired {
     /// with every weight zero.
     pub fn dependence(&self, engine: &Engine, weights: Option<Weights>) -> Result<Vec<Dependence>> {
         let current = |v: Vec<Verdict>| -> Vec<Verdict> {
-            v.into_iter().filter(|v| v.wiring == "current").collect()
+            v.into_iter()
+                .filter(|v| v.wiring == Wiring::Current)
+                .collect()
         };
         let weighted = current(self.check(engine, weights)?);
         let zero = current(self.check(engine, Some(Weights::ZERO))?);

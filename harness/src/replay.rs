@@ -24,7 +24,8 @@ use ranklab_engine::rerank::{
     ScoreCache, ShortlistScores,
 };
 
-use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Suite, Wiring};
+use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Suite};
+use ranklab_engine::policy::Wiring;
 
 /// One ranked document of a configuration's output.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,6 +13,7 @@ use ranklab_engine::corpus::Corpus;
 use ranklab_engine::error::{yaml_duplicate_key, yaml_duplicate_key_line, yaml_hint};
 use ranklab_engine::fusion::RrfParams;
 use ranklab_engine::lexical::Bm25Params;
+use ranklab_engine::policy::Wiring;
 use serde::Deserialize;
 
 pub mod beir;
@@ -395,19 +396,6 @@ pub enum Retriever {
     Fusion,
     /// An engine outside ranklab (`engine:`), see [`crate::external`].
     External,
-}
-
-/// How lifecycle and history reach the score (issue 5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Wiring {
-    /// No lifecycle/history policy.
-    #[default]
-    None,
-    /// The legacy `rerank_cited_hits(query, hits)`: index snapshot and citation boost.
-    Legacy,
-    /// The current `rerank_cited_hits(query, title, lifecycle, history)`.
-    Current,
 }
 
 /// A cross-encoder rerank stage.

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use ranklab::paired::{Outcome, Paired, Verdict};
 use ranklab::replay::Engine;
-use ranklab_engine::policy::Weights;
+use ranklab_engine::policy::{Weights, Wiring};
 
 fn verdicts(weights: Option<Weights>) -> Vec<Verdict> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tasks/brain/paired.yaml");
@@ -25,7 +25,7 @@ fn verdicts(weights: Option<Weights>) -> Vec<Verdict> {
     v
 }
 
-fn gcp(v: &[Verdict], wiring: &str) -> Verdict {
+fn gcp(v: &[Verdict], wiring: Wiring) -> Verdict {
     v.iter()
         .find(|x| x.id == "gcp-exodus" && x.wiring == wiring)
         .expect("gcp-exodus assertion")
@@ -35,14 +35,14 @@ fn gcp(v: &[Verdict], wiring: &str) -> Verdict {
 #[test]
 fn legacy_wiring_ranks_stale_howto_above_aar_and_current_wiring_flips_it() {
     let v = verdicts(None);
-    let legacy = gcp(&v, "legacy");
+    let legacy = gcp(&v, Wiring::Legacy);
     assert_eq!(
         legacy.actual,
         Outcome::Inverted,
         "legacy must show the bug: {legacy:?}"
     );
     assert!(legacy.below_rank < legacy.above_rank, "{legacy:?}");
-    let current = gcp(&v, "current");
+    let current = gcp(&v, Wiring::Current);
     assert_eq!(
         current.actual,
         Outcome::Holds,
@@ -84,7 +84,7 @@ const UNDER_ZERO_WEIGHTS: [(&str, Outcome, &str); 8] = [
 #[test]
 fn zeroed_penalties_give_these_exact_current_verdicts() {
     let v = verdicts(Some(Weights::ZERO));
-    let current: Vec<&Verdict> = v.iter().filter(|x| x.wiring == "current").collect();
+    let current: Vec<&Verdict> = v.iter().filter(|x| x.wiring == Wiring::Current).collect();
     assert_eq!(current.len(), UNDER_ZERO_WEIGHTS.len(), "{current:?}");
     for (id, outcome, why) in UNDER_ZERO_WEIGHTS {
         let got = current
@@ -98,7 +98,7 @@ fn zeroed_penalties_give_these_exact_current_verdicts() {
 #[test]
 fn gcp_exodus_first_stage_alone_ranks_the_stale_howto_first() {
     let v = verdicts(Some(Weights::ZERO));
-    let current = gcp(&v, "current");
+    let current = gcp(&v, Wiring::Current);
     assert!(
         current.below_rank < current.above_rank,
         "with zero weights the how-to must outrank the AAR: {current:?}"

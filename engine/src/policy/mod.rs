@@ -24,6 +24,39 @@ use crate::ranking::Hit;
 
 pub use practice::{Practice, Previous, Provenance, HISTORY_LEN};
 
+/// How lifecycle and history reach the score (issue 5): which of the two wirings re-sorts the
+/// first stage's list, if any. The one representation: experiments files name it (`wiring:
+/// none | legacy | current`), replay applies it, the paired assertions and the tuner re-sort
+/// under it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Wiring {
+    /// No lifecycle/history policy: the first stage's order.
+    #[default]
+    None,
+    /// [`legacy`]: the old `rerank_cited_hits(query, hits)`, index snapshot and citation boost.
+    Legacy,
+    /// [`current`]: `rerank_cited_hits(query, title, lifecycle, history)`, read at rank time.
+    Current,
+}
+
+impl Wiring {
+    /// The name experiments files and reports use: `none`, `legacy`, `current`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Wiring::None => "none",
+            Wiring::Legacy => "legacy",
+            Wiring::Current => "current",
+        }
+    }
+}
+
+impl std::fmt::Display for Wiring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The four penalty weights.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

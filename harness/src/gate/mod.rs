@@ -26,8 +26,9 @@ use sha2::Digest;
 
 use crate::replay::{replay_with, Engine};
 use crate::report::{per_task_values, MeasureSet};
-use crate::suite::{Configuration, Experiments, Suite, Wiring};
+use crate::suite::{Configuration, Experiments, Suite};
 use baseline::{Fixed, Kind, SuiteEntry};
+use ranklab_engine::policy::Wiring;
 
 /// The BEIR configurations gated by default (nDCG@10 of each).
 pub const BEIR_GATED: [&str; 3] = ["bm25", "bm25-lucene", "dense"];

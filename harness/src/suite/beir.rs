@@ -9,8 +9,9 @@ use anyhow::{bail, Result};
 use ranklab_engine::corpus::beir;
 use ranklab_engine::lexical::{Analyzer, Bm25Params};
 
-use super::{Configuration, RerankSpec, Retriever, Suite, Task, Wiring};
+use super::{Configuration, RerankSpec, Retriever, Suite, Task};
 use crate::metrics::Measure;
+use ranklab_engine::policy::Wiring;
 
 /// The configurations `ranklab beir` knows.
 pub const CONFIGS: [&str; 5] = ["bm25", "bm25-lucene", "dense", "fusion", "bm25+ce"];

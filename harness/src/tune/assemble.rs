@@ -15,7 +15,8 @@ use super::Problem;
 use crate::paired::Paired;
 use crate::replay::{as_hits, replay_with, Engine, ReplayOptions};
 use crate::report::first_relevant_rank;
-use crate::suite::{experiment_files, Configuration, Experiments, Suite, Task, Wiring};
+use crate::suite::{experiment_files, Configuration, Experiments, Suite, Task};
+use ranklab_engine::policy::Wiring;
 
 /// What a tuning reads from disk, checked.
 pub(crate) struct Inputs {

@@ -17,7 +17,7 @@ use std::cmp::Ordering;
 
 use ranklab_engine::corpus::{Corpus, History, Lifecycle};
 use ranklab_engine::policy::legacy::{CITATION_BOOST, CITATION_CAP};
-use ranklab_engine::policy::{current, normalized_scores, Weights};
+use ranklab_engine::policy::{current, normalized_scores, Weights, Wiring};
 use ranklab_engine::ranking::Hit;
 
 use crate::paired::Outcome;
@@ -52,15 +52,6 @@ impl Entry {
 pub(crate) struct Candidates {
     entries: Vec<Entry>,
     docs: Vec<usize>,
-}
-
-/// A wiring to re-sort under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wiring {
-    /// `ranklab_engine::policy::legacy`.
-    Legacy,
-    /// `ranklab_engine::policy::current`.
-    Current,
 }
 
 impl Candidates {
@@ -115,6 +106,8 @@ impl Candidates {
             Ordering::Equal => match wiring {
                 Wiring::Current => self.entries[a].tie_current < self.entries[b].tie_current,
                 Wiring::Legacy => self.entries[a].tie_legacy < self.entries[b].tie_legacy,
+                // The first stage's order: the list's own.
+                Wiring::None => a < b,
             },
         }
     }
@@ -123,6 +116,7 @@ impl Candidates {
         match wiring {
             Wiring::Current => self.entries[i].current(w),
             Wiring::Legacy => self.entries[i].legacy(w),
+            Wiring::None => self.entries[i].norm,
         }
     }
 
