@@ -10,7 +10,7 @@
 //! - [`trec`]: TREC run and qrels files (streaming parser, writer).
 //! - [`replay`]: runs every task under every configuration.
 //! - [`external`]: engines outside ranklab (command adapter), and their recordings.
-//! - [`report`]: tables (polars) to Markdown, CSV and JSON; atomic writes.
+//! - [`report`]: typed tables to Markdown, CSV (the `csv` crate) and JSON; atomic writes.
 //! - [`gate`]: the CI regression gate (baseline file, one-sided verdicts).
 //! - [`tune`]: penalty weights tuned on an integer grid against dated merges.
 //! - [`stats`]: paired statistics (randomization test, bootstrap CI, win/tie/loss, Holm).

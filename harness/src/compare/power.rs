@@ -3,8 +3,8 @@
 //! [`crate::stats::power`]) and the queries the observed Δ would need; the sentence printed
 //! after the reading.
 
+use crate::report::table::{Column, Table};
 use anyhow::Result;
-use polars::prelude::*;
 
 use super::Comparison;
 use crate::metrics::Measure;
@@ -64,7 +64,7 @@ impl Comparison {
 
     /// One row per (measure, run other than the baseline): Δ, sd of the differences, MDE and
     /// queries needed (`numeric`: nulls where there is none; else `—`).
-    pub(crate) fn power_table(&self, numeric: bool) -> Result<DataFrame> {
+    pub(crate) fn power_table(&self, numeric: bool) -> Result<Table> {
         let p = self.power()?;
         let (mut measure, mut run, mut delta, mut sd) = (vec![], vec![], vec![], vec![]);
         let (mut mde, mut need): (Vec<Option<f64>>, Vec<Option<u64>>) = (vec![], vec![]);
@@ -80,29 +80,29 @@ impl Comparison {
             }
         }
         let mut cols = vec![
-            Column::new("measure".into(), measure),
-            Column::new("run".into(), run),
-            Column::new("Δ".into(), delta),
-            Column::new("sd of differences".into(), sd),
+            Column::new("measure", measure),
+            Column::new("run", run),
+            Column::new("Δ", delta),
+            Column::new("sd of differences", sd),
         ];
         if numeric {
-            cols.push(Column::new("mde".into(), mde));
-            cols.push(Column::new("queries_needed".into(), need));
+            cols.push(Column::new("mde", mde));
+            cols.push(Column::new("queries_needed", need));
         } else {
             let dash = |s: Option<String>| s.unwrap_or_else(|| "—".into());
             cols.push(Column::new(
-                "MDE (80% power)".into(),
+                "MDE (80% power)",
                 mde.iter()
                     .map(|m| dash(m.map(|m| format!("{m:.4}"))))
                     .collect::<Vec<_>>(),
             ));
             cols.push(Column::new(
-                "queries for Δ".into(),
+                "queries for Δ",
                 need.iter()
                     .map(|n| dash(n.map(|n| stats::thousands(n as usize))))
                     .collect::<Vec<_>>(),
             ));
         }
-        Ok(DataFrame::new_infer_height(cols)?)
+        Table::new(cols)
     }
 }

@@ -1,8 +1,8 @@
 //! The output of a comparison: the one-line reading, the per-measure and per-query tables, and
 //! the whole text in Markdown, CSV or JSON.
 
+use crate::report::table::{Column, Table};
 use anyhow::Result;
-use polars::prelude::*;
 
 use super::{Comparison, Format};
 use crate::metrics::Measure;
@@ -55,7 +55,7 @@ impl Comparison {
     }
 
     /// The per-measure table for Markdown (strings).
-    pub(crate) fn summary_display(&self) -> Result<DataFrame> {
+    pub(crate) fn summary_display(&self) -> Result<Table> {
         let ci = format!("Δ [{:.0}% CI]", self.plan.stats.confidence * 100.0);
         let (mut measure, mut run, mut mean, mut delta, mut p, mut holm, mut method, mut wtl) = (
             vec![],
@@ -103,20 +103,20 @@ impl Comparison {
                 }
             }
         }
-        Ok(DataFrame::new_infer_height(vec![
-            Column::new("measure".into(), measure),
-            Column::new("run".into(), run),
-            Column::new("mean".into(), mean),
-            Column::new(ci.as_str().into(), delta),
-            Column::new("p".into(), p),
-            Column::new("p (Holm)".into(), holm),
-            Column::new("test".into(), method),
-            Column::new("win/tie/loss".into(), wtl),
-        ])?)
+        Table::new(vec![
+            Column::new("measure", measure),
+            Column::new("run", run),
+            Column::new("mean", mean),
+            Column::new(ci.as_str(), delta),
+            Column::new("p", p),
+            Column::new("p (Holm)", holm),
+            Column::new("test", method),
+            Column::new("win/tie/loss", wtl),
+        ])
     }
 
     /// The per-measure table for CSV and JSON (numbers; empty statistics on the baseline's rows).
-    pub(crate) fn summary_data(&self) -> Result<DataFrame> {
+    pub(crate) fn summary_data(&self) -> Result<Table> {
         let mut measure = vec![];
         let mut run = vec![];
         let mut path = vec![];
@@ -145,28 +145,28 @@ impl Comparison {
                 losses.push(s.map(|s| s.losses as u32));
             }
         }
-        Ok(DataFrame::new_infer_height(vec![
-            Column::new("measure".into(), measure),
-            Column::new("run".into(), run),
-            Column::new("path".into(), path),
-            Column::new("queries".into(), n),
-            Column::new("mean".into(), mean),
-            Column::new("delta".into(), delta),
-            Column::new("ci_low".into(), lo),
-            Column::new("ci_high".into(), hi),
-            Column::new("p".into(), p),
-            Column::new("p_method".into(), method),
-            Column::new("p_nonzero".into(), nonzero),
-            Column::new("p_holm".into(), holm),
-            Column::new("wins".into(), wins),
-            Column::new("ties".into(), ties),
-            Column::new("losses".into(), losses),
-        ])?)
+        Table::new(vec![
+            Column::new("measure", measure),
+            Column::new("run", run),
+            Column::new("path", path),
+            Column::new("queries", n),
+            Column::new("mean", mean),
+            Column::new("delta", delta),
+            Column::new("ci_low", lo),
+            Column::new("ci_high", hi),
+            Column::new("p", p),
+            Column::new("p_method", method),
+            Column::new("p_nonzero", nonzero),
+            Column::new("p_holm", holm),
+            Column::new("wins", wins),
+            Column::new("ties", ties),
+            Column::new("losses", losses),
+        ])
     }
 
     /// The per-query table: query, measure, one column per run, one Δ column per compared run.
     /// `numeric` keeps Δ as numbers (CSV, JSON); otherwise signed strings (Markdown).
-    pub(crate) fn per_query(&self, numeric: bool) -> Result<DataFrame> {
+    pub(crate) fn per_query(&self, numeric: bool) -> Result<Table> {
         let labels = self.labels();
         let names = self.measure_names();
         let mut query = vec![];
@@ -181,12 +181,9 @@ impl Comparison {
                 }
             }
         }
-        let mut columns = vec![
-            Column::new("query".into(), query),
-            Column::new("measure".into(), measure),
-        ];
+        let mut columns = vec![Column::new("query", query), Column::new("measure", measure)];
         for (label, col) in labels.iter().zip(&values) {
-            columns.push(Column::new((*label).into(), col.clone()));
+            columns.push(Column::new(*label, col.clone()));
         }
         for (r, label) in labels.iter().enumerate().skip(1) {
             let d: Vec<f64> = values[r]
@@ -196,13 +193,13 @@ impl Comparison {
                 .collect();
             let name = format!("Δ {label}");
             if numeric {
-                columns.push(Column::new(name.as_str().into(), d));
+                columns.push(Column::new(name.as_str(), d));
             } else {
                 let s: Vec<String> = d.iter().map(|&x| format_signed(x)).collect();
-                columns.push(Column::new(name.as_str().into(), s));
+                columns.push(Column::new(name.as_str(), s));
             }
         }
-        Ok(DataFrame::new_infer_height(columns)?)
+        Table::new(columns)
     }
 
     /// The header sentence of the Markdown output.
@@ -250,7 +247,7 @@ impl Comparison {
                 let mut s = String::from("# ranklab compare\n\n");
                 s.push_str(&self.header());
                 s.push_str("\n\n");
-                s.push_str(&table::markdown(&self.summary_display()?)?);
+                s.push_str(&table::markdown(&self.summary_display()?));
                 s.push_str(&format!(
                     "\n{} {}\n\n{}\n",
                     self.reading(),
@@ -258,7 +255,7 @@ impl Comparison {
                     self.plan.stats.describe("run", "queries")
                 ));
                 s.push_str("\n## Power\n\n");
-                s.push_str(&table::markdown(&self.power_table(false)?)?);
+                s.push_str(&table::markdown(&self.power_table(false)?));
                 s.push_str(&format!(
                     "\nMDE: the smallest |Δ| these {} queries detect with 80% power at α = {}, two-sided paired t-test on the per-query differences with their observed standard deviation (topic-set-size design, Sakai 2016); queries for Δ: the fewest queries with that power at the observed Δ and standard deviation (`—`: Δ 0 or no difference at all).\n",
                     self.queries(),
@@ -266,7 +263,7 @@ impl Comparison {
                 ));
                 if per_query {
                     s.push_str("\n## Per query\n\n");
-                    s.push_str(&table::markdown(&self.per_query(false)?)?);
+                    s.push_str(&table::markdown(&self.per_query(false)?));
                 }
                 Ok(s)
             }
@@ -292,13 +289,13 @@ impl Comparison {
                         "confidence": o.confidence, "exact_max_nonzero": o.exact_max, "alpha": stats::ALPHA,
                         "method": o.describe("run", "queries"),
                     },
-                    "summary": table::json_rows(&self.summary_data()?)?,
+                    "summary": table::json_rows(&self.summary_data()?),
                     "reading": self.reading(),
                     "power_reading": self.power_reading()?,
-                    "power": table::json_rows(&self.power_table(true)?)?,
+                    "power": table::json_rows(&self.power_table(true)?),
                 });
                 if per_query {
-                    json["per_query"] = table::json_rows(&self.per_query(true)?)?;
+                    json["per_query"] = table::json_rows(&self.per_query(true)?);
                 }
                 Ok(serde_json::to_string_pretty(&json)? + "\n")
             }

@@ -19,8 +19,8 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::report::table::{Column, Table};
 use anyhow::Result;
-use polars::prelude::*;
 use ranklab_engine::corpus::Corpus;
 
 use crate::metrics::{evaluate_ranking, Measure};
@@ -105,7 +105,7 @@ pub fn metrics_table(
     ex: &Experiments,
     replay: &Replay,
     set: &MeasureSet,
-) -> Result<DataFrame> {
+) -> Result<Table> {
     let names = set.names(suite.k);
     let mut configs = Vec::new();
     let mut cols: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
@@ -122,22 +122,22 @@ pub fn metrics_table(
             col.push(sum / values.len().max(1) as f64);
         }
     }
-    let mut columns = vec![Column::new("configuration".into(), configs)];
+    let mut columns = vec![Column::new("configuration", configs)];
     for (name, col) in names.iter().zip(cols) {
-        columns.push(Column::new(name.as_str().into(), col));
+        columns.push(Column::new(name.as_str(), col));
     }
-    Ok(DataFrame::new_infer_height(columns)?)
+    Table::new(columns)
 }
 
 /// The per-task table: task, query, expected, then the first relevant rank per configuration.
-pub fn tasks_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Result<DataFrame> {
+pub fn tasks_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Result<Table> {
     let mut columns = vec![
         Column::new(
-            "task".into(),
+            "task",
             suite.tasks.iter().map(|t| t.id.clone()).collect::<Vec<_>>(),
         ),
         Column::new(
-            "expected".into(),
+            "expected",
             suite
                 .tasks
                 .iter()
@@ -161,9 +161,9 @@ pub fn tasks_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Result<Da
                 first_relevant_rank(corpus, t, r).map_or("-".to_string(), |x| x.to_string())
             })
             .collect();
-        columns.push(Column::new(run.config.name.as_str().into(), ranks));
+        columns.push(Column::new(run.config.name.as_str(), ranks));
     }
-    Ok(DataFrame::new_infer_height(columns)?)
+    Table::new(columns)
 }
 
 /// A path as shown in reports: relative to the suite repository's root ([`crate::root`]) when
@@ -302,7 +302,7 @@ pub fn render(
     for c in stats.columns.clone() {
         shown_table.with_column(c)?;
     }
-    md.push_str(&table::markdown(&shown_table)?);
+    md.push_str(&table::markdown(&shown_table));
     writeln!(
         md,
         "\nMeans over tasks. recall@k, nDCG@k and P@k at each task's k; MRR is trec_eval's recip_rank (no cutoff); MAP is trec_eval's map.\n"
@@ -318,7 +318,7 @@ pub fn render(
     md.push_str(&adr::model_identities(&replay.models));
     writeln!(md, "## Rank of the first expected document, per task\n")?;
     writeln!(md, "`-` = not in the run.\n")?;
-    md.push_str(&table::markdown(&tasks)?);
+    md.push_str(&table::markdown(&tasks));
 
     let mut files: Vec<(PathBuf, Vec<u8>)> = plots.files;
     for run in &replay.runs {
@@ -359,9 +359,9 @@ pub fn render(
         "baseline": ex.baseline(),
         "k": suite.k,
         "corpus_sha256": corpus.content_hash(),
-        "metrics": table::json_rows(&metrics)?,
-        "tasks": table::json_rows(&tasks)?,
-        "statistics": table::json_rows(&stats.table)?,
+        "metrics": table::json_rows(&metrics),
+        "tasks": table::json_rows(&tasks),
+        "statistics": table::json_rows(&stats.table),
         "warranty": warranty.json()?,
         "reading": reading,
     });

@@ -8,8 +8,8 @@
 //! of each configuration belongs to the same task. Deterministic: [`stats::Options::default`]
 //! (fixed seed) for every comparison.
 
+use crate::report::table::{Column, Table};
 use anyhow::{bail, Context, Result};
-use polars::prelude::*;
 use ranklab_engine::corpus::Corpus;
 use rayon::prelude::*;
 
@@ -163,7 +163,7 @@ pub struct StatsSection {
     pub method: String,
     /// Every comparison (configuration × measure of the set): configuration, measure, n,
     /// baseline, mean, delta, ci_low, ci_high, wins, ties, losses, p, p_method, p_holm.
-    pub table: DataFrame,
+    pub table: Table,
 }
 
 /// The Δ columns and the one-line reading, for the metrics table of [`super::render`].
@@ -214,8 +214,8 @@ pub fn section_of(c: &Computed) -> Result<StatsSection> {
                 }
             }
         }
-        columns.push(Column::new(format!("Δ {name} [{ci_name}]").into(), delta));
-        columns.push(Column::new(format!("p {name} (Holm)").into(), p));
+        columns.push(Column::new(format!("Δ {name} [{ci_name}]"), delta));
+        columns.push(Column::new(format!("p {name} (Holm)"), p));
     }
 
     let findings: Vec<Finding<'_>> = c
@@ -267,7 +267,7 @@ pub fn section_of(c: &Computed) -> Result<StatsSection> {
 }
 
 /// One row per (configuration other than the baseline, measure), measures in set order.
-fn long_table(c: &Computed) -> Result<DataFrame> {
+fn long_table(c: &Computed) -> Result<Table> {
     let mut configuration = Vec::new();
     let mut measure = Vec::new();
     let mut n = Vec::new();
@@ -301,20 +301,20 @@ fn long_table(c: &Computed) -> Result<DataFrame> {
             holm.push(s.p_holm);
         }
     }
-    Ok(DataFrame::new_infer_height(vec![
-        Column::new("configuration".into(), configuration),
-        Column::new("measure".into(), measure),
-        Column::new("n".into(), n),
-        Column::new("baseline".into(), base),
-        Column::new("mean".into(), mean),
-        Column::new("delta".into(), delta),
-        Column::new("ci_low".into(), lo),
-        Column::new("ci_high".into(), hi),
-        Column::new("wins".into(), wins),
-        Column::new("ties".into(), ties),
-        Column::new("losses".into(), losses),
-        Column::new("p".into(), p),
-        Column::new("p_method".into(), method),
-        Column::new("p_holm".into(), holm),
-    ])?)
+    Table::new(vec![
+        Column::new("configuration", configuration),
+        Column::new("measure", measure),
+        Column::new("n", n),
+        Column::new("baseline", base),
+        Column::new("mean", mean),
+        Column::new("delta", delta),
+        Column::new("ci_low", lo),
+        Column::new("ci_high", hi),
+        Column::new("wins", wins),
+        Column::new("ties", ties),
+        Column::new("losses", losses),
+        Column::new("p", p),
+        Column::new("p_method", method),
+        Column::new("p_holm", holm),
+    ])
 }

@@ -19,8 +19,8 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use crate::report::table::{Column, Table};
 use anyhow::Result;
-use polars::prelude::*;
 use ranklab_engine::corpus::Corpus;
 
 use super::stats_section::Computed;
@@ -227,11 +227,11 @@ impl Warranty {
     pub fn columns(&self) -> Vec<Column> {
         vec![
             Column::new(
-                format!("Judged@{}", self.k).into(),
+                format!("Judged@{}", self.k),
                 self.configs.iter().map(|c| c.judged).collect::<Vec<f64>>(),
             ),
             Column::new(
-                format!("unjudged@{}", self.k).into(),
+                format!("unjudged@{}", self.k),
                 self.configs
                     .iter()
                     .map(|c| c.unjudged as u32)
@@ -336,22 +336,22 @@ impl Warranty {
     /// The warranty table: per configuration, Judged@k, unjudged, and per Δ measure the minimum
     /// detectable effect and the tasks the observed Δ needs; tie columns when any tie straddles
     /// a cutoff. `numeric` gives numbers (null where there is none) for CSV/JSON.
-    pub fn table(&self, numeric: bool) -> Result<DataFrame> {
+    pub fn table(&self, numeric: bool) -> Result<Table> {
         let k = self.k;
         let mut cols = vec![
             Column::new(
-                "configuration".into(),
+                "configuration",
                 self.configs
                     .iter()
                     .map(|c| c.name.clone())
                     .collect::<Vec<_>>(),
             ),
             Column::new(
-                format!("Judged@{k}").into(),
+                format!("Judged@{k}"),
                 self.configs.iter().map(|c| c.judged).collect::<Vec<f64>>(),
             ),
             Column::new(
-                format!("unjudged@{k}").into(),
+                format!("unjudged@{k}"),
                 self.configs
                     .iter()
                     .map(|c| c.unjudged as u32)
@@ -362,14 +362,14 @@ impl Warranty {
             let name = &self.measures[m];
             if numeric {
                 cols.push(Column::new(
-                    format!("mde {name}").into(),
+                    format!("mde {name}"),
                     self.configs
                         .iter()
                         .map(|c| c.power[m].and_then(|p| p.mde))
                         .collect::<Vec<Option<f64>>>(),
                 ));
                 cols.push(Column::new(
-                    format!("tasks needed {name}").into(),
+                    format!("tasks needed {name}"),
                     self.configs
                         .iter()
                         .map(|c| c.power[m].and_then(|p| p.tasks_needed.map(|n| n as u64)))
@@ -377,14 +377,14 @@ impl Warranty {
                 ));
             } else {
                 cols.push(Column::new(
-                    format!("MDE Δ {name}").into(),
+                    format!("MDE Δ {name}"),
                     self.configs
                         .iter()
                         .map(|c| mde_cell(&c.power[m]))
                         .collect::<Vec<_>>(),
                 ));
                 cols.push(Column::new(
-                    format!("tasks for Δ {name}").into(),
+                    format!("tasks for Δ {name}"),
                     self.configs
                         .iter()
                         .map(|c| tasks_cell(&c.power[m]))
@@ -394,7 +394,7 @@ impl Warranty {
         }
         if self.any_tie() {
             cols.push(Column::new(
-                "tasks with a tie at k".into(),
+                "tasks with a tie at k",
                 self.configs
                     .iter()
                     .map(|c| c.tie_tasks as u32)
@@ -404,14 +404,14 @@ impl Warranty {
                 let name = &self.measures[m];
                 if numeric {
                     cols.push(Column::new(
-                        format!("{name} worst tie order").into(),
+                        format!("{name} worst tie order"),
                         self.configs
                             .iter()
                             .map(|c| c.tie_range[m].0)
                             .collect::<Vec<f64>>(),
                     ));
                     cols.push(Column::new(
-                        format!("{name} best tie order").into(),
+                        format!("{name} best tie order"),
                         self.configs
                             .iter()
                             .map(|c| c.tie_range[m].1)
@@ -419,7 +419,7 @@ impl Warranty {
                     ));
                 } else {
                     cols.push(Column::new(
-                        format!("{name} over tie orders").into(),
+                        format!("{name} over tie orders"),
                         self.configs
                             .iter()
                             .map(|c| format!("{:.4}..{:.4}", c.tie_range[m].0, c.tie_range[m].1))
@@ -428,14 +428,14 @@ impl Warranty {
                 }
             }
         }
-        Ok(DataFrame::new_infer_height(cols)?)
+        Table::new(cols)
     }
 
     /// The Markdown section: heading, table, how it was computed.
     pub fn markdown(&self) -> Result<String> {
         let k = self.k;
         let mut md = String::from("## How far the verdict can be trusted\n\n");
-        md.push_str(&super::table::markdown(&self.table(false)?)?);
+        md.push_str(&super::table::markdown(&self.table(false)?));
         let judged = if self.only_relevant_judged {
             " Only expected (relevant) documents are judged in this suite; a judged non-relevant document (grade 0) counts as judged."
         } else {
@@ -460,7 +460,7 @@ impl Warranty {
 
     /// Rows for the report's JSON.
     pub fn json(&self) -> Result<serde_json::Value> {
-        super::table::json_rows(&self.table(true)?)
+        Ok(super::table::json_rows(&self.table(true)?))
     }
 }
 
