@@ -20,5 +20,6 @@ pub mod models;
 pub mod policy;
 pub mod ranking;
 pub mod rerank;
+pub mod yaml;
 
 pub use error::{Error, Result};

@@ -90,9 +90,10 @@ impl Judgments {
     /// and that `suite` is `suite_name`.
     pub fn load(path: &Path, suite_name: &str) -> Result<Self> {
         let (raw, text): (Raw, String) = crate::suite::read_yaml(path)?;
+        let lines = ranklab_engine::yaml::Lines::new(&text);
         let at = |line: usize| format!("{}:{line}", path.display());
         if raw.suite != suite_name {
-            let line = crate::suite::line_of(&text, "suite", &raw.suite);
+            let line = lines.of("suite", &raw.suite);
             bail!(
                 "{}: the judgments are for suite {:?}, but the suite beside them is {suite_name:?}; move the file to that suite's folder or fix `suite:`",
                 at(line),

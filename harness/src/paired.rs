@@ -16,8 +16,9 @@ use ranklab_engine::policy::Weights;
 use serde::Deserialize;
 
 use crate::replay::{replay_with, Engine, Ranked, ReplayOptions};
-use crate::suite::{line_of, read_yaml, Experiments, Suite, Task};
+use crate::suite::{read_yaml, Experiments, Suite, Task};
 use ranklab_engine::policy::Wiring;
+use ranklab_engine::yaml::Lines;
 
 /// Outcome of one assertion under one wiring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -116,13 +117,14 @@ impl Paired {
     /// Loads and checks `path` against `corpus` (the suite's corpus, loaded by the caller).
     pub fn load(path: &Path) -> Result<(Paired, Corpus)> {
         let (mut file, text): (PairedFile, String) = read_yaml(path)?;
+        let lines = Lines::new(&text);
         file.path = path.to_path_buf();
         let dir = path.parent().unwrap_or(Path::new("."));
         let suite = Suite::load(&dir.join(&file.suite)).with_context(|| {
             format!(
                 "{}:{}: the suite of the assertions",
                 path.display(),
-                line_of(&text, "suite", &file.suite.to_string_lossy())
+                lines.of("suite", &file.suite.to_string_lossy())
             )
         })?;
         let corpus = suite.load_corpus()?;
@@ -134,7 +136,7 @@ impl Paired {
         }
         let mut seen = HashSet::new();
         for a in &file.assertions {
-            let at = format!("{}:{}", path.display(), line_of(&text, "id", &a.id));
+            let at = format!("{}:{}", path.display(), lines.of("id", &a.id));
             if !seen.insert(a.id.as_str()) {
                 bail!("{at}: duplicate assertion id {:?}", a.id);
             }
@@ -155,7 +157,7 @@ impl Paired {
             bail!(
                 "{}:{}: no assertion expects the legacy and the current wiring to differ (every one has `legacy` equal to `current`), so the file cannot show what the current wiring fixes; add one with `legacy: inverted` and `current: holds`",
                 path.display(),
-                line_of(&text, "assertions", "")
+                lines.of("assertions", "")
             );
         }
         let base = crate::suite::experiment_files(&suite)?
@@ -169,7 +171,7 @@ impl Paired {
                 format!(
                     "{}:{}: configuration {:?} is not in the experiments files beside {}",
                     path.display(),
-                    line_of(&text, "configuration", &file.configuration),
+                    lines.of("configuration", &file.configuration),
                     file.configuration,
                     suite.path.display()
                 )
@@ -251,7 +253,7 @@ impl Paired {
                     (None, None) => bail!(
                         "{}:{}: assertion {:?}: neither {:?} nor {:?} is retrieved for {:?}; pick a query that finds them",
                         self.file.path.display(),
-                        line_of(&std::fs::read_to_string(&self.file.path).unwrap_or_default(), "id", &a.id),
+                        Lines::new(&std::fs::read_to_string(&self.file.path).unwrap_or_default()).of("id", &a.id),
                         a.id,
                         a.above,
                         a.below,

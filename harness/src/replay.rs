@@ -382,7 +382,7 @@ fn weights_of(ex: &Experiments, opts: &ReplayOptions) -> Result<Vec<Option<Weigh
                 let p = ex.practice_path(c);
                 let pr = Practice::load(&p).with_context(|| {
                     let text = std::fs::read_to_string(&ex.path).unwrap_or_default();
-                    let at = match crate::suite::line_of(&text, "name", &c.name) {
+                    let at = match ranklab_engine::yaml::Lines::new(&text).of("name", &c.name) {
                         0 => ex.path.display().to_string(),
                         line => format!("{}:{line}", ex.path.display()),
                     };

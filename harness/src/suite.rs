@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::Corpus;
-use ranklab_engine::error::{yaml_duplicate_key, yaml_duplicate_key_line, yaml_hint};
 use ranklab_engine::fusion::RrfParams;
 use ranklab_engine::lexical::Bm25Params;
 use ranklab_engine::policy::Wiring;
+use ranklab_engine::yaml::Lines;
 use serde::Deserialize;
 
 pub mod beir;
@@ -97,70 +97,13 @@ enum Expected {
     Graded(BTreeMap<String, i32>),
 }
 
-/// Reads a YAML file into `T`, with errors that name the file, line and column.
+/// Reads a YAML file into `T` through the engine's one loader ([`ranklab_engine::yaml::read`]):
+/// errors name the file, line and column and say what to do.
 pub fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, String)> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1;
-        anyhow::anyhow!(
-            "{}:{line}: invalid UTF-8; save the file as UTF-8",
-            path.display()
-        )
-    })?;
-    let text = text.trim_start_matches('\u{feff}').replace("\r\n", "\n");
-    if text.trim().is_empty() {
-        bail!(
-            "{}: the file is empty; see `ranklab help formats` for its fields",
-            path.display()
-        );
-    }
-    let located = |e: yaml_serde::Error| {
-        let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
-        let msg = e.to_string();
-        let msg = msg.split(" at line ").next().unwrap_or(&msg);
-        if let Some((field, key)) = yaml_duplicate_key(msg) {
-            // yaml_serde points at the mapping; name the line of the second `key:` instead.
-            let line = yaml_duplicate_key_line(&text, line, key).unwrap_or(line);
-            return anyhow::anyhow!(
-                "{}:{line}: {field}duplicate key `{key}`; remove one of the two (keys must be unique)",
-                path.display()
-            );
-        }
-        let loc = if line > 0 {
-            format!(":{line}:{column}")
-        } else {
-            String::new()
-        };
-        let hint = yaml_hint(&text, line, msg);
-        anyhow::anyhow!(
-            "{}{loc}: {msg}{hint} (see `ranklab help formats`)",
-            path.display()
-        )
-    };
-    // Duplicate keys first, anywhere: a map read into a `BTreeMap` would silently keep one.
-    if let Err(e) = yaml_serde::from_str::<yaml_serde::Value>(&text) {
-        if yaml_duplicate_key(&e.to_string()).is_some() {
-            return Err(located(e));
-        }
-    }
-    let value = yaml_serde::from_str(&text).map_err(located)?;
-    Ok((value, text))
-}
-
-/// The 1-based line of the first `id: <id>` entry (or `name: <id>`) in `text`, 0 if not found.
-pub fn line_of(text: &str, key: &str, value: &str) -> usize {
-    text.lines()
-        .position(|l| {
-            let l = l.trim_start().trim_start_matches("- ").trim();
-            l.strip_prefix(key)
-                .and_then(|r| r.strip_prefix(':'))
-                .is_some_and(|v| v.trim().trim_matches(['"', '\'']) == value)
-        })
-        .map_or(0, |i| i + 1)
+    ranklab_engine::yaml::read(path).map_err(|e| match e {
+        ranklab_engine::Error::Io { .. } => anyhow::anyhow!("cannot read {e}"),
+        e => e.into(),
+    })
 }
 
 impl Suite {
@@ -172,15 +115,16 @@ impl Suite {
             path.to_path_buf()
         };
         let (raw, text): (RawSuite, String) = read_yaml(&path)?;
+        let lines = Lines::new(&text);
         let at = |line: usize| format!("{}:{line}", path.display());
         if !is_file_name(&raw.suite) {
             bail!(
                 "{}: suite name {:?} must be non-empty, without white space or slashes, and not `.` or `..` (it names the report directory)",
-                at(line_of(&text, "suite", &raw.suite)),
+                at(lines.of("suite", &raw.suite)),
                 raw.suite
             );
         }
-        check_k(raw.k).with_context(|| at(line_of(&text, "k", &raw.k.to_string())))?;
+        check_k(raw.k).with_context(|| at(lines.of("k", &raw.k.to_string())))?;
         if raw.tasks.is_empty() {
             bail!(
                 "{}: the suite has no tasks; add at least one under `tasks:`",
@@ -190,7 +134,7 @@ impl Suite {
         let mut seen = HashSet::new();
         let mut tasks = Vec::with_capacity(raw.tasks.len());
         for t in raw.tasks {
-            let line = line_of(&text, "id", &t.id);
+            let line = lines.of("id", &t.id);
             if !seen.insert(t.id.clone()) {
                 bail!(
                     "{}: duplicate task id {:?}; task ids must be unique",
@@ -525,12 +469,13 @@ impl Experiments {
     /// Loads and checks an experiments file.
     pub fn load(path: &Path) -> Result<Self> {
         let (mut ex, text): (Experiments, String) = read_yaml(path)?;
+        let lines = Lines::new(&text);
         ex.path = path.to_path_buf();
         if !is_file_name(&ex.experiment) {
             bail!(
                 "{}:{}: experiment name {:?} must be non-empty, without white space or slashes, and not `.` or `..` (it names the report files)",
                 path.display(),
-                line_of(&text, "experiment", &ex.experiment),
+                lines.of("experiment", &ex.experiment),
                 ex.experiment
             );
         }
@@ -542,7 +487,7 @@ impl Experiments {
         }
         let mut seen = HashSet::new();
         for c in &ex.configurations {
-            let at = format!("{}:{}", path.display(), line_of(&text, "name", &c.name));
+            let at = format!("{}:{}", path.display(), lines.of("name", &c.name));
             if !seen.insert(c.name.as_str()) {
                 bail!(
                     "{at}: duplicate configuration name {:?}; configuration names must be unique (they name the run files)",
@@ -596,7 +541,7 @@ impl Experiments {
             Some(b) if !seen.contains(b.as_str()) => bail!(
                 "{}:{}: baseline {b:?} is not one of the configurations ({})",
                 path.display(),
-                line_of(&text, "baseline", b),
+                lines.of("baseline", b),
                 ex.configurations
                     .iter()
                     .map(|c| c.name.as_str())

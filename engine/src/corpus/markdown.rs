@@ -271,7 +271,7 @@ fn split_front_matter<'a>(path: &Path, text: &'a str) -> Result<(FrontMatter, &'
     let fm: FrontMatter = if yaml.trim().is_empty() {
         FrontMatter::default()
     } else {
-        yaml_serde::from_str(yaml).map_err(|e| crate::error::yaml_in(path, 1, yaml, e))?
+        crate::yaml::parse(path, 1, yaml)?
     };
     Ok((fm, body, fm_lines + 1))
 }

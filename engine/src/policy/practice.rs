@@ -85,15 +85,7 @@ pub struct Previous {
 impl Practice {
     /// Loads and validates a practice file.
     pub fn load(path: &Path) -> Result<Practice> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-            let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-            Error::parse(path, line, "invalid UTF-8; save the file as UTF-8")
-        })?;
-        let text = text.trim_start_matches('\u{feff}');
-        let mut p: Practice =
-            yaml_serde::from_str(text).map_err(|e| crate::error::yaml_in(path, 0, text, e))?;
+        let (mut p, text): (Practice, String) = crate::yaml::read(path)?;
         p.path = path.to_path_buf();
         for (i, h) in p.history.iter().enumerate() {
             if let Some(v) = h.weights.violation() {

@@ -14,7 +14,8 @@ use chrono::NaiveDate;
 use ranklab_engine::corpus::Corpus;
 use serde::Deserialize;
 
-use crate::suite::{line_of, read_yaml};
+use crate::suite::read_yaml;
+use ranklab_engine::yaml::Lines;
 
 /// One merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +75,7 @@ impl Merges {
     /// Loads `path` and checks every merge against `corpus`.
     pub(crate) fn load(path: &Path, corpus: &Corpus) -> Result<Merges> {
         let (raw, text): (RawFile, String) = read_yaml(path)?;
+        let lines = Lines::new(&text);
         if raw.merges.is_empty() {
             bail!(
                 "{}: no merges; add at least one under `merges:` (see `ranklab help formats`)",
@@ -83,7 +85,7 @@ impl Merges {
         let mut seen = HashSet::new();
         let mut merges = Vec::with_capacity(raw.merges.len());
         for m in raw.merges {
-            let line = line_of(&text, "id", &m.id);
+            let line = lines.of("id", &m.id);
             let at = format!("{}:{line}", path.display());
             if !seen.insert(m.id.clone()) {
                 bail!(

@@ -1,0 +1,231 @@
+//! YAML input, once: the loader every YAML file of ranklab goes through (suites, experiments,
+//! paired assertions, merges, judgments, pools, practice files, and the front matter of
+//! Markdown records) and the one formatter of its errors.
+//!
+//! Errors are [`Error::Parse`] at `file:line:column`, the line and column taken from
+//! `yaml_serde`'s error location (shifted by the lines before the YAML, for front matter), the
+//! cause without yaml_serde's own ` at line L column C`, and what to do. One exception: for a
+//! duplicate key yaml_serde points at the start of the mapping, so the line of the second
+//! `key:` is looked up in the text.
+//!
+//! yaml_serde gives no positions for values that parse, so checks made after parsing (a
+//! duplicate task id, a bad `k`) place themselves with [`Lines`], an index of the text's
+//! `key: value` lines built in one pass.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+
+use crate::error::{Error, Result};
+
+/// Reads `path` as UTF-8 YAML (a byte-order mark and CRLF line ends accepted) into `T`; returns
+/// the value and the normalised text.
+pub fn read<T: DeserializeOwned>(path: &Path) -> Result<(T, String)> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        Error::parse(path, line, "invalid UTF-8; save the file as UTF-8")
+    })?;
+    let text = text.trim_start_matches('\u{feff}').replace("\r\n", "\n");
+    if text.trim().is_empty() {
+        return Err(Error::parse(
+            path,
+            0,
+            "the file is empty; see `ranklab help formats` for its fields",
+        ));
+    }
+    Ok((parse(path, 0, &text)?, text))
+}
+
+/// Parses `text`, which starts after `line_offset` lines of `path`, into `T`. A duplicate key
+/// anywhere is an error even where `T` would keep one of the two (a map).
+pub fn parse<T: DeserializeOwned>(path: &Path, line_offset: usize, text: &str) -> Result<T> {
+    if let Err(e) = yaml_serde::from_str::<yaml_serde::Value>(text) {
+        if duplicate_key(&cause(&e)).is_some() {
+            return Err(error(path, line_offset, text, e));
+        }
+    }
+    yaml_serde::from_str(text).map_err(|e| error(path, line_offset, text, e))
+}
+
+/// The one formatter: `err`, raised on `text` (which starts after `line_offset` lines of
+/// `path`), as [`Error::Parse`] at its place, with what to do.
+pub fn error(path: &Path, line_offset: usize, text: &str, err: yaml_serde::Error) -> Error {
+    let (line, column) = err.location().map_or((0, 0), |l| (l.line(), l.column()));
+    let cause = cause(&err);
+    let shift = |l: usize| if l > 0 { l + line_offset } else { 0 };
+    if let Some((field, key)) = duplicate_key(&cause) {
+        return Error::Parse {
+            path: path.to_path_buf(),
+            line: shift(duplicate_key_line(text, line, key).unwrap_or(line)),
+            column: 0,
+            message: format!(
+                "{field}duplicate key `{key}`; remove one of the two (keys must be unique)"
+            ),
+        };
+    }
+    const CHRONO: [&str; 3] = [
+        "input is out of range",
+        "input contains invalid characters",
+        "premature end of input",
+    ];
+    let date = if CHRONO.iter().any(|c| cause.ends_with(c)) {
+        "; write dates as YYYY-MM-DD (e.g. 2026-03-14)"
+    } else {
+        ""
+    };
+    Error::Parse {
+        path: path.to_path_buf(),
+        line: shift(line),
+        column,
+        message: format!(
+            "{cause}{}{date} (see `ranklab help formats`)",
+            hint(text, line, &cause)
+        ),
+    }
+}
+
+/// yaml_serde's message without the ` at line L column C` of its own location (cut where that
+/// mark starts, which also drops a libyaml context naming a second place); the location itself
+/// is [`yaml_serde::Error::location`].
+fn cause(err: &yaml_serde::Error) -> String {
+    let full = err.to_string();
+    match err.location() {
+        Some(l) => {
+            let mark = format!(" at line {} column {}", l.line(), l.column());
+            match full.find(&mark) {
+                Some(i) => full[..i].to_string(),
+                None => full,
+            }
+        }
+        None => full,
+    }
+}
+
+/// What to do about a common YAML mistake (a number in quotes or out of range, a tab in the
+/// indentation) named by the message `msg` at 1-based `line` of `text`; "" if none.
+fn hint(text: &str, line: usize, msg: &str) -> &'static str {
+    const NUMBERS: [&str; 8] = ["usize", "u16", "u32", "u64", "i32", "i64", "f32", "f64"];
+    let number = NUMBERS
+        .iter()
+        .any(|n| msg.ends_with(&format!("expected {n}")));
+    if number && msg.contains("invalid type: string") {
+        "; write the number without quotes"
+    } else if number && msg.contains("invalid type: integer") {
+        "; the number is out of range"
+    } else if line > 0 && text.lines().nth(line - 1).is_some_and(|l| l.contains('\t')) {
+        "; indent with spaces: YAML does not allow tabs"
+    } else {
+        ""
+    }
+}
+
+/// `(field path prefix, key)` of a duplicate-key message: yaml_serde's `duplicate entry with key
+/// "k"` (any mapping) or serde's ``duplicate field `k` `` (a struct). yaml_serde has no error
+/// kinds, so these two fixed message forms are the only way to tell.
+fn duplicate_key(msg: &str) -> Option<(&str, &str)> {
+    let (i, key) = if let Some(i) = msg.find("duplicate entry with key \"") {
+        (i, msg[i + 26..].split('"').next()?)
+    } else if let Some(i) = msg.find("duplicate field `") {
+        (i, msg[i + 17..].split('`').next()?)
+    } else {
+        return None;
+    };
+    Some((&msg[..i], key))
+}
+
+/// The 1-based line of the second `key:` (block or flow style) in `text` from line `from` on:
+/// where a duplicate key of the mapping starting at `from` is.
+fn duplicate_key_line(text: &str, from: usize, key: &str) -> Option<usize> {
+    let mut seen = 0;
+    for (i, l) in text.lines().enumerate().skip(from.saturating_sub(1)) {
+        for (j, _) in l.match_indices(key) {
+            let before = l[..j].chars().next_back();
+            let after = l[j + key.len()..].trim_start_matches(['"', '\'']);
+            if before.is_none_or(|c| " \t{,-\"'".contains(c)) && after.starts_with(':') {
+                seen += 1;
+                if seen == 2 {
+                    return Some(i + 1);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The 1-based line of the first `key: value` line (block style, `- key: value` too) for each
+/// key and value of a YAML text, built in one pass.
+#[derive(Debug, Default)]
+pub struct Lines(HashMap<(String, String), usize>);
+
+impl Lines {
+    /// Indexes `text`.
+    pub fn new(text: &str) -> Lines {
+        let mut map = HashMap::new();
+        for (i, l) in text.lines().enumerate() {
+            let l = l.trim_start().trim_start_matches("- ").trim();
+            if let Some((key, value)) = l.split_once(':') {
+                let value = value.trim().trim_matches(['"', '\'']);
+                map.entry((key.to_string(), value.to_string()))
+                    .or_insert(i + 1);
+            }
+        }
+        Lines(map)
+    }
+
+    /// The line of the first `key: value`, 0 if there is none.
+    pub fn of(&self, key: &str, value: &str) -> usize {
+        self.0
+            .get(&(key.to_string(), value.to_string()))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Doc {
+        k: usize,
+        m: std::collections::BTreeMap<String, i32>,
+    }
+
+    fn err(text: &str, offset: usize) -> String {
+        parse::<Doc>(Path::new("f.yaml"), offset, text)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn errors_name_the_place_from_the_location_once() {
+        // `k` is on line 1, column 4 of the text (counted by hand); 2 lines before it.
+        let e = err("k: \"5\"\nm: {}\n", 2);
+        assert_eq!(
+            e,
+            "f.yaml:3:4: k: invalid type: string \"5\", expected usize; write the number without quotes (see `ranklab help formats`)"
+        );
+        assert!(!e.contains(" at line "), "{e}");
+    }
+
+    #[test]
+    fn a_duplicate_key_names_its_second_line_even_inside_a_map() {
+        // The BTreeMap would keep one `a` silently; the second `a:` is on line 4.
+        let e = err("k: 1\nm:\n  a: 1\n  a: 2\n", 0);
+        assert!(e.starts_with("f.yaml:4: "), "{e}");
+        assert!(e.contains("duplicate key `a`; remove one"), "{e}");
+    }
+
+    #[test]
+    fn lines_finds_the_first_entry_of_each_key_and_value() {
+        let l = Lines::new("tasks:\n  - id: T1\n    k: 5\n  - id: \"T2\"\n  - id: T1\n");
+        assert_eq!(l.of("id", "T1"), 2);
+        assert_eq!(l.of("id", "T2"), 4);
+        assert_eq!(l.of("tasks", ""), 1);
+        assert_eq!(l.of("id", "T3"), 0);
+    }
+}
