@@ -1,9 +1,11 @@
 //! `ranklab gate`: block a change that makes retrieval worse.
 //!
-//! Replays every (suite, configuration, metric) row of the baseline file, compares each value
-//! with its baseline one-sidedly (a rise passes, a drop within the row's tolerance passes, a
-//! larger drop fails), runs every paired assertion (`tasks/<suite>/paired*.yaml`), and prints a
-//! Markdown table, appended to `$GITHUB_STEP_SUMMARY` when that is set.
+//! Replays every (suite, configuration, metric) row of the baseline file, grades each value
+//! against its baseline ([`crate::gate::verdict`]: pass, OKISH, REGRESSION, improved, or a
+//! failing rise on the legacy wiring's rows), checks the per-task expectations, runs every
+//! paired assertion (`tasks/<suite>/paired*.yaml`), and prints a Markdown table, appended to
+//! `$GITHUB_STEP_SUMMARY` when that is set. `--calibrate N` stores each row's spread over N
+//! replays instead.
 //!
 //! The gated set is the baseline file's rows. `--update` rewrites the file (atomically) with
 //! the values of now for: every row already in it, recall@k and MRR of each experiments file's
@@ -28,7 +30,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
-use crate::gate::baseline::{Baseline, Fixed, Kind, Row, DEFAULT_TOLERANCE};
+use crate::gate::baseline::{Baseline, Fixed, Kind, Row};
 use crate::gate::verdict::{table, Line, Verdict};
 use crate::gate::Subject;
 use crate::paired::Paired;
@@ -38,16 +40,22 @@ use crate::report::shown;
 /// Arguments of `ranklab gate`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-The gated rows are those of the baseline file. A rise passes (record it with --update), a drop \
-within the row's tolerance passes, a larger drop fails. Every tasks/<suite>/paired*.yaml is run \
-too. The table is printed, and appended to $GITHUB_STEP_SUMMARY when that is set.
+The gated rows are those of the baseline file. A row allows max(tolerance, 3 x spread): a change \
+within it passes; a drop beyond it but within 1.5x is OKISH (shown, passes); a larger drop fails; \
+a rise beyond it passes as improved (record it with --update), except on rows with \
+\"rise\": \"fails\" (the legacy wiring's, which must keep showing the bug). The baseline's \
+per-task expectations (document within the top N of a configuration for a task) are gated too, \
+and every tasks/<suite>/paired*.yaml is run. The table is printed, and appended to $GITHUB_STEP_SUMMARY when that is set.
 
 --update rewrites the baseline (atomically) for: the rows already in it, recall@k and MRR of each \
 experiments file's baseline configuration, each --also, and nDCG@10 of bm25 and dense for each \
 --beir collection. It writes nothing when a paired assertion fails. Delete a row by hand to stop \
-gating it; a tolerance edited by hand is kept.
+gating it; a tolerance edited by hand is kept, and so are the expectations.
 
-Exit codes: 0 pass; 1 a regression or a failed paired assertion; 2 bad input (a baseline naming \
+--calibrate N replays N times and writes each row's spread (largest minus smallest value) into \
+the baseline, for configurations whose output varies between runs.
+
+Exit codes: 0 pass; 1 a regression, a failed per-task expectation or a failed paired assertion; 2 bad input (a baseline naming \
 an unknown suite, configuration or metric; a corpus or suite changed since the baseline: review \
 the change, then run --update).")]
 pub(crate) struct GateArgs {
@@ -77,6 +85,11 @@ pub(crate) struct GateArgs {
     pub reports: PathBuf,
     #[command(flatten)]
     pub recording: crate::external::RecordingArgs,
+    /// Replay N times (N >= 2) and store each row's spread (largest minus smallest value) in the
+    /// baseline; a row then allows max(tolerance, 3 x spread). For configurations whose output
+    /// varies from run to run (external engines, approximate indexes). Values are not changed.
+    #[arg(long, value_name = "N", conflicts_with = "update")]
+    pub calibrate: Option<usize>,
 }
 
 /// Runs the command.
@@ -160,19 +173,50 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
         }
     }
 
-    // Measure: one replay per subject over the configurations its rows name.
-    let mut values: BTreeMap<(String, String, String), Fixed> = BTreeMap::new();
-    for s in subjects.values() {
-        let mut configs: Vec<&str> = wanted
-            .keys()
-            .filter(|k| k.0 == s.name)
-            .map(|k| k.1.as_str())
-            .collect();
-        configs.dedup();
-        for ((c, m), v) in s.measure(&configs)? {
-            values.insert((s.name.clone(), c, m), v);
+    // Measure: one replay per subject over the configurations its rows and expectations name.
+    let measure_all = || -> Result<Measured> {
+        let mut values = BTreeMap::new();
+        let mut ranks = vec![None; old.expectations.len()];
+        for s in subjects.values() {
+            let mut configs: Vec<&str> = wanted
+                .keys()
+                .filter(|k| k.0 == s.name)
+                .map(|k| k.1.as_str())
+                .collect();
+            let mine: Vec<usize> = (0..old.expectations.len())
+                .filter(|&i| old.expectations[i].suite == s.name)
+                .collect();
+            configs.extend(
+                mine.iter()
+                    .map(|&i| old.expectations[i].configuration.as_str()),
+            );
+            configs.sort_unstable();
+            configs.dedup();
+            let asked: Vec<(&str, &str, &str)> = mine
+                .iter()
+                .map(|&i| {
+                    let e = &old.expectations[i];
+                    (
+                        e.configuration.as_str(),
+                        e.task.as_str(),
+                        e.document.as_str(),
+                    )
+                })
+                .collect();
+            let (v, r) = s.measure_with(&configs, &asked)?;
+            for ((c, m), v) in v {
+                values.insert((s.name.clone(), c, m), v);
+            }
+            for (&i, r) in mine.iter().zip(r) {
+                ranks[i] = r;
+            }
         }
+        Ok((values, ranks))
+    };
+    if let Some(n) = args.calibrate {
+        return calibrate(&args, &old, n, measure_all);
     }
+    let (values, ranks) = measure_all()?;
 
     let mut lines = Vec::new();
     for (key, row) in &wanted {
@@ -189,14 +233,11 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
                 verdict: Verdict::Skipped,
             },
             (None, n) => Line {
-                row: Row {
-                    suite: key.0.clone(),
-                    configuration: key.1.clone(),
-                    metric: key.2.clone(),
-                    value: n.unwrap_or(Fixed(0)),
-                    tolerance: DEFAULT_TOLERANCE,
-                    line: 0,
-                },
+                row: Row::new(
+                    key.clone(),
+                    n.unwrap_or(Fixed(0)),
+                    subjects.get(&key.0).is_some_and(|s| s.is_legacy(&key.1)),
+                ),
                 now: n,
                 verdict: Verdict::New,
             },
@@ -226,6 +267,33 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
     let mut md = String::from("## ranklab gate\n\n");
     let _ = writeln!(md, "Baseline `{}`.\n", shown(&args.baseline));
     md.push_str(&table(&lines));
+    let mut expectations_failed = 0;
+    if !old.expectations.is_empty() {
+        md.push_str("\n### Per-task expectations\n\n| suite | configuration | task | document | within | rank | verdict |\n|---|---|---|---|---:|---:|---|\n");
+        for (e, r) in old.expectations.iter().zip(&ranks) {
+            let measured = subjects.contains_key(&e.suite);
+            let pass = r.is_some_and(|r| r <= e.within);
+            if measured && !pass {
+                expectations_failed += 1;
+            }
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                e.suite,
+                e.configuration,
+                e.task,
+                e.document,
+                e.within,
+                r.map_or("-".to_string(), |r| r.to_string()),
+                match (measured, pass) {
+                    (false, _) => "skipped (collection not given; pass --beir DIR)",
+                    (true, true) => "pass",
+                    (true, false) if r.is_none() => "FAIL (not ranked)",
+                    (true, false) => "FAIL",
+                }
+            );
+        }
+    }
     md.push_str(&paired_md);
     let ungated: Vec<&str> = subjects
         .values()
@@ -241,8 +309,11 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
     }
     if lines.iter().any(|l| l.verdict == Verdict::Improved) && !args.update {
         md.push_str(
-            "\nSome values rose: after review, record them with `ranklab gate --update`.\n",
+            "\nSome values rose beyond their tolerance: after review, record them with `ranklab gate --update`.\n",
         );
+    }
+    if lines.iter().any(|l| l.verdict == Verdict::Okish) {
+        md.push_str("\nOKISH: a drop beyond the tolerance but within 1.5x of it passes; look before it grows (a noisy configuration: `ranklab gate --calibrate 5` measures its spread).\n");
     }
 
     let code = if args.update {
@@ -252,6 +323,7 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
         } else {
             let mut new = Baseline {
                 path: args.baseline.clone(),
+                expectations: old.expectations.clone(),
                 ..Default::default()
             };
             for l in &lines {
@@ -264,6 +336,7 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
                             Row {
                                 value: n,
                                 line: 0,
+                                rise_fails: l.row.rise_fails || s.is_legacy(&l.row.configuration),
                                 ..l.row.clone()
                             },
                         );
@@ -285,11 +358,16 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
             );
             0
         }
-    } else if !regressions.is_empty() || paired_failed > 0 {
+    } else if !regressions.is_empty() || paired_failed > 0 || expectations_failed > 0 {
         let _ = writeln!(
             md,
-            "\n**FAIL**: {} regression(s) beyond tolerance, {paired_failed} paired expectation(s) failed.",
-            regressions.len()
+            "\n**FAIL**: {} regression(s) beyond tolerance{}, {paired_failed} paired expectation(s) failed.",
+            regressions.len(),
+            if old.expectations.is_empty() {
+                String::new()
+            } else {
+                format!(", {expectations_failed} per-task expectation(s) failed")
+            }
         );
         if !regressions.is_empty() {
             md.push_str("\nRegressions:\n\n");
@@ -301,8 +379,13 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
     } else {
         let _ = writeln!(
             md,
-            "\n**PASS**: {} row(s) within tolerance, every paired assertion as expected.",
-            lines.len()
+            "\n**PASS**: {} row(s) within tolerance{}, every paired assertion as expected.",
+            lines.len(),
+            if old.expectations.is_empty() {
+                String::new()
+            } else {
+                format!(", {} per-task expectation(s) hold", old.expectations.len())
+            }
         );
         0
     };
@@ -319,6 +402,78 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
             .with_context(|| format!("cannot append to $GITHUB_STEP_SUMMARY ({})", p.display()))?;
     }
     Ok(ExitCode::from(code))
+}
+
+/// Every row's value now, and each expectation's rank (None: not ranked).
+type Measured = (
+    BTreeMap<(String, String, String), Fixed>,
+    Vec<Option<usize>>,
+);
+
+/// `--calibrate N`: replays N times, writes each row's spread (largest minus smallest value)
+/// into the baseline, values and tolerances unchanged.
+fn calibrate(
+    args: &GateArgs,
+    old: &Baseline,
+    n: usize,
+    measure: impl Fn() -> Result<(
+        BTreeMap<(String, String, String), Fixed>,
+        Vec<Option<usize>>,
+    )>,
+) -> Result<ExitCode> {
+    if n < 2 {
+        bail!("--calibrate {n}: give at least 2 replays to measure a spread, e.g. --calibrate 5");
+    }
+    if old.rows.is_empty() {
+        bail!(
+            "{}: no rows to calibrate; record the baseline with `ranklab gate --update` first",
+            old.path.display()
+        );
+    }
+    let mut lo: BTreeMap<(String, String, String), Fixed> = BTreeMap::new();
+    let mut hi: BTreeMap<(String, String, String), Fixed> = BTreeMap::new();
+    for i in 0..n {
+        eprintln!("gate --calibrate: replay {} of {n}", i + 1);
+        for (k, v) in measure()?.0 {
+            let l = lo.entry(k.clone()).or_insert(v);
+            *l = (*l).min(v);
+            let h = hi.entry(k).or_insert(v);
+            *h = (*h).max(v);
+        }
+    }
+    let mut new = old.clone();
+    let mut md = format!(
+        "## ranklab gate --calibrate {n}\n\nBaseline `{}`: each row's spread over {n} replays; a row allows max(tolerance, 3 × spread).\n\n| suite | configuration | metric | baseline | lowest | highest | spread | allowed |\n|---|---|---|---:|---:|---:|---:|---:|\n",
+        shown(&args.baseline)
+    );
+    let mut calibrated = 0;
+    for (k, row) in new.rows.iter_mut() {
+        let (Some(l), Some(h)) = (lo.get(k), hi.get(k)) else {
+            continue; // a collection not given with --beir: left as it was
+        };
+        row.spread = Some(Fixed(h.0 - l.0));
+        calibrated += 1;
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            k.0,
+            k.1,
+            k.2,
+            row.value.show(),
+            l.show(),
+            h.show(),
+            Fixed(h.0 - l.0).show(),
+            row.allowed().show()
+        );
+    }
+    crate::report::atomic::write(&args.baseline, new.render().as_bytes())?;
+    let _ = writeln!(
+        md,
+        "\nCalibrated {calibrated} row(s); spreads written to `{}`.",
+        shown(&args.baseline)
+    );
+    print!("{md}");
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Every suite, configuration and metric the baseline names must exist (collections not given
@@ -361,6 +516,34 @@ fn check_names(b: &Baseline, subjects: &BTreeMap<String, Subject>) -> Result<()>
                 r.suite,
                 r.metric,
                 s.metric_names().join(", ")
+            );
+        }
+    }
+    for e in &b.expectations {
+        let Some(s) = subjects.get(&e.suite) else {
+            continue;
+        };
+        let at = format!("{path}:{}", e.line);
+        if s.configuration(&e.configuration).is_none() {
+            bail!(
+                "{at}: suite {:?} has no configuration {:?} (configurations: {}); fix the expectation or delete it",
+                e.suite,
+                e.configuration,
+                s.configuration_list()
+            );
+        }
+        if !s.suite.tasks.iter().any(|t| t.id == e.task) {
+            bail!(
+                "{at}: suite {:?} has no task {:?}; fix the expectation or delete it",
+                e.suite,
+                e.task
+            );
+        }
+        if s.corpus.index_of(&e.document).is_none() {
+            bail!(
+                "{at}: document {:?} is not in the corpus of {:?}; fix the expectation or delete it",
+                e.document,
+                e.suite
             );
         }
     }

@@ -7,10 +7,22 @@
 //!     "brain": { "kind": "suite", "corpus_sha256": "65870c82…", "suite_sha256": "9f1e…" }
 //!   },
 //!   "rows": [
-//!     { "suite": "brain", "configuration": "current", "metric": "MRR", "value": 0.9792, "tolerance": 0.0010 }
+//!     { "suite": "brain", "configuration": "current", "metric": "MRR", "value": 0.9792, "tolerance": 0.0010 },
+//!     { "suite": "brain", "configuration": "legacy", "metric": "MRR", "value": 0.4472, "tolerance": 0.0010, "rise": "fails" },
+//!     { "suite": "docir", "configuration": "minisearch", "metric": "MRR", "value": 0.6400, "tolerance": 0.0010, "spread": 0.0012 }
+//!   ],
+//!   "expectations": [
+//!     { "suite": "docir", "configuration": "fusion", "task": "T07", "document": "pay-webhook-replay", "within": 3 }
 //!   ]
 //! }
 //! ```
+//!
+//! `spread` (optional, written by `ranklab gate --calibrate N`) is the range of the row's value
+//! over N replays; the row then allows max(tolerance, 3 × spread). `"rise": "fails"` (written by
+//! `--update` for configurations with `wiring: legacy`, whose rows must keep showing the bug)
+//! makes a rise beyond the allowance fail too. `expectations` (optional, written by hand, kept
+//! by `--update`) are per-task checks: the document must be ranked within the top `within` of
+//! the configuration for that task.
 //!
 //! The file is rendered by hand, not by a serializer, so that its diff is reviewable: suites in
 //! name order, rows in (suite, configuration, metric) order, one row per line, every number with
@@ -103,11 +115,34 @@ pub struct Row {
     pub value: Fixed,
     /// How far below `value` the metric may fall and still pass.
     pub tolerance: Fixed,
+    /// The range of the value over `--calibrate N` replays, if calibrated.
+    pub spread: Option<Fixed>,
+    /// Whether a rise beyond the allowance fails (rows of the legacy wiring).
+    pub rise_fails: bool,
     /// Line in the file (0 for rows not read from a file).
     pub line: usize,
 }
 
 impl Row {
+    /// A row as `--update` first writes it: the default tolerance, no spread.
+    pub fn new(key: (String, String, String), value: Fixed, rise_fails: bool) -> Row {
+        Row {
+            suite: key.0,
+            configuration: key.1,
+            metric: key.2,
+            value,
+            tolerance: DEFAULT_TOLERANCE,
+            spread: None,
+            rise_fails,
+            line: 0,
+        }
+    }
+
+    /// The change allowed either way: max(tolerance, 3 × spread).
+    pub fn allowed(&self) -> Fixed {
+        Fixed(self.tolerance.0.max(3 * self.spread.map_or(0, |s| s.0)))
+    }
+
     /// The (suite, configuration, metric) key.
     pub fn key(&self) -> (String, String, String) {
         (
@@ -129,6 +164,35 @@ pub struct Baseline {
     pub rows: BTreeMap<(String, String, String), Row>,
     /// Line of each suite's entry.
     pub suite_lines: BTreeMap<String, usize>,
+    /// Per-task expectations, file order.
+    pub expectations: Vec<Expectation>,
+}
+
+/// A per-task expectation: `document` within the top `within` of `configuration` for `task`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expectation {
+    /// Suite name.
+    pub suite: String,
+    /// Configuration name.
+    pub configuration: String,
+    /// Task id.
+    pub task: String,
+    /// Document id.
+    pub document: String,
+    /// The largest rank that passes (1-based).
+    pub within: usize,
+    /// Line in the file.
+    pub line: usize,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExpectation {
+    suite: String,
+    configuration: String,
+    task: String,
+    document: String,
+    within: usize,
 }
 
 #[derive(Deserialize)]
@@ -139,6 +203,8 @@ struct RawFile {
     about: Option<String>,
     suites: BTreeMap<String, SuiteEntry>,
     rows: Vec<RawRow>,
+    #[serde(default)]
+    expectations: Vec<RawExpectation>,
 }
 
 #[derive(Deserialize)]
@@ -149,9 +215,13 @@ struct RawRow {
     metric: String,
     value: f64,
     tolerance: f64,
+    #[serde(default)]
+    spread: Option<f64>,
+    #[serde(default)]
+    rise: Option<String>,
 }
 
-const ABOUT: &str = "ranklab gate baseline: the gated (suite, configuration, metric) values. `ranklab gate` fails when a value drops by more than its tolerance. Regenerate with `ranklab gate --update` after review; edit a tolerance by hand, --update keeps it.";
+const ABOUT: &str = "ranklab gate baseline: the gated (suite, configuration, metric) values. `ranklab gate` fails a row whose value drops by more than 1.5 x its allowance (its tolerance, or 3 x its calibrated spread when larger; a smaller drop beyond the allowance is OKISH and passes); a row with \"rise\": \"fails\" (the legacy wiring's, which must keep showing the bug) also fails when it rises beyond its allowance. Regenerate with `ranklab gate --update` after review; edit a tolerance by hand, --update keeps it.";
 
 fn json_str(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
@@ -233,17 +303,30 @@ impl Baseline {
             if !b.suites.contains_key(&r.suite) {
                 bail!("{at}: row names suite {:?}, which has no entry under \"suites\"; add it or run `ranklab gate --update`", r.suite);
             }
-            for (field, x) in [("value", r.value), ("tolerance", r.tolerance)] {
+            for (field, x) in [
+                ("value", r.value),
+                ("tolerance", r.tolerance),
+                ("spread", r.spread.unwrap_or(0.0)),
+            ] {
                 if !x.is_finite() || x < 0.0 {
                     bail!("{at}: `{field}` is {x}; it must be a non-negative number");
                 }
             }
+            let rise_fails = match r.rise.as_deref() {
+                None | Some("passes") => false,
+                Some("fails") => true,
+                Some(other) => bail!(
+                    "{at}: `rise` is {other:?}; write \"fails\" (a rise beyond the allowance fails: rows that must keep showing a bug) or leave it out"
+                ),
+            };
             let row = Row {
                 suite: r.suite,
                 configuration: r.configuration,
                 metric: r.metric,
                 value: Fixed::from_f64(r.value),
                 tolerance: Fixed::from_f64(r.tolerance),
+                spread: r.spread.map(Fixed::from_f64),
+                rise_fails,
                 line,
             };
             if let Some(prev) = b.rows.insert(row.key(), row.clone()) {
@@ -255,6 +338,44 @@ impl Baseline {
                     prev.line
                 );
             }
+        }
+        for e in raw.expectations {
+            let line = find_line(
+                text,
+                &[
+                    &format!("\"task\": {}", json_str(&e.task)),
+                    &format!("\"document\": {}", json_str(&e.document)),
+                    &format!("\"configuration\": {}", json_str(&e.configuration)),
+                ],
+            );
+            let at = format!("{}:{line}", path.display());
+            if !b.suites.contains_key(&e.suite) {
+                bail!("{at}: expectation names suite {:?}, which has no entry under \"suites\"; add it or run `ranklab gate --update`", e.suite);
+            }
+            if e.within == 0 {
+                bail!("{at}: `within` is 0; write the largest rank that passes (1 = first)");
+            }
+            if let Some(prev) = b.expectations.iter().find(|p| {
+                (&p.suite, &p.configuration, &p.task, &p.document)
+                    == (&e.suite, &e.configuration, &e.task, &e.document)
+            }) {
+                bail!(
+                    "{at}: the expectation ({}, {}, {}, {}) is listed twice (also on line {}); keep one",
+                    e.suite,
+                    e.configuration,
+                    e.task,
+                    e.document,
+                    prev.line
+                );
+            }
+            b.expectations.push(Expectation {
+                suite: e.suite,
+                configuration: e.configuration,
+                task: e.task,
+                document: e.document,
+                within: e.within,
+                line,
+            });
         }
         Ok(b)
     }
@@ -280,9 +401,17 @@ impl Baseline {
         s.push_str("},\n  \"rows\": [");
         let n = self.rows.len();
         for (i, r) in self.rows.values().enumerate() {
+            let spread = r
+                .spread
+                .map_or(String::new(), |x| format!(", \"spread\": {}", x.show()));
+            let rise = if r.rise_fails {
+                ", \"rise\": \"fails\""
+            } else {
+                ""
+            };
             let _ = write!(
                 s,
-                "\n    {{ \"suite\": {}, \"configuration\": {}, \"metric\": {}, \"value\": {}, \"tolerance\": {} }}{}",
+                "\n    {{ \"suite\": {}, \"configuration\": {}, \"metric\": {}, \"value\": {}, \"tolerance\": {}{spread}{rise} }}{}",
                 json_str(&r.suite),
                 json_str(&r.configuration),
                 json_str(&r.metric),
@@ -291,7 +420,25 @@ impl Baseline {
                 if i + 1 < n { "," } else { "\n  " }
             );
         }
-        s.push_str("]\n}\n");
+        s.push(']');
+        if !self.expectations.is_empty() {
+            s.push_str(",\n  \"expectations\": [");
+            let n = self.expectations.len();
+            for (i, e) in self.expectations.iter().enumerate() {
+                let _ = write!(
+                    s,
+                    "\n    {{ \"suite\": {}, \"configuration\": {}, \"task\": {}, \"document\": {}, \"within\": {} }}{}",
+                    json_str(&e.suite),
+                    json_str(&e.configuration),
+                    json_str(&e.task),
+                    json_str(&e.document),
+                    e.within,
+                    if i + 1 < n { "," } else { "\n  " }
+                );
+            }
+            s.push(']');
+        }
+        s.push_str("\n}\n");
         s
     }
 
@@ -336,6 +483,8 @@ mod tests {
                 metric: m.into(),
                 value: Fixed::from_f64(v),
                 tolerance: DEFAULT_TOLERANCE,
+                spread: None,
+                rise_fails: c == "legacy",
                 line: 0,
             };
             b.rows.insert(r.key(), r);
@@ -362,6 +511,49 @@ mod tests {
         assert_eq!(back.render(), text);
         let mrr = &back.rows[&("brain".into(), "legacy".into(), "MRR".into())];
         assert_eq!((mrr.value, mrr.line), (Fixed(8750), 9), "{text}");
+    }
+
+    #[test]
+    fn spreads_rises_and_expectations_read_back_and_bad_ones_name_their_line() {
+        let mut b = sample();
+        let key = (
+            "brain".to_string(),
+            "current".to_string(),
+            "MRR".to_string(),
+        );
+        b.rows.get_mut(&key).unwrap().spread = Some(Fixed(12));
+        b.expectations.push(Expectation {
+            suite: "brain".into(),
+            configuration: "current".into(),
+            task: "B01".into(),
+            document: "aar-gcp-exodus".into(),
+            within: 1,
+            line: 0,
+        });
+        let text = b.render();
+        assert!(
+            text.contains(r#""value": 0.9792, "tolerance": 0.0010, "spread": 0.0012 }"#),
+            "{text}"
+        );
+        assert!(text.contains(r#""configuration": "legacy", "metric": "MRR", "value": 0.8750, "tolerance": 0.0010, "rise": "fails" }"#), "{text}");
+        let back = Baseline::parse(Path::new("b.json"), &text).unwrap();
+        assert_eq!(back.rows[&key].allowed(), Fixed(36));
+        assert_eq!(back.expectations.len(), 1);
+        assert_eq!(back.render(), text);
+        let line = text.lines().position(|l| l.contains("\"B01\"")).unwrap() + 1;
+        let zero = text.replace(r#""within": 1"#, r#""within": 0"#);
+        let e = Baseline::parse(Path::new("b.json"), &zero)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("b.json:{line}: `within` is 0")),
+            "{e}"
+        );
+        let rise = text.replace(r#""rise": "fails""#, r#""rise": "sometimes""#);
+        let e = Baseline::parse(Path::new("b.json"), &rise)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`rise` is \"sometimes\""), "{e}");
     }
 
     #[test]

@@ -190,9 +190,27 @@ impl Subject {
     /// Replays the named configurations (first stage once per task) and returns the mean of
     /// every metric per configuration: `(configuration, metric) -> value`.
     pub fn measure(&self, names: &[&str]) -> Result<BTreeMap<(String, String), Fixed>> {
+        Ok(self.measure_with(names, &[])?.0)
+    }
+
+    /// Whether configuration `name` has the legacy wiring (its rows must keep showing the bug).
+    pub fn is_legacy(&self, name: &str) -> bool {
+        self.configuration(name)
+            .is_some_and(|c| c.wiring == Wiring::Legacy)
+    }
+
+    /// [`Subject::measure`], plus for each (configuration, task, document) of `ranks` the
+    /// document's 1-based rank in that configuration's list for the task (None: not ranked).
+    /// Every configuration `ranks` names must be among `names`.
+    #[allow(clippy::type_complexity)]
+    pub fn measure_with(
+        &self,
+        names: &[&str],
+        ranks: &[(&str, &str, &str)],
+    ) -> Result<(BTreeMap<(String, String), Fixed>, Vec<Option<usize>>)> {
         let mut out = BTreeMap::new();
         if names.is_empty() {
-            return Ok(out);
+            return Ok((out, vec![None; ranks.len()]));
         }
         let configurations = names
             .iter()
@@ -225,7 +243,19 @@ impl Subject {
                 );
             }
         }
-        Ok(out)
+        let found = ranks
+            .iter()
+            .map(|(c, t, d)| {
+                let run = r.runs.iter().find(|run| run.config.name == *c)?;
+                let ti = self.suite.tasks.iter().position(|x| x.id == *t)?;
+                let di = all.index_of(d)?;
+                run.per_task[ti]
+                    .iter()
+                    .position(|h| h.doc == di)
+                    .map(|p| p + 1)
+            })
+            .collect();
+        Ok((out, found))
     }
 }
 
