@@ -263,6 +263,23 @@ enum ListKey {
     },
 }
 
+/// An external engine names documents, not sections: the passage the cross-encoder scores is
+/// each document's best BM25 section for the query (ranklab's English analyzer, default k1
+/// and b), as it is for ranklab's own lists; section 0 when the query matches none of it.
+pub fn best_sections(engine: &Engine<'_>, query: &str, hits: &mut [Hit]) -> Result<()> {
+    let corpus = engine.corpus;
+    let best: HashMap<usize, usize> = engine
+        .lexical
+        .search(corpus, query, corpus.len(), Default::default())?
+        .into_iter()
+        .map(|h| (h.doc, h.section))
+        .collect();
+    for h in hits {
+        h.section = best.get(&h.doc).copied().unwrap_or(0);
+    }
+    Ok(())
+}
+
 fn list_key(c: &Configuration) -> ListKey {
     let p = c.bm25();
     let (k1, b) = (p.k1.to_bits(), p.b.to_bits());
@@ -452,7 +469,12 @@ pub fn replay_with(
                 Some(l) => {
                     let hits = std::mem::take(&mut l[ti]);
                     if c.rerank.is_some() || c.wiring != Wiring::None {
-                        hits.into_iter().partition(|h| h.doc < corpus.len())
+                        let (mut inside, outside): (Vec<Hit>, Vec<Hit>) =
+                            hits.into_iter().partition(|h| h.doc < corpus.len());
+                        if c.rerank.is_some() {
+                            best_sections(engine, &task.query, &mut inside)?;
+                        }
+                        (inside, outside)
                     } else {
                         (hits, Vec::new())
                     }
@@ -564,5 +586,54 @@ fn plain(h: &Hit) -> Ranked {
         score: h.score,
         section: h.section,
         rerank_score: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ranklab_engine::corpus::{markdown::parse_record, Document};
+
+    fn doc(id: &str, body: &str) -> Document {
+        parse_record(
+            std::path::Path::new(&format!("{id}.md")),
+            format!("---\nid: {id}\ntitle: {id}\n---\n{body}\n").as_bytes(),
+        )
+        .unwrap()
+    }
+
+    /// Hand-computed: "idempotency" occurs only in section 1 of `a` and section 2 of `b`; `c`
+    /// does not hold it, so it keeps section 0. The external engine named sections 0 for all.
+    #[test]
+    fn an_external_hit_is_reranked_on_its_best_bm25_section() {
+        let corpus = Corpus::new(
+            "t",
+            vec![
+                doc(
+                    "a",
+                    "## Intro\nledger entries\n## Keys\nidempotency keys on capture",
+                ),
+                doc(
+                    "b",
+                    "## One\nwebhooks\n## Two\nrefunds\n## Three\nidempotency",
+                ),
+                doc("c", "## One\nnothing relevant"),
+            ],
+        )
+        .unwrap();
+        let engine = Engine::build(&corpus, &[]).unwrap();
+        let mut hits: Vec<Hit> = (0..3)
+            .map(|doc| Hit {
+                doc,
+                score: 1.0,
+                section: 0,
+            })
+            .collect();
+        best_sections(&engine, "idempotency key", &mut hits).unwrap();
+        let got: Vec<(&str, usize)> = hits.iter().map(|h| (corpus.id(h.doc), h.section)).collect();
+        assert_eq!(got, [("a", 1), ("b", 2), ("c", 0)]);
+        // The passage scored is that section's text.
+        let passage = ranklab_engine::rerank::Candidate::of(&corpus, &hits[0]).passage;
+        assert!(passage.contains("idempotency keys on capture"), "{passage}");
     }
 }
