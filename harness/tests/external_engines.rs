@@ -172,6 +172,42 @@ fn the_documented_clients_work_and_their_recordings_reproduce_the_reports_and_ga
         "reports from the recording differ"
     );
 
+    // `bench --from-recording` into an empty report tree: refused, naming --recordings; with
+    // `--recordings reports`, the same bytes (recordings included) in the new tree.
+    let bench = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "--tasks",
+            "tasks",
+            "--reports",
+            "fresh",
+            "--from-recording",
+        ];
+        args.extend_from_slice(extra);
+        ranklab(dir, &args)
+    };
+    let out = bench(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no recording at") && err.contains("--recordings DIR"),
+        "{err}"
+    );
+    assert!(
+        !dir.join("fresh/p").exists(),
+        "nothing written by a refused bench"
+    );
+    let out = bench(&["--recordings", "reports"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        recorded == common::tree(&dir.join("fresh")),
+        "bench --from-recording --recordings into an empty tree differs from the recorded reports"
+    );
+
     // The gate on the recording: passes; a degraded recorded ranking fails it.
     let gate = |extra: &[&str]| {
         let mut args = vec![

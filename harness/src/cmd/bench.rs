@@ -29,7 +29,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
         rendered.push(report::render_suite(
             &s,
             &[],
-            &args.reports,
+            args.recording.recordings_root(&args.reports),
             &args.recording.mode(),
         )?);
     }

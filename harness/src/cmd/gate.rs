@@ -99,7 +99,12 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
         let mut s = Subject::from_suite(&p)?;
         s.replay = crate::replay::ReplayOptions {
             external: args.recording.mode(),
-            recordings: Some(args.reports.join(&s.name).join("runs")),
+            recordings: Some(
+                args.recording
+                    .recordings_root(&args.reports)
+                    .join(&s.name)
+                    .join("runs"),
+            ),
             ..Default::default()
         };
         if let Some(prev) = subjects.get(&s.name) {

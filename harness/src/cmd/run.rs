@@ -32,7 +32,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode> {
     let rendered = report::render_suite(
         &args.suite,
         &args.experiments,
-        &args.reports,
+        args.recording.recordings_root(&args.reports),
         &args.recording.mode(),
     )?;
     let dir = args.reports.join(&rendered.suite.name);

@@ -142,7 +142,7 @@ impl Recording {
     ) -> Result<Self> {
         let text = std::fs::read_to_string(path).with_context(|| {
             format!(
-                "configuration {name:?}: no recording at {}; run once with --record while the engine runs",
+                "configuration {name:?}: no recording at {}; run once with --record while the engine runs, or name the report tree that holds the recordings with --recordings DIR",
                 path.display()
             )
         })?;

@@ -415,11 +415,12 @@ impl Rendered {
 
 /// Replays a suite and renders one report per experiment file (nothing written yet).
 ///
-/// External configurations follow `mode`; their recordings live in `<reports_root>/<suite>/runs/`.
+/// External configurations follow `mode`; their recordings are read from
+/// `<recordings_root>/<suite>/runs/` (written, with `--record`, where the reports are).
 pub fn render_suite(
     suite_path: &Path,
     experiment_paths: &[PathBuf],
-    reports_root: &Path,
+    recordings_root: &Path,
     mode: &crate::external::Mode,
 ) -> Result<Rendered> {
     let suite = Suite::load(suite_path)?;
@@ -439,7 +440,7 @@ pub fn render_suite(
     for ex in &experiments {
         let opts = crate::replay::ReplayOptions {
             external: mode.clone(),
-            recordings: Some(reports_root.join(&suite.name).join("runs")),
+            recordings: Some(recordings_root.join(&suite.name).join("runs")),
             ..Default::default()
         };
         let r = crate::replay::replay_with(&engine, &suite, ex, &opts)?;
