@@ -5,7 +5,9 @@
 # Needs: wrk (apt-get install wrk), node, npm ci in examples/engines/minisearch, a release build.
 # A suite of 5000 tasks with one query (so every body ranklab sends equals wrk's) is replayed with
 # `ranklab run --dry-run`; ranklab prints the rate of its HTTP phase ("N requests in T s (R
-# queries/s ...)"); wrk runs 3 s with 2 threads. Rounds alternate (ranklab, wrk) three times.
+# queries/s ...)"); wrk runs 3 s with 2 threads. Rounds alternate (ranklab, wrk) ROUNDS times
+# (default 5); the last row per concurrency is the median ratio; the load column is
+# /proc/loadavg's 1-minute figure after the round (the machine is shared).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -31,7 +33,8 @@ wrk.method = "POST"
 wrk.body = '{"q": "$query", "limit": 100}'
 wrk.headers["Content-Type"] = "application/json"
 LUA
-printf '| concurrency | round | ranklab queries/s | wrk requests/s | ratio |\n|---:|---:|---:|---:|---:|\n'
+rounds=${ROUNDS:-5}
+printf '| concurrency | round | ranklab queries/s | wrk requests/s | ratio | load (1 min) |\n|---:|---:|---:|---:|---:|---:|\n'
 for c in "${@:-1 4 16}"; do
   for c1 in $c; do
     cat >"$work/tasks/s/experiments.yaml" <<YAML
@@ -41,11 +44,15 @@ configurations:
     engine:
       http: { url: "http://127.0.0.1:$port/search", body: '{"q": "{{query}}", "limit": {{k}}}', hits: /results, id: /id, score: /score, concurrency: $c1 }
 YAML
-    for round in 1 2 3; do
+    ratios=()
+    for round in $(seq "$rounds"); do
       r=$(cd "$work" && "$ranklab" run tasks/s --dry-run 2>&1 >/dev/null | sed -n 's/.*(\([0-9]*\) queries\/s.*/\1/p')
       t=$(( c1 < 2 ? 1 : 2 ))
       w=$(wrk -t"$t" -c"$c1" -d3s -s "$work/post.lua" "http://127.0.0.1:$port/search" | sed -n 's/Requests\/sec: *\([0-9.]*\)/\1/p')
-      printf '| %s | %s | %s | %.0f | %.2f |\n' "$c1" "$round" "$r" "$w" "$(echo "$r / $w" | bc -l)"
+      ratio=$(echo "$r / $w" | bc -l)
+      ratios+=("$ratio")
+      printf '| %s | %s | %s | %.0f | %.2f | %s |\n' "$c1" "$round" "$r" "$w" "$ratio" "$(cut -d' ' -f1 /proc/loadavg)"
     done
+    printf '| %s | median | | | %.2f | |\n' "$c1" "$(printf '%s\n' "${ratios[@]}" | sort -g | sed -n "$(( (rounds + 1) / 2 ))p")"
   done
 done
