@@ -1,0 +1,162 @@
+//! One query's lines, the ranks of its judged documents, and the duplicate check.
+
+use std::path::Path;
+
+use super::hash::hash_bytes;
+use super::index::bytes_eq;
+use crate::metrics::Hit;
+use crate::trec::error::{Location, TrecError};
+
+/// The lines of one query: scores and id bytes of every document (ties, duplicates), and the
+/// few documents whose judgment matters.
+#[derive(Default)]
+pub(super) struct Block {
+    pub(super) qid: String,
+    /// Position in the qrels, `None` for a query the qrels do not judge.
+    pub(super) q: Option<usize>,
+    pub(super) scores: Vec<f64>,
+    /// End of each document id in `arena` (the start is the previous end).
+    pub(super) ends: Vec<u32>,
+    pub(super) arena: Vec<u8>,
+    pub(super) lines: Vec<u64>,
+    /// `(document index, judgment)` of the documents whose judgment matters.
+    pub(super) hits: Vec<(u32, i32)>,
+}
+
+impl Block {
+    pub(super) fn reset(&mut self, qid: &str, q: Option<usize>) {
+        self.qid.clear();
+        self.qid.push_str(qid);
+        self.q = q;
+        self.scores.clear();
+        self.ends.clear();
+        self.arena.clear();
+        self.lines.clear();
+        self.hits.clear();
+    }
+
+    #[inline]
+    pub(super) fn push(&mut self, docno: &str, score: f64, line: u64, rel: Option<i32>) {
+        if let Some(rel) = rel {
+            self.hits.push((self.scores.len() as u32, rel));
+        }
+        self.arena.extend_from_slice(docno.as_bytes());
+        self.ends.push(self.arena.len() as u32);
+        self.scores.push(score);
+        self.lines.push(line);
+    }
+
+    #[inline]
+    pub(super) fn docno(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.arena[start..self.ends[i] as usize]
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.scores.len()
+    }
+}
+
+/// Buffers reused from query to query.
+#[derive(Default)]
+pub(super) struct Scratch {
+    pub(super) slots: Vec<(u32, u32)>,
+    pub(super) order: Vec<u32>,
+    pub(super) rank_of: Vec<u32>,
+    pub(super) ranked: Vec<Hit>,
+}
+
+/// Above this many judged documents in a query, ranks come from one sort of the whole query
+/// instead of one counting pass per judged document.
+const COUNTING_MAX: usize = 16;
+
+/// Position of every hit in trec_eval's order (score descending, then document id descending),
+/// left in `scratch.ranked` by ascending rank.
+pub(super) fn rank_hits(block: &Block, scratch: &mut Scratch) {
+    scratch.ranked.clear();
+    let n = block.len();
+    if block.hits.len() <= COUNTING_MAX {
+        for &(d, rel) in &block.hits {
+            let d = d as usize;
+            let s = block.scores[d];
+            let mut ahead = 0usize;
+            let mut ties = 0usize;
+            for &t in &block.scores {
+                ahead += (t > s) as usize;
+                ties += (t == s) as usize;
+            }
+            if ties > 1 {
+                let id = block.docno(d);
+                ahead += (0..n)
+                    .filter(|&j| j != d && block.scores[j] == s && block.docno(j) > id)
+                    .count();
+            }
+            scratch.ranked.push(Hit { rank: ahead, rel });
+        }
+    } else {
+        scratch.order.clear();
+        scratch.order.extend(0..n as u32);
+        scratch.order.sort_unstable_by(|&a, &b| {
+            let (a, b) = (a as usize, b as usize);
+            let (sa, sb) = (block.scores[a], block.scores[b]);
+            if sa > sb {
+                std::cmp::Ordering::Less
+            } else if sa < sb {
+                std::cmp::Ordering::Greater
+            } else {
+                block.docno(b).cmp(block.docno(a))
+            }
+        });
+        scratch.rank_of.clear();
+        scratch.rank_of.resize(n, 0);
+        for (rank, &i) in scratch.order.iter().enumerate() {
+            scratch.rank_of[i as usize] = rank as u32;
+        }
+        for &(d, rel) in &block.hits {
+            scratch.ranked.push(Hit {
+                rank: scratch.rank_of[d as usize] as usize,
+                rel,
+            });
+        }
+    }
+    scratch.ranked.sort_unstable_by_key(|h| h.rank);
+}
+
+/// The duplicate check (trec_eval rejects a document listed twice in one query): an
+/// open-addressing table of (document index + 1, hash), cleared per query; ids are compared only
+/// when their hashes agree.
+pub(super) fn check_duplicates(
+    block: &Block,
+    scratch: &mut Scratch,
+    path: &Path,
+) -> Result<(), TrecError> {
+    let n = block.len();
+    let cap = (n * 2).next_power_of_two().max(16);
+    let mask = cap - 1;
+    scratch.slots.clear();
+    scratch.slots.resize(cap, (0, 0));
+    for i in 0..n {
+        let id = block.docno(i);
+        let hash = hash_bytes(id);
+        let tag = (hash >> 32) as u32;
+        let mut h = hash as usize & mask;
+        loop {
+            let (slot, slot_tag) = scratch.slots[h];
+            if slot == 0 {
+                scratch.slots[h] = (i as u32 + 1, tag);
+                break;
+            }
+            let j = slot as usize - 1;
+            if slot_tag == tag && bytes_eq(block.docno(j), id) {
+                return Err(TrecError::DuplicateDoc {
+                    at: Location::new(path, block.lines[i], 0),
+                    qid: block.qid.clone(),
+                    docno: String::from_utf8_lossy(id).into_owned(),
+                    first_line: block.lines[j],
+                });
+            }
+            h = (h + 1) & mask;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,183 @@
+use std::io::Cursor;
+
+use proptest::prelude::*;
+
+use super::hash::hash_bytes;
+use super::*;
+use crate::metrics::{evaluate_ranking, Measure::*};
+use crate::trec::run::trec_order;
+
+fn qrels(text: &str) -> Qrels {
+    Qrels::from_reader(text.as_bytes(), Path::new("qrels")).unwrap()
+}
+
+fn eval(q: &Qrels, run: &str, ms: &[Measure], opts: EvalOptions) -> Result<Evaluation, TrecError> {
+    evaluate_reader(
+        q,
+        Cursor::new(run.as_bytes().to_vec()),
+        Path::new("run"),
+        ms,
+        &opts,
+    )
+}
+
+#[test]
+fn ties_break_by_docno_descending_and_rank_column_is_ignored() {
+    let q = qrels("q1 0 a 1\n");
+    // b and a tie at 2.0: b (greater id) ranks first, a second; c at 3.0 leads.
+    let ev = eval(
+        &q,
+        "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 2.0 t\nq1 Q0 c 3 3.0 t\n",
+        &[RecipRank],
+        EvalOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(ev.summary, vec![1.0 / 3.0]);
+}
+
+#[test]
+fn interleaved_run_gives_the_grouped_result() {
+    let q = qrels("q1 0 a 1\nq2 0 x 1\nq2 0 y 2\n");
+    let ms = [Map, RecipRank, NdcgCut(3), NumRet];
+    let grouped = "q1 Q0 a 1 1 t\nq1 Q0 b 1 2 t\nq2 Q0 x 1 1 t\nq2 Q0 y 1 3 t\nq2 Q0 z 1 2 t\n";
+    let interleaved = "q1 Q0 a 1 1 t\nq2 Q0 x 1 1 t\nq1 Q0 b 1 2 t\nq2 Q0 y 1 3 t\nq2 Q0 z 1 2 t\n";
+    let a = eval(&q, grouped, &ms, EvalOptions::default()).unwrap();
+    let b = eval(&q, interleaved, &ms, EvalOptions::default()).unwrap();
+    assert!(!a.interleaved && b.interleaved);
+    assert_eq!(a.per_query, b.per_query);
+    assert_eq!(a.summary, b.summary);
+}
+
+#[test]
+fn duplicates_are_found_across_interleaved_blocks() {
+    let q = qrels("q1 0 a 1\n");
+    let err = eval(
+        &q,
+        "q1 Q0 a 1 1 t\nq2 Q0 a 1 1 t\nq1 Q0 a 1 2 t\n",
+        &[Map],
+        EvalOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "run:3: document `a` appears twice in query `q1` (first at line 1); trec_eval rejects such runs: keep only one line per (query, document)"
+    );
+}
+
+#[test]
+fn missing_query_is_an_error_unless_complete() {
+    let q = qrels("q1 0 a 1\nq2 0 b 1\nq2 0 c 1\nq3 0 d 1\n");
+    let run = "q1 Q0 a 1 1 t\nq9 Q0 a 1 1 t\n";
+    let err = eval(&q, run, &[Map], EvalOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("qrels:2: query `q2` of the qrels has no results in run run (1 more"),
+        "{err}"
+    );
+    let ev = eval(
+        &q,
+        run,
+        &[Map, NumRel, NumRet],
+        EvalOptions {
+            complete: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(ev.num_q, 3);
+    assert_eq!(ev.summary, vec![1.0 / 3.0, 4.0, 1.0]);
+    assert!(ev.per_query[1].missing && !ev.per_query[0].missing);
+    assert_eq!(ev.per_query[1].values, vec![0.0, 2.0, 0.0]);
+}
+
+#[test]
+fn runid_is_the_last_lines_tag() {
+    let q = qrels("q1 0 a 1\n");
+    let ev = eval(
+        &q,
+        "q1 Q0 a 1 1 first\nq1 Q0 b 1 0 last\n",
+        &[Map],
+        EvalOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(ev.runid, "last");
+}
+
+#[test]
+fn hash_spreads_numeric_ids() {
+    let mask = 2047u64;
+    let mut buckets = std::collections::HashSet::new();
+    for i in 0..1000u32 {
+        buckets.insert(hash_bytes(format!("{}", 7_000_000 + i).as_bytes()) & mask);
+    }
+    assert!(
+        buckets.len() > 700,
+        "{} distinct buckets of 1000",
+        buckets.len()
+    );
+}
+
+/// A random judged query with ties: documents from a small pool, scores from a few values.
+/// `(docno, score)` in run order, and `(docno, judgment)`.
+type Case = (Vec<(String, f64)>, Vec<(String, i32)>);
+
+fn arb_case() -> impl Strategy<Value = Case> {
+    (
+        proptest::sample::subsequence((0..60).collect::<Vec<u32>>(), 0..50).prop_shuffle(),
+        proptest::collection::vec(0u8..6, 50),
+        proptest::collection::hash_map(0u32..60, -1i32..=3, 0..40),
+    )
+        .prop_map(|(docs, scores, judged)| {
+            (
+                docs.iter()
+                    .zip(&scores)
+                    .map(|(d, s)| (format!("d{d}"), *s as f64 * 0.5 - 1.0))
+                    .collect(),
+                judged
+                    .into_iter()
+                    .map(|(d, r)| (format!("d{d}"), r))
+                    .collect(),
+            )
+        })
+}
+
+proptest! {
+    /// The streaming evaluator (counting ranks or sorting, whichever applies) and the
+    /// buffered fallback for interleaved runs both agree with a plain sort in trec_eval's
+    /// order followed by `evaluate_ranking`.
+    #[test]
+    fn streaming_and_buffered_agree_with_sort_then_evaluate(
+        (docs, judged) in arb_case(),
+        level in 0i32..=2,
+    ) {
+        let mut qrels_text = "r 0 z 1\n".to_string();
+        for (d, r) in &judged {
+            qrels_text += &format!("q 0 {d} {r}\n");
+        }
+        let q = qrels(&qrels_text);
+        let lines: Vec<String> = docs.iter().map(|(d, s)| format!("q Q0 {d} 0 {s} t\n")).collect();
+        let other = "r Q0 z 0 1 t\n".to_string();
+        let grouped = lines.concat() + &other;
+        // q, r, then the rest of q: interleaved as soon as q has two lines
+        let mut interleaved = lines.first().cloned().unwrap_or_default() + &other;
+        interleaved += &lines.iter().skip(1).cloned().collect::<String>();
+        let ms = [Map, RecipRank, P(5), Recall(10), Ndcg, NdcgCut(5), Rprec, NumRelRet, Success(3), Bpref, InfAp, Unj(5), NumNonrelJudgedRet, G, Rndcg, NdcgRel];
+        let opts = EvalOptions { rel_level: level, complete: true, all_judged: true, ..Default::default() };
+        let mut sorted: Vec<(&str, f64)> = docs.iter().map(|(d, s)| (d.as_str(), *s)).collect();
+        sorted.sort_by(|a, b| trec_order(*a, *b));
+        let ranked: Vec<&str> = sorted.iter().map(|x| x.0).collect();
+        let qi = q.position("q");
+        let want = match qi {
+            Some(i) => evaluate_ranking(&ms, &ranked, &q.queries()[i].to_map(), level),
+            None => vec![],
+        };
+        for (name, run) in [("grouped", &grouped), ("interleaved", &interleaved)] {
+            let ev = eval(&q, run, &ms, opts.clone()).unwrap();
+            prop_assert_eq!(ev.interleaved, name == "interleaved" && docs.len() >= 2 && qi.is_some());
+            if let Some(i) = qi {
+                prop_assert_eq!(&ev.per_query[i].values, &want, "{}", name);
+            }
+        }
+    }
+}
