@@ -11,7 +11,10 @@
 //!   lines for those measures;
 //! - bad input (wrong field count, NaN or non-numeric score, a document twice in a query, a qrels
 //!   query missing from the run without `-c`) exits 2, names file:line, prints nothing on stdout;
-//! - what trec_eval accepts (tabs, CRLF, a BOM, interleaved queries) gives the same numbers.
+//! - what trec_eval accepts (tabs, CRLF, a BOM, interleaved queries) gives the same numbers;
+//! - the parallel reader (forced with `RANKLAB_EVAL_CHUNK`, on one thread and two) prints every
+//!   expected file byte for byte too, on grouped copies of the runs in two orders and on the
+//!   originals.
 //!
 //! A missing data directory fails the test: it must not pass silently.
 
@@ -177,9 +180,9 @@ fn assert_whole_file(file: &str, got: &str) {
     assert!(got == want, "{file}: output differs from trec_eval's file");
 }
 
-#[test]
-fn every_file_matches_byte_for_byte() {
-    let runs: [(&str, Vec<&str>); 5] = [
+/// trec_eval's expected outputs and the arguments that produce them (file names in `data_dir`).
+fn trec_eval_cases() -> [(&'static str, Vec<&'static str>); 5] {
+    [
         ("out.test", vec!["qrels.test", "results.test"]),
         (
             "out.test.a",
@@ -205,20 +208,98 @@ fn every_file_matches_byte_for_byte() {
                 "results.test",
             ],
         ),
-    ];
-    for (file, args) in runs {
-        let args: Vec<String> = args
-            .iter()
-            .map(|a| {
-                if a.contains('.') && !a.starts_with('-') {
-                    path(a)
-                } else {
-                    a.to_string()
-                }
-            })
-            .collect();
+    ]
+}
+
+/// The arguments with file names made paths; a run file named in `runs` is replaced by the
+/// path given there.
+fn case_args(args: &[&str], runs: &[(&str, String)]) -> Vec<String> {
+    args.iter()
+        .map(|a| match runs.iter().find(|(name, _)| name == a) {
+            Some((_, p)) => p.clone(),
+            None if a.contains('.') && !a.starts_with('-') => path(a),
+            None => a.to_string(),
+        })
+        .collect()
+}
+
+#[test]
+fn every_file_matches_byte_for_byte() {
+    for (file, args) in trec_eval_cases() {
+        let args = case_args(&args, &[]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         assert_whole_file(file, &eval_ok(&args));
+    }
+}
+
+/// Copies of a run whose queries are grouped (what the parallel reader evaluates itself;
+/// trec_eval's results.test and results.trunc interleave their queries, which it leaves to the
+/// sequential reader): grouped by query id in file order, and grouped in reverse query order
+/// with each query's lines reversed. trec_eval orders a query's documents itself, so its
+/// outputs hold for both.
+fn grouped_copies(dir: &Path, run: &str) -> [String; 2] {
+    let text = std::fs::read_to_string(data_dir().join(run)).expect("read run");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_by_key(|l| l.split_whitespace().next().unwrap_or("").to_string());
+    let grouped = lines.join("\n") + "\n";
+    let mut reversed: Vec<&str> = lines.clone();
+    reversed.reverse();
+    let reversed = reversed.join("\n") + "\n";
+    [
+        write(dir, &format!("{run}.grouped"), grouped.as_bytes()),
+        write(dir, &format!("{run}.reversed"), reversed.as_bytes()),
+    ]
+}
+
+/// `ranklab eval ARGS` with the parallel reader forced: chunks of `chunk` bytes on `threads`
+/// threads.
+fn eval_parallel(args: &[String], chunk: usize, threads: usize) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .arg("eval")
+        .args(args)
+        .env("RANKLAB_EVAL_CHUNK", chunk.to_string())
+        .env("RAYON_NUM_THREADS", threads.to_string())
+        .output()
+        .expect("run ranklab");
+    assert!(
+        out.status.success(),
+        "ranklab {args:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// The parallel reader (forced on these small files with small chunks, so that queries are cut
+/// across many chunks) prints trec_eval's files byte for byte, on one thread and on two, for
+/// grouped runs in two orders and for the original interleaved ones.
+#[test]
+fn parallel_reader_prints_every_file_byte_for_byte() {
+    let dir = temp_dir();
+    let [test_grouped, test_reversed] = grouped_copies(dir.path(), "results.test");
+    let [trunc_grouped, trunc_reversed] = grouped_copies(dir.path(), "results.trunc");
+    let variants: [Vec<(&str, String)>; 3] = [
+        vec![
+            ("results.test", test_grouped),
+            ("results.trunc", trunc_grouped),
+        ],
+        vec![
+            ("results.test", test_reversed),
+            ("results.trunc", trunc_reversed),
+        ],
+        vec![],
+    ];
+    for (file, args) in trec_eval_cases() {
+        for runs in &variants {
+            let args = case_args(&args, runs);
+            for (chunk, threads) in [(64, 1), (64, 2), (3000, 2)] {
+                let got = eval_parallel(&args, chunk, threads);
+                assert!(
+                    got == std::fs::read_to_string(data_dir().join(file)).unwrap(),
+                    "{file}: {args:?} with chunks of {chunk} bytes on {threads} threads differs"
+                );
+            }
+        }
     }
 }
 

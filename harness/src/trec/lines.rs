@@ -17,6 +17,9 @@ pub(crate) const MAX_FIELDS: usize = 8;
 
 const BLOCK: usize = 1 << 20;
 
+/// The UTF-8 byte-order mark, skipped at the start of a file.
+pub(super) const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// One content line split into fields.
 #[derive(Debug)]
 pub(crate) struct Fields<'a> {
@@ -84,12 +87,6 @@ fn field_end(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Position of the last `\n`.
-#[inline]
-fn rfind_newline(hay: &[u8]) -> Option<usize> {
-    hay.iter().rposition(|&b| b == b'\n')
-}
-
 /// Splits a reader into content lines of whitespace-separated fields.
 pub(crate) struct LineSplitter<R> {
     reader: R,
@@ -150,8 +147,8 @@ impl<R: Read> LineSplitter<R> {
         }
         if !self.started {
             self.started = true;
-            if self.buf[..self.end].starts_with(b"\xEF\xBB\xBF") {
-                self.pos = 3;
+            if self.buf[..self.end].starts_with(BOM) {
+                self.pos = BOM.len();
             }
         }
         Ok(())
@@ -170,7 +167,7 @@ impl<R: Read> LineSplitter<R> {
             let chunk_end = if self.eof {
                 self.end
             } else {
-                match rfind_newline(&self.buf[self.pos..self.end]) {
+                match memchr::memrchr(b'\n', &self.buf[self.pos..self.end]) {
                     Some(i) => self.pos + i + 1,
                     None => continue,
                 }
@@ -181,7 +178,7 @@ impl<R: Read> LineSplitter<R> {
                 Err(e) => {
                     // Lines before the one holding the invalid byte are processed first.
                     let bad = e.valid_up_to();
-                    let line_start = rfind_newline(&bytes[..bad]).map_or(0, |i| i + 1);
+                    let line_start = memchr::memrchr(b'\n', &bytes[..bad]).map_or(0, |i| i + 1);
                     let text = std::str::from_utf8(&bytes[..line_start]).expect("valid prefix");
                     (text, Some(bad - line_start + 1))
                 }
@@ -204,7 +201,7 @@ impl<R: Read> LineSplitter<R> {
 
 /// Splits `text` (whole lines; the last may lack its newline) into content lines.
 #[inline]
-fn split_lines<B>(
+pub(super) fn split_lines<B>(
     text: &str,
     line_no: &mut u64,
     f: &mut impl FnMut(&Fields<'_>) -> Result<ControlFlow<B>, TrecError>,

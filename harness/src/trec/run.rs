@@ -96,7 +96,7 @@ impl<R: Read> RunReader<R> {
 }
 
 #[inline]
-fn run_line<'a>(f: &Fields<'a>, path: &Path) -> Result<RunLine<'a>, TrecError> {
+pub(super) fn run_line<'a>(f: &Fields<'a>, path: &Path) -> Result<RunLine<'a>, TrecError> {
     if f.count < 6 {
         return Err(TrecError::FieldCount {
             at: Location::new(path, f.line_no, 0),

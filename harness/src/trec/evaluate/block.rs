@@ -1,8 +1,10 @@
 //! One query's lines, the ranks of its judged documents, and the duplicate check.
 
+use std::hash::Hasher;
 use std::path::Path;
 
-use super::hash::hash_bytes;
+use rustc_hash::FxHasher;
+
 use super::index::bytes_eq;
 use crate::metrics::Hit;
 use crate::trec::error::{Location, TrecError};
@@ -54,6 +56,18 @@ impl Block {
 
     pub(super) fn len(&self) -> usize {
         self.scores.len()
+    }
+
+    /// Appends `other`'s lines (the same query's, read after these).
+    pub(super) fn append(&mut self, other: &Block) {
+        let base = self.len() as u32;
+        let arena = self.arena.len() as u32;
+        self.hits
+            .extend(other.hits.iter().map(|&(d, rel)| (d + base, rel)));
+        self.arena.extend_from_slice(&other.arena);
+        self.ends.extend(other.ends.iter().map(|&e| e + arena));
+        self.scores.extend_from_slice(&other.scores);
+        self.lines.extend_from_slice(&other.lines);
     }
 }
 
@@ -120,6 +134,15 @@ pub(super) fn rank_hits(block: &Block, scratch: &mut Scratch) {
         }
     }
     scratch.ranked.sort_unstable_by_key(|h| h.rank);
+}
+
+/// The hash of a document id for [`check_duplicates`] (rustc-hash's FxHasher, whose `finish`
+/// moves its best-mixed bits down to the bucket index).
+#[inline]
+pub(super) fn hash_bytes(bytes: &[u8]) -> u64 {
+    let mut h = FxHasher::default();
+    h.write(bytes);
+    h.finish()
 }
 
 /// The duplicate check (trec_eval rejects a document listed twice in one query): an

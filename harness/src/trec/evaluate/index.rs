@@ -1,6 +1,7 @@
 //! The qrels, interned for lookups from run lines.
 
-use super::hash::FxMap;
+use rustc_hash::FxHashMap as FxMap;
+
 use crate::metrics::{matters, Judgments};
 use crate::trec::qrels::Qrels;
 

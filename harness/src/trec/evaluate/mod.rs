@@ -13,9 +13,14 @@
 //! A run whose queries are interleaved (a judged query id that reappears after another query)
 //! is detected and read again with every query buffered: slower and bigger, still exact.
 //!
+//! A large run file is read on every core ([`parallel`]): cut into chunks of whole lines, each
+//! chunk split and its whole queries evaluated on its own thread, the queries cut by chunk
+//! boundaries joined in file order; the values are the sequential reader's, to the bit, and
+//! anything unusual (an error, an interleaved run) is left to the sequential reader.
+//!
 //! The parts: [`index`] interns the qrels; [`block`] holds one query's lines and ranks its judged
 //! documents; [`query`] turns a block into values; [`sequential`] is the one-pass reader and the
-//! buffered fallback.
+//! buffered fallback; [`parallel`] the chunked reader.
 //!
 //! Conventions: queries of the run absent from the qrels are ignored; a qrels query absent from
 //! the run is an error unless [`EvalOptions::complete`] (trec_eval `-c`), in which case it counts
@@ -23,8 +28,8 @@
 //! qrels order, as trec_eval accumulates them, so sums match to the last bit.
 
 mod block;
-mod hash;
 mod index;
+mod parallel;
 mod query;
 mod sequential;
 #[cfg(test)]
@@ -38,7 +43,7 @@ use super::error::{Location, TrecError};
 use super::qrels::Qrels;
 use crate::metrics::{Measure, Params};
 use index::Index;
-use query::Ctx;
+use query::{Ctx, Results};
 use sequential::{buffered, stream};
 
 /// Settings of an evaluation (trec_eval's `-l`, `-c`, `-M`, `-J`, and the measures'
@@ -104,7 +109,11 @@ pub struct Evaluation {
     pub interleaved: bool,
 }
 
-/// Evaluates the run file at `run` against `qrels`.
+/// Evaluates the run file at `run` against `qrels`. A regular file of a few MiB or more is read
+/// on every thread of rayon's pool (`RAYON_NUM_THREADS=1`: one thread, the sequential reader),
+/// with the same results as the sequential reader, to the bit ([`parallel`]).
+/// `RANKLAB_EVAL_CHUNK=BYTES` forces the parallel reader with chunks of that many bytes (at least
+/// 16) on any regular file, on any number of threads: the tests use it on small files.
 pub fn evaluate_run(
     qrels: &Qrels,
     run: &Path,
@@ -115,17 +124,49 @@ pub fn evaluate_run(
         path: run.to_path_buf(),
         source,
     })?;
-    evaluate_reader(qrels, file, run, measures, opts)
+    let split = chunking(&file);
+    evaluate_with(qrels, &file, run, measures, opts, |ctx| {
+        split.and_then(|(size, chunk)| parallel::evaluate(ctx, &file, size, chunk))
+    })
 }
 
-/// Evaluates a run read from `reader` (`path` names it in messages). Seekable, so that an
-/// interleaved run can be read a second time.
+/// The file's size and the chunk size when [`evaluate_run`] reads it in parallel.
+fn chunking(file: &File) -> Option<(usize, usize)> {
+    let meta = file.metadata().ok().filter(|m| m.is_file())?;
+    let size = usize::try_from(meta.len()).ok()?;
+    let forced = std::env::var("RANKLAB_EVAL_CHUNK")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    match forced {
+        Some(chunk) => Some((size, chunk.max(16))),
+        None if rayon::current_num_threads() > 1 && size >= 4 * parallel::CHUNK => {
+            Some((size, parallel::CHUNK))
+        }
+        None => None,
+    }
+}
+
+/// Evaluates a run read from `reader` (`path` names it in messages), with the sequential
+/// reader. Seekable, so that an interleaved run can be read a second time.
 pub fn evaluate_reader<R: Read + Seek>(
+    qrels: &Qrels,
+    reader: R,
+    path: &Path,
+    measures: &[Measure],
+    opts: &EvalOptions,
+) -> Result<Evaluation, TrecError> {
+    evaluate_with(qrels, reader, path, measures, opts, |_| None)
+}
+
+/// Evaluates with `fast` when it gives results, else with the sequential reader from the
+/// reader's start (`fast` must not move the reader: the parallel reader uses positioned reads).
+fn evaluate_with<R: Read + Seek>(
     qrels: &Qrels,
     mut reader: R,
     path: &Path,
     measures: &[Measure],
     opts: &EvalOptions,
+    fast: impl FnOnce(&Ctx<'_, '_>) -> Option<(Results, String)>,
 ) -> Result<Evaluation, TrecError> {
     let all_judged = opts.all_judged || opts.judged_only || opts.params.has_custom_gains();
     let index = Index::new(qrels, opts.rel_level, all_judged);
@@ -136,18 +177,21 @@ pub fn evaluate_reader<R: Read + Seek>(
         path,
         relstring: measures.contains(&Measure::Relstring),
     };
-    let (mut results, runid, interleaved) = match stream(&ctx, &mut reader)? {
+    let (mut results, runid, interleaved) = match fast(&ctx) {
         Some((results, runid)) => (results, runid, false),
-        None => {
-            reader
-                .seek(SeekFrom::Start(0))
-                .map_err(|source| TrecError::Io {
-                    path: path.to_path_buf(),
-                    source,
-                })?;
-            let (results, runid) = buffered(&ctx, &mut reader)?;
-            (results, runid, true)
-        }
+        None => match stream(&ctx, &mut reader)? {
+            Some((results, runid)) => (results, runid, false),
+            None => {
+                reader
+                    .seek(SeekFrom::Start(0))
+                    .map_err(|source| TrecError::Io {
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
+                let (results, runid) = buffered(&ctx, &mut reader)?;
+                (results, runid, true)
+            }
+        },
     };
 
     let missing: Vec<usize> = (0..results.len())

@@ -5,7 +5,8 @@ use std::io::Read;
 use std::ops::ControlFlow;
 
 use super::block::{Block, Scratch};
-use super::hash::FxMap;
+use rustc_hash::FxHashMap as FxMap;
+
 use super::index::bytes_eq;
 use super::query::{Ctx, Results};
 use crate::trec::error::TrecError;
@@ -13,7 +14,7 @@ use crate::trec::run::RunReader;
 
 /// Remembers the tag of the last line (trec_eval's `runid`), copying only when it changes.
 #[inline]
-fn note_tag(runid: &mut String, tag: &str) {
+pub(super) fn note_tag(runid: &mut String, tag: &str) {
     if !bytes_eq(runid.as_bytes(), tag.as_bytes()) {
         runid.clear();
         runid.push_str(tag);

@@ -2,7 +2,7 @@ use std::io::Cursor;
 
 use proptest::prelude::*;
 
-use super::hash::hash_bytes;
+use super::block::hash_bytes;
 use super::*;
 use crate::metrics::{evaluate_ranking, Measure::*};
 use crate::trec::run::trec_order;
@@ -180,4 +180,168 @@ proptest! {
             }
         }
     }
+}
+
+// ---- the parallel reader against the sequential one ----
+
+/// Evaluates the file at `path` with the parallel reader in chunks of `chunk` bytes; also says
+/// whether the parallel reader gave the results (`false`: it left them to the sequential one).
+fn chunked(
+    q: &Qrels,
+    path: &Path,
+    ms: &[Measure],
+    opts: &EvalOptions,
+    chunk: usize,
+) -> (Result<Evaluation, TrecError>, bool) {
+    let file = File::open(path).unwrap();
+    let size = file.metadata().unwrap().len() as usize;
+    let mut fast = false;
+    let ev = evaluate_with(q, &file, path, ms, opts, |ctx| {
+        let r = parallel::evaluate(ctx, &file, size, chunk);
+        fast = r.is_some();
+        r
+    });
+    (ev, fast)
+}
+
+/// The qrels of the random runs: q0, q1, q2 judged over d0..d29 (judgments -1..=3, about a
+/// quarter of the documents unjudged); q3 and q4 of the runs are unjudged queries.
+fn random_run_qrels() -> Qrels {
+    let mut text = String::new();
+    for q in 0..3 {
+        for d in 0..30 {
+            if (d * 7 + q * 3) % 4 != 0 {
+                text += &format!("q{q} 0 d{d} {}\n", ((d + q) % 5) as i32 - 1);
+            }
+        }
+    }
+    qrels(&text)
+}
+
+/// One query's lines of a random run: query 0..5, documents from d0..d29, scores from a few
+/// values (ties).
+type QuerySpec = (u8, Vec<u8>, Vec<u8>);
+
+fn arb_query() -> impl Strategy<Value = QuerySpec> {
+    (
+        0u8..5,
+        proptest::sample::subsequence((0..30).collect::<Vec<u8>>(), 0..25).prop_shuffle(),
+        proptest::collection::vec(0u8..4, 25),
+    )
+}
+
+/// A random run file: queries (a query may come back, which makes the run interleaved or holds
+/// a duplicate), optionally with its lines shuffled, a BOM, CRLF ends, comment and blank lines,
+/// no final newline, a malformed line.
+#[allow(clippy::too_many_arguments)]
+fn random_run(
+    queries: &[QuerySpec],
+    shuffle: Option<u64>,
+    bom: bool,
+    crlf: bool,
+    comments: &[usize],
+    final_newline: bool,
+    bad: Option<usize>,
+) -> Vec<u8> {
+    let mut lines: Vec<String> = Vec::new();
+    for (i, (q, docs, scores)) in queries.iter().enumerate() {
+        for (d, s) in docs.iter().zip(scores) {
+            lines.push(format!("q{q} Q0 d{d} 0 {} tag{i}", *s as f64 * 0.25));
+        }
+    }
+    if let Some(mut seed) = shuffle {
+        for i in (1..lines.len()).rev() {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            lines.swap(i, (seed >> 33) as usize % (i + 1));
+        }
+    }
+    for &c in comments {
+        let at = c % (lines.len() + 1);
+        lines.insert(
+            at,
+            if c % 2 == 0 {
+                "# comment".into()
+            } else {
+                "  ".into()
+            },
+        );
+    }
+    if let Some(b) = bad {
+        let at = b % (lines.len() + 1);
+        lines.insert(at, "q1 Q0 d1 0 x tag".into());
+    }
+    let end = if crlf { "\r\n" } else { "\n" };
+    let mut text = lines.join(end);
+    if final_newline {
+        text += end;
+    }
+    let mut bytes = if bom {
+        b"\xEF\xBB\xBF".to_vec()
+    } else {
+        Vec::new()
+    };
+    bytes.extend_from_slice(text.as_bytes());
+    bytes
+}
+
+proptest! {
+    /// On any run, grouped or not, well-formed or not, the parallel reader (chunks of 16 to 400
+    /// bytes: queries cut across many chunks, chunks inside one line) gives the sequential
+    /// reader's evaluation, to the bit, or its error message; and it is the parallel reader that
+    /// answers whenever the sequential one streamed the run without an error.
+    #[test]
+    fn parallel_reader_gives_the_sequential_readers_results(
+        queries in proptest::collection::vec(arb_query(), 0..7),
+        shuffle in proptest::option::weighted(0.2, any::<u64>()),
+        bom in proptest::bool::weighted(0.2),
+        crlf in proptest::bool::weighted(0.2),
+        comments in proptest::collection::vec(0usize..400, 0..3),
+        final_newline in proptest::bool::weighted(0.8),
+        bad in proptest::option::weighted(0.05, 0usize..400),
+        chunk in 16usize..400,
+        complete in proptest::bool::weighted(0.8),
+    ) {
+        let q = random_run_qrels();
+        let bytes = random_run(&queries, shuffle, bom, crlf, &comments, final_newline, bad);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run");
+        std::fs::write(&path, &bytes).unwrap();
+        let ms = [Map, RecipRank, P(5), Recall(10), NdcgCut(5), Rprec, NumRet, NumRel, NumRelRet, Bpref, InfAp, Unj(5), Relstring];
+        let opts = EvalOptions { complete, all_judged: true, ..Default::default() };
+        let seq = evaluate_reader(&q, Cursor::new(bytes.clone()), &path, &ms, &opts);
+        let (par, fast) = chunked(&q, &path, &ms, &opts, chunk);
+        match (&seq, &par) {
+            (Ok(a), Ok(b)) => {
+                prop_assert_eq!(a, b);
+                prop_assert_eq!(fast, !a.interleaved);
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+            _ => prop_assert!(false, "sequential {:?}, parallel {:?}", seq.is_ok(), par.is_ok()),
+        }
+    }
+}
+
+#[test]
+fn parallel_reader_answers_for_a_grouped_run_and_leaves_an_interleaved_one() {
+    let q = qrels("q1 0 a 1\nq2 0 x 1\n");
+    let dir = tempfile::tempdir().unwrap();
+    let grouped = dir.path().join("grouped");
+    let interleaved = dir.path().join("interleaved");
+    std::fs::write(&grouped, "q1 Q0 a 1 1 t\nq1 Q0 b 1 2 t\nq2 Q0 x 1 1 t\n").unwrap();
+    std::fs::write(
+        &interleaved,
+        "q1 Q0 a 1 1 t\nq2 Q0 x 1 1 t\nq1 Q0 b 1 2 t\n",
+    )
+    .unwrap();
+    let opts = EvalOptions::default();
+    let (a, fast_a) = chunked(&q, &grouped, &[Map], &opts, 16);
+    let (b, fast_b) = chunked(&q, &interleaved, &[Map], &opts, 16);
+    assert!(fast_a && !fast_b);
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert!(!a.interleaved && b.interleaved);
+    // q1: a (relevant) at rank 2 behind b; q2: x at rank 1.
+    assert_eq!(a.summary, vec![(0.5 + 1.0) / 2.0]);
+    assert_eq!(b.summary, a.summary);
 }
