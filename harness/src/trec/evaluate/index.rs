@@ -6,7 +6,14 @@ use crate::metrics::{matters, Judgments};
 use crate::trec::qrels::Qrels;
 
 /// A query's judgments that can change a measure, keyed by document id bytes.
-pub(super) enum Lookup<'q> {
+pub(super) struct Lookup<'q> {
+    /// One bit per judged document ([`filter_bit`]): most run lines, unjudged, are turned away
+    /// by one test of this mask.
+    mask: u64,
+    entries: Entries<'q>,
+}
+
+enum Entries<'q> {
     /// Up to [`FEW`] entries: a linear scan beats hashing.
     Few(Vec<(&'q [u8], i32)>),
     Many(FxMap<&'q [u8], i32>),
@@ -14,12 +21,35 @@ pub(super) enum Lookup<'q> {
 
 const FEW: usize = 8;
 
-impl Lookup<'_> {
+/// The mask bit of a document id: a multiplicative hash of its length, middle and last bytes.
+#[inline]
+fn filter_bit(docno: &[u8]) -> u64 {
+    let n = docno.len();
+    let last = docno.last().copied().unwrap_or(0) as u32;
+    let mid = docno.get(n / 2).copied().unwrap_or(0) as u32;
+    let x = last | mid << 8 | (n as u32) << 16;
+    1u64 << (x.wrapping_mul(0x9E37_79B9) >> 26)
+}
+
+impl<'q> Lookup<'q> {
+    fn new(entries: Vec<(&'q [u8], i32)>) -> Self {
+        let mask = entries.iter().fold(0, |m, (d, _)| m | filter_bit(d));
+        let entries = if entries.len() <= FEW {
+            Entries::Few(entries)
+        } else {
+            Entries::Many(entries.into_iter().collect())
+        };
+        Lookup { mask, entries }
+    }
+
     #[inline]
     pub(super) fn get(&self, docno: &[u8]) -> Option<i32> {
-        match self {
-            Lookup::Few(v) => v.iter().find(|(d, _)| bytes_eq(d, docno)).map(|&(_, r)| r),
-            Lookup::Many(m) => m.get(docno).copied(),
+        if self.mask & filter_bit(docno) == 0 {
+            return None;
+        }
+        match &self.entries {
+            Entries::Few(v) => v.iter().find(|(d, _)| bytes_eq(d, docno)).map(|&(_, r)| r),
+            Entries::Many(m) => m.get(docno).copied(),
         }
     }
 }
@@ -46,11 +76,7 @@ impl<'q> Index<'q> {
                 .filter(|(_, r)| all_judged || matters(*r, rel_level))
                 .map(|(d, r)| (d.as_bytes(), *r))
                 .collect();
-            let lookup = if mattering.len() <= FEW {
-                Lookup::Few(mattering)
-            } else {
-                Lookup::Many(mattering.into_iter().collect())
-            };
+            let lookup = Lookup::new(mattering);
             judged.push(JudgedQuery {
                 judgments: Judgments::from_values(q.judgments.iter().map(|j| j.1), rel_level),
                 lookup,

@@ -21,9 +21,8 @@ use std::ops::ControlFlow;
 use rayon::prelude::*;
 
 use super::block::{Block, Scratch};
-use super::index::bytes_eq;
+use super::index::{bytes_eq, Lookup};
 use super::query::{Ctx, QueryOut, Results};
-use super::sequential::note_tag;
 use crate::trec::lines::{split_lines, Fields, BOM};
 use crate::trec::run::run_line;
 
@@ -149,6 +148,10 @@ fn piece(ctx: &Ctx<'_, '_>, text: &str, scratch: &mut Scratch) -> Option<Piece> 
     let mut piece = Piece::default();
     let mut block = Block::default();
     let mut open = false;
+    let mut lookup: Option<&Lookup<'_>> = None;
+    // The last line's tag, as a byte range of `text` (copied once, at the end).
+    let mut tag = 0..0;
+    let base = text.as_ptr() as usize;
     let mut line_no = 0;
     // The closure never breaks: the flow is always `Continue`.
     let _: ControlFlow<()> = split_lines(text, &mut line_no, &mut |f: &Fields<'_>| {
@@ -161,15 +164,19 @@ fn piece(ctx: &Ctx<'_, '_>, text: &str, scratch: &mut Scratch) -> Option<Piece> 
                     piece.middle.push((block.q.expect("judged"), out));
                 }
             }
-            block.reset(l.qid, ctx.index.qids.get(l.qid).copied());
+            let q = ctx.index.qids.get(l.qid).copied();
+            block.reset(l.qid, q);
+            lookup = q.map(|q| &ctx.index.judged[q].lookup);
             open = true;
         }
-        let rel = ctx.judgment(block.q, l.docno);
+        let rel = lookup.and_then(|j| j.get(l.docno.as_bytes()));
         block.push(l.docno, l.score, l.line, rel);
-        note_tag(&mut piece.tag, l.tag);
-        Ok(ControlFlow::<()>::Continue(()))
+        let start = l.tag.as_ptr() as usize - base;
+        tag = start..start + l.tag.len();
+        Ok(ControlFlow::Continue(()))
     })
     .ok()?;
+    piece.tag = text[tag].to_string();
     if open {
         if piece.first.is_none() {
             piece.first = Some(block);

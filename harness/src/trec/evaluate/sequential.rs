@@ -14,7 +14,7 @@ use crate::trec::run::RunReader;
 
 /// Remembers the tag of the last line (trec_eval's `runid`), copying only when it changes.
 #[inline]
-pub(super) fn note_tag(runid: &mut String, tag: &str) {
+fn note_tag(runid: &mut String, tag: &str) {
     if !bytes_eq(runid.as_bytes(), tag.as_bytes()) {
         runid.clear();
         runid.push_str(tag);

@@ -208,10 +208,10 @@ fn chunked(
 /// quarter of the documents unjudged); q3 and q4 of the runs are unjudged queries.
 fn random_run_qrels() -> Qrels {
     let mut text = String::new();
-    for q in 0..3 {
-        for d in 0..30 {
+    for q in 0..3i32 {
+        for d in 0..30i32 {
             if (d * 7 + q * 3) % 4 != 0 {
-                text += &format!("q{q} 0 d{d} {}\n", ((d + q) % 5) as i32 - 1);
+                text += &format!("q{q} 0 d{d} {}\n", (d + q) % 5 - 1);
             }
         }
     }
