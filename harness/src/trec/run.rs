@@ -140,30 +140,36 @@ pub(crate) fn parse_score(text: &str) -> Option<f64> {
         Some(b'+') => (false, &b[1..]),
         _ => (false, b),
     };
+    // The integer digits, then the fraction's; wrapping arithmetic, as more than 15 digits
+    // (which could overflow) are sent to the standard parser anyway.
+    let n = digits.len();
     let mut mantissa: u64 = 0;
-    let mut num_digits = 0usize;
-    let mut fraction: Option<usize> = None;
-    for &c in digits {
-        match c {
-            b'0'..=b'9' => {
-                mantissa = mantissa * 10 + (c - b'0') as u64;
-                num_digits += 1;
-                if num_digits > 15 {
-                    return slow_parse(text);
-                }
-                if let Some(f) = fraction.as_mut() {
-                    *f += 1;
-                }
-            }
-            b'.' if fraction.is_none() => fraction = Some(0),
-            _ => return slow_parse(text),
-        }
+    let mut i = 0;
+    while i < n && digits[i].is_ascii_digit() {
+        mantissa = mantissa
+            .wrapping_mul(10)
+            .wrapping_add((digits[i] - b'0') as u64);
+        i += 1;
     }
-    let exp = fraction.unwrap_or(0);
-    if num_digits == 0 || exp >= POW10.len() {
+    let int_digits = i;
+    let mut exp = 0;
+    if i < n && digits[i] == b'.' {
+        i += 1;
+        let start = i;
+        while i < n && digits[i].is_ascii_digit() {
+            mantissa = mantissa
+                .wrapping_mul(10)
+                .wrapping_add((digits[i] - b'0') as u64);
+            i += 1;
+        }
+        exp = i - start;
+    }
+    let num_digits = int_digits + exp;
+    if i != n || num_digits == 0 || num_digits > 15 || exp >= POW10.len() {
         return slow_parse(text);
     }
-    let v = mantissa as f64 / POW10[exp];
+    // Below 10^15, so exact as i64 and as f64 (one conversion instruction, not the u64 dance).
+    let v = mantissa as i64 as f64 / POW10[exp];
     Some(if negative { -v } else { v })
 }
 

@@ -31,7 +31,7 @@ use crate::trec::run::run_line;
 pub(super) const CHUNK: usize = 1 << 20;
 
 /// Chunks per thread in one window.
-const WINDOW_PER_THREAD: usize = 32;
+const WINDOW_PER_THREAD: usize = 64;
 
 /// Bytes read past a chunk's end to find the end of its last line (more when a line is longer).
 const EXTRA: usize = 1 << 14;
