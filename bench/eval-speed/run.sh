@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# Speed and memory of `ranklab eval` against trec_eval's C code (through pytrec_eval) and ranx,
-# on a seeded 7-million-line run in the shape of MS MARCO passage dev (6,980 queries x 1,000).
-# Not part of CI: it installs Python packages in a venv under /tmp and takes a few minutes.
+# Speed and memory of `ranklab eval` beside trec_eval's C code (through pytrec_eval), `wc -l`
+# and, when given, an older ranklab binary, a trec_eval 10.0 binary and ranx, on a seeded
+# 7-million-line run in the shape of MS MARCO passage dev (6,980 queries x 1,000). Not part of
+# CI. Results of a run on this project's machine: results.md.
 #
-#   bench/eval-speed/run.sh                 # the comparison, 3 repetitions each
-#   REPS=5 bench/eval-speed/run.sh
-#   BIG=1 bench/eval-speed/run.sh           # also the ~1 GB grouped and interleaved runs (peak RSS)
+#   bench/eval-speed/run.sh                       # the comparison, 5 repetitions each
+#   BASE_BIN=/tmp/ranklab-main bench/eval-speed/run.sh   # also an older build, side by side
+#   TREC_EVAL=/path/to/trec_eval bench/eval-speed/run.sh # also trec_eval 10.0 built with -O2
+#   RANX=1 bench/eval-speed/run.sh                # also ranx (slow: about a minute a run)
+#   BIG=1 bench/eval-speed/run.sh                 # also the ~1 GB grouped and interleaved runs
 #
 # Environment: WORK (default /tmp/ranklab-evalspeed) for the generated files, VENV (default
-# /tmp/ranklab-evalspeed-venv), REPS (default 3), SEED (default 42), RANKLAB_BIN (an already
-# built release binary; default: `cargo build --release -p ranklab` and target/release/ranklab).
+# target/pytrec-venv, the venv `just pytrec` makes, with pytrec-eval-terrier 0.5.11), REPS
+# (default 5), SEED (default 42), RANKLAB_BIN (an already built release binary; default:
+# `cargo build --release -p ranklab` and target/release/ranklab).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 work="${WORK:-/tmp/ranklab-evalspeed}"
-venv="${VENV:-/tmp/ranklab-evalspeed-venv}"
-reps="${REPS:-3}"
+venv="${VENV:-$root/target/pytrec-venv}"
+reps="${REPS:-5}"
 seed="${SEED:-42}"
 
 if [ ! -x /usr/bin/time ]; then
@@ -27,9 +31,12 @@ if ! command -v hyperfine >/dev/null 2>&1; then
     (apt-get install -y -qq hyperfine >/dev/null 2>&1 || true)
 fi
 if [ ! -x "$venv/bin/python" ]; then
-    echo "creating $venv with pytrec-eval-terrier and ranx" >&2
+    echo "creating $venv" >&2
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q pytrec-eval-terrier ranx
+fi
+"$venv/bin/python" -c 'import pytrec_eval' 2>/dev/null || "$venv/bin/pip" install -q pytrec-eval-terrier==0.5.11
+if [ "${RANX:-0}" = 1 ]; then
+    "$venv/bin/python" -c 'import ranx' 2>/dev/null || "$venv/bin/pip" install -q ranx
 fi
 
 if [ -n "${RANKLAB_BIN:-}" ]; then
@@ -47,6 +54,15 @@ if [ ! -s "$work/run.trec" ] || [ ! -s "$work/qrels.txt" ]; then
 fi
 
 args=(--bin "$bin" --python "$venv/bin/python" --work "$work" --reps "$reps")
+if [ -n "${BASE_BIN:-}" ]; then
+    args+=(--base-bin "$BASE_BIN")
+fi
+if [ -n "${TREC_EVAL:-}" ]; then
+    args+=(--trec-eval "$TREC_EVAL")
+fi
+if [ "${RANX:-0}" = 1 ]; then
+    args+=(--ranx)
+fi
 if [ "${BIG:-0}" = 1 ]; then
     args+=(--big --seed "$seed")
 fi
