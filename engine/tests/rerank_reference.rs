@@ -164,3 +164,42 @@ fn a_model_registered_from_a_directory_scores_like_the_pinned_one() {
         b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
     );
 }
+
+/// Pooling the pairs of several queries into one work list (`score_many`, what the replay does
+/// across tasks) gives every pair the same bits as fastembed itself scoring that query's
+/// batches one at a time on one session: at batch 1 each pair alone, at batch 2 each query's
+/// passages two by two (batches never mix queries). The oracle is fastembed's `rerank` on the
+/// first session, outside ranklab's worker pool.
+#[test]
+fn pooled_queries_score_the_same_bits_as_fastembed_one_batch_at_a_time() {
+    let queries = [
+        QUERY,
+        "What is Berlin the capital of?",
+        "Which museum is in New York?",
+    ];
+    let requests: Vec<(&str, Vec<&str>)> =
+        queries.iter().map(|q| (*q, PASSAGES.to_vec())).collect();
+    let dir = ranklab_engine::models::ensure_model("ms-marco-MiniLM-L-12-v2").unwrap();
+    for batch in [1usize, 2] {
+        let mut ce = FastembedCrossEncoder::load(
+            &dir,
+            &CrossEncoderOptions {
+                batch_size: batch,
+                workers: Some(2),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let pooled = ce.score_many(&requests).unwrap();
+        for ((q, passages), got) in requests.iter().zip(&pooled) {
+            let mut want = Vec::new();
+            for chunk in passages.chunks(batch) {
+                let mut r = ce.inner().rerank(*q, chunk, false, Some(batch)).unwrap();
+                r.sort_by_key(|r| r.index);
+                want.extend(r.iter().map(|r| r.score));
+            }
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(got), bits(&want), "batch {batch}, query {q:?}");
+        }
+    }
+}

@@ -13,15 +13,17 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use anyhow::{Context, Result};
 use ranklab_engine::corpus::Corpus;
-use ranklab_engine::dense::{embed_query, DenseIndex, EmbeddingCache, FastembedEmbedder};
+use ranklab_engine::dense::{
+    embed_query, DenseIndex, EmbedderOptions, EmbeddingCache, LazyEmbedder,
+};
 use ranklab_engine::fusion::rrf;
 use ranklab_engine::lexical::{Analyzer, LexicalIndex};
-use ranklab_engine::models::{ensure_model, ModelStore};
+use ranklab_engine::models::ModelStore;
 use ranklab_engine::policy::{current, legacy, Practice, Weights};
 use ranklab_engine::ranking::{check_finite, Hit};
 use ranklab_engine::rerank::{
-    score_shortlist, Candidate, CrossEncoderOptions, FastembedCrossEncoder, PairStats, RerankedHit,
-    ScoreCache, ShortlistScores,
+    score_shortlists, Candidate, CrossEncoderOptions, LazyCrossEncoder, PairStats, RerankedHit,
+    ScoreCache, ShortlistRequest, ShortlistScores,
 };
 
 use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Suite};
@@ -86,8 +88,8 @@ impl Replay {
 
 /// A bi-encoder with its index over the corpus and its cache.
 pub struct DenseModel {
-    /// The model.
-    pub embedder: RefCell<FastembedEmbedder>,
+    /// The model, loaded only when a text misses the cache.
+    pub embedder: RefCell<LazyEmbedder>,
     /// Its vector cache.
     pub cache: EmbeddingCache,
     /// Section vectors of the corpus.
@@ -96,8 +98,8 @@ pub struct DenseModel {
 
 /// A cross-encoder with its score cache.
 pub struct RerankModel {
-    /// The model.
-    pub model: RefCell<FastembedCrossEncoder>,
+    /// The model, loaded only when a pair misses the cache.
+    pub model: RefCell<LazyCrossEncoder>,
     /// Its score cache.
     pub cache: ScoreCache,
     /// Pairs scored / from cache in this process.
@@ -108,9 +110,9 @@ pub struct RerankModel {
 pub struct Engine<'c> {
     /// The corpus.
     pub corpus: &'c Corpus,
-    /// BM25 index (English analyzer).
-    pub lexical: LexicalIndex,
-    /// BM25 index with the Lucene analyzer, built when a configuration asks for it.
+    /// BM25 index (English analyzer), built when a configuration uses it.
+    pub lexical: Option<LexicalIndex>,
+    /// BM25 index with the Lucene analyzer, built when a configuration uses it.
     pub lexical_lucene: Option<LexicalIndex>,
     /// Bi-encoders by model id.
     pub dense: BTreeMap<String, DenseModel>,
@@ -119,20 +121,52 @@ pub struct Engine<'c> {
 }
 
 impl<'c> Engine<'c> {
-    /// Builds the indexes and loads the models the experiments need (fetching models on first use).
+    /// Builds the indexes the experiments use — a BM25 index per analyzer that a BM25 or fusion
+    /// configuration names, section vectors per bi-encoder — and opens their models and caches.
+    /// A model is loaded only when something misses its cache (see `LazyEmbedder`). The BM25
+    /// indexes are built on a thread of their own while the vector caches load.
     pub fn build(corpus: &'c Corpus, experiments: &[&Experiments]) -> Result<Self> {
-        let pb = crate::progress::bar(1, "BM25 index");
-        let lexical = LexicalIndex::build(corpus).context("building the BM25 index")?;
         let configs = || experiments.iter().flat_map(|e| e.configurations.iter());
-        let lexical_lucene = if configs().any(|c| c.bm25().analyzer == Analyzer::Lucene) {
-            Some(
-                LexicalIndex::build_with(corpus, Analyzer::Lucene)
-                    .context("building the BM25 index (Lucene analyzer)")?,
-            )
-        } else {
-            None
-        };
-        pb.finish_and_clear();
+        let analyzers: BTreeSet<Analyzer> = configs().filter_map(|c| c.analyzer()).collect();
+        let uses_models = configs().any(|c| c.embedder().is_some() || c.rerank.is_some());
+        std::thread::scope(|s| {
+            let lexical = s.spawn(|| -> Result<_> {
+                let pb = (!uses_models).then(|| crate::progress::bar(1, "BM25 index"));
+                let mut built = BTreeMap::new();
+                for &a in &analyzers {
+                    let index = LexicalIndex::build_with(corpus, a).with_context(|| match a {
+                        Analyzer::English => "building the BM25 index".to_string(),
+                        a => format!("building the BM25 index ({} analyzer)", a.name()),
+                    })?;
+                    built.insert(a, index);
+                }
+                if let Some(pb) = pb {
+                    pb.finish_and_clear();
+                }
+                Ok(built)
+            });
+            let models = Engine::open_models(corpus, experiments);
+            let mut built = lexical
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+            let (dense, rerankers) = models?;
+            Ok(Engine {
+                corpus,
+                lexical: built.remove(&Analyzer::English),
+                lexical_lucene: built.remove(&Analyzer::Lucene),
+                dense,
+                rerankers,
+            })
+        })
+    }
+
+    /// The bi-encoders (with their section vectors) and cross-encoders the experiments name.
+    #[allow(clippy::type_complexity)]
+    fn open_models(
+        corpus: &Corpus,
+        experiments: &[&Experiments],
+    ) -> Result<(BTreeMap<String, DenseModel>, BTreeMap<String, RerankModel>)> {
+        let configs = || experiments.iter().flat_map(|e| e.configurations.iter());
         let mut dense = BTreeMap::new();
         let embedders: BTreeSet<&str> = configs().filter_map(|c| c.embedder()).collect();
         let rerank_specs: BTreeMap<String, (&str, usize)> = configs()
@@ -146,8 +180,8 @@ impl<'c> Engine<'c> {
         };
         for id in embedders {
             let store = store.as_ref().expect("store opened when models are used");
-            let mut embedder =
-                FastembedEmbedder::open(id).with_context(|| format!("loading bi-encoder {id}"))?;
+            let mut embedder = LazyEmbedder::open(store, id, &EmbedderOptions::default())
+                .with_context(|| format!("loading bi-encoder {id}"))?;
             let cache = EmbeddingCache::open(&store.embeddings_dir(), &embedder)?;
             let total = corpus.docs.iter().map(|d| d.sections.len()).sum::<usize>();
             let pb = crate::progress::bar(total as u64, "embedding");
@@ -177,8 +211,7 @@ impl<'c> Engine<'c> {
                 batch_size: batch,
                 ..CrossEncoderOptions::default()
             };
-            let model = ensure_model(id)
-                .and_then(|dir| FastembedCrossEncoder::load(&dir, &options))
+            let model = LazyCrossEncoder::open(store, id, &options)
                 .with_context(|| format!("loading cross-encoder {id}"))?;
             let cache = ScoreCache::open(&store.scores_dir(), &model)?;
             rerankers.insert(
@@ -190,13 +223,7 @@ impl<'c> Engine<'c> {
                 },
             );
         }
-        Ok(Engine {
-            corpus,
-            lexical,
-            lexical_lucene,
-            dense,
-            rerankers,
-        })
+        Ok((dense, rerankers))
     }
 
     /// The identity (name, sha256, settings) of every model in use, by id.
@@ -220,7 +247,40 @@ impl<'c> Engine<'c> {
             r.cache.flush()?;
             eprintln!("{id}: {}", r.stats.borrow());
         }
+        if let Some(line) = self.loads_line() {
+            eprintln!("{line}");
+        }
         Ok(())
+    }
+
+    /// Models loaded into ONNX Runtime by this engine (a model is loaded only when something
+    /// misses its cache), by id.
+    pub fn loaded_models(&self) -> Vec<String> {
+        let dense = self
+            .dense
+            .iter()
+            .filter(|(_, d)| d.embedder.borrow().is_loaded());
+        let rerank = self
+            .rerankers
+            .iter()
+            .filter(|(_, r)| r.model.borrow().is_loaded());
+        dense
+            .map(|(id, _)| id.clone())
+            .chain(rerank.map(|(id, _)| id.clone()))
+            .collect()
+    }
+
+    /// `N model loads: ids` (None when the engine uses no model): what [`Engine::finish`] prints.
+    fn loads_line(&self) -> Option<String> {
+        if self.dense.is_empty() && self.rerankers.is_empty() {
+            return None;
+        }
+        let loaded = self.loaded_models();
+        Some(match loaded.len() {
+            0 => "0 model loads: every vector and score came from the cache".to_string(),
+            1 => format!("1 model load: {}", loaded[0]),
+            n => format!("{n} model loads: {}", loaded.join(", ")),
+        })
     }
 
     /// Total cross-encoder pairs scored and cached so far, over all models.
@@ -326,13 +386,10 @@ impl TaskLists<'_, '_> {
             Retriever::Bm25 => {
                 let p = c.bm25();
                 let index = match p.analyzer {
-                    Analyzer::Lucene => self
-                        .engine
-                        .lexical_lucene
-                        .as_ref()
-                        .expect("built when a configuration asks for it"),
-                    Analyzer::English => &self.engine.lexical,
-                };
+                    Analyzer::Lucene => self.engine.lexical_lucene.as_ref(),
+                    Analyzer::English => self.engine.lexical.as_ref(),
+                }
+                .expect("built when a configuration uses it");
                 index.search(corpus, &self.query, self.max_depth, p)?
             }
             Retriever::Dense => {
@@ -444,7 +501,7 @@ pub fn replay_with(
         })
         .collect();
     let mut ext = crate::external::run_all(corpus, suite, ex, opts)?;
-    let pb = crate::progress::bar(suite.tasks.len() as u64, "replay");
+    let pb = crate::progress::bar(suite.tasks.len() as u64, "first stage");
     // Widest shortlist per (model, first stage): narrower widths reuse its scores.
     let mut widest: BTreeMap<(String, ListKey), usize> = BTreeMap::new();
     for c in &ex.configurations {
@@ -453,6 +510,10 @@ pub fn replay_with(
             *w = (*w).max(r.shortlist);
         }
     }
+    // 1. Every task's first-stage lists, and per task the configuration whose list each
+    //    (model, first stage) shortlist is cut from (the first that names it).
+    let mut first_stage: Vec<Vec<(Vec<Hit>, Vec<Hit>)>> = Vec::with_capacity(suite.tasks.len());
+    let mut cut_from: Vec<BTreeMap<(String, ListKey), usize>> = Vec::new();
     for (ti, task) in suite.tasks.iter().enumerate() {
         let mut lists = TaskLists {
             engine,
@@ -461,11 +522,12 @@ pub fn replay_with(
             lists: HashMap::new(),
             query_vecs: HashMap::new(),
         };
-        let mut shortlists: BTreeMap<(String, ListKey), ShortlistScores> = BTreeMap::new();
-        for (ci, (run, w)) in runs.iter_mut().zip(&weights).enumerate() {
+        let mut per_config = Vec::with_capacity(runs.len());
+        let mut keys = BTreeMap::new();
+        for (ci, run) in runs.iter().enumerate() {
             let c = &run.config;
             // An external list: hits outside the corpus skip ranklab's stages and stay below.
-            let (hits, outside) = match ext.lists.get_mut(&ci) {
+            per_config.push(match ext.lists.get_mut(&ci) {
                 Some(l) => {
                     let hits = std::mem::take(&mut l[ti]);
                     if c.rerank.is_some() || c.wiring != Wiring::None {
@@ -485,29 +547,69 @@ pub fn replay_with(
                     })?,
                     Vec::new(),
                 ),
-            };
+            });
+            if let Some(r) = &c.rerank {
+                keys.entry((r.model_key(), list_key(c))).or_insert(ci);
+            }
+        }
+        first_stage.push(per_config);
+        cut_from.push(keys);
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    // 2. Per cross-encoder, the widest shortlists of every task scored as one pooled work list
+    //    (each pair the same bits as one task at a time; see `rerank::score_shortlists`).
+    let mut shortlists: Vec<BTreeMap<(String, ListKey), ShortlistScores>> =
+        vec![BTreeMap::new(); suite.tasks.len()];
+    for (model_key, m) in &engine.rerankers {
+        let mut at = Vec::new();
+        let mut requests = Vec::new();
+        for (ti, keys) in cut_from.iter().enumerate() {
+            for (key, &ci) in keys.iter().filter(|(k, _)| &k.0 == model_key) {
+                at.push((ti, key.clone()));
+                requests.push(ShortlistRequest {
+                    query: &suite.tasks[ti].query,
+                    hits: &first_stage[ti][ci].0,
+                    width: widest[key],
+                });
+            }
+        }
+        if requests.is_empty() {
+            continue;
+        }
+        let pb = crate::progress::bar(0, "cross-encoder");
+        let (scores, stats) = score_shortlists(
+            &requests,
+            |h| Candidate::of(corpus, h),
+            &mut *m.model.borrow_mut(),
+            &m.cache,
+            &mut |done, total| {
+                pb.set_length(total as u64);
+                pb.set_position(done as u64);
+            },
+        )
+        .with_context(|| {
+            format!(
+                "cross-encoder {model_key} on the shortlists of {} tasks",
+                suite.tasks.len()
+            )
+        })?;
+        pb.finish_and_clear();
+        m.stats.borrow_mut().add(stats);
+        for ((ti, key), s) in at.into_iter().zip(scores) {
+            shortlists[ti].insert(key, s);
+        }
+    }
+    // 3. Every configuration's ranking of every task.
+    for (ti, task) in suite.tasks.iter().enumerate() {
+        for (ci, (run, w)) in runs.iter_mut().zip(&weights).enumerate() {
+            let c = &run.config;
+            let (hits, outside) = std::mem::take(&mut first_stage[ti][ci]);
             let ranked: Vec<Ranked> = match &c.rerank {
                 None => hits.iter().map(plain).collect(),
                 Some(r) => {
                     let key = (r.model_key(), list_key(c));
-                    if !shortlists.contains_key(&key) {
-                        let m = engine
-                            .rerankers
-                            .get(&key.0)
-                            .expect("every rerank model was loaded");
-                        let (scores, stats) = score_shortlist(
-                            &task.query,
-                            &hits,
-                            widest[&key],
-                            |h| Candidate::of(corpus, h),
-                            &mut *m.model.borrow_mut(),
-                            &m.cache,
-                        )
-                        .with_context(|| format!("cross-encoder {} on task {}", key.0, task.id))?;
-                        m.stats.borrow_mut().add(stats);
-                        shortlists.insert(key.clone(), scores);
-                    }
-                    order_by_rerank(&shortlists[&key].rerank(&hits, r.shortlist)?)
+                    order_by_rerank(&shortlists[ti][&key].rerank(&hits, r.shortlist)?)
                 }
             };
             let ranked = match (c.wiring, w) {
@@ -527,9 +629,7 @@ pub fn replay_with(
             ranked.extend(outside.iter().map(plain));
             run.per_task.push(ranked);
         }
-        pb.inc(1);
     }
-    pb.finish_and_clear();
     let used: BTreeSet<String> = ex
         .configurations
         .iter()

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::Corpus;
 use ranklab_engine::fusion::RrfParams;
-use ranklab_engine::lexical::Bm25Params;
+use ranklab_engine::lexical::{Analyzer, Bm25Params};
 use ranklab_engine::policy::Wiring;
 use ranklab_engine::yaml::Lines;
 use serde::Deserialize;
@@ -437,7 +437,14 @@ impl Configuration {
             depth: self.depth(),
         }
     }
-    /// The bi-encoder id, when the retriever uses one.
+    /// The BM25 analyzer, when the retriever uses BM25 (bm25 and fusion).
+    pub fn analyzer(&self) -> Option<Analyzer> {
+        match self.retriever {
+            Retriever::Bm25 | Retriever::Fusion => Some(self.bm25().analyzer),
+            Retriever::Dense | Retriever::External => None,
+        }
+    }
+    /// The bi-encoder id, when the retriever uses one (dense and fusion).
     pub fn embedder(&self) -> Option<&str> {
         match self.retriever {
             Retriever::Bm25 | Retriever::External => None,

@@ -10,7 +10,8 @@
 //!   400 records lost;
 //! - two ranklab processes sharing one empty cache, started at the same time, both finish with
 //!   correct results (the same reports as a run on its own) and leave a valid cache: a third run
-//!   afterwards finds every vector and every cross-encoder score in it (no model work). Real
+//!   afterwards finds every vector and every cross-encoder score in it (no model work) and loads
+//!   no model, where a cold run loaded both. Real
 //!   models; the model files are copied from the default cache (fetched if absent) so only the
 //!   vector and score caches start empty.
 
@@ -65,8 +66,15 @@ fn two_processes_share_one_cache_and_leave_it_valid() {
         tmp.path().join("b"),
         tmp.path().join("c"),
     );
-    let a = ranklab(&cache, &ra).spawn().unwrap();
-    let b = ranklab(&cache, &rb).spawn().unwrap();
+    // stderr captured (not inherited): the cold runs' model loads are checked below.
+    let spawn = |reports: &Path| {
+        ranklab(&cache, reports)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(&ra), spawn(&rb));
     let (ea, eb) = (
         ok(a.wait_with_output().unwrap()),
         ok(b.wait_with_output().unwrap()),
@@ -86,6 +94,19 @@ fn two_processes_share_one_cache_and_leave_it_valid() {
     assert!(
         ec.contains("0 pairs scored") && ec.contains("0 rebuilt"),
         "pairs recomputed:\n{ec}"
+    );
+    // Models are loaded only on a cache miss: the cold runs had to load the bi-encoder and the
+    // cross-encoder (at least the one of them that found the cache empty loaded both; the other
+    // may have found some of the first one's work already saved); the warm run, with everything
+    // cached, loads neither and says so.
+    let both = "2 model loads: bge-small-en-v1.5, ms-marco-MiniLM-L-12-v2";
+    assert!(
+        ea.contains(both) || eb.contains(both),
+        "no cold run loaded both models:\n--- a:\n{ea}\n--- b:\n{eb}"
+    );
+    assert!(
+        ec.contains("0 model loads"),
+        "a warm run loaded a model:\n{ec}"
     );
     assert_eq!(
         common::tree(&ra.join("docir")),

@@ -70,6 +70,25 @@ impl EmbeddingCache {
         })
     }
 
+    /// The vector length recorded for the embedder whose identity is `identity_prefix` followed
+    /// by ` dim=<n>` (the form [`super::FastembedEmbedder`] gives), read from the headers of the
+    /// cache files under `dir` without loading the model or any vector. None when no such file
+    /// exists (the cache is cold: the model must be loaded to know) or the headers disagree.
+    pub fn recorded_dim(dir: &Path, identity_prefix: &str) -> Option<usize> {
+        let lead = format!("{identity_prefix} dim=");
+        let dims: std::collections::BTreeSet<usize> = KeyedCache::recorded(dir, "emb", KIND)
+            .into_iter()
+            .filter_map(|(identity, payload)| {
+                let dim: usize = identity.strip_prefix(&lead)?.parse().ok()?;
+                (dim > 0 && payload == dim * 4).then_some(dim)
+            })
+            .collect();
+        match dims.len() {
+            1 => dims.into_iter().next(),
+            _ => None,
+        }
+    }
+
     /// A cache that lives in memory only (nothing read or written).
     pub fn in_memory(embedder: &dyn Embedder) -> EmbeddingCache {
         EmbeddingCache {
@@ -236,6 +255,36 @@ mod tests {
         assert_eq!(e.calls(), 3, "a warm cache does no model work");
         let bits = |v: &Vec<Vec<f32>>| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&cold), bits(&warm));
+    }
+
+    #[test]
+    fn the_vector_length_is_read_from_the_cache_header_of_that_identity_only() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            EmbeddingCache::recorded_dim(dir.path(), "m x=1"),
+            None,
+            "no file"
+        );
+        let mut e = HashEmbedder::with_exact_identity(24, "m x=1 dim=24");
+        let cache = EmbeddingCache::open(dir.path(), &e).unwrap();
+        cache.embed(&mut e, &["a"]).unwrap();
+        drop(cache);
+        assert_eq!(EmbeddingCache::recorded_dim(dir.path(), "m x=1"), Some(24));
+        assert_eq!(EmbeddingCache::recorded_dim(dir.path(), "m x=2"), None);
+        assert_eq!(
+            EmbeddingCache::recorded_dim(dir.path(), "m"),
+            None,
+            "prefix"
+        );
+        // A file renamed to another identity's name is not that identity's cache.
+        let file = std::fs::read_dir(dir.path())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        std::fs::rename(&file, dir.path().join(format!("{}.emb", "0".repeat(64)))).unwrap();
+        assert_eq!(EmbeddingCache::recorded_dim(dir.path(), "m x=1"), None);
     }
 
     #[test]

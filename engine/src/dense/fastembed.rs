@@ -81,11 +81,7 @@ impl FastembedEmbedder {
         let onnx_path = model.file("model.onnx");
         let onnx = std::fs::read(&onnx_path).map_err(|e| Error::io(&onnx_path, e))?;
         let tokenizer = model.tokenizer_files()?;
-        let pooling = model.pooling.unwrap_or(Pooling::Mean);
-        let max_length = options
-            .max_length
-            .unwrap_or(model.max_length)
-            .min(model.max_length);
+        let (max_length, pooling) = settings(model, options);
         let environment = models::ort_environment()?;
         let n = options
             .workers
@@ -114,16 +110,10 @@ impl FastembedEmbedder {
                 message: "the model returned an empty vector".into(),
             });
         }
-        let query_instruction = if model.id.starts_with("bge-") && model.id.ends_with("-en-v1.5") {
-            BGE_QUERY_INSTRUCTION
-        } else {
-            ""
-        };
+        let query_instruction = query_instruction_for(&model.id);
         let identity = format!(
-            "{} onnx-sha256={} max_len={max_length} pooling={} norm=l2 batch=1 dim={dim}",
-            model.id,
-            model.sha256,
-            pooling.as_str()
+            "{} dim={dim}",
+            FastembedEmbedder::identity_prefix(model, options)
         );
         Ok(FastembedEmbedder {
             workers,
@@ -135,7 +125,38 @@ impl FastembedEmbedder {
     }
 }
 
+/// The max length and pooling `options` give `model`.
+fn settings(model: &ModelDir, options: &EmbedderOptions) -> (usize, Pooling) {
+    let max_length = options
+        .max_length
+        .unwrap_or(model.max_length)
+        .min(model.max_length);
+    (max_length, model.pooling.unwrap_or(Pooling::Mean))
+}
+
+/// The query instruction of the model `id` (bge v1.5 English models have one; others none).
+pub fn query_instruction_for(id: &str) -> &'static str {
+    if id.starts_with("bge-") && id.ends_with("-en-v1.5") {
+        BGE_QUERY_INSTRUCTION
+    } else {
+        ""
+    }
+}
+
 impl FastembedEmbedder {
+    /// The identity of `model` run with `options`, up to the vector length (which the loaded
+    /// model reports): everything [`Embedder::identity`] says but the final ` dim=<n>`. Known
+    /// without loading or reading the model (see [`crate::models::ModelStore::describe`]).
+    pub fn identity_prefix(model: &ModelDir, options: &EmbedderOptions) -> String {
+        let (max_length, pooling) = settings(model, options);
+        format!(
+            "{} onnx-sha256={} max_len={max_length} pooling={} norm=l2 batch=1",
+            model.id,
+            model.sha256,
+            pooling.as_str()
+        )
+    }
+
     /// The first underlying fastembed model (for tests and benchmarks against it).
     pub fn inner(&mut self) -> &mut TextEmbedding {
         &mut self.workers[0]

@@ -4,6 +4,7 @@
 //!   int8), [`testing::HashEmbedder`] is the model-free stand-in for unit tests only.
 //! - [`EmbeddingCache`]: vectors on disk keyed by embedder identity and text sha256; damaged
 //!   entries are detected and recomputed.
+//! - [`LazyEmbedder`]: loads the model only when a text misses the cache.
 //! - [`DenseIndex`]: every section's vector in one matrix; a document scores by its best section.
 //!
 //! Guarantee: a text's vector is a function of the text and the embedder identity alone (not of
@@ -12,11 +13,15 @@
 mod cache;
 mod fastembed;
 mod index;
+mod lazy;
 pub mod testing;
 
 pub use cache::{CacheStats, EmbeddingCache};
-pub use fastembed::{EmbedderOptions, FastembedEmbedder, BGE_QUERY_INSTRUCTION};
+pub use fastembed::{
+    query_instruction_for, EmbedderOptions, FastembedEmbedder, BGE_QUERY_INSTRUCTION,
+};
 pub use index::DenseIndex;
+pub use lazy::{EmbedderLoader, LazyEmbedder};
 
 use crate::Result;
 

@@ -31,6 +31,14 @@ impl HashEmbedder {
         }
     }
 
+    /// A stand-in whose identity is exactly `identity` (to test what reads identities).
+    pub fn with_exact_identity(dim: usize, identity: &str) -> HashEmbedder {
+        HashEmbedder {
+            identity: identity.to_string(),
+            ..HashEmbedder::new(dim)
+        }
+    }
+
     /// Texts embedded so far.
     pub fn calls(&self) -> usize {
         self.calls

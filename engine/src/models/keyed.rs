@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use super::record_file::{RecordFile, CHECKPOINT_EVERY};
+use super::record_file::{read_header, RecordFile, CHECKPOINT_EVERY};
 use super::{hex, sha256};
 use crate::{Error, Result};
 
@@ -57,6 +57,34 @@ impl KeyedCache {
             file: Mutex::new(file),
             discarded_at_open: report.discarded,
         })
+    }
+
+    /// The identities and payload sizes of the `kind` caches in `dir` (`*.<ext>`), read from
+    /// their headers only. A file counts when its header verifies and its name is the sha256 of
+    /// the identity it holds, that is when [`KeyedCache::open`] of that identity would read it.
+    pub fn recorded(dir: &Path, ext: &str, kind: &str) -> Vec<(String, usize)> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(stem) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(&format!(".{ext}")))
+            else {
+                continue;
+            };
+            let Some(h) = read_header(&path) else {
+                continue;
+            };
+            if h.kind == kind && hex(&sha256(h.identity.as_bytes())) == stem {
+                out.push((h.identity, h.payload));
+            }
+        }
+        out.sort();
+        out
     }
 
     /// A cache in memory only: nothing is read or written.

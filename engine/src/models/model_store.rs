@@ -173,6 +173,50 @@ impl ModelStore {
         })
     }
 
+    /// What model `id` is — kind, identity (`model.onnx`'s sha256), max length, pooling — from
+    /// its pin or its manifest alone, without reading, hashing or fetching its files. Enough to
+    /// key the vector and score caches; a model is verified ([`ModelStore::model`]) only when it
+    /// is loaded, which a run that finds everything in the caches never does. Results cached
+    /// under this identity were computed by the files the pin or manifest names.
+    pub fn describe(&self, id: &str) -> Result<ModelDir> {
+        let path = self.model_path(id);
+        if let Some(pin) = pinned(id) {
+            return Ok(ModelDir {
+                id: id.to_string(),
+                kind: pin.kind,
+                sha256: model_sha(pin),
+                path,
+                max_length: pin.max_length,
+                pooling: pin.pooling,
+                pinned: true,
+            });
+        }
+        let manifest_path = path.join(MANIFEST);
+        if !manifest_path.is_file() {
+            return Err(self.unknown(id));
+        }
+        let manifest = read_manifest(&manifest_path)?;
+        let Some(sha256) = manifest.files.get("model.onnx").cloned() else {
+            return Err(Error::Model {
+                model: id.to_string(),
+                message: format!(
+                    "{} lists no model.onnx; register it again with \
+                     `ranklab models fetch --from <dir> --id {id} --force`",
+                    manifest_path.display()
+                ),
+            });
+        };
+        Ok(ModelDir {
+            id: id.to_string(),
+            kind: manifest.kind,
+            sha256,
+            path,
+            max_length: manifest.max_length,
+            pooling: manifest.pooling,
+            pinned: false,
+        })
+    }
+
     /// [`ModelStore::model`], fetching a pinned model (and the runtime) first when absent.
     pub fn ensure_model(&self, id: &str) -> Result<ModelDir> {
         // One fetch at a time in this process (threads asking for the same model wait for the

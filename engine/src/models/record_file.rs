@@ -85,6 +85,48 @@ fn header_sum(header: &[u8]) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// What a record file's header says: the record kind, the model identity and the payload size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub kind: String,
+    pub identity: String,
+    pub payload: usize,
+}
+
+/// Reads only the header of the record file at `path` (magic, length, JSON, checksum), without
+/// its records. None when the file is absent, not a record file or its header is damaged.
+pub(crate) fn read_header(path: &Path) -> Option<Header> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut start = [0u8; 12];
+    f.read_exact(&mut start).ok()?;
+    if &start[..8] != MAGIC {
+        return None;
+    }
+    let hlen = u32::from_le_bytes(start[8..12].try_into().expect("4 bytes")) as usize;
+    if hlen > 1 << 20 {
+        return None;
+    }
+    let mut rest = vec![0u8; hlen + 32];
+    f.read_exact(&mut rest).ok()?;
+    let (header, sum) = rest.split_at(hlen);
+    if header_sum(header) != sum {
+        return None;
+    }
+    #[derive(serde::Deserialize)]
+    struct Json {
+        kind: String,
+        identity: String,
+        payload: usize,
+    }
+    let j: Json = serde_json::from_slice(header).ok()?;
+    Some(Header {
+        kind: j.kind,
+        identity: j.identity,
+        payload: j.payload,
+    })
+}
+
 impl RecordFile {
     /// A file kept in memory only (nothing is read or written).
     pub(crate) fn in_memory(kind: &str, identity: &str, payload: usize) -> RecordFile {
@@ -309,6 +351,27 @@ mod tests {
         }
         f.flush().unwrap();
         path
+    }
+
+    #[test]
+    fn read_header_reads_what_open_writes_and_refuses_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sample(dir.path());
+        assert_eq!(
+            read_header(&path),
+            Some(Header {
+                kind: "t".into(),
+                identity: "id".into(),
+                payload: 4
+            })
+        );
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[14] ^= 0x20;
+        std::fs::write(&path, bytes).unwrap();
+        assert_eq!(read_header(&path), None, "damaged header");
+        assert_eq!(read_header(&dir.path().join("absent")), None);
+        std::fs::write(&path, b"RLCACHE1").unwrap();
+        assert_eq!(read_header(&path), None, "truncated");
     }
 
     #[test]

@@ -59,6 +59,11 @@ pub(crate) fn pair_key(query: &str, passage: &str) -> [u8; 32] {
     sha256(&both)
 }
 
+/// Pairs scored together (at least; a group ends with a whole request) by
+/// [`ScoreCache::score_many`] before they are stored: large enough that the workers' wait at the
+/// end of a group is a small share of it, small enough that a killed run loses little.
+pub const POOL_PAIRS: usize = 256;
+
 /// The record kind in the file header (changing it invalidates every score file).
 const KIND: &str = "cross-encoder scores";
 
@@ -110,11 +115,35 @@ impl ScoreCache {
         query: &str,
         candidates: &[Candidate],
     ) -> Result<(Vec<f32>, PairStats)> {
+        let (mut out, stats) = self.score_many(ce, &[(query, candidates)], &mut |_, _| {})?;
+        Ok((out.pop().expect("one request, one list"), stats))
+    }
+
+    /// [`ScoreCache::score`] for several queries at once, one list of scores per request. The
+    /// missing pairs of all requests are scored together ([`CrossEncoder::score_many`], so the
+    /// model's workers share one work list), in groups of whole requests of at least
+    /// [`POOL_PAIRS`] pairs, each group stored as soon as it is scored (a killed run keeps the
+    /// groups done). Each request's missing pairs reach the model exactly as `score` alone
+    /// would pass them (distinct pairs, first-seen order), so every score is the same bits, and
+    /// the counts are the sum of the per-request counts. `progress(done, to_score)` is called
+    /// before the first group and after each.
+    pub fn score_many(
+        &self,
+        ce: &mut dyn CrossEncoder,
+        requests: &[(&str, &[Candidate])],
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(Vec<Vec<f32>>, PairStats)> {
         self.records.check_model("cross-encoder", ce.identity())?;
-        let keys: Vec<[u8; 32]> = candidates
-            .iter()
-            .map(|c| pair_key(query, &c.passage))
-            .collect();
+        // Flat positions: request r's candidates are starts[r]..starts[r + 1].
+        let mut starts = Vec::with_capacity(requests.len() + 1);
+        let mut keys: Vec<[u8; 32]> = Vec::new();
+        let mut request_of: Vec<usize> = Vec::new();
+        for (r, (query, candidates)) in requests.iter().enumerate() {
+            starts.push(keys.len());
+            keys.extend(candidates.iter().map(|c| pair_key(query, &c.passage)));
+            request_of.extend(std::iter::repeat_n(r, candidates.len()));
+        }
+        starts.push(keys.len());
         let lookup = self.records.lookup(&keys, decode);
         let mut out = lookup.found;
         let todo = lookup.todo;
@@ -123,51 +152,89 @@ impl ScoreCache {
             cached: lookup.served,
             rebuilt: lookup.rebuilt,
         };
-        if !todo.is_empty() {
-            let passages: Vec<&str> = todo
-                .iter()
-                .map(|(i, _)| candidates[*i].passage.as_str())
-                .collect();
-            let scores = ce.score(query, &passages)?;
-            if scores.len() != passages.len() {
+        let candidate =
+            |flat: usize| &requests[request_of[flat]].1[flat - starts[request_of[flat]]];
+        // todo is in first-seen order, so each request's missing pairs are consecutive.
+        progress(0, todo.len());
+        let mut begin = 0;
+        while begin < todo.len() {
+            let mut end = begin;
+            while end < todo.len()
+                && (end - begin < POOL_PAIRS
+                    || request_of[todo[end].0] == request_of[todo[end - 1].0])
+            {
+                end += 1;
+            }
+            let group = &todo[begin..end];
+            let mut batch: Vec<(&str, Vec<&str>)> = Vec::new();
+            let mut last = usize::MAX;
+            for (first, _) in group {
+                let r = request_of[*first];
+                if r != last {
+                    batch.push((requests[r].0, Vec::new()));
+                    last = r;
+                }
+                batch
+                    .last_mut()
+                    .expect("pushed above")
+                    .1
+                    .push(candidate(*first).passage.as_str());
+            }
+            let lists = ce.score_many(&batch)?;
+            let scores: Vec<f32> = lists.iter().flatten().copied().collect();
+            let shapes_match = lists.len() == batch.len()
+                && lists
+                    .iter()
+                    .zip(&batch)
+                    .all(|(l, (_, p))| l.len() == p.len());
+            if !shapes_match {
                 return Err(Error::Model {
                     model: self.identity().to_string(),
                     message: format!(
                         "returned {} scores for {} passages",
                         scores.len(),
-                        passages.len()
+                        group.len()
                     ),
                 });
             }
             if let Some((k, s)) = scores.iter().enumerate().find(|(_, s)| !s.is_finite()) {
+                let first = group[k].0;
                 return Err(Error::NonFiniteScore {
-                    query: query.to_string(),
-                    doc: candidates[todo[k].0].doc_id.clone(),
+                    query: requests[request_of[first]].0.to_string(),
+                    doc: candidate(first).doc_id.clone(),
                     score: *s,
                 });
             }
             let bytes: Vec<[u8; 4]> = scores.iter().map(|s| s.to_le_bytes()).collect();
             self.records.store(
-                todo.iter()
+                group
+                    .iter()
                     .zip(&bytes)
                     .map(|((first, _), b)| (keys[*first], &b[..])),
             )?;
-            for ((_, positions), s) in todo.iter().zip(scores) {
+            for ((_, positions), s) in group.iter().zip(scores) {
                 for &p in positions {
                     out[p] = Some(s);
                 }
             }
+            begin = end;
+            progress(end, todo.len());
         }
         self.totals
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .add(stats);
-        Ok((
-            out.into_iter()
-                .map(|s| s.expect("every position filled"))
-                .collect(),
-            stats,
-        ))
+        let mut out = out.into_iter();
+        let lists = starts
+            .windows(2)
+            .map(|w| {
+                out.by_ref()
+                    .take(w[1] - w[0])
+                    .map(|s| s.expect("every position filled"))
+                    .collect()
+            })
+            .collect();
+        Ok((lists, stats))
     }
 
     /// Writes new entries to disk (atomically). Also done on drop, with a warning on failure.

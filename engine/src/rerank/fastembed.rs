@@ -12,6 +12,8 @@
 //! **Parallelism.** As for the embedder: `workers` single-threaded sessions (default one per
 //! core) share the batches of a call; a batch's composition depends only on the call (pairs in
 //! order, `batch_size` at a time), never on the worker, so the scores do not either.
+//! [`CrossEncoder::score_many`] pools the batches of several queries into one work list, so the
+//! workers stay busy to the end of a run instead of waiting for each other after every query.
 
 use fastembed::{RerankInitOptionsUserDefined, TextRerank, UserDefinedRerankingModel};
 
@@ -75,10 +77,7 @@ impl FastembedCrossEncoder {
                 "cross-encoder batch size must be at least 1".into(),
             ));
         }
-        let max_length = options
-            .max_length
-            .unwrap_or(model.max_length)
-            .min(model.max_length);
+        let max_length = max_length(model, options);
         let environment = models::ort_environment()?;
         let tokenizer = model.tokenizer_files()?;
         let n = options
@@ -102,16 +101,25 @@ impl FastembedCrossEncoder {
                 })?,
             );
         }
-        let identity = format!(
-            "{} onnx-sha256={} max_len={max_length} score=logit batch={}",
-            model.id, model.sha256, options.batch_size
-        );
+        let identity = FastembedCrossEncoder::identity_of(model, options);
         Ok(FastembedCrossEncoder {
             workers,
             id: model.id.clone(),
             identity,
             batch_size: options.batch_size,
         })
+    }
+
+    /// The identity of `model` run with `options` ([`CrossEncoder::identity`]), known without
+    /// loading or reading the model (see [`crate::models::ModelStore::describe`]).
+    pub fn identity_of(model: &ModelDir, options: &CrossEncoderOptions) -> String {
+        format!(
+            "{} onnx-sha256={} max_len={} score=logit batch={}",
+            model.id,
+            model.sha256,
+            max_length(model, options),
+            options.batch_size
+        )
     }
 
     /// The first underlying fastembed model (for tests and benchmarks against it).
@@ -130,31 +138,56 @@ impl FastembedCrossEncoder {
     }
 }
 
+/// Tokens per pair: the option, capped at the model's own.
+fn max_length(model: &ModelDir, options: &CrossEncoderOptions) -> usize {
+    options
+        .max_length
+        .unwrap_or(model.max_length)
+        .min(model.max_length)
+}
+
 impl CrossEncoder for FastembedCrossEncoder {
     fn identity(&self) -> &str {
         &self.identity
     }
 
     fn score(&mut self, query: &str, passages: &[&str]) -> Result<Vec<f32>> {
-        if passages.is_empty() {
-            return Ok(Vec::new());
-        }
+        let mut out = self.score_many(&[(query, passages.to_vec())])?;
+        Ok(out.pop().expect("one request, one list"))
+    }
+
+    /// Every request's passages cut into batches exactly as [`CrossEncoder::score`] cuts one
+    /// request's (in order, `batch_size` at a time, never mixing two queries), and all the
+    /// batches of all requests spread over the workers as one work list: so the scores are
+    /// those of one request at a time, bit for bit, and no worker idles while pairs remain.
+    fn score_many(&mut self, requests: &[(&str, Vec<&str>)]) -> Result<Vec<Vec<f32>>> {
         let (id, batch) = (&self.id, self.batch_size);
-        let chunks: Vec<&[&str]> = passages.chunks(batch).collect();
-        let per_chunk = models::run_on_workers(&mut self.workers, chunks.len(), |w, c| {
+        let jobs: Vec<(&str, &[&str])> = requests
+            .iter()
+            .flat_map(|(q, passages)| passages.chunks(batch).map(move |c| (*q, c)))
+            .collect();
+        let per_job = models::run_on_workers(&mut self.workers, jobs.len(), |w, j| {
+            let (query, chunk) = jobs[j];
             let ranked = w
-                .rerank(query, chunks[c], false, Some(batch))
+                .rerank(query, chunk, false, Some(batch))
                 .map_err(|e| Error::Model {
                     model: id.clone(),
                     message: e.to_string(),
                 })?;
             // fastembed returns results sorted by score; put them back in input order.
-            let mut scores = vec![f32::NAN; chunks[c].len()];
+            let mut scores = vec![f32::NAN; chunk.len()];
             for r in ranked {
                 scores[r.index] = r.score;
             }
             Ok(scores)
         })?;
-        Ok(per_chunk.into_iter().flatten().collect())
+        let mut per_job = per_job.into_iter();
+        Ok(requests
+            .iter()
+            .map(|(_, passages)| {
+                let n = passages.len().div_ceil(batch);
+                per_job.by_ref().take(n).flatten().collect()
+            })
+            .collect())
     }
 }

@@ -3,6 +3,7 @@
 //! - [`CrossEncoder`]: the trait; [`FastembedCrossEncoder`] runs the real ONNX model
 //!   (ms-marco-MiniLM-L-12-v2 int8, raw logits), [`testing::OverlapCrossEncoder`] is the
 //!   model-free stand-in for unit tests only.
+//! - [`LazyCrossEncoder`]: loads the model only when a pair misses the cache.
 //! - [`ScoreCache`]: scores on disk keyed by cross-encoder identity, query sha256 and passage
 //!   sha256; damaged entries are detected and recomputed.
 //! - [`score_shortlist`] / [`ShortlistScores::rerank`] / [`rerank_shortlist`]: score the widest
@@ -21,12 +22,17 @@
 
 mod cache;
 mod fastembed;
+mod lazy;
 mod shortlist;
 pub mod testing;
 
-pub use cache::{PairStats, ScoreCache};
+pub use cache::{PairStats, ScoreCache, POOL_PAIRS};
 pub use fastembed::{CrossEncoderOptions, FastembedCrossEncoder};
-pub use shortlist::{rerank_shortlist, score_shortlist, RerankedHit, ShortlistScores};
+pub use lazy::{CrossEncoderLoader, LazyCrossEncoder};
+pub use shortlist::{
+    rerank_shortlist, score_shortlist, score_shortlists, RerankedHit, ShortlistRequest,
+    ShortlistScores,
+};
 
 use crate::Result;
 
@@ -38,6 +44,13 @@ pub trait CrossEncoder: Send {
     /// One score per passage, in order (higher is more relevant). A pair's score must not
     /// depend on the other passages.
     fn score(&mut self, query: &str, passages: &[&str]) -> Result<Vec<f32>>;
+    /// The scores of several queries' passages, one list per request, each bit-identical to
+    /// what `score(query, passages)` gives for that request alone. An implementation may run
+    /// the requests' pairs together (so that parallel workers never wait at the end of one
+    /// query's list); the default scores them one request after another.
+    fn score_many(&mut self, requests: &[(&str, Vec<&str>)]) -> Result<Vec<Vec<f32>>> {
+        requests.iter().map(|(q, p)| self.score(q, p)).collect()
+    }
 }
 
 /// One shortlisted document: its id (for errors and reports) and the passage scored.

@@ -98,17 +98,55 @@ pub fn score_shortlist(
     ce: &mut dyn CrossEncoder,
     cache: &ScoreCache,
 ) -> Result<(ShortlistScores, PairStats)> {
-    check_width(width)?;
-    let w = width.min(hits.len());
-    let candidates: Vec<Candidate> = hits[..w].iter().map(&candidate_of).collect();
-    let (scores, stats) = cache.score(ce, query, &candidates)?;
-    Ok((
-        ShortlistScores {
-            docs: hits[..w].iter().map(|h| h.doc).collect(),
+    let request = ShortlistRequest { query, hits, width };
+    let (mut scores, stats) =
+        score_shortlists(&[request], candidate_of, ce, cache, &mut |_, _| {})?;
+    Ok((scores.pop().expect("one request, one list"), stats))
+}
+
+/// One shortlist to score: the query, its first-stage hits and the width.
+#[derive(Debug, Clone, Copy)]
+pub struct ShortlistRequest<'a> {
+    pub query: &'a str,
+    pub hits: &'a [Hit],
+    pub width: usize,
+}
+
+/// [`score_shortlist`] for many queries at once: every missing pair of every shortlist is
+/// scored in one pooled work list ([`ScoreCache::score_many`]), each score the same bits as
+/// one query at a time. Returns the scores of each request, in order, and the summed counts;
+/// `progress(done, to_score)` follows the pairs scored.
+pub fn score_shortlists(
+    requests: &[ShortlistRequest<'_>],
+    candidate_of: impl Fn(&Hit) -> Candidate,
+    ce: &mut dyn CrossEncoder,
+    cache: &ScoreCache,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(Vec<ShortlistScores>, PairStats)> {
+    let mut prefixes = Vec::with_capacity(requests.len());
+    for r in requests {
+        check_width(r.width)?;
+        prefixes.push(&r.hits[..r.width.min(r.hits.len())]);
+    }
+    let candidates: Vec<Vec<Candidate>> = prefixes
+        .iter()
+        .map(|p| p.iter().map(&candidate_of).collect())
+        .collect();
+    let asked: Vec<(&str, &[Candidate])> = requests
+        .iter()
+        .zip(&candidates)
+        .map(|(r, c)| (r.query, c.as_slice()))
+        .collect();
+    let (scores, stats) = cache.score_many(ce, &asked, progress)?;
+    let out = prefixes
+        .iter()
+        .zip(scores)
+        .map(|(p, scores)| ShortlistScores {
+            docs: p.iter().map(|h| h.doc).collect(),
             scores,
-        },
-        stats,
-    ))
+        })
+        .collect();
+    Ok((out, stats))
 }
 
 /// Scores and reorders the first `width` hits in one step (see [`score_shortlist`] and
@@ -221,6 +259,54 @@ mod tests {
         let err = rerank_shortlist("q", &hits, 2, cand, &mut ce, &cache).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("\"d1\"") && msg.contains("\"q\""), "{msg}");
+    }
+
+    #[test]
+    fn pooled_shortlists_equal_one_query_at_a_time_with_the_same_counts() {
+        // Requests of several queries, one repeated (its pairs are cached by the first), long
+        // enough to span several pooled groups.
+        let passages: Vec<String> = (0..300)
+            .map(|i| format!("p{i} w{} w{} x", i % 7, i % 11))
+            .collect();
+        let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
+        let (hits, cand) = setup(&refs);
+        let queries = ["w1 w2", "w3 x", "w1 w2", "w5", "zzz"];
+        let widths = [300, 40, 300, 7, 1];
+        let requests: Vec<ShortlistRequest> = queries
+            .iter()
+            .zip(widths)
+            .map(|(q, w)| ShortlistRequest {
+                query: q,
+                hits: &hits,
+                width: w,
+            })
+            .collect();
+
+        let mut one_ce = OverlapCrossEncoder::new();
+        let one_cache = ScoreCache::in_memory(&one_ce);
+        let mut one = Vec::new();
+        let mut one_stats = PairStats::default();
+        for r in &requests {
+            let (s, st) =
+                score_shortlist(r.query, r.hits, r.width, &cand, &mut one_ce, &one_cache).unwrap();
+            one.push(s);
+            one_stats.add(st);
+        }
+
+        let mut pool_ce = OverlapCrossEncoder::new();
+        let pool_cache = ScoreCache::in_memory(&pool_ce);
+        let (pooled, pool_stats) =
+            score_shortlists(&requests, &cand, &mut pool_ce, &pool_cache, &mut |_, _| {}).unwrap();
+        let bits = |v: &[ShortlistScores]| {
+            v.iter()
+                .map(|s| s.scores.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(bits(&pooled), bits(&one));
+        assert_eq!(pooled, one);
+        assert_eq!(pool_stats, one_stats);
+        assert_eq!(pool_stats.scored, 300 + 40 + 7 + 1);
+        assert_eq!(pool_ce.pairs(), one_ce.pairs(), "each pair once either way");
     }
 
     proptest! {

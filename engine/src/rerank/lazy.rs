@@ -1,0 +1,173 @@
+//! A cross-encoder loaded only when a pair misses the score cache.
+//!
+//! The score cache is keyed by the cross-encoder's identity, which the model's pin or manifest
+//! and the options give without a running model ([`FastembedCrossEncoder::identity_of`]). So
+//! [`LazyCrossEncoder::open`] creates no ONNX session; the model is verified and loaded on the
+//! first [`CrossEncoder::score`] call, which the cache makes only for a missing pair. A run
+//! whose pairs are all cached loads no cross-encoder.
+//!
+//! Guarantee: the loaded model must report the identity the cache was opened for; another is
+//! an error, never a silent mix of scores.
+
+use super::{CrossEncoder, CrossEncoderOptions, FastembedCrossEncoder};
+use crate::models::{ModelKind, ModelStore};
+use crate::{Error, Result};
+
+/// Loads the model behind a [`LazyCrossEncoder`].
+pub type CrossEncoderLoader = Box<dyn FnMut() -> Result<Box<dyn CrossEncoder>> + Send>;
+
+/// A [`CrossEncoder`] whose model is loaded on its first `score` call.
+pub struct LazyCrossEncoder {
+    identity: String,
+    load: CrossEncoderLoader,
+    loaded: Option<Box<dyn CrossEncoder>>,
+}
+
+impl std::fmt::Debug for LazyCrossEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyCrossEncoder")
+            .field("identity", &self.identity)
+            .field("loaded", &self.loaded.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LazyCrossEncoder {
+    /// A cross-encoder that will be `load`ed on first use and must then report `identity`.
+    pub fn new(identity: String, load: CrossEncoderLoader) -> LazyCrossEncoder {
+        LazyCrossEncoder {
+            identity,
+            load,
+            loaded: None,
+        }
+    }
+
+    /// The fastembed model `id` of `store` with `options`, not loaded yet (fetched and verified
+    /// when first loaded).
+    pub fn open(
+        store: &ModelStore,
+        id: &str,
+        options: &CrossEncoderOptions,
+    ) -> Result<LazyCrossEncoder> {
+        let model = store.describe(id)?;
+        if model.kind != ModelKind::CrossEncoder {
+            return Err(Error::Config(format!(
+                "model {id} is a {}, not a cross-encoder; name it as an embedder instead",
+                model.kind
+            )));
+        }
+        if options.batch_size == 0 {
+            return Err(Error::Config(
+                "cross-encoder batch size must be at least 1".into(),
+            ));
+        }
+        let identity = FastembedCrossEncoder::identity_of(&model, options);
+        let (store, id, options) = (store.clone(), id.to_string(), options.clone());
+        Ok(LazyCrossEncoder::new(
+            identity,
+            Box::new(move || {
+                let dir = store.ensure_model(&id)?;
+                Ok(Box::new(FastembedCrossEncoder::load(&dir, &options)?) as Box<dyn CrossEncoder>)
+            }),
+        ))
+    }
+
+    /// Whether the model has been loaded.
+    pub fn is_loaded(&self) -> bool {
+        self.loaded.is_some()
+    }
+
+    /// The model, loaded now if it was not; its identity is checked.
+    pub fn model(&mut self) -> Result<&mut dyn CrossEncoder> {
+        if self.loaded.is_none() {
+            let ce = (self.load)()?;
+            if ce.identity() != self.identity {
+                return Err(Error::Model {
+                    model: self.identity.clone(),
+                    message: format!(
+                        "the loaded model reports identity {:?}, not the one its score cache was \
+                         opened for; delete the model and run `ranklab models fetch`",
+                        ce.identity()
+                    ),
+                });
+            }
+            self.loaded = Some(ce);
+        }
+        Ok(self.loaded.as_deref_mut().expect("loaded above"))
+    }
+}
+
+impl CrossEncoder for LazyCrossEncoder {
+    fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    fn score(&mut self, query: &str, passages: &[&str]) -> Result<Vec<f32>> {
+        if passages.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.model()?.score(query, passages)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::rerank::testing::OverlapCrossEncoder;
+    use crate::rerank::{Candidate, ScoreCache};
+
+    fn counted(identity: &str, loads_as: &'static str) -> (LazyCrossEncoder, Arc<AtomicUsize>) {
+        let loads = Arc::new(AtomicUsize::new(0));
+        let l = loads.clone();
+        let lazy = LazyCrossEncoder::new(
+            identity.to_string(),
+            Box::new(move || {
+                l.fetch_add(1, Ordering::Relaxed);
+                Ok(Box::new(OverlapCrossEncoder::with_identity(loads_as)) as Box<dyn CrossEncoder>)
+            }),
+        );
+        (lazy, loads)
+    }
+
+    fn cand(p: &str) -> Candidate {
+        Candidate {
+            doc_id: p.to_string(),
+            passage: p.to_string(),
+        }
+    }
+
+    #[test]
+    fn cached_pairs_load_no_model_and_the_first_missing_pair_loads_it_once() {
+        let mut direct = OverlapCrossEncoder::with_identity("ce");
+        let cache = ScoreCache::in_memory(&direct);
+        let (expected, _) = cache.score(&mut direct, "q a", &[cand("a b")]).unwrap();
+        let (mut lazy, loads) = counted(direct.identity(), "ce");
+
+        let (warm, st) = cache.score(&mut lazy, "q a", &[cand("a b")]).unwrap();
+        assert_eq!((st.scored, st.cached), (0, 1));
+        assert_eq!(loads.load(Ordering::Relaxed), 0, "cached: no load");
+        assert!(!lazy.is_loaded());
+        assert_eq!(warm[0].to_bits(), expected[0].to_bits());
+
+        let (cold, st) = cache.score(&mut lazy, "q a", &[cand("a c")]).unwrap();
+        assert_eq!(st.scored, 1);
+        assert_eq!(
+            loads.load(Ordering::Relaxed),
+            1,
+            "a missing pair loads the model"
+        );
+        assert_eq!(cold, direct.score("q a", &["a c"]).unwrap());
+        cache.score(&mut lazy, "q a", &[cand("z")]).unwrap();
+        assert_eq!(loads.load(Ordering::Relaxed), 1, "loaded once");
+    }
+
+    #[test]
+    fn a_loaded_model_of_another_identity_is_refused() {
+        let (mut lazy, _) = counted("ce", "other");
+        let err = lazy.score("q", &["p"]).unwrap_err().to_string();
+        assert!(err.contains("other"), "{err}");
+    }
+}
