@@ -127,7 +127,11 @@ impl<'c> Engine<'c> {
     /// indexes are built on a thread of their own while the vector caches load.
     pub fn build(corpus: &'c Corpus, experiments: &[&Experiments]) -> Result<Self> {
         let configs = || experiments.iter().flat_map(|e| e.configurations.iter());
-        let analyzers: BTreeSet<Analyzer> = configs().filter_map(|c| c.analyzer()).collect();
+        let mut analyzers: BTreeSet<Analyzer> = configs().filter_map(|c| c.analyzer()).collect();
+        // A reranked external list is scored on each document's best English BM25 section.
+        if configs().any(|c| c.retriever == Retriever::External && c.rerank.is_some()) {
+            analyzers.insert(Analyzer::English);
+        }
         let uses_models = configs().any(|c| c.embedder().is_some() || c.rerank.is_some());
         std::thread::scope(|s| {
             let lexical = s.spawn(|| -> Result<_> {
@@ -328,8 +332,15 @@ enum ListKey {
 /// and b), as it is for ranklab's own lists; section 0 when the query matches none of it.
 pub fn best_sections(engine: &Engine<'_>, query: &str, hits: &mut [Hit]) -> Result<()> {
     let corpus = engine.corpus;
-    let best: HashMap<usize, usize> = engine
-        .lexical
+    let built;
+    let index = match &engine.lexical {
+        Some(index) => index,
+        None => {
+            built = LexicalIndex::build(corpus)?;
+            &built
+        }
+    };
+    let best: HashMap<usize, usize> = index
         .search(corpus, query, corpus.len(), Default::default())?
         .into_iter()
         .map(|h| (h.doc, h.section))
