@@ -6,7 +6,17 @@
 //! renamed over the target: a reader, or a crash, sees the previous file whole or the new one
 //! whole, never a truncated one. Files are created `0644` (less the umask) on Unix, like any
 //! data file, not `0600` as temporaries are by default.
+//!
+//! A directory of files that belong together (a report: its tables, charts and run files) is
+//! replaced as a whole by [`write_dir`]: the new files, and hard links to the directory's other
+//! files, go into a sibling temporary directory `.ranklab-<random>.tmp`, which is then swapped
+//! with the directory in one `renameat2(RENAME_EXCHANGE)` (Linux, macOS) and the old content
+//! deleted. A reader, or a process killed at any point, sees the previous directory whole or the
+//! new one whole, never files of two runs mixed; a killed run's temporary directory is swept like
+//! a temporary file. The read-link-swap runs under an advisory exclusive lock (`flock`) on the
+//! parent directory, so two writers of one directory cannot drop each other's files.
 
+use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
@@ -49,6 +59,130 @@ pub fn write_with(
     Ok(())
 }
 
+/// Replaces `files` (paths relative to `dir`, with their bytes) in the directory `dir` as one
+/// step, keeping the directory's other files; creates `dir` if missing. When a path appears
+/// more than once the last bytes win. Nothing of the new content is visible until every file
+/// is written and synced; on any error (or a kill) `dir` is left as it was.
+pub fn write_dir<'a>(
+    dir: &Path,
+    files: impl IntoIterator<Item = (&'a Path, &'a [u8])>,
+) -> Result<()> {
+    let parent = match dir.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    crate::leftovers::sweep_once(parent);
+    let _lock = lock_dir(parent)?;
+    let new: BTreeMap<&Path, &[u8]> = files.into_iter().collect();
+    let tmp = tempfile::Builder::new()
+        .prefix(".ranklab-")
+        .suffix(".tmp")
+        .tempdir_in(parent)
+        .map_err(|e| Error::io(parent, e))?;
+    let exists = match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => true,
+        Ok(_) => {
+            return Err(Error::io(
+                dir,
+                std::io::Error::other("exists and is not a directory"),
+            ))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    if exists {
+        link_tree(dir, tmp.path(), Path::new(""), &new)?;
+    }
+    for (rel, bytes) in &new {
+        let path = tmp.path().join(rel);
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d).map_err(|e| Error::io(dir.join(rel), e))?;
+        }
+        let mut f = create_file(&path).map_err(|e| Error::io(dir.join(rel), e))?;
+        f.write_all(bytes)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| Error::io(dir.join(rel), e))?;
+    }
+    if exists {
+        // `tmp` now holds the previous content and is deleted when dropped.
+        swap(tmp.path(), dir)?;
+    } else {
+        std::fs::rename(tmp.path(), dir).map_err(|e| Error::io(dir, e))?;
+        let _ = tmp.keep();
+    }
+    Ok(())
+}
+
+/// Hard-links (copies, where links fail) every file under `from/rel` that `skip` does not
+/// replace into `to/rel`, recreating subdirectories; ranklab's own temporaries are left out.
+fn link_tree(from: &Path, to: &Path, rel: &Path, skip: &BTreeMap<&Path, &[u8]>) -> Result<()> {
+    let src = from.join(rel);
+    let entries = std::fs::read_dir(&src).map_err(|e| Error::io(&src, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(&src, e))?;
+        let name = entry.file_name();
+        if crate::leftovers::is_temporary(&name.to_string_lossy()) {
+            continue;
+        }
+        let r = rel.join(&name);
+        let kind = entry.file_type().map_err(|e| Error::io(entry.path(), e))?;
+        if kind.is_dir() {
+            let d = to.join(&r);
+            std::fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
+            link_tree(from, to, &r, skip)?;
+        } else if !skip.contains_key(r.as_path()) {
+            let (a, b) = (entry.path(), to.join(&r));
+            if std::fs::hard_link(&a, &b).is_err() {
+                std::fs::copy(&a, &b).map_err(|e| Error::io(&a, e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn create_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o644);
+    }
+    o.open(path)
+}
+
+/// Exchanges the directories `a` and `b` atomically where the system can (Linux, macOS);
+/// elsewhere, or on a file system that refuses the exchange, `b` is moved aside to `a`'s name
+/// after `a` moved in (two renames: a kill between them leaves `b`'s old content at the
+/// temporary name).
+fn swap(a: &Path, b: &Path) -> Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        match renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE) {
+            Ok(()) => return Ok(()),
+            Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {}
+            Err(e) => return Err(Error::io(b, e.into())),
+        }
+    }
+    let aside = a.with_extension("old.tmp");
+    std::fs::rename(b, &aside).map_err(|e| Error::io(b, e))?;
+    std::fs::rename(a, b).map_err(|e| Error::io(b, e))?;
+    std::fs::rename(&aside, a).map_err(|e| Error::io(a, e))?;
+    Ok(())
+}
+
+/// Takes the advisory exclusive lock on the directory `dir` (blocking); released when the
+/// returned handle is dropped. Where a directory cannot be opened as a file (Windows), no lock.
+fn lock_dir(dir: &Path) -> Result<Option<std::fs::File>> {
+    let Ok(f) = std::fs::File::open(dir) else {
+        return Ok(None);
+    };
+    fs4::fs_std::FileExt::lock_exclusive(&f).map_err(|e| Error::io(dir, e))?;
+    Ok(Some(f))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -76,6 +210,117 @@ mod tests {
         // 0644 less the umask; with the usual umask 022 exactly 0644. Never private (0600).
         assert_eq!(mode & 0o600, 0o600, "{mode:o}");
         assert_ne!(mode, 0o600, "{mode:o}");
+    }
+
+    fn tree(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    out.push((
+                        p.strip_prefix(dir).unwrap().to_path_buf(),
+                        std::fs::read(&p).unwrap(),
+                    ));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn files<'a>(
+        list: &'a [(&'a str, &'a str)],
+    ) -> impl Iterator<Item = (&'a std::path::Path, &'a [u8])> {
+        list.iter()
+            .map(|(p, b)| (std::path::Path::new(p), b.as_bytes()))
+    }
+
+    fn owned(list: &[(&str, &str)]) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        list.iter()
+            .map(|(p, b)| (p.into(), b.as_bytes().to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn write_dir_replaces_the_listed_files_keeps_the_others_and_leaves_no_temporary() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("reports/p");
+        super::write_dir(
+            &dir,
+            files(&[
+                ("e.md", "one"),
+                ("runs/a.trec", "a1"),
+                ("runs/b.trec", "b1"),
+            ]),
+        )
+        .unwrap();
+        // A second writer of part of the directory (another experiment file): its files
+        // replace theirs, the rest stay; the last of two entries for one path wins.
+        super::write_dir(
+            &dir,
+            files(&[
+                ("runs/a.trec", "a0"),
+                ("f.md", "two"),
+                ("runs/a.trec", "a2"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            tree(&dir),
+            owned(&[
+                ("e.md", "one"),
+                ("f.md", "two"),
+                ("runs/a.trec", "a2"),
+                ("runs/b.trec", "b1")
+            ])
+        );
+        let names: Vec<_> = std::fs::read_dir(root.path().join("reports"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("p")]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode();
+            assert_ne!(
+                mode(&dir.join("f.md")) & 0o077,
+                0,
+                "a report file is private"
+            );
+            assert_ne!(mode(&dir) & 0o077, 0, "the report directory is private");
+        }
+    }
+
+    #[test]
+    fn a_failed_write_dir_leaves_the_previous_directory_whole() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("p");
+        super::write_dir(&dir, files(&[("e.md", "old"), ("runs/a.trec", "old a")])).unwrap();
+        let before = tree(&dir);
+        // `x` is written as a file, then `x/y` cannot be: the write fails after new files of
+        // the run were already written (into the temporary directory).
+        let err = super::write_dir(
+            &dir,
+            files(&[
+                ("e.md", "new"),
+                ("runs/a.trec", "new a"),
+                ("x", "f"),
+                ("x/y", "g"),
+            ]),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("x/y"), "{err}");
+        assert_eq!(tree(&dir), before);
+        let names: Vec<_> = std::fs::read_dir(root.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("p")], "temporary left");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! Every file ranklab writes goes through a temporary file in the target's directory that is
 //! renamed into place; a process killed between creating and renaming it (SIGKILL, power loss)
-//! leaves the temporary behind. Writers sweep their directory once per process: a temporary of
+//! leaves the temporary behind; a report directory written as a whole
+//! ([`crate::atomic::write_dir`]) leaves a temporary directory of the same name scheme. Writers sweep their directory once per process: a temporary of
 //! ranklab's whose last change is older than [`STALE_AFTER`] is removed. A live writer touches
 //! its temporary within seconds of creating it, so a concurrent run's file is never taken.
 
@@ -17,15 +18,16 @@ pub const STALE_AFTER: Duration = Duration::from_secs(3600);
 /// Directories already swept by this process.
 static SWEPT: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
 
-/// Whether `name` is one of ranklab's temporaries: `.ranklab-*.tmp`, the one scheme of
-/// [`crate::atomic`].
+/// Whether `name` is one of ranklab's temporaries (a file or a directory): `.ranklab-*.tmp`,
+/// the one scheme of [`crate::atomic`].
 pub fn is_temporary(name: &str) -> bool {
     name.strip_prefix(".ranklab-")
         .and_then(|n| n.strip_suffix(".tmp"))
         .is_some_and(|rest| !rest.is_empty())
 }
 
-/// Removes ranklab's temporaries in `dir` older than `max_age`, returning how many went.
+/// Removes ranklab's temporaries in `dir` (files, and directories with everything in them)
+/// older than `max_age`, returning how many went.
 /// Errors (a file that vanished meanwhile, no permission) are ignored: sweeping is a courtesy.
 pub fn sweep(dir: &Path, max_age: Duration) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -39,7 +41,7 @@ pub fn sweep(dir: &Path, max_age: Duration) -> usize {
             continue;
         }
         let Ok(meta) = entry.metadata() else { continue };
-        if !meta.is_file() {
+        if !meta.is_file() && !meta.is_dir() {
             continue;
         }
         let age = meta
@@ -47,7 +49,15 @@ pub fn sweep(dir: &Path, max_age: Duration) -> usize {
             .ok()
             .and_then(|m| now.duration_since(m).ok())
             .unwrap_or_default();
-        if age >= max_age && std::fs::remove_file(entry.path()).is_ok() {
+        if age < max_age {
+            continue;
+        }
+        let gone = if meta.is_dir() {
+            std::fs::remove_dir_all(entry.path())
+        } else {
+            std::fs::remove_file(entry.path())
+        };
+        if gone.is_ok() {
             removed += 1;
         }
     }
@@ -101,5 +111,25 @@ mod tests {
             assert!(p(n).exists(), "{n} was removed");
         }
         assert!(!p(".ranklab-abc.tmp").exists() && !p(".ranklab-x1y2.tmp").exists());
+    }
+
+    #[test]
+    fn an_old_temporary_directory_goes_with_its_content_a_fresh_one_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join(".ranklab-old.tmp");
+        let fresh = dir.path().join(".ranklab-new.tmp");
+        let kept = dir.path().join("report");
+        for d in [&old, &fresh, &kept] {
+            std::fs::create_dir_all(d.join("runs")).unwrap();
+            std::fs::write(d.join("runs/a.trec"), b"x").unwrap();
+        }
+        let two_hours_ago = SystemTime::now() - Duration::from_secs(7200);
+        std::fs::File::open(&old)
+            .unwrap()
+            .set_modified(two_hours_ago)
+            .unwrap();
+        assert_eq!(sweep(dir.path(), Duration::from_secs(3600)), 1);
+        assert!(!old.exists());
+        assert!(fresh.join("runs/a.trec").exists() && kept.join("runs/a.trec").exists());
     }
 }

@@ -1,18 +1,22 @@
-//! Interruption safety of `ranklab run` (reports are written to a temporary file in the same
-//! directory and renamed, `report::atomic`):
-//! - a run killed by SIGINT or SIGKILL at any point, before or while it writes, leaves every
-//!   report file either as the previous complete run wrote it or as the new complete run writes
-//!   it, byte for byte: never truncated, never missing, never anything else;
-//! - the only other files it can leave are its temporary files (`.ranklab-*.tmp`), which never
-//!   take an output's name;
+//! Interruption safety of `ranklab run` (a report directory is written into a sibling temporary
+//! directory and swapped in whole, `ranklab_engine::atomic::write_dir`):
+//! - a run killed by SIGINT or SIGKILL at any point, before or while it writes, leaves the report
+//!   directory exactly as the previous complete run wrote it or exactly as the new complete run
+//!   writes it, byte for byte: never a file truncated or missing, never files of two runs mixed;
+//! - the only other thing it can leave is its temporary directory (`.ranklab-*.tmp` beside the
+//!   report directory), which the next run sweeps once it is an hour old;
+//! - a run killed deterministically in its write phase (SIGXFSZ: `prlimit --fsize` below the
+//!   largest report file, so the kill comes after the smaller files were written) leaves the
+//!   previous directory whole; written file by file, as before, it left the files written
+//!   before the kill new and the rest old;
 //! - the next run succeeds and writes exactly a complete run's output.
 //!
 //! Two variants of the experiments (same configuration names, different BM25 parameters) give
 //! two complete outputs A and B with the same file names and different bytes; each run writes
 //! the variant the live report directory does not hold, so a file caught half-way would match
 //! neither. Kill times are seeded: half uniform over a complete run's duration, half within the
-//! write phase (timed on a complete run, counted from the first temporary file), which leaves
-//! some directories between the two outputs, file by file. A synthetic corpus makes a run last
+//! write phase (timed on a complete run, counted from the temporary directory's appearance). A
+//! synthetic corpus makes a run last
 //! long enough and its run files large enough to be caught while written.
 //! BM25 only: no model is needed.
 
@@ -145,7 +149,8 @@ fn is_temporary(name: &str) -> bool {
     name.starts_with(".ranklab-") && name.ends_with(".tmp")
 }
 
-/// Every file under `dir`: (outputs by relative path, temporary files).
+/// Every file under `dir`: (outputs by relative path, temporaries: files and directories, not
+/// looked into).
 fn snapshot(dir: &Path) -> (BTreeMap<PathBuf, Vec<u8>>, Vec<PathBuf>) {
     let (mut outputs, mut temps) = (BTreeMap::new(), Vec::new());
     let mut stack = vec![dir.to_path_buf()];
@@ -155,10 +160,10 @@ fn snapshot(dir: &Path) -> (BTreeMap<PathBuf, Vec<u8>>, Vec<PathBuf>) {
         };
         for e in entries {
             let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if is_temporary(&p.file_name().unwrap().to_string_lossy()) {
+            if is_temporary(&p.file_name().unwrap().to_string_lossy()) {
                 temps.push(p);
+            } else if p.is_dir() {
+                stack.push(p);
             } else {
                 outputs.insert(
                     p.strip_prefix(dir).unwrap().to_path_buf(),
@@ -170,14 +175,18 @@ fn snapshot(dir: &Path) -> (BTreeMap<PathBuf, Vec<u8>>, Vec<PathBuf>) {
     (outputs, temps)
 }
 
-/// The temporary files in the suite's report directories.
+/// The temporaries beside and in the suite's report directory.
 fn temporaries(reports: &Path) -> Vec<PathBuf> {
-    [reports.join("synth"), reports.join("synth/runs")]
-        .iter()
-        .filter_map(|d| std::fs::read_dir(d).ok())
-        .flat_map(|es| es.flatten().map(|e| e.path()))
-        .filter(|p| is_temporary(&p.file_name().unwrap().to_string_lossy()))
-        .collect()
+    [
+        reports.to_path_buf(),
+        reports.join("synth"),
+        reports.join("synth/runs"),
+    ]
+    .iter()
+    .filter_map(|d| std::fs::read_dir(d).ok())
+    .flat_map(|es| es.flatten().map(|e| e.path()))
+    .filter(|p| is_temporary(&p.file_name().unwrap().to_string_lossy()))
+    .collect()
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -296,7 +305,7 @@ fn killed_runs_leave_every_report_whole_and_the_next_run_succeeds() {
     assert_eq!(snapshot(&live).0, golden[0]);
 
     let mut r = Lcg(8);
-    let (mut interrupted, mut during_write, mut mixed, mut leftover) = (0, 0, 0, 0);
+    let (mut interrupted, mut during_write, mut leftover) = (0, 0, 0);
     // The variant the live directory holds whole (None: a mix of both); each run writes the
     // other one, so that every file it replaces changes.
     let mut state = Some(0);
@@ -346,16 +355,21 @@ fn killed_runs_leave_every_report_whole_and_the_next_run_succeeds() {
             .iter()
             .filter(|(f, b)| **b == golden[1 - variant][*f] && **b != golden[variant][*f])
             .count();
-        mixed += (new > 0 && old > 0) as usize;
+        assert!(
+            new == 0 || old == 0,
+            "kill {i} ({signal:?} after {delay:?}, at write: {at_write}): {new} files of the new run beside {old} of the previous one"
+        );
         state = [0, 1].into_iter().find(|&v| outputs == golden[v]);
+        assert!(
+            state.is_some(),
+            "kill {i}: the directory is neither complete output"
+        );
         leftover += temps.len();
         for t in &temps {
-            let name = t.file_name().unwrap().to_string_lossy();
-            assert!(
-                !golden[0]
-                    .keys()
-                    .any(|k| k.file_name().unwrap().to_string_lossy() == name),
-                "{name}"
+            assert_eq!(
+                t.parent(),
+                Some(live.as_path()),
+                "a temporary inside the report: {t:?}"
             );
         }
 
@@ -379,5 +393,69 @@ fn killed_runs_leave_every_report_whole_and_the_next_run_succeeds() {
         during_write >= 3,
         "only {during_write} interruptions fell in the write phase"
     );
-    eprintln!("write phase {write_phase:?}; {interrupted} runs interrupted ({during_write} while writing, {mixed} between two files); {leftover} temporary files left behind in all");
+    eprintln!("write phase {write_phase:?}; {interrupted} runs interrupted ({during_write} while writing); {leftover} temporary directories left behind in all");
+}
+
+#[test]
+fn a_run_killed_while_it_writes_leaves_the_previous_directory_whole() {
+    use std::os::unix::process::ExitStatusExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = synthetic_suite(tmp.path());
+    // The new output, for its file sizes and to compare the next run with.
+    write_experiments(&suite, 1);
+    let fresh = tmp.path().join("fresh");
+    complete_run(&suite, &fresh);
+    let new = snapshot(&fresh).0;
+    let largest = new.values().map(Vec::len).max().unwrap();
+    let smaller = new.values().filter(|b| b.len() < largest).count();
+    assert!(smaller >= 5, "{smaller} files below the largest");
+
+    let live = tmp.path().join("live");
+    write_experiments(&suite, 0);
+    complete_run(&suite, &live);
+    let previous = snapshot(&live).0;
+    assert_ne!(previous, new);
+
+    // No file may grow beyond `largest - 1` bytes: the kernel kills the run (SIGXFSZ) when it
+    // writes the largest report file, after it wrote the smaller ones it writes first.
+    write_experiments(&suite, 1);
+    let out = Command::new("prlimit")
+        .arg(format!("--fsize={}", largest - 1))
+        .arg(env!("CARGO_BIN_EXE_ranklab"))
+        .args([
+            "run",
+            suite.to_str().unwrap(),
+            "--reports",
+            live.to_str().unwrap(),
+        ])
+        .env("RANKLAB_CACHE", live.with_extension("cache"))
+        .output()
+        .expect("prlimit (util-linux) runs ranklab");
+    assert_eq!(
+        out.status.signal(),
+        Some(25),
+        "not killed by SIGXFSZ while writing: {:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (outputs, temps) = snapshot(&live);
+    assert!(
+        outputs == previous,
+        "the killed run changed the report directory"
+    );
+    assert_eq!(temps.len(), 1, "{temps:?}");
+    assert!(temps[0].is_dir() && temps[0].parent() == Some(live.as_path()));
+
+    // The next run writes the whole new output and, the temporary being two hours old, sweeps it.
+    std::fs::File::open(&temps[0])
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(7200))
+        .unwrap();
+    complete_run(&suite, &live);
+    let (outputs, temps) = snapshot(&live);
+    assert!(
+        outputs == new,
+        "the run after the kill differs from a complete run"
+    );
+    assert!(temps.is_empty(), "{temps:?}");
 }

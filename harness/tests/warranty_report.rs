@@ -70,7 +70,7 @@ fn render(dir: &Path, extra: &BTreeMap<String, String>) -> (String, PathBuf) {
     let r = replay(&engine, &suite, &ex).unwrap();
     let rep = report::render(&corpus, &suite, &ex, &r, &MeasureSet::Suite).unwrap();
     let out_dir = dir.join("out");
-    report::write_all(&out_dir, &rep).unwrap();
+    report::write_all(&out_dir, std::slice::from_ref(&rep)).unwrap();
     (rep.markdown, out_dir)
 }
 

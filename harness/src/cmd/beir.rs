@@ -160,7 +160,10 @@ pub(crate) fn run(args: BeirArgs) -> Result<ExitCode> {
         &r,
         &MeasureSet::Fixed(measures()),
     )?;
-    report::write_all(&args.reports.join("beir").join(&coll.name), &rep)?;
+    report::write_all(
+        &args.reports.join("beir").join(&coll.name),
+        std::slice::from_ref(&rep),
+    )?;
     println!("{}", rep.markdown);
     Ok(ExitCode::SUCCESS)
 }

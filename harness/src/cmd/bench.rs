@@ -38,8 +38,8 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
         if let Some(note) = rendered.defaults_note() {
             println!("{}: {note}\n", rendered.suite.name);
         }
+        report::write_all(&dir, &rendered.reports)?;
         for r in &rendered.reports {
-            report::write_all(&dir, r)?;
             println!("{}", r.markdown);
         }
     }

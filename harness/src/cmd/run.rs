@@ -1,6 +1,7 @@
 //! `ranklab run`: replay one suite under every configuration of its experiment files and write
 //! `reports/<suite>/`. Everything is computed before the first file is written, so a bad input
-//! leaves the previous report untouched.
+//! leaves the previous report untouched, and the directory is replaced as a whole, so a kill
+//! while writing does too.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,10 +40,10 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode> {
     if let Some(note) = rendered.defaults_note() {
         println!("{note}\n");
     }
+    if !args.dry_run {
+        report::write_all(&dir, &rendered.reports)?;
+    }
     for r in &rendered.reports {
-        if !args.dry_run {
-            report::write_all(&dir, r)?;
-        }
         println!("{}", r.markdown);
     }
     Ok(ExitCode::SUCCESS)

@@ -1,10 +1,20 @@
 //! Atomic file output for the harness: every file ranklab writes goes through
 //! [`ranklab_engine::atomic`] (temporary `.ranklab-*.tmp` beside the target, synced, renamed;
-//! created 0644; temporaries a killed run left are swept once per process).
+//! created 0644; temporaries a killed run left are swept once per process), and a report
+//! directory is replaced as a whole ([`write_dir`]).
 
 use std::path::Path;
 
 use anyhow::Result;
+
+/// Replaces `files` (relative paths, bytes) in the directory `dir` as one step, keeping its
+/// other files: a kill or an error leaves the previous directory whole.
+pub fn write_dir<'a>(
+    dir: &Path,
+    files: impl IntoIterator<Item = (&'a Path, &'a [u8])>,
+) -> Result<()> {
+    Ok(ranklab_engine::atomic::write_dir(dir, files)?)
+}
 
 /// Writes `bytes` to `path` atomically, creating parent directories.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {

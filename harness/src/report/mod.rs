@@ -375,12 +375,17 @@ pub fn render(
     })
 }
 
-/// Writes every file of a report under `dir`, each atomically.
-pub fn write_all(dir: &Path, report: &SuiteReport) -> Result<()> {
-    for (rel, bytes) in &report.files {
-        atomic::write(&dir.join(rel), bytes)?;
-    }
-    Ok(())
+/// Writes every file of `reports` (the experiments of one suite) under `dir` as one step,
+/// keeping the directory's other files: a run killed or failing while it writes leaves the
+/// previous directory whole, never files of two runs mixed. A file several reports share
+/// (`qrels.txt`, a run file) takes the last report's bytes.
+pub fn write_all(dir: &Path, reports: &[SuiteReport]) -> Result<()> {
+    atomic::write_dir(
+        dir,
+        reports
+            .iter()
+            .flat_map(|r| r.files.iter().map(|(p, b)| (p.as_path(), b.as_slice()))),
+    )
 }
 
 /// A replayed suite: its reports (nothing written yet) and what the corpus said about itself.

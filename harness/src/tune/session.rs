@@ -2,7 +2,7 @@
 //! the answer through the real replay, render the report and (when asked) write the practice
 //! file. `ranklab tune` only parses its flags and calls [`tune`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -182,10 +182,17 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
             &current_w,
         );
         let (csv, json) = report::tables(&outcome);
-        crate::report::atomic::write(&out.join("tuning.heatmap.svg"), svg.as_bytes())?;
-        crate::report::atomic::write(&out.join("tuning.csv"), csv.as_bytes())?;
-        crate::report::atomic::write(&out.join("tuning.json"), json.as_bytes())?;
-        crate::report::atomic::write(&out.join("tuning.md"), md.as_bytes())?;
+        // The four files of the tuning report replace their predecessors in one step.
+        crate::report::atomic::write_dir(
+            &out,
+            [
+                ("tuning.heatmap.svg", svg.as_bytes()),
+                ("tuning.csv", csv.as_bytes()),
+                ("tuning.json", json.as_bytes()),
+                ("tuning.md", md.as_bytes()),
+            ]
+            .map(|(p, b)| (Path::new(p), b)),
+        )?;
     }
     if req.write {
         let keep = req.keep || !changes;
