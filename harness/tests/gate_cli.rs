@@ -19,28 +19,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
-
-fn gate(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .current_dir(dir)
-        .arg("gate")
-        .args(args)
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .expect("run ranklab")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited")
-}
+use common::{code, gate, stderr, stdout};
 
 /// A workdir with a recorded baseline (fx/legacy, the baseline configuration, and fx/current).
 fn recorded() -> tempfile::TempDir {

@@ -10,27 +10,9 @@
 //! release notes; the engine returns one).
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 mod common;
-
-fn gate(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .current_dir(dir)
-        .arg("gate")
-        .args(args)
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .expect("run ranklab")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited")
-}
+use common::{code, gate, stdout};
 
 fn baseline(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("reports/baseline.json")).unwrap()

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::judge::{bind, judge_name, judgments_path, serve, Session};
+use crate::judge::{bind, judge_name, serve, Session};
 use crate::report::shown;
 
 /// Arguments of `ranklab judge`.
@@ -49,7 +49,7 @@ pub(crate) fn run(args: JudgeArgs) -> Result<ExitCode> {
     };
     let judge = judge_name(args.judge, &dir)?;
     let session = Session::load(&args.suite, judge)?;
-    let file = judgments_path(&session);
+    let file = session.judgments.path.clone();
     if session.left() == 0 {
         println!(
             "Nothing to judge: every pooled document of {} has a judgment (see {}).",

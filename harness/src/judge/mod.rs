@@ -14,7 +14,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::Document;
@@ -423,9 +423,4 @@ pub(crate) fn judge_name(given: Option<String>, dir: &Path) -> Result<String> {
         }
         _ => bail!("no --judge given and no `git config user.name`; pass --judge NAME"),
     }
-}
-
-/// Where the judgments go, for the message.
-pub(crate) fn judgments_path(s: &Session) -> PathBuf {
-    s.judgments.path.clone()
 }

@@ -55,3 +55,29 @@ pub fn fixture_copy(name: &str) -> tempfile::TempDir {
     copy_dir(&fixture(name), dir.path());
     dir
 }
+
+/// `ranklab gate ARGS` in `dir`, without `$GITHUB_STEP_SUMMARY`.
+pub fn gate(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .current_dir(dir)
+        .arg("gate")
+        .args(args)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("run ranklab")
+}
+
+/// A finished process's stdout as text.
+pub fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+/// A finished process's stderr as text.
+pub fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// A finished process's exit code.
+pub fn code(o: &std::process::Output) -> i32 {
+    o.status.code().expect("exited")
+}
