@@ -14,12 +14,111 @@
 //!   a missing baseline; `--also` naming an unknown configuration;
 //! - `--update` writes nothing when a paired assertion fails;
 //! - rows of a BEIR collection are skipped without `--beir` and measured with it.
+//!
+//! Where the gated values come from: MRR 0.8000 (current), 0.7000 (legacy), 0.6000 (bm25, and
+//! current and legacy once the penalties are zeroed) and recall@5 1.0000 are not recorded from
+//! the gate. `gated_values_are_the_means_of_the_ranks_in_the_run_files` derives each one from
+//! the TREC runs `ranklab run` writes for the same fixture, with this file's own arithmetic
+//! (1 / rank of the first expected document of `tasks/fx/suite.yaml`, mean over the five
+//! tasks), so the gate's metric path and the written rankings must agree.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
 use common::{code, gate, stderr, stdout};
+
+/// MRR of `current` on the fixture: ranks 1, 2, 1, 2, 1 (derived below).
+const CURRENT_MRR: &str = "0.8000";
+/// MRR of `legacy`: ranks 2, 2, 1, 2, 1 (derived below).
+const LEGACY_MRR: &str = "0.7000";
+/// MRR of plain `bm25`, and of `current` and `legacy` with every penalty zero: ranks 2, 2, 2, 2,
+/// 1 (derived below).
+const FIRST_STAGE_MRR: &str = "0.6000";
+
+/// The expected documents of each task of `tasks/fx/suite.yaml`, copied by hand.
+const EXPECTED: [(&str, &[&str]); 5] = [
+    ("F1", &["howto-deploy-platform"]),
+    ("F2", &["adr-cache-valkey"]),
+    ("F3", &["runbook-backup"]),
+    ("F4", &["oncall-policy"]),
+    (
+        "F5",
+        &["note-release-1", "note-release-2", "note-release-3"],
+    ),
+];
+
+/// Per task of [`EXPECTED`], the 1-based ranks (the run's rank column) of its expected
+/// documents in `reports/fx/runs/<config>.trec` under `dir`.
+fn ranks_in_run_file(dir: &Path, config: &str) -> Vec<Vec<usize>> {
+    let text = std::fs::read_to_string(dir.join(format!("reports/fx/runs/{config}.trec"))).unwrap();
+    EXPECTED
+        .iter()
+        .map(|(task, docs)| {
+            let mut ranks: Vec<usize> = text
+                .lines()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>())
+                .filter(|f| f[0] == *task && docs.contains(&f[2]))
+                .map(|f| f[3].parse().unwrap())
+                .collect();
+            ranks.sort_unstable();
+            ranks
+        })
+        .collect()
+}
+
+/// `ranklab run tasks/fx` in `dir` (writes `reports/fx/runs/*.trec`), then per configuration
+/// the MRR and recall@5 of its run file, four decimals, computed here: reciprocal rank of the
+/// first expected document (0 when absent), the share of expected documents at ranks 1..=5.
+fn measured_from_run_files(dir: &Path, config: &str) -> (String, String, Vec<Vec<usize>>) {
+    let o = Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .current_dir(dir)
+        .args(["run", "tasks/fx"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let ranks = ranks_in_run_file(dir, config);
+    let n = ranks.len() as f64;
+    let mrr: f64 = ranks
+        .iter()
+        .map(|r| r.first().map_or(0.0, |&r| 1.0 / r as f64))
+        .sum::<f64>()
+        / n;
+    let recall: f64 = ranks
+        .iter()
+        .zip(EXPECTED)
+        .map(|(r, (_, docs))| r.iter().filter(|&&r| r <= 5).count() as f64 / docs.len() as f64)
+        .sum::<f64>()
+        / n;
+    (format!("{mrr:.4}"), format!("{recall:.4}"), ranks)
+}
+
+#[test]
+fn gated_values_are_the_means_of_the_ranks_in_the_run_files() {
+    let dir = common::fixture_copy("gate");
+    for (config, mrr) in [
+        ("current", CURRENT_MRR),
+        ("legacy", LEGACY_MRR),
+        ("bm25", FIRST_STAGE_MRR),
+    ] {
+        let (m, r, ranks) = measured_from_run_files(dir.path(), config);
+        assert_eq!(
+            (m.as_str(), r.as_str()),
+            (mrr, "1.0000"),
+            "{config}: ranks {ranks:?}"
+        );
+    }
+    // With every penalty zero neither wiring demotes anything: F1's deprecated how-to and F3's
+    // editorial-only copy keep their first-stage lead, so both wirings rank like bm25.
+    zero_penalties(dir.path());
+    for config in ["current", "legacy"] {
+        let (m, _, ranks) = measured_from_run_files(dir.path(), config);
+        assert_eq!(
+            m, FIRST_STAGE_MRR,
+            "{config} under zero weights: ranks {ranks:?}"
+        );
+    }
+}
 
 /// A workdir with a recorded baseline (fx/legacy, the baseline configuration, and fx/current).
 fn recorded() -> tempfile::TempDir {
@@ -75,7 +174,9 @@ fn update_records_the_gated_rows_and_a_gate_on_unchanged_inputs_passes() {
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
     assert!(
-        out.contains("| fx | current | MRR | 0.8000 | 0.8000 | 0.0000 | 0.0010 | pass |"),
+        out.contains(&format!(
+            "| fx | current | MRR | {CURRENT_MRR} | {CURRENT_MRR} | 0.0000 | 0.0010 | pass |"
+        )),
         "{out}"
     );
     assert!(
@@ -103,12 +204,12 @@ fn zeroed_penalties_make_the_gate_exit_1_listing_the_offending_rows() {
         .expect("a regressions table");
     assert!(
         regressions
-            .contains("| fx | current | MRR | 0.8000 | 0.6000 | -0.2000 | 0.0010 | REGRESSION |"),
+            .contains(&format!("| fx | current | MRR | {CURRENT_MRR} | {FIRST_STAGE_MRR} | -0.2000 | 0.0010 | REGRESSION |")),
         "{out}"
     );
     assert!(
         regressions
-            .contains("| fx | legacy | MRR | 0.7000 | 0.6000 | -0.1000 | 0.0010 | REGRESSION |"),
+            .contains(&format!("| fx | legacy | MRR | {LEGACY_MRR} | {FIRST_STAGE_MRR} | -0.1000 | 0.0010 | REGRESSION |")),
         "{out}"
     );
     assert!(
@@ -138,7 +239,7 @@ fn a_degraded_configuration_fails_the_gate() {
     assert_eq!(code(&o), 1, "{}{}", stdout(&o), stderr(&o));
     assert!(
         stdout(&o)
-            .contains("| fx | current | MRR | 0.8000 | 0.6000 | -0.2000 | 0.0010 | REGRESSION |"),
+            .contains(&format!("| fx | current | MRR | {CURRENT_MRR} | {FIRST_STAGE_MRR} | -0.2000 | 0.0010 | REGRESSION |")),
         "{}",
         stdout(&o)
     );
@@ -160,7 +261,9 @@ fn an_inflated_baseline_fails_only_its_row() {
         "{out}"
     );
     assert!(
-        out.contains("| fx | current | MRR | 0.8000 | 0.8000 | 0.0000 | 0.0010 | pass |"),
+        out.contains(&format!(
+            "| fx | current | MRR | {CURRENT_MRR} | {CURRENT_MRR} | 0.0000 | 0.0010 | pass |"
+        )),
         "{out}"
     );
     assert!(
@@ -229,7 +332,9 @@ fn the_table_is_appended_to_the_github_step_summary() {
         "{text}"
     );
     assert!(
-        text.contains("| fx | current | MRR | 0.8000 | 0.8000 | 0.0000 | 0.0010 | pass |"),
+        text.contains(&format!(
+            "| fx | current | MRR | {CURRENT_MRR} | {CURRENT_MRR} | 0.0000 | 0.0010 | pass |"
+        )),
         "{text}"
     );
 }

@@ -5,7 +5,12 @@
 //! - the long table has one row per (configuration other than the baseline, measure);
 //! - the reading is one line and names the baseline;
 //! - the three SVG files are well-formed, linked from the Markdown, and byte-identical when
-//!   rendered again.
+//!   rendered again;
+//! - a suite report and `ranklab compare` on its own run files and `qrels.txt` print the same
+//!   Δ, CI bounds, p, Holm p, test method and win/tie/loss for every configuration and measure
+//!   both compute (recall@5, MRR): two code paths (the replay's per-task values in task order,
+//!   trec_eval-style evaluation of the written runs in qrels order) that `stats/mod.rs`
+//!   promises agree to the bit.
 
 use std::path::{Path, PathBuf};
 
@@ -74,10 +79,6 @@ fn report_statistics_and_plots() {
         s.method
     );
 
-    let (cols, reading) = stats_section::delta_columns(&corpus, &suite, &ex, &r, &set).unwrap();
-    assert_eq!(cols.len(), 4);
-    assert_eq!(reading, s.reading);
-
     let p = plots::render(&corpus, &suite, &ex, &r, &set, "bm25-params").unwrap();
     let files: Vec<String> = p
         .files
@@ -110,4 +111,88 @@ fn report_statistics_and_plots() {
     }
     let again = plots::render(&corpus, &suite, &ex, &r, &set, "bm25-params").unwrap();
     assert_eq!(p.files, again.files, "plots are not reproducible");
+}
+
+/// CSV rows as maps from column name to field.
+fn csv_rows(text: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| {
+            let fields: Vec<&str> = l.split(',').collect();
+            assert_eq!(fields.len(), head.len(), "{l}");
+            head.iter()
+                .zip(fields)
+                .map(|(h, f)| (h.to_string(), f.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_suite_report_and_compare_on_its_run_files_print_the_same_statistics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ex_path = tmp.path().join("experiments.yaml");
+    std::fs::write(&ex_path, EXPERIMENTS).unwrap();
+    let reports = tmp.path().join("reports");
+    let bin = env!("CARGO_BIN_EXE_ranklab");
+    let o = std::process::Command::new(bin)
+        .current_dir(root())
+        .arg("run")
+        .arg("tasks/docir")
+        .arg("-x")
+        .arg(&ex_path)
+        .arg("--reports")
+        .arg(&reports)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = reports.join("docir");
+    let report = csv_rows(&std::fs::read_to_string(dir.join("bm25-params.stats.csv")).unwrap());
+
+    let runs = ["anserini", "robertson", "no-length-norm"];
+    let o = std::process::Command::new(bin)
+        .arg("compare")
+        .arg("--qrels")
+        .arg(dir.join("qrels.txt"))
+        .args(runs.iter().map(|r| dir.join(format!("runs/{r}.trec"))))
+        .args(["-m", "recall.5", "-m", "recip_rank", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let compared = csv_rows(std::str::from_utf8(&o.stdout).unwrap());
+
+    // The suite's names for compare's measures (docir: k = 5 for every task).
+    let measures = [("recall@5", "recall_5"), ("MRR", "recip_rank")];
+    let mut checked = 0;
+    for (suite_name, trec_name) in measures {
+        for run in &runs[1..] {
+            let a = report
+                .iter()
+                .find(|r| r["configuration"] == *run && r["measure"] == suite_name)
+                .unwrap_or_else(|| panic!("no {run} {suite_name} in the report"));
+            let b = compared
+                .iter()
+                .find(|r| r["run"] == *run && r["measure"] == trec_name)
+                .unwrap_or_else(|| panic!("no {run} {trec_name} from compare"));
+            for field in [
+                "mean", "delta", "ci_low", "ci_high", "p", "p_method", "p_holm", "wins", "ties",
+                "losses",
+            ] {
+                assert_eq!(a[field], b[field], "{run} {suite_name} {field}");
+            }
+            assert_eq!(a["n"], b["queries"], "{run} {suite_name}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 4);
+    // Not the trivial case: no-length-norm loses MRR on several tasks (Δ not 0, p not 1).
+    let nln = |m: &str| {
+        report
+            .iter()
+            .find(|r| r["configuration"] == "no-length-norm" && r["measure"] == m)
+            .unwrap()
+    };
+    assert_ne!(nln("MRR")["delta"], "0.0000");
+    assert_ne!(nln("MRR")["p"], "1.0000");
 }

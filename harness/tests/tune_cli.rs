@@ -13,6 +13,14 @@
 //! - bad input exits 2 with file:line, prints nothing on stdout and writes nothing: a merge
 //!   after the as-of date, a malformed date, an unknown record, a window with no merge, a bad
 //!   `--as-of`.
+//!
+//! Where the figures come from. Derived in this file, not read from `tune`: the grid's size
+//! (enumerated from [`ordered_pairs`]), the candidates the paired assertion rejects (from the
+//! first-stage scores in the `bm25` run file, [`derived_rejections`]) and the current weights'
+//! suite MRR and recall@5 (from the `current` run file). Everything marked `Snapshot` was
+//! recorded from this program (the tuner's objective on the merges, the plateau and its choice,
+//! the rolling folds) and checks only that it does not change unnoticed; a change there must be
+//! reviewed against the per-merge table the output prints.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -54,6 +62,92 @@ fn code(o: &Output) -> i32 {
     o.status.code().expect("exited")
 }
 
+/// `n` with a comma every three digits (`53,361`).
+fn thousands(n: usize) -> String {
+    let d = n.to_string();
+    let mut out = String::new();
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The default grid, enumerated here: (superseded, deprecated, amendment, editorial_only), each
+/// 0..=20 units of 0.05, with deprecated >= superseded and editorial_only >= amendment (the
+/// practice file's rules): the allowed units of (superseded, deprecated), which are also those
+/// of (amendment, editorial_only); a candidate is one of each.
+fn ordered_pairs() -> Vec<(u32, u32)> {
+    (0..=20)
+        .flat_map(|lo| (lo..=20).map(move |hi| (lo, hi)))
+        .collect()
+}
+
+/// How many grid candidates the fixture's paired assertion must reject, from the first-stage
+/// scores `ranklab run tasks/fx` writes to `reports/fx/runs/bm25.trec` in `dir`.
+///
+/// The assertion (`tasks/fx/paired.yaml`): for `deploy a service`, howto-deploy-platform above
+/// howto-deploy-legacy under the current wiring, inverted under legacy. Both records are
+/// first-class; only howto-deploy-legacy is deprecated. The current wiring min-max normalises
+/// the first stage's candidates (bm25's whole list for the query: nine records, all in the run
+/// file) and takes `deprecated` off the legacy record; equal final scores go to the newer record
+/// (the platform, updated 2026-07-01). So the pair holds iff x_platform >= x_legacy - deprecated,
+/// whatever the other three weights. The legacy wiring penalises each record's index snapshot,
+/// and howto-deploy-legacy was active at its last update: that half does not depend on the
+/// weights. The threshold (0.304 here) is far from any grid point, so f64 decides as f32 does.
+fn derived_rejections(dir: &Path) -> usize {
+    let o = ranklab(dir, &["run", "tasks/fx", "--reports", "derived"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let run = std::fs::read_to_string(dir.join("derived/fx/runs/bm25.trec")).unwrap();
+    let scores: Vec<(&str, f64)> = run
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f[0] == "F1")
+        .map(|f| (f[2], f[4].parse().unwrap()))
+        .collect();
+    let max = scores.iter().map(|s| s.1).fold(f64::MIN, f64::max);
+    let min = scores.iter().map(|s| s.1).fold(f64::MAX, f64::min);
+    let norm = |id: &str| (scores.iter().find(|s| s.0 == id).unwrap().1 - min) / (max - min);
+    let gap = norm("howto-deploy-legacy") - norm("howto-deploy-platform");
+    let pairs = ordered_pairs();
+    let failing = pairs
+        .iter()
+        .filter(|&&(_, deprecated)| f64::from(deprecated) * 0.05 < gap)
+        .count();
+    failing * pairs.len()
+}
+
+/// MRR and recall@5 (four decimals) of `derived/fx/runs/current.trec`, written by
+/// [`derived_rejections`]: 1 / rank of the first expected document, share of expected documents
+/// in the top 5, mean over the five tasks of `tasks/fx/suite.yaml` (copied here by hand).
+fn derived_current_suite_figures(dir: &Path) -> (String, String) {
+    let expected: [(&str, &[&str]); 5] = [
+        ("F1", &["howto-deploy-platform"]),
+        ("F2", &["adr-cache-valkey"]),
+        ("F3", &["runbook-backup"]),
+        ("F4", &["oncall-policy"]),
+        (
+            "F5",
+            &["note-release-1", "note-release-2", "note-release-3"],
+        ),
+    ];
+    let run = std::fs::read_to_string(dir.join("derived/fx/runs/current.trec")).unwrap();
+    let (mut mrr, mut recall) = (0.0, 0.0);
+    for (task, docs) in expected {
+        let ranks: Vec<usize> = run
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|f| f[0] == task && docs.contains(&f[2]))
+            .map(|f| f[3].parse().unwrap())
+            .collect();
+        mrr += ranks.iter().min().map_or(0.0, |&r| 1.0 / r as f64);
+        recall += ranks.iter().filter(|&&r| r <= 5).count() as f64 / docs.len() as f64;
+    }
+    (format!("{:.4}", mrr / 5.0), format!("{:.4}", recall / 5.0))
+}
+
 fn practice(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("tasks/fx/search-practice.yaml")).unwrap()
 }
@@ -81,15 +175,22 @@ fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
         "{out}"
     );
     assert!(out.contains("Train: the older 5 (2026-08-15..=2026-10-20); held out: the newest 2 (2026-11-02..=2026-11-25)"), "{out}");
+    // Derived: the grid's size and the rejections (53,361 and 6,468 when this was written).
+    let pairs = ordered_pairs();
+    let candidates = thousands(pairs.len() * pairs.len());
+    let rejected = thousands(derived_rejections(dir.path()));
     assert!(
-        out.contains("53,361 candidates, 6,468 rejected by the 1 paired assertions"),
-        "{out}"
+        out.contains(&format!(
+            "{candidates} candidates, {rejected} rejected by the 1 paired assertions"
+        )),
+        "{candidates} / {rejected}: {out}"
     );
     // weights, then window MRR/recall, train MRR/recall, held-out MRR/recall, suite
     // MRR/recall, paired.
     let chosen = row(&out, "chosen");
     // The robust choice is tied with the best of the plain order (row 1 of the top list, the
-    // edge of the plateau, 0.55/0.65/0.00/0.05) on window MRR and recall, but is not that point.
+    // edge of the plateau) on window MRR and recall, but is not that point. Snapshot (recorded
+    // from this program): that edge is 0.55/0.65/0.00/0.05.
     let first = row(&out, "1 |");
     assert_eq!(first[1..5], ["0.55", "0.65", "0.00", "0.05"], "{out}");
     assert_eq!(chosen[5..7], first[5..7], "{out}");
@@ -114,7 +215,16 @@ fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
             "all hold as expected"
         ]
     );
+    // Snapshot, as the row above.
     assert!(out.contains("The plain order (smaller weights first) would take 0.55 / 0.65 / 0.00 / 0.05, with margins 1, 1, 1, 1 steps of 0.05."), "{out}");
+    // The current weights (the practice file's): their suite MRR and recall@5 are derived from
+    // the `current` run file; the window, train and held-out figures are a snapshot.
+    let (suite_mrr, suite_recall) = derived_current_suite_figures(dir.path());
+    assert_eq!(
+        row(&out, "current")[11..13],
+        [suite_mrr, suite_recall],
+        "{out}"
+    );
     assert_eq!(
         row(&out, "current"),
         [
@@ -134,11 +244,12 @@ fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
             "all hold as expected"
         ]
     );
+    // Snapshot.
     assert_eq!(
         row(&out, "selected on train only")[1..5],
         ["0.75", "0.75", "0.50", "0.50"]
     );
-    // Rolling validation: eight folds, one per pair of consecutive merge days; M10 is the
+    // Snapshot. Rolling validation: eight folds, one per pair of consecutive merge days; M10 is the
     // fold where tuning wins (rank 1 against 2 under the current weights: see the per-merge
     // table of the whole window, where M10 is ranked 2 by the current weights).
     assert!(out.contains("| 2026-06-07..=2026-10-05 | 5 | 0.70 / 0.70 / 0.50 / 0.50 | 2026-10-20 | M10 | 1.0000 | 0.5000 |"), "{out}");
@@ -151,6 +262,7 @@ fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
         "{out}"
     );
     assert!(out.contains("Recommendation: do not write"), "{out}");
+    // Snapshot.
     assert!(
         out.contains("| M06 | 2026-08-15 | train | adr-cache-valkey | 2 | 1 |"),
         "{out}"
@@ -270,6 +382,7 @@ fn write_stores_the_chosen_weights_with_a_tuned_line_and_the_pairs_still_hold() 
         p.tuned,
         "2026-11-30, ranklab tune --window-days 120 --as-of 2026-11-30 on tasks/fx/merges.yaml: 7 merges of 2026-08-02..=2026-11-30, grid unit 0.05"
     );
+    // Snapshot: the chosen weights of the first test.
     assert_eq!(
         (
             p.weights.superseded,

@@ -166,18 +166,6 @@ pub struct StatsSection {
     pub table: Table,
 }
 
-/// The Δ columns and the one-line reading, for the metrics table of [`super::render`].
-pub fn delta_columns(
-    corpus: &Corpus,
-    suite: &Suite,
-    ex: &Experiments,
-    replay: &Replay,
-    set: &MeasureSet,
-) -> Result<(Vec<Column>, String)> {
-    let s = section(corpus, suite, ex, replay, set)?;
-    Ok((s.columns, s.reading))
-}
-
 /// The whole statistics section of one experiment.
 pub fn section(
     corpus: &Corpus,
