@@ -67,8 +67,16 @@ pub struct Assertion {
 pub struct PairedFile {
     /// The suite file (relative to this file).
     pub suite: PathBuf,
-    /// The configuration (of the experiments beside the suite) whose first stage both wirings share.
-    pub configuration: String,
+    /// The configuration (of the experiments beside the suite) whose first stage both wirings
+    /// share; or None when the file names two configurations (`legacy`, `current`).
+    #[serde(default)]
+    pub configuration: Option<String>,
+    /// The configuration playing the legacy half (with `current`, instead of `configuration`).
+    #[serde(default)]
+    pub legacy: Option<String>,
+    /// The configuration playing the current half.
+    #[serde(default)]
+    pub current: Option<String>,
     /// Practice file (relative to this file; default search-practice.yaml beside it).
     #[serde(default)]
     pub practice: Option<PathBuf>,
@@ -84,8 +92,12 @@ pub struct PairedFile {
 pub struct Verdict {
     /// Assertion id.
     pub id: String,
-    /// [`Wiring::Legacy`] or [`Wiring::Current`].
+    /// The half: [`Wiring::Legacy`] or [`Wiring::Current`] (for a file naming two
+    /// configurations, the half that configuration plays).
     pub wiring: Wiring,
+    /// The configuration of that half, when the file names two (None: one configuration under
+    /// both wirings).
+    pub configuration: Option<String>,
     /// Rank of `above` (None: not retrieved).
     pub above_rank: Option<usize>,
     /// Rank of `below`.
@@ -160,39 +172,102 @@ impl Paired {
                 lines.of("assertions", "")
             );
         }
-        let base = crate::suite::experiment_files(&suite)?
-            .iter()
-            .map(|p| Experiments::load(p))
-            .collect::<Result<Vec<_>>>()?
-            .into_iter()
-            .flat_map(|e| e.configurations)
-            .find(|c| c.name == file.configuration)
-            .with_context(|| {
-                format!(
-                    "{}:{}: configuration {:?} is not in the experiments files beside {}",
-                    path.display(),
-                    lines.of("configuration", &file.configuration),
-                    file.configuration,
-                    suite.path.display()
-                )
-            })?;
-        let practice = file
-            .practice
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("search-practice.yaml"));
-        let practice = std::path::absolute(dir.join(practice))?;
-        let mk = |name: &str, wiring| crate::suite::Configuration {
-            name: name.to_string(),
-            wiring,
-            practice: Some(practice.clone()),
-            ..base.clone()
+        let files = crate::suite::experiment_files(&suite)?;
+        let mut all = Vec::new();
+        for f in &files {
+            let ex = Experiments::load(f)?;
+            all.extend(ex.configurations.into_iter().map(|c| (c, f.clone())));
+        }
+        let find = |field: &str, name: &str| {
+            all.iter()
+                .find(|(c, _)| c.name == name)
+                .cloned()
+                .with_context(|| {
+                    format!(
+                        "{}:{}: configuration {name:?} is not in the experiments files beside {} ({})",
+                        path.display(),
+                        lines.of(field, name),
+                        suite.path.display(),
+                        files
+                            .iter()
+                            .map(|f| f.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
         };
-        let experiments = Experiments {
-            experiment: "paired".into(),
-            baseline: Some("legacy".into()),
-            description: None,
-            configurations: vec![mk("legacy", Wiring::Legacy), mk("current", Wiring::Current)],
-            path: path.to_path_buf(),
+        let experiments = match (&file.configuration, &file.legacy, &file.current) {
+            (Some(name), None, None) => {
+                let (base, _) = find("configuration", name)?;
+                let practice = file
+                    .practice
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("search-practice.yaml"));
+                let practice = std::path::absolute(dir.join(practice))?;
+                let mk = |name: &str, wiring| crate::suite::Configuration {
+                    name: name.to_string(),
+                    wiring,
+                    practice: Some(practice.clone()),
+                    ..base.clone()
+                };
+                Experiments {
+                    experiment: "paired".into(),
+                    baseline: Some("legacy".into()),
+                    description: None,
+                    configurations: vec![mk("legacy", Wiring::Legacy), mk("current", Wiring::Current)],
+                    path: path.to_path_buf(),
+                }
+            }
+            (None, Some(old), Some(new)) => {
+                if old == new {
+                    bail!(
+                        "{}:{}: `legacy` and `current` both name configuration {old:?}; name two different configurations",
+                        path.display(),
+                        lines.of("current", new)
+                    );
+                }
+                if let Some(practice) = &file.practice {
+                    bail!(
+                        "{}:{}: `practice` applies to `configuration:` under two wirings; with `legacy` and `current` each configuration reads its own practice file (set `practice:` on the configuration)",
+                        path.display(),
+                        lines.of("practice", &practice.to_string_lossy())
+                    );
+                }
+                let (old_c, old_file) = find("legacy", old)?;
+                let (new_c, new_file) = find("current", new)?;
+                // Each configuration keeps what its own experiments file resolves: its practice
+                // file and (an external engine's `cwd`) its folder, the suite's.
+                let own = |c: crate::suite::Configuration, f: &Path| -> Result<_> {
+                    let ex = Experiments {
+                        experiment: String::new(),
+                        baseline: None,
+                        description: None,
+                        configurations: Vec::new(),
+                        path: f.to_path_buf(),
+                    };
+                    let practice = std::path::absolute(ex.practice_path(&c))?;
+                    Ok(crate::suite::Configuration {
+                        practice: Some(practice),
+                        ..c
+                    })
+                };
+                Experiments {
+                    experiment: "paired".into(),
+                    baseline: Some(old.clone()),
+                    description: None,
+                    configurations: vec![own(old_c, &old_file)?, own(new_c, &new_file)?],
+                    path: old_file,
+                }
+            }
+            _ => bail!(
+                "{}: name either `configuration:` (one configuration under the legacy and the current wiring) or both `legacy:` and `current:` (two configurations, e.g. an engine at its last release and at HEAD), not {}",
+                path.display(),
+                match (&file.configuration, &file.legacy, &file.current) {
+                    (None, None, None) => "neither".to_string(),
+                    (Some(_), _, _) => "`configuration` with `legacy`/`current`".to_string(),
+                    _ => "only one of `legacy` and `current`".to_string(),
+                }
+            ),
         };
         Ok((
             Paired {
@@ -202,6 +277,12 @@ impl Paired {
             },
             corpus,
         ))
+    }
+
+    /// Whether the file names two configurations (`legacy:`, `current:`) rather than one
+    /// configuration under two wirings.
+    pub fn names_two_configurations(&self) -> bool {
+        self.file.configuration.is_none()
     }
 
     /// The assertions as tasks (one per assertion; `above` as the expected record).
@@ -239,12 +320,13 @@ impl Paired {
             },
         )?;
         let mut out = Vec::new();
+        let two = self.names_two_configurations();
         for (i, a) in self.file.assertions.iter().enumerate() {
-            for run in &r.runs {
-                let wiring = run.config.wiring;
-                let expected = match wiring {
-                    Wiring::Legacy => a.legacy,
-                    _ => a.current,
+            // The first configuration plays the legacy half, the second the current one.
+            for (half, run) in r.runs.iter().enumerate() {
+                let (wiring, expected) = match half {
+                    0 => (Wiring::Legacy, a.legacy),
+                    _ => (Wiring::Current, a.current),
                 };
                 let ranked = &run.per_task[i];
                 let above_rank = rank_of(engine.corpus, ranked, &a.above);
@@ -266,6 +348,7 @@ impl Paired {
                 out.push(Verdict {
                     id: a.id.clone(),
                     wiring,
+                    configuration: two.then(|| run.config.name.clone()),
                     above_rank,
                     below_rank,
                     expected,
@@ -335,9 +418,11 @@ pub fn dependence_table(d: &[Dependence]) -> String {
 }
 
 fn rank_of(corpus: &Corpus, ranked: &[Ranked], id: &str) -> Option<usize> {
+    // An external engine's hits outside the corpus (doc >= corpus.len()) are never `id`, which
+    // names a record of the corpus.
     ranked
         .iter()
-        .position(|r| corpus.id(r.doc) == id)
+        .position(|r| r.doc < corpus.len() && corpus.id(r.doc) == id)
         .map(|p| p + 1)
 }
 
@@ -349,7 +434,10 @@ pub fn table(verdicts: &[Verdict]) -> String {
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} |\n",
             v.id,
-            v.wiring,
+            match &v.configuration {
+                None => v.wiring.to_string(),
+                Some(c) => format!("{} (`{c}`)", v.wiring),
+            },
             r(v.above_rank),
             r(v.below_rank),
             v.expected.as_str(),

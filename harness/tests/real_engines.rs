@@ -200,14 +200,25 @@ fn postgres_run_file_lists_what_postgres_returns() {
 /// MiniSearch asked directly (a Node one-liner), sorted as docs/engines.md says (score
 /// descending, then id descending).
 fn minisearch_directly(engine: &Path, corpus: &Path, query: &str) -> Vec<String> {
+    minisearch_directly_with(engine, corpus, query, "{}")
+}
+
+/// MiniSearch asked directly with MiniSearch search `options` (JSON).
+fn minisearch_directly_with(
+    engine: &Path,
+    corpus: &Path,
+    query: &str,
+    options: &str,
+) -> Vec<String> {
     let js = "const m = require('./index.js'); const ix = m.build(process.argv[1]); \
-              const r = m.search(ix, process.argv[2], 100); \
+              const r = m.search(ix, process.argv[2], 100, JSON.parse(process.argv[3])); \
               r.sort((a, b) => b.score - a.score || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)); \
               console.log(r.map((h) => h.id).join('\\n'));";
     let out = Command::new("node")
         .args(["-e", js])
         .arg(corpus)
         .arg(query)
+        .arg(options)
         .current_dir(engine)
         .output()
         .unwrap();
@@ -285,5 +296,210 @@ configurations:
     assert!(
         stderr.contains("ms-http: every task ranks as in the recording"),
         "{stderr}"
+    );
+}
+
+/// Issue 14, item 5: the old and the new engine side by side. MiniSearch at two settings stands
+/// for an engine at its last release (`minisearch-old`: no boost) and at HEAD (`minisearch-new`:
+/// `--boost-title 3`); a `paired.yaml` names them as its `legacy` and `current` halves, and
+/// `check`, `run`, `compare` and `gate` work between them.
+///
+/// Oracle: each assertion's outcome under each half is recomputed here from MiniSearch asked
+/// directly (with and without `boost: { title: 3 }`), and the expectations written in the file
+/// were read from the same direct calls; the test also flips one expectation and checks that
+/// `check` and `gate` then fail (both halves of the pair can fail).
+#[test]
+fn paired_assertions_compare_and_gate_work_between_two_external_configurations() {
+    let engine = examples("minisearch");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let corpus = std::path::absolute(root().join("corpora/docir")).unwrap();
+    let cwd = std::path::absolute(&engine).unwrap();
+    let experiments = format!(
+        "experiment: release\nbaseline: minisearch-old\nconfigurations:\n  - name: minisearch-old\n    engine: {{ command: [node, serve.js, {c}], cwd: {w} }}\n  - name: minisearch-new\n    engine: {{ command: [node, serve.js, {c}, --boost-title, \"3\"], cwd: {w} }}\n",
+        c = corpus.display(),
+        w = cwd.display()
+    );
+    let tasks = suite_dir(dir, &experiments);
+    // (id, query, above, below, legacy, current), from MiniSearch asked directly.
+    let assertions = [
+        (
+            "slow-checkout",
+            "figure out where the time goes when a merchant complains that checkout is slow",
+            "pay-observability",
+            "pay-fees-pricing",
+            "inverted",
+            "holds",
+        ),
+        (
+            "double-charging",
+            "stop double charging when the client retries a capture",
+            "pay-idempotency-v2",
+            "pay-retries-backoff",
+            "inverted",
+            "holds",
+        ),
+        (
+            "marketplace",
+            "let a marketplace take payments for the sellers it signs up without holding their credentials",
+            "pay-oauth-platforms",
+            "pay-3ds-stepup",
+            "holds",
+            "inverted",
+        ),
+    ];
+    let paired = |flip: bool| {
+        let mut y = String::from(
+            "suite: suite.yaml\nlegacy: minisearch-old\ncurrent: minisearch-new\nassertions:\n",
+        );
+        for (i, (id, q, above, below, legacy, current)) in assertions.iter().enumerate() {
+            let current = match (flip && i == 2, *current) {
+                (true, "holds") => "inverted",
+                (true, _) => "holds",
+                (false, c) => c,
+            };
+            y.push_str(&format!(
+                "  - id: {id}\n    query: {q}\n    above: {above}\n    below: {below}\n    legacy: {legacy}\n    current: {current}\n"
+            ));
+        }
+        std::fs::write(tasks.join("paired.yaml"), y).unwrap();
+    };
+    paired(false);
+
+    // The oracle: ranks of `above` and `below` in MiniSearch's own answers at both settings.
+    let mut rows = Vec::new();
+    for (id, q, above, below, legacy, current) in assertions {
+        for (half, config, options, expected) in [
+            ("legacy", "minisearch-old", "{}", legacy),
+            (
+                "current",
+                "minisearch-new",
+                r#"{"boost": {"title": 3}}"#,
+                current,
+            ),
+        ] {
+            let ids = minisearch_directly_with(&engine, &corpus, q, options);
+            let rank = |d: &str| ids.iter().position(|x| x == d).map(|p| p + 1);
+            let (a, b) = (rank(above), rank(below));
+            let actual = match (a, b) {
+                (Some(x), Some(y)) if x < y => "holds",
+                (Some(_), None) => "holds",
+                _ => "inverted",
+            };
+            assert_eq!(
+                actual, expected,
+                "{id} under {config}: MiniSearch answers {ids:?}"
+            );
+            let r = |x: Option<usize>| x.map_or("-".to_string(), |v| v.to_string());
+            rows.push(format!(
+                "| {id} | {half} (`{config}`) | {} | {} | {expected} | {actual} | pass |",
+                r(a),
+                r(b)
+            ));
+        }
+    }
+    let out = ranklab(dir, &["check", "tasks/docir"], &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for row in &rows {
+        assert!(stdout.contains(row.as_str()), "{row}\n{stdout}");
+    }
+
+    // Flipping one expectation fails `check` (exit 1).
+    paired(true);
+    let out = Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args(["check", "tasks/docir"])
+        .current_dir(dir)
+        .env("RANKLAB_CACHE", dir.join("cache"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("| marketplace | current (`minisearch-new`) |") && stdout.contains("FAIL"),
+        "{stdout}"
+    );
+    paired(false);
+
+    // Both replayed on the suite's tasks; their run files are what MiniSearch answers, and
+    // `compare` pairs them.
+    ranklab(
+        dir,
+        &["run", "tasks/docir", "--reports", "reports", "--record"],
+        &[],
+    );
+    for (config, options) in [
+        ("minisearch-old", "{}"),
+        ("minisearch-new", r#"{"boost": {"title": 3}}"#),
+    ] {
+        let run =
+            std::fs::read_to_string(dir.join(format!("reports/docir/runs/{config}.trec"))).unwrap();
+        for (task, query) in sample_tasks() {
+            let direct = minisearch_directly_with(&engine, &corpus, &query, options);
+            assert_eq!(run_ids(&run, &task), direct, "{config} {task}: {query}");
+        }
+    }
+    let out = ranklab(
+        dir,
+        &[
+            "compare",
+            "--qrels",
+            "reports/docir/qrels.txt",
+            "reports/docir/runs/minisearch-old.trec",
+            "reports/docir/runs/minisearch-new.trec",
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("minisearch-old") && stdout.contains("minisearch-new"),
+        "{stdout}"
+    );
+
+    // The gate: both configurations' rows from the recordings and the paired file (asked live:
+    // its queries are not the suite's tasks, so they are not in the recordings).
+    let gate = |extra: &[&str]| {
+        let mut args = vec![
+            "gate",
+            "--tasks",
+            "tasks",
+            "--baseline",
+            "baseline.json",
+            "--from-recording",
+        ];
+        args.extend_from_slice(extra);
+        Command::new(env!("CARGO_BIN_EXE_ranklab"))
+            .args(&args)
+            .current_dir(dir)
+            .env("RANKLAB_CACHE", dir.join("cache"))
+            .output()
+            .unwrap()
+    };
+    let out = gate(&["--update", "--also", "docir/minisearch-new"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let baseline = std::fs::read_to_string(dir.join("baseline.json")).unwrap();
+    assert!(
+        baseline.contains("minisearch-old") && baseline.contains("minisearch-new"),
+        "{baseline}"
+    );
+    let out = gate(&[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "| slow-checkout | current (`minisearch-new`) | 1 | 2 | holds | holds | pass |"
+        ),
+        "{stdout}"
+    );
+    paired(true);
+    let out = gate(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a failed paired assertion between the two engines fails the gate: {}",
+        String::from_utf8_lossy(&out.stdout)
     );
 }

@@ -1,6 +1,7 @@
 // MiniSearch over a folder of ranklab Markdown records (front matter between `---` lines).
-// build(dir) indexes every record's title and body; search(index, query, k) returns MiniSearch's
-// ranking, best first: [{ id, score }]. serve.js puts this behind ranklab's command protocol;
+// build(dir) indexes every record's title and body; search(index, query, k, options) returns
+// MiniSearch's ranking, best first: [{ id, score }] (options: MiniSearch's search options, e.g.
+// { boost: { title: 3 } }; none by default). serve.js puts this behind ranklab's command protocol;
 // the tests call it directly (a Node one-liner) as the oracle for ranklab's run file.
 const fs = require("fs");
 const path = require("path");
@@ -25,8 +26,8 @@ function build(dir) {
   return index;
 }
 
-function search(index, query, k) {
-  return index.search(query).slice(0, k).map((r) => ({ id: r.id, score: r.score }));
+function search(index, query, k, options = {}) {
+  return index.search(query, options).slice(0, k).map((r) => ({ id: r.id, score: r.score }));
 }
 
 function version() {
