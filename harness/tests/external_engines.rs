@@ -10,7 +10,11 @@
 //! - `ranklab gate --from-recording` passes on the recording and fails (exit 1) when a recorded
 //!   ranking is degraded by hand;
 //! - a live run beside a recording says how many tasks changed rank;
-//! - a `${NAME}` in an engine's env reaches no written file.
+//! - a `${NAME}` in an engine's env reaches no written file;
+//! - ranklab's current wiring after an external first stage re-ranks the engine's hits by the
+//!   corpus's record state, matched by id (expected order computed by hand below), hits outside
+//!   the corpus stay below in the engine's order, and without a stage the engine's ranking is
+//!   the run as answered; the hits outside the corpus are counted in the report and its JSON.
 
 mod common;
 
@@ -275,5 +279,76 @@ fn the_documented_clients_work_and_their_recordings_reproduce_the_reports_and_ga
     assert!(
         err.contains("js: every task ranks as in the recording"),
         "{err}"
+    );
+}
+
+/// An engine that answers every task with the same five hits: four records of the bad_input
+/// fixture and `ghost`, which is not in its corpus.
+const FIXED_ENGINE: &str = r#"import json, sys
+HITS = [("epsilon", 4.0), ("alpha", 3.5), ("gamma", 3.0), ("ghost", 2.5), ("beta", 0.0)]
+for line in sys.stdin:
+    task = json.loads(line)["task"]
+    hits = [{"id": i, "score": s} for i, s in HITS]
+    print(json.dumps({"task": task, "hits": hits}), flush=True)
+"#;
+
+#[test]
+fn the_current_wiring_after_an_external_engine_reads_the_corpus_and_hits_outside_it_are_counted() {
+    let tmp = common::fixture_copy("bad_input");
+    let dir = tmp.path();
+    std::fs::write(dir.join("fixed.py"), FIXED_ENGINE).unwrap();
+    std::fs::write(
+        dir.join("tasks/p/experiments.yaml"),
+        "experiment: e\nbaseline: plain\nconfigurations:\n  - name: plain\n    engine: { command: [python3, ../../fixed.py] }\n  - name: wired\n    engine: { command: [python3, ../../fixed.py] }\n    wiring: current\n",
+    )
+    .unwrap();
+    let out = ranklab(dir, &["run", "tasks/p", "--reports", "reports"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let runs =
+        |c: &str| std::fs::read_to_string(dir.join(format!("reports/p/runs/{c}.trec"))).unwrap();
+    let (plain, wired) = (runs("plain"), runs("wired"));
+    for task in ["T1", "T2", "T3"] {
+        // No stage after the engine: its ranking as answered (score descending), `ghost` kept
+        // in its place.
+        assert_eq!(
+            run_ids(&plain, task),
+            ["epsilon", "alpha", "gamma", "ghost", "beta"],
+            "{task}"
+        );
+        // The current wiring on the four records of the corpus (ghost set aside): scores
+        // min-max normalized over 4.0, 3.5, 3.0, 0.0 to 1, 0.875, 0.75, 0; penalties from
+        // tasks/p/search-practice.yaml and each record's front matter:
+        //   epsilon superseded (0.30), first-class: 1 - 0.30 = 0.70
+        //   alpha   active, first-class:            0.875
+        //   gamma   superseded (0.30), amendment (0.05): 0.75 - 0.35 = 0.40
+        //   beta    active, first-class:            0
+        // then ghost, below every record the wiring ranked.
+        assert_eq!(
+            run_ids(&wired, task),
+            ["alpha", "epsilon", "gamma", "beta", "ghost"],
+            "{task}"
+        );
+    }
+    // One `ghost` per task per configuration: 3 hits outside the corpus each, in the Markdown
+    // and in the JSON.
+    let md = std::fs::read_to_string(dir.join("reports/p/e.md")).unwrap();
+    for c in ["plain", "wired"] {
+        assert!(
+            md.contains(&format!(
+                "- `{c}`: 3 hits name documents outside the corpus (kept, unjudged: they count as misses)."
+            )),
+            "{md}"
+        );
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("reports/p/e.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        json["external"],
+        serde_json::json!([
+            {"configuration": "plain", "version": null, "hits_outside_corpus": 3, "tasks_counted_empty": 0},
+            {"configuration": "wired", "version": null, "hits_outside_corpus": 3, "tasks_counted_empty": 0},
+        ]),
+        "{json}"
     );
 }

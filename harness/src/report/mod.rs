@@ -353,7 +353,7 @@ pub fn render(
         PathBuf::from(format!("{stem}.tasks.csv")),
         table::csv(&tasks)?.into_bytes(),
     ));
-    let json = serde_json::json!({
+    let mut json = serde_json::json!({
         "suite": suite.name,
         "experiment": ex.experiment,
         "baseline": ex.baseline(),
@@ -365,6 +365,22 @@ pub fn render(
         "warranty": warranty.json()?,
         "reading": reading,
     });
+    // What each external engine did, as in the Markdown's "External engines" section (absent
+    // when the experiment has none, so other reports keep their bytes).
+    if !replay.external.is_empty() {
+        json["external"] = replay
+            .external
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "configuration": e.configuration,
+                    "version": e.version,
+                    "hits_outside_corpus": e.unjudged_hits,
+                    "tasks_counted_empty": e.empty_tasks,
+                })
+            })
+            .collect();
+    }
     files.push((
         PathBuf::from(format!("{stem}.json")),
         (serde_json::to_string_pretty(&json)? + "\n").into_bytes(),
