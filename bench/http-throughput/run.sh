@@ -14,12 +14,24 @@ root=$(pwd)
 ranklab=$root/target/release/ranklab
 work=$(mktemp -d)
 server=
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+trap 'st=$?; { [ -n "$server" ] && kill "$server"; } 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; exit $st' EXIT
 # `exec`: $! is node itself, so the trap stops the server (not only a subshell around it).
-(cd examples/engines/minisearch && exec node http.js "$root/corpora/docir" 0 >"$work/port") &
+fail() { echo "bench/http-throughput/run.sh: $*" >&2; exit 2; }
+command -v wrk >/dev/null || fail "wrk is not installed (apt-get install wrk)"
+[ -x "$ranklab" ] || fail "no $ranklab; build it first (cargo build --release -p ranklab)"
+[ -d examples/engines/minisearch/node_modules ] ||
+  fail "examples/engines/minisearch/node_modules is missing; run \`just engines\` (npm ci there) first"
+(cd examples/engines/minisearch && exec node http.js "$root/corpora/docir" 0 >"$work/port" 2>"$work/server.err") &
 server=$!
-for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
-port=$(cat "$work/port")
+for _ in $(seq 100); do
+  [ -s "$work/port" ] && break
+  kill -0 "$server" 2>/dev/null || break
+  sleep 0.1
+done
+port=$(head -n1 "$work/port" | tr -d '[:space:]')
+# Never fall back to a default port: a missing port would aim both tools at port 80.
+[[ "$port" =~ ^[0-9]+$ ]] ||
+  fail "the MiniSearch HTTP server printed no port ($(kill -0 "$server" 2>/dev/null && echo 'still running after 10 s' || echo 'it exited')); its stderr: $(tail -n 5 "$work/server.err")"
 query="implement idempotency keys on the payment capture endpoint"
 mkdir -p "$work/tasks/s"
 {
