@@ -12,6 +12,9 @@
 //! - CSV and JSON carry the same numbers; `--per-query` adds the per-query table;
 //! - on trec_eval's own test files, the baseline's mean equals trec_eval's `all` line.
 //! - the power table and sentence: MDE and queries needed equal statsmodels' on a hand-made case.
+//! - Judged@k and unjudged@k per run, hand-computed on a two-query case, in Markdown and JSON;
+//!   the warning when the new run's Judged@k is more than 0.02 below the baseline's, and none
+//!   when it is not.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -428,4 +431,81 @@ fn power_table_and_sentence_match_statsmodels() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["power"][0]["mde"], serde_json::json!(0.0989));
     assert_eq!(v["power"][0]["queries_needed"], serde_json::json!(35));
+}
+
+#[test]
+fn judged_at_k_and_the_unjudged_warning_by_hand() {
+    let f = Files::new();
+    // q1 judges d1 relevant and d2 not relevant (grade 0 still counts as judged); q2 judges d3.
+    let q = f.write("qrels", "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n");
+    // Baseline, top 3: q1 d1 d2 d9 -> 2 judged, 1 unjudged; q2 retrieves two, d3 d8 -> 1 judged,
+    // 1 unjudged. Judged@3 = (2/3 + 1/3) / 2 = 0.5000; 2 unjudged.
+    let base = f.write(
+        "base.trec",
+        "q1 Q0 d1 1 3 b\nq1 Q0 d2 2 2 b\nq1 Q0 d9 3 1 b\nq2 Q0 d3 1 2 b\nq2 Q0 d8 2 1 b\n",
+    );
+    // New: q1 d7 d1 d6 -> 1 judged, 2 unjudged (RR 1/2); q2 d5 d4 d3 -> 1 judged, 2 unjudged
+    // (RR 1/3). Judged@3 = 1/3 = 0.3333; 4 unjudged; 0.1667 below the baseline: a warning, and
+    // a loss (Δ RR = (-1/2 - 2/3) / 2 < 0).
+    let new = f.write(
+        "new.trec",
+        "q1 Q0 d7 1 3 n\nq1 Q0 d1 2 2 n\nq1 Q0 d6 3 1 n\nq2 Q0 d5 1 3 n\nq2 Q0 d4 2 2 n\nq2 Q0 d3 3 1 n\n",
+    );
+    let args = [
+        "compare",
+        "--qrels",
+        &q,
+        &base,
+        &new,
+        "-m",
+        "recip_rank",
+        "--judged-at",
+        "3",
+    ];
+    let out = ok(&args);
+    assert!(out.contains("## Judged@3\n"), "{out}");
+    assert!(out.contains("| base | 0.5000 | 2 |"), "{out}");
+    assert!(out.contains("| new | 0.3333 | 4 |"), "{out}");
+    assert!(
+        out.contains("`new` has 4 unjudged documents in its top 3 across 2 queries, the baseline 2 (Judged@3 0.3333 against 0.5000, more than 0.02 below): its loss may be relevant documents nobody judged — judge them before trusting Δ"),
+        "{out}"
+    );
+
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&[&args[..], &["--format", "json"]].concat())).unwrap();
+    assert_eq!(json["judged_at"], 3);
+    assert_eq!(json["judged"][1]["run"], "new");
+    assert_eq!(json["judged"][1]["Judged@3"], 0.3333);
+    assert_eq!(json["judged"][1]["unjudged@3"], 4);
+    assert_eq!(json["judged"][0]["unjudged@3"], 2);
+    assert!(json["judged_reading"]
+        .as_str()
+        .unwrap()
+        .starts_with("`new` has 4 unjudged"));
+
+    // The other half: the baseline against itself is not below by any margin, so no warning.
+    // And at k = 1 the baseline's first documents (d1, d3) are judged and the new run's (d7,
+    // d5) are not: 1.0000 and 0 unjudged against 0.0000 and 2.
+    let same = ok(&[
+        "compare",
+        "--qrels",
+        &q,
+        &base,
+        &base,
+        "-m",
+        "recip_rank",
+        "--judged-at",
+        "3",
+    ]);
+    assert!(!same.contains("unjudged documents in its top"), "{same}");
+    let json: serde_json::Value = serde_json::from_str(&ok(&[
+        "compare", "--qrels", &q, &base, &base, "--format", "json",
+    ]))
+    .unwrap();
+    assert_eq!(json["judged_reading"], serde_json::Value::Null);
+    let at1 = ok(&["compare", "--qrels", &q, &base, &new, "--judged-at", "1"]);
+    assert!(at1.contains("| base | 1.0000 | 0 |"), "{at1}");
+    assert!(at1.contains("| new | 0.0000 | 2 |"), "{at1}");
+    // k = 0 is refused.
+    fails(&["compare", "--qrels", &q, &base, &new, "--judged-at", "0"]);
 }

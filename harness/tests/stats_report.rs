@@ -10,7 +10,7 @@
 //!   Δ, CI bounds, p, Holm p, test method and win/tie/loss for every configuration and measure
 //!   both compute (recall@5, MRR): two code paths (the replay's per-task values in task order,
 //!   trec_eval-style evaluation of the written runs in qrels order) that `stats/mod.rs`
-//!   promises agree to the bit.
+//!   promises agree to the bit; and the same Judged@5 and unjudged@5 per configuration.
 
 use std::path::{Path, PathBuf};
 
@@ -195,4 +195,26 @@ fn a_suite_report_and_compare_on_its_run_files_print_the_same_statistics() {
     };
     assert_ne!(nln("MRR")["delta"], "0.0000");
     assert_ne!(nln("MRR")["p"], "1.0000");
+
+    // The warranty's Judged@5 and unjudged@5 (replay, task order) equal compare's (trec_eval's
+    // order on the written runs), run by run.
+    let warranty =
+        csv_rows(&std::fs::read_to_string(dir.join("bm25-params.warranty.csv")).unwrap());
+    let o = std::process::Command::new(bin)
+        .arg("compare")
+        .arg("--qrels")
+        .arg(dir.join("qrels.txt"))
+        .args(runs.iter().map(|r| dir.join(format!("runs/{r}.trec"))))
+        .args(["-m", "recip_rank", "--judged-at", "5"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = String::from_utf8(o.stdout).unwrap();
+    for w in &warranty {
+        let row = format!(
+            "| {} | {} | {} |",
+            w["configuration"], w["Judged@5"], w["unjudged@5"]
+        );
+        assert!(md.contains(&row), "{row} not in {md}");
+    }
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use crate::compare::{compare, Format, Plan};
+use crate::compare::{compare, Format, Plan, DEFAULT_JUDGED_K};
 use crate::stats;
 
 /// Compare TREC runs against the first one, with paired statistics.
@@ -16,7 +16,9 @@ use crate::stats;
 /// Δ against the first (the baseline) with its paired bootstrap 95% confidence interval, the
 /// p-value of a two-sided paired randomization (sign-flip) test — exact when at most 20 queries
 /// differ, otherwise 100,000 seeded random sign assignments — raw and Holm-adjusted across the
-/// runs, and win/tie/loss counts. Then one line saying which runs differ significantly at 0.05.
+/// runs, and win/tie/loss counts. Then one line saying which runs differ significantly at 0.05,
+/// and, per run, Judged@k and the unjudged documents of its top k, with a warning when a run's
+/// Judged@k is more than 0.02 below the baseline's (its loss may be documents nobody judged).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
     ranklab compare --qrels qrels.txt runs/bm25.trec runs/dense.trec\n  \
@@ -60,6 +62,12 @@ pub(crate) struct CompareArgs {
     /// Seed of the permutation test and the bootstrap (reported in the output).
     #[arg(long, default_value_t = stats::DEFAULT_SEED)]
     pub seed: u64,
+
+    /// Cutoff k of Judged@k and of the unjudged count per run: documents of each query's top k
+    /// with / without a judgment (any grade) in the qrels. Markdown and JSON only.
+    #[arg(long = "judged-at", value_name = "K", default_value_t = DEFAULT_JUDGED_K as u32,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub judged_k: u32,
 }
 
 /// Runs the command.
@@ -70,6 +78,7 @@ pub(crate) fn run(args: CompareArgs) -> Result<ExitCode> {
         args.rel_level,
         args.complete,
         args.seed,
+        args.judged_k as usize,
     )?;
     let comparison = compare(plan, &args.qrels)?;
     let text = comparison.render(args.format, args.per_query)?;

@@ -2,7 +2,9 @@
 //! different? Evaluates every run against the same qrels and compares each with the first (the
 //! baseline), query by query, with the statistics of [`crate::stats`]: Δ of the mean, its paired bootstrap 95% CI,
 //! the two-sided paired randomization-test p (raw and Holm-adjusted across the runs), and
-//! win/tie/loss counts; then the one-line reading.
+//! win/tie/loss counts; then the one-line reading. Per run, also Judged@k and the unjudged
+//! documents of its top k ([`judged`]), with the suite reports' warning when a run's Judged@k is
+//! below the baseline's by more than [`crate::report::warranty::JUDGED_MARGIN`].
 //!
 //! The arguments are resolved into a checked plan (at least two runs, known measures) before any
 //! file is read, and nothing is printed until every run has been evaluated: an error leaves no
@@ -20,8 +22,14 @@ use crate::metrics::{Measure, Selection};
 use crate::stats::{self, Options, Paired};
 use crate::trec::{evaluate_run, EvalOptions, Evaluation, Qrels};
 
+mod judged;
 mod power;
 mod render;
+
+pub(crate) use judged::Judgments;
+
+/// Cutoff of Judged@k when no `--judged-at` is given.
+pub(crate) const DEFAULT_JUDGED_K: usize = 10;
 
 /// Measures compared when no `-m` is given.
 pub(crate) const DEFAULT_MEASURES: [&str; 5] =
@@ -51,17 +59,21 @@ pub(crate) struct Plan {
     pub complete: bool,
     /// Statistics settings.
     pub stats: Options,
+    /// Cutoff of Judged@k and the unjudged count (`--judged-at`).
+    pub judged_k: usize,
 }
 
 impl Plan {
     /// Resolves the arguments of `ranklab compare`: the run files (baseline first), the `-m`
-    /// specs (none: [`DEFAULT_MEASURES`]), the relevance level, `-c` and the seed.
+    /// specs (none: [`DEFAULT_MEASURES`]), the relevance level, `-c`, the seed and the cutoff of
+    /// Judged@k.
     pub(crate) fn new(
         run_paths: &[PathBuf],
         measure_specs: &[String],
         rel_level: i32,
         complete: bool,
         seed: u64,
+        judged_k: usize,
     ) -> Result<Self> {
         if run_paths.len() < 2 {
             bail!(
@@ -85,7 +97,8 @@ impl Plan {
             eval: EvalOptions {
                 rel_level,
                 complete: true,
-                all_judged: selection.reads_nonrelevant(),
+                // Judged@k reads every judged document, relevant or not.
+                all_judged: true,
                 params: selection.params.clone(),
                 ..EvalOptions::default()
             },
@@ -94,6 +107,7 @@ impl Plan {
                 seed,
                 ..Options::default()
             },
+            judged_k,
         })
     }
 }
@@ -134,17 +148,26 @@ pub(crate) struct Comparison {
     pub evaluations: Vec<Evaluation>,
     /// `[measure][run]`: the comparison with the baseline (None for the baseline).
     pub paired: Vec<Vec<Option<Paired>>>,
+    /// Per run, Judged@k and the unjudged documents of its top k.
+    pub judged: Vec<Judgments>,
 }
 
 /// Evaluates every run and compares it with the baseline.
 pub(crate) fn compare(plan: Plan, qrels_path: &Path) -> Result<Comparison> {
     let qrels = Qrels::read(qrels_path)?;
+    // The compared measures, then Judged@k and unj@k (read by `judged`, not compared).
+    let mut measures = plan.measures.clone();
+    measures.extend(judged::measures(plan.judged_k));
     let mut evaluations = Vec::with_capacity(plan.runs.len());
     for (_, path) in &plan.runs {
-        let ev = evaluate_run(&qrels, path, &plan.measures, &plan.eval)
+        let ev = evaluate_run(&qrels, path, &measures, &plan.eval)
             .with_context(|| format!("evaluating {}", path.display()))?;
         evaluations.push(ev);
     }
+    let judged = evaluations
+        .iter()
+        .map(|e| Judgments::of(e, plan.measures.len(), plan.judged_k))
+        .collect();
     if !plan.complete {
         check_coverage(&plan, qrels_path, &evaluations)?;
     }
@@ -168,6 +191,7 @@ pub(crate) fn compare(plan: Plan, qrels_path: &Path) -> Result<Comparison> {
         qrels: qrels_path.to_path_buf(),
         evaluations,
         paired,
+        judged,
     })
 }
 

@@ -248,12 +248,17 @@ impl Comparison {
                 s.push_str(&self.header());
                 s.push_str("\n\n");
                 s.push_str(&table::markdown(&self.summary_display()?));
+                let judged = self.judged_reading().map(|w| w + " ").unwrap_or_default();
                 s.push_str(&format!(
-                    "\n{} {}\n\n{}\n",
+                    "\n{} {judged}{}\n\n{}\n",
                     self.reading(),
                     self.power_reading()?,
                     self.plan.stats.describe("run", "queries")
                 ));
+                s.push_str(&format!("\n## Judged@{}\n\n", self.plan.judged_k));
+                s.push_str(&table::markdown(&self.judged_table()?));
+                s.push('\n');
+                s.push_str(&self.judged_note());
                 s.push_str("\n## Power\n\n");
                 s.push_str(&table::markdown(&self.power_table(false)?));
                 s.push_str(&format!(
@@ -280,6 +285,9 @@ impl Comparison {
                         "label": l, "path": p.display().to_string(), "runid": e.runid,
                         "missing": e.per_query.iter().filter(|q| q.missing).map(|q| q.qid.clone()).collect::<Vec<_>>(),
                     })).collect::<Vec<_>>(),
+                    "judged_at": self.plan.judged_k,
+                    "judged": table::json_rows(&self.judged_table()?),
+                    "judged_reading": self.judged_reading(),
                     "qrels": self.qrels.display().to_string(),
                     "queries": self.queries(),
                     "rel_level": self.plan.eval.rel_level,

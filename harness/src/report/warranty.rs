@@ -225,19 +225,7 @@ impl Warranty {
 
     /// The columns added to the metrics table: `Judged@k` and `unjudged@k`.
     pub fn columns(&self) -> Vec<Column> {
-        vec![
-            Column::new(
-                format!("Judged@{}", self.k),
-                self.configs.iter().map(|c| c.judged).collect::<Vec<f64>>(),
-            ),
-            Column::new(
-                format!("unjudged@{}", self.k),
-                self.configs
-                    .iter()
-                    .map(|c| c.unjudged as u32)
-                    .collect::<Vec<u32>>(),
-            ),
-        ]
+        judged_columns(self.k, self.configs.iter().map(|c| (c.judged, c.unjudged))).to_vec()
     }
 
     /// The sentences the reading gains: judgments, then power.
@@ -256,50 +244,30 @@ impl Warranty {
                 base.name
             ));
         }
-        let low: Vec<&ConfigWarranty> = self
-            .configs
-            .iter()
-            .enumerate()
-            .filter(|(i, c)| *i != self.baseline && base.judged - c.judged > JUDGED_MARGIN)
-            .map(|(_, c)| c)
-            .collect();
         let act = match &self.pool_command {
             Some(cmd) => format!(" — run `{cmd}`"),
             None => String::new(),
         };
-        let loses = |c: &ConfigWarranty| {
-            self.delta_measures
-                .iter()
-                .any(|&m| c.power[m].is_some_and(|p| p.delta < -stats::TIE_EPSILON))
-        };
-        match low.as_slice() {
-            [] => {}
-            [c] => {
-                let what = if loses(c) {
-                    "its loss may be relevant documents nobody judged"
-                } else {
-                    "its scores may count relevant documents nobody judged as misses"
-                };
-                out.push(format!(
-                    "`{}` has {} unjudged documents in its top {k} across {} tasks, the baseline {} (Judged@{k} {:.4} against {:.4}, more than {JUDGED_MARGIN} below): {what}{act}.",
-                    c.name, c.unjudged, self.tasks, base.unjudged, c.judged, base.judged
-                ));
-            }
-            many => {
-                let names: Vec<String> = many
+        fn count<'a>(c: &'a ConfigWarranty, delta_measures: &[usize]) -> JudgedCount<'a> {
+            JudgedCount {
+                name: &c.name,
+                judged: c.judged,
+                unjudged: c.unjudged,
+                loses: delta_measures
                     .iter()
-                    .map(|c| format!("`{}` ({}, Judged@{k} {:.4})", c.name, c.unjudged, c.judged))
-                    .collect();
-                let what = if many.iter().all(|c| loses(c)) {
-                    "their losses may be relevant documents nobody judged"
-                } else {
-                    "their scores may count relevant documents nobody judged as misses"
-                };
-                out.push(format!(
-                    "{} have more unjudged documents in their top {k} across {} tasks than the baseline ({}, Judged@{k} {:.4}; more than {JUDGED_MARGIN} below): {what}{act}.",
-                    join_and(&names), self.tasks, base.unjudged, base.judged
-                ));
+                    .any(|&m| c.power[m].is_some_and(|p| p.delta < -stats::TIE_EPSILON)),
             }
+        }
+        let others: Vec<JudgedCount<'_>> = self
+            .configs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != self.baseline)
+            .map(|(_, c)| count(c, &self.delta_measures))
+            .collect();
+        let base = count(base, &self.delta_measures);
+        if let Some(w) = judged_warning(&base, &others, k, self.tasks, "tasks", &act) {
+            out.push(w);
         }
         if let Some(p) = self.power_sentence() {
             out.push(p);
@@ -337,27 +305,14 @@ impl Warranty {
     /// detectable effect and the tasks the observed Δ needs; tie columns when any tie straddles
     /// a cutoff. `numeric` gives numbers (null where there is none) for CSV/JSON.
     pub fn table(&self, numeric: bool) -> Result<Table> {
-        let k = self.k;
-        let mut cols = vec![
-            Column::new(
-                "configuration",
-                self.configs
-                    .iter()
-                    .map(|c| c.name.clone())
-                    .collect::<Vec<_>>(),
-            ),
-            Column::new(
-                format!("Judged@{k}"),
-                self.configs.iter().map(|c| c.judged).collect::<Vec<f64>>(),
-            ),
-            Column::new(
-                format!("unjudged@{k}"),
-                self.configs
-                    .iter()
-                    .map(|c| c.unjudged as u32)
-                    .collect::<Vec<u32>>(),
-            ),
-        ];
+        let mut cols = vec![Column::new(
+            "configuration",
+            self.configs
+                .iter()
+                .map(|c| c.name.clone())
+                .collect::<Vec<_>>(),
+        )];
+        cols.extend(self.columns());
         for &m in &self.delta_measures {
             let name = &self.measures[m];
             if numeric {
@@ -461,6 +416,82 @@ impl Warranty {
     /// Rows for the report's JSON.
     pub fn json(&self) -> Result<serde_json::Value> {
         Ok(super::table::json_rows(&self.table(true)?))
+    }
+}
+
+/// The columns `Judged@k` (mean over tasks) and `unjudged@k` (summed) of (judged, unjudged)
+/// pairs, one per configuration or run: the suite reports' and `ranklab compare`'s.
+pub fn judged_columns(k: usize, rows: impl Iterator<Item = (f64, usize)> + Clone) -> [Column; 2] {
+    [
+        Column::new(
+            format!("Judged@{k}"),
+            rows.clone().map(|r| r.0).collect::<Vec<f64>>(),
+        ),
+        Column::new(
+            format!("unjudged@{k}"),
+            rows.map(|r| r.1 as u32).collect::<Vec<u32>>(),
+        ),
+    ]
+}
+
+/// One compared configuration's or run's judgments in its top k, for [`judged_warning`].
+#[derive(Debug, Clone, Copy)]
+pub struct JudgedCount<'a> {
+    /// Configuration or run name.
+    pub name: &'a str,
+    /// Mean Judged@k over tasks (queries).
+    pub judged: f64,
+    /// Unjudged documents in the top k, summed over tasks (queries).
+    pub unjudged: usize,
+    /// True when it loses on some compared measure (Δ below zero).
+    pub loses: bool,
+}
+
+/// The plain-words warning of a reading when some of `others` have a Judged@k below the
+/// baseline's by more than [`JUDGED_MARGIN`]: how many unjudged documents they and the baseline
+/// have in their top `k` across `tasks` `units` (tasks, queries), that a loss may be relevant
+/// documents nobody judged, and `act` (" — run `ranklab pool tasks/docir`"). None when no one is
+/// that far below. Shared by suite and BEIR reports and `ranklab compare`.
+pub fn judged_warning(
+    base: &JudgedCount<'_>,
+    others: &[JudgedCount<'_>],
+    k: usize,
+    tasks: usize,
+    units: &str,
+    act: &str,
+) -> Option<String> {
+    let low: Vec<&JudgedCount<'_>> = others
+        .iter()
+        .filter(|c| base.judged - c.judged > JUDGED_MARGIN)
+        .collect();
+    match low.as_slice() {
+        [] => None,
+        [c] => {
+            let what = if c.loses {
+                "its loss may be relevant documents nobody judged"
+            } else {
+                "its scores may count relevant documents nobody judged as misses"
+            };
+            Some(format!(
+                "`{}` has {} unjudged documents in its top {k} across {tasks} {units}, the baseline {} (Judged@{k} {:.4} against {:.4}, more than {JUDGED_MARGIN} below): {what}{act}.",
+                c.name, c.unjudged, base.unjudged, c.judged, base.judged
+            ))
+        }
+        many => {
+            let names: Vec<String> = many
+                .iter()
+                .map(|c| format!("`{}` ({}, Judged@{k} {:.4})", c.name, c.unjudged, c.judged))
+                .collect();
+            let what = if many.iter().all(|c| c.loses) {
+                "their losses may be relevant documents nobody judged"
+            } else {
+                "their scores may count relevant documents nobody judged as misses"
+            };
+            Some(format!(
+                "{} have more unjudged documents in their top {k} across {tasks} {units} than the baseline ({}, Judged@{k} {:.4}; more than {JUDGED_MARGIN} below): {what}{act}.",
+                join_and(&names), base.unjudged, base.judged
+            ))
+        }
     }
 }
 
