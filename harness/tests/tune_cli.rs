@@ -27,6 +27,8 @@ use std::process::{Command, Output};
 
 mod common;
 
+use ranklab::stats::thousands;
+
 fn ranklab(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ranklab"))
         .current_dir(dir)
@@ -60,19 +62,6 @@ fn stderr(o: &Output) -> String {
 
 fn code(o: &Output) -> i32 {
     o.status.code().expect("exited")
-}
-
-/// `n` with a comma every three digits (`53,361`).
-fn thousands(n: usize) -> String {
-    let d = n.to_string();
-    let mut out = String::new();
-    for (i, c) in d.chars().enumerate() {
-        if i > 0 && (d.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The default grid, enumerated here: (superseded, deprecated, amendment, editorial_only), each

@@ -28,6 +28,7 @@ use super::MeasureSet;
 use crate::metrics::{evaluate_ranking, Measure};
 use crate::replay::{Ranked, Replay};
 use crate::stats::power::{self, Power, MAX_TASKS, POWER};
+use crate::stats::reading::join_and;
 use crate::stats::{self, format_signed, thousands, ALPHA};
 use crate::suite::Suite;
 
@@ -571,14 +572,6 @@ pub fn power_sentence(
     }
     s.push('.');
     Some(s)
-}
-
-fn join_and(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
 }
 
 #[cfg(test)]

@@ -81,7 +81,8 @@ pub fn reading(
     )
 }
 
-fn join_and(items: &[String]) -> String {
+/// `a`, `a and b`, `a, b and c`.
+pub(crate) fn join_and(items: &[String]) -> String {
     match items {
         [] => String::new(),
         [one] => one.clone(),
