@@ -43,7 +43,7 @@ enum Command {
     Models(cmd::models::ModelsArgs),
     /// Run a BEIR-layout collection (e.g. SciFact) and write reports/beir/<name>/.
     Beir(cmd::beir::BeirArgs),
-    /// Compare TREC runs against the first (baseline): Δ, 95% CI, paired randomization test, Holm.
+    /// Compare TREC runs against the first (baseline): Δ, 95% CI, paired randomization test, Holm, power, Judged@k.
     Compare(cmd::compare::CompareArgs),
     /// Write a seeded synthetic TREC run and qrels (for speed benchmarks of `eval`).
     SynthRun(cmd::synth_run::SynthRunArgs),
