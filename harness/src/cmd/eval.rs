@@ -39,8 +39,9 @@ use crate::trec::{evaluate_run, EvalOptions, Evaluation, Qrels};
     Judged@k, ERR@k, nDCG(dcg=exp-log2)@k, RBP(p=0.8) (binary gain; trec_eval's rbp uses p 0.9).\n\
     Refused, by name: -R other than qrels (prefs, qrels_prefs, qrels_jg), -T other than \
     trec_results, -Z z-scores, -D above 0, the prefs/qrels_jg measures.\n\
-    A run file of 4 MiB or more is read on every core, with the same output as on one \
-    (RAYON_NUM_THREADS=1 reads it on one).\n\
+    A run file of 4 MiB or more is read on every core in 1 MiB chunks, with the same output as \
+    on one (RAYON_NUM_THREADS=1 reads it on one; RANKLAB_EVAL_CHUNK=BYTES forces the parallel \
+    reader with chunks of that many bytes, at least 16, on any regular file).\n\
     Exit codes: 0 ok, 2 error (bad input, a qrels query missing from the run without -c)."
 )]
 pub(crate) struct EvalArgs {
