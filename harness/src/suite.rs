@@ -67,7 +67,8 @@ struct RawSuite {
     suite: String,
     #[serde(default)]
     description: String,
-    corpus: PathBuf,
+    #[serde(default)]
+    corpus: Option<PathBuf>,
     k: usize,
     tasks: Vec<RawTask>,
 }
@@ -180,6 +181,15 @@ impl Suite {
                 line,
             });
         }
+        // Also for external engines: their ids are matched against the corpus (and the others
+        // counted), and ranklab's stages after them read it.
+        let Some(corpus) = raw.corpus else {
+            bail!(
+                "{}:1: no `corpus:`; every suite names its corpus (a folder of Markdown records, or a BEIR directory), also when its configurations are external engines: ranklab matches the ids an engine returns against it. For tasks that only name ids, write one record per id (front matter with `id:` and a `title:` suffices) ({})",
+                path.display(),
+                crate::help_formats::SEE_FORMATS
+            );
+        };
         let dir = path.parent().unwrap_or(Path::new("."));
         let judgments_path = dir.join(crate::judgments::FILE);
         let judgments = if judgments_path.is_file() {
@@ -192,7 +202,7 @@ impl Suite {
         Ok(Suite {
             name: raw.suite,
             description: raw.description,
-            corpus_path: dir.join(raw.corpus),
+            corpus_path: dir.join(corpus),
             k: raw.k,
             tasks,
             path,

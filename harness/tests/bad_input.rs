@@ -132,6 +132,8 @@ fn cases() -> Vec<Case> {
         case("suite: byte-order mark", vec![Map(SUITE, bom)], RUN, Accepted),
         case("suite: empty file", vec![Write(SUITE, b"")], RUN,
             Fails { at: "tasks/p/suite.yaml", says: &["empty", "ranklab help formats"] }),
+        case("suite: no corpus", vec![Sub(SUITE, "corpus: ../../corpus\n", "")], RUN,
+            Fails { at: "tasks/p/suite.yaml:1", says: &["no `corpus:`", "also when its configurations are external engines", "one record per id"] }),
         case("suite: duplicate key", vec![Sub(SUITE, "k: 5\n", "k: 5\nk: 6\n")], RUN,
             Fails { at: "tasks/p/suite.yaml:4", says: &["duplicate key `k`", "remove one"] }),
         case("suite: k as a string", vec![Sub(SUITE, "k: 5", "k: \"5\"")], RUN,

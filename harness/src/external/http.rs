@@ -759,4 +759,97 @@ mod tests {
             "{e}"
         );
     }
+
+    /// Each preset reads a response shaped as its engine documents it (fixtures in
+    /// `harness/tests/fixtures/presets/`, written from the pages below; ids and scores are the
+    /// fixtures', the expected lists are read off them by hand), through the same reading as a
+    /// live or recorded response: ids (numbers as their decimal text) and scores, best first.
+    #[test]
+    fn every_preset_reads_a_response_shaped_as_its_engine_documents() {
+        // (preset, response, the (id, score) list it must read)
+        type Case = (&'static str, &'static str, &'static [(&'static str, f64)]);
+        let cases: [Case; 7] = [
+            // https://docs.aws.amazon.com/opensearch-service/latest/developerguide/searching.html
+            // (sample `_search` response) and https://opensearch.org/docs/2.13/api-reference/search
+            (
+                "opensearch",
+                include_str!("../../tests/fixtures/presets/opensearch.json"),
+                &[
+                    ("pay-idempotency-v2", 7.25),
+                    ("pay-idempotency-v1", 5.5),
+                    ("pay-retries-backoff", 1.125),
+                ],
+            ),
+            // The example response of Elasticsearch's search API (as quoted by
+            // https://hackage.haskell.org/package/elasticsearch-interchange-0.2.0.0/docs/Elasticsearch-Search-Response.html)
+            // and https://www.elastic.co/guide/en/elasticsearch/guide/current/empty-search.html
+            (
+                "elasticsearch",
+                include_str!("../../tests/fixtures/presets/elasticsearch.json"),
+                &[("0", 1.3862942), ("7", 0.5)],
+            ),
+            // https://solr.apache.org/guide/7_3/response-writers.html (JSON Response Writer
+            // sample), with `fl=id,score`
+            (
+                "solr",
+                include_str!("../../tests/fixtures/presets/solr.json"),
+                &[("VS1GB400C3", 2.5), ("TWINX2048-3200PRO", 1.5)],
+            ),
+            // https://docs.vespa.ai/en/reference/default-result-format.html (root, children,
+            // relevance, fields); the schema's own `id` field, not Vespa's document id
+            (
+                "vespa",
+                include_str!("../../tests/fixtures/presets/vespa.json"),
+                &[
+                    ("pay-webhook-signing-v2", 0.254),
+                    ("pay-webhook-signing-v1", 0.125),
+                ],
+            ),
+            // https://www.meilisearch.com/docs/capabilities/full_text_search/relevancy/ranking_score
+            // (`showRankingScore: true`; numeric primary keys)
+            (
+                "meilisearch",
+                include_str!("../../tests/fixtures/presets/meilisearch.json"),
+                &[("155", 0.9546), ("36657", 0.8103)],
+            ),
+            // Typesense's SearchResult (hits[].document.id, hits[].text_match: an integer, often
+            // beyond 2^53), https://docs.rs/crate/typesense-rs/latest/source/docs/SearchResult.md
+            // (generated from Typesense's OpenAPI spec) and the example at
+            // https://apis.io/examples/typesense/typesense-search-example/
+            (
+                "typesense",
+                include_str!("../../tests/fixtures/presets/typesense.json"),
+                &[
+                    ("124", 578730123365187705u64 as f64),
+                    ("201", 578730123365187000u64 as f64),
+                ],
+            ),
+            // https://api.qdrant.tech/v-1-14-x/api-reference/search/points (response: usage,
+            // time, status, result) with ScoredPoint {id: uint64 or UUID, version, score}
+            (
+                "qdrant",
+                include_str!("../../tests/fixtures/presets/qdrant.json"),
+                &[("10", 0.81), ("5c56c793-69f3-4fbf-87e6-c4bf54c28c26", 0.75)],
+            ),
+        ];
+        assert_eq!(cases.len(), crate::external::preset::PRESETS.len());
+        for (preset, body, want) in cases {
+            let mut s = spec("{}");
+            s.preset = Some(preset.into());
+            let body: Value = serde_json::from_str(body).unwrap();
+            let got = ranking(
+                &s.pointers().unwrap(),
+                "T1",
+                &serde_json::json!({"status": 200, "body": body}),
+                100,
+            )
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{preset}: {e}"));
+            let got: Vec<(&str, f64)> = got
+                .iter()
+                .map(|h| (h.id.as_str(), h.score.unwrap()))
+                .collect();
+            assert_eq!(got, want, "{preset}");
+        }
+    }
 }
