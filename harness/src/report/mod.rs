@@ -199,7 +199,8 @@ fn normalize(p: &Path) -> PathBuf {
 /// tie-break) the written score is lowered by one ulp below the previous line's, so the file
 /// reads back in exactly the replay's order. The ranks in the file are the replay's ranks.
 pub fn run_file(corpus: &Corpus, suite: &Suite, run: &ConfigRun) -> String {
-    let mut s = String::new();
+    let lines: usize = run.per_task.iter().map(Vec::len).sum();
+    let mut s = String::with_capacity(lines * 48);
     for (task, ranked) in suite.tasks.iter().zip(&run.per_task) {
         let mut prev: Option<(f32, &str)> = None;
         for (i, r) in ranked.iter().enumerate() {
@@ -213,16 +214,7 @@ pub fn run_file(corpus: &Corpus, suite: &Suite, run: &ConfigRun) -> String {
                 }
             }
             prev = Some((score, id));
-            s.push_str(&crate::trec::format_run_line(
-                &task.id,
-                id,
-                i + 1,
-                score,
-                &run.config.name,
-            ));
-            if !s.ends_with('\n') {
-                s.push('\n');
-            }
+            crate::trec::push_run_line(&mut s, &task.id, id, i + 1, score, &run.config.name);
         }
     }
     s

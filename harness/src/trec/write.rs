@@ -9,6 +9,15 @@ use std::io::{self, Write};
 /// by ranklab or trec_eval. Ids and tag must be non-empty and free of whitespace, the score
 /// finite (checked in debug builds).
 pub fn format_run_line(qid: &str, docno: &str, rank: usize, score: f32, tag: &str) -> String {
+    let mut s = String::new();
+    push_run_line(&mut s, qid, docno, rank, score, tag);
+    s
+}
+
+/// [`format_run_line`] appended to `out` (no allocation per line: a run file of 300,000 lines
+/// is built in one buffer).
+pub fn push_run_line(out: &mut String, qid: &str, docno: &str, rank: usize, score: f32, tag: &str) {
+    use std::fmt::Write as _;
     debug_assert!(
         score.is_finite(),
         "non-finite score {score} for {qid}/{docno}"
@@ -19,7 +28,8 @@ pub fn format_run_line(qid: &str, docno: &str, rank: usize, score: f32, tag: &st
             .all(|s| !s.is_empty() && !s.contains(char::is_whitespace)),
         "TREC ids may not be empty or contain whitespace: {qid:?} {docno:?} {tag:?}"
     );
-    format!("{qid} Q0 {docno} {rank} {score} {tag}\n")
+    // Writing into a String cannot fail.
+    let _ = writeln!(out, "{qid} Q0 {docno} {rank} {score} {tag}");
 }
 
 /// Writes judgments as qrels lines `qid 0 docno rel`, in the order given.
