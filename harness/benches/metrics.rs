@@ -5,6 +5,10 @@
 //!   (500 queries x 1,000 documents, 18 MB: the parallel reader on more than one thread) from a
 //!   temporary directory and evaluating it.
 //!
+//! Group "trec_parser", the TREC run reader alone on that file: `RunReader::for_each` (the
+//! streaming parser every reader uses: fields, score, line numbers) and `read_run` (the same
+//! into memory, documents in trec_eval's order per query).
+//!
 //! Each benchmark checks the answer it computes against a closed form before timing anything:
 //! query q has its relevant document at rank `q % 10 + 1`, and odd queries have a second
 //! relevant document that was never retrieved, so MRR and recall are known exactly.
@@ -15,7 +19,9 @@ use std::io::Write;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ranklab::metrics::{evaluate_ranking, Measure};
-use ranklab::trec::{evaluate_run, format_run_line, EvalOptions, Qrels};
+use std::ops::ControlFlow;
+
+use ranklab::trec::{evaluate_run, format_run_line, read_run, EvalOptions, Qrels, RunReader};
 
 const MEASURES: [Measure; 5] = [
     Measure::Map,
@@ -122,6 +128,40 @@ fn bench_metrics(c: &mut Criterion) {
     group.sample_size(20);
     group.bench_function("parse_and_evaluate_run/500q_x_1000", |b| {
         b.iter(|| evaluate_run(&qrels, black_box(&run_path), &MEASURES, &opts).expect("evaluate"))
+    });
+    group.finish();
+
+    // The TREC parser alone. The answer check: every line read, the score sum is the closed
+    // form (query q's document i scores 1000 - i, so each query sums 1000·1001/2), and
+    // read_run returns every query with its 1,000 documents, rank 1 first.
+    let parse = |path: &std::path::Path| {
+        let (mut lines, mut sum) = (0u64, 0f64);
+        let _ = RunReader::open(path)
+            .expect("open")
+            .for_each::<()>(|l| {
+                lines += 1;
+                sum += l.score;
+                Ok(ControlFlow::Continue(()))
+            })
+            .expect("parse");
+        (lines, sum)
+    };
+    let (lines, sum) = parse(&run_path);
+    assert_eq!(lines, 500_000);
+    assert_eq!(sum, 500.0 * (1000.0 * 1001.0 / 2.0));
+    let all = read_run(&run_path).expect("read_run");
+    assert_eq!(all.len(), qs.len());
+    assert!(all
+        .iter()
+        .all(|q| q.docs.len() == 1000 && q.docs[0].1 == 1000.0));
+    let mut group = c.benchmark_group("trec_parser");
+    group.throughput(Throughput::Elements(lines));
+    group.sample_size(20);
+    group.bench_function("run_reader_for_each/500q_x_1000", |b| {
+        b.iter(|| parse(black_box(&run_path)))
+    });
+    group.bench_function("read_run/500q_x_1000", |b| {
+        b.iter(|| read_run(black_box(&run_path)).expect("read_run"))
     });
     group.finish();
 }
