@@ -21,6 +21,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// A process-wide memo of a pure function's values.
+type Memo<K> = OnceLock<Mutex<HashMap<K, f64>>>;
+
 /// Power of the sign-off: 80%.
 pub const POWER: f64 = 0.8;
 
@@ -121,7 +124,7 @@ const MARGIN: f64 = 1e-13;
 /// secant search next to the root (a dozen evaluations in all instead of about 45), and the
 /// answer is the same bits as the plain bisection's (a test compares them).
 pub fn t_critical(df: f64, alpha: f64) -> f64 {
-    static MEMO: OnceLock<Mutex<HashMap<(u64, u64), f64>>> = OnceLock::new();
+    static MEMO: Memo<(u64, u64)> = OnceLock::new();
     let memo = MEMO.get_or_init(|| Mutex::new(HashMap::new()));
     let key = (df.to_bits(), alpha.to_bits());
     if let Some(&t) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
@@ -225,7 +228,7 @@ pub fn power(d: f64, n: usize, alpha: f64) -> f64 {
 /// suite asks for the same n).
 pub fn min_detectable_effect_size(n: usize, alpha: f64, target: f64) -> f64 {
     assert!(n >= 2, "power needs at least 2 tasks");
-    static MEMO: OnceLock<Mutex<HashMap<(usize, u64, u64), f64>>> = OnceLock::new();
+    static MEMO: Memo<(usize, u64, u64)> = OnceLock::new();
     let memo = MEMO.get_or_init(|| Mutex::new(HashMap::new()));
     let key = (n, alpha.to_bits(), target.to_bits());
     if let Some(&d) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
