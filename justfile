@@ -70,6 +70,6 @@ beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce,bm25+ce@20":
 eval qrels run *flags:
     cargo run --release -q -p ranklab -- eval {{flags}} {{qrels}} {{run}}
 
-# Criterion benchmarks (BM25 search, metric evaluation).
+# Criterion benchmarks, one per stage (BM25, dense, fusion, policy, TREC parser, metrics, rerank).
 perf:
     cargo bench --workspace
