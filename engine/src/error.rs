@@ -31,12 +31,14 @@ pub enum Error {
         second: PathBuf,
     },
     /// A reference names a record that does not exist.
-    #[error("{}: unknown document id {id:?} ({context}); check the spelling against the corpus ids", location(path, *line, 0))]
+    #[error("{}: unknown document id {id:?} ({context}); check the spelling against the corpus ids{near}", location(path, *line, 0))]
     UnknownId {
         path: PathBuf,
         line: usize,
         id: String,
         context: String,
+        /// `; did you mean ...?` ([`crate::suggest::did_you_mean`]) or empty.
+        near: String,
     },
     /// The corpus has no document.
     #[error("{path}: the corpus is empty (no documents found); point the suite at a directory of .md records or a BEIR corpus.jsonl")]

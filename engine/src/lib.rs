@@ -7,6 +7,7 @@
 //! - [`rerank`]: a cross-encoder ([`rerank::CrossEncoder`]) that reorders a shortlist.
 //! - [`policy`]: lifecycle/history demotion, legacy and current wiring.
 //! - [`ranking`]: the hit type and the one total order every ranking uses.
+//! - [`suggest`]: the known names nearest to a misspelt one ("did you mean").
 //! - [`models`]: the pinned model catalogue, model cache and ONNX Runtime location.
 
 pub mod atomic;
@@ -20,6 +21,7 @@ pub mod models;
 pub mod policy;
 pub mod ranking;
 pub mod rerank;
+pub mod suggest;
 pub mod yaml;
 
 pub use error::{Error, Result};

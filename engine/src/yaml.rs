@@ -12,6 +12,8 @@
 //! duplicate task id, a bad `k`) place themselves with [`Lines`], an index of the text's
 //! `key: value` lines built in one pass.
 
+pub mod shape;
+
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -76,15 +78,125 @@ pub fn error(path: &Path, line_offset: usize, text: &str, err: yaml_serde::Error
     } else {
         ""
     };
+    let on_line = line.checked_sub(1).and_then(|l| text.lines().nth(l));
+    let date = match on_line
+        .and_then(impossible_date)
+        .filter(|_| !date.is_empty())
+    {
+        Some(why) => format!("{why}{date}"),
+        None => date.to_string(),
+    };
     Error::Parse {
         path: path.to_path_buf(),
         line: shift(line),
         column,
         message: format!(
-            "{cause}{}{date} (see `ranklab help formats`)",
+            "{}{}{date} (see `ranklab help formats`)",
+            plain(&cause),
             hint(text, line, &cause)
         ),
     }
+}
+
+/// serde's message with the Rust type names it carries (`expected usize`, `expected struct
+/// RawSuite`, `untagged enum Expected`) put in the words of the file format.
+pub fn plain(msg: &str) -> String {
+    const NUMBERS: [(&str, &str); 12] = [
+        ("usize", "a whole number (0 or more)"),
+        ("u8", "a whole number (0 or more)"),
+        ("u16", "a whole number (0 or more)"),
+        ("u32", "a whole number (0 or more)"),
+        ("u64", "a whole number (0 or more)"),
+        ("isize", "a whole number"),
+        ("i8", "a whole number"),
+        ("i16", "a whole number"),
+        ("i32", "a whole number"),
+        ("i64", "a whole number"),
+        ("f32", "a number"),
+        ("f64", "a number"),
+    ];
+    let mut out = msg.to_string();
+    for (rust, words) in NUMBERS {
+        let from = format!("expected {rust}");
+        let mut at = 0;
+        while let Some(i) = out[at..].find(&from).map(|i| i + at) {
+            let end = i + from.len();
+            if out[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                at = end;
+                continue;
+            }
+            out.replace_range(i..end, &format!("expected {words}"));
+            at = i + "expected ".len() + words.len();
+        }
+    }
+    out = out
+        .replace("expected a boolean", "expected true or false")
+        // yaml_serde's words for an enum given a mapping.
+        .replace(
+            "expected a YAML tag starting with '!'",
+            "expected one of its names, not a mapping",
+        );
+    // `expected struct Name` / `expected tuple struct Name` / `expected enum Name`.
+    for (kind, words) in [
+        (
+            "expected struct ",
+            "expected a mapping of `key: value` fields",
+        ),
+        ("expected tuple struct ", "expected a list"),
+        ("expected unit struct ", "expected nothing"),
+        ("expected enum ", "expected one of the documented names"),
+        (
+            "data did not match any variant of untagged enum ",
+            "the value has none of the accepted forms",
+        ),
+    ] {
+        while let Some(i) = out.find(kind) {
+            let rest = &out[i + kind.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            out = format!("{}{words}{}", &out[..i], &rest[end..]);
+        }
+    }
+    out
+}
+
+/// For a date that cannot exist (`2025-11-31`, `2026-02-30`, month 13) in the text `l`: `; DATE:
+/// the day is invalid, November 2025 has 30 days` (or the month). None when `l` holds no such date.
+pub fn impossible_date(l: &str) -> Option<String> {
+    let bytes = l.as_bytes();
+    for i in 0..bytes.len().saturating_sub(9) {
+        let d = &l[i..i + 10];
+        let shape = d.bytes().enumerate().all(|(j, b)| {
+            if j == 4 || j == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+        if !shape || (i > 0 && bytes[i - 1].is_ascii_digit()) {
+            continue;
+        }
+        let (y, m, day): (i32, u32, u32) = (
+            d[..4].parse().ok()?,
+            d[5..7].parse().ok()?,
+            d[8..].parse().ok()?,
+        );
+        if chrono::NaiveDate::from_ymd_opt(y, m, day).is_some() {
+            continue;
+        }
+        if !(1..=12).contains(&m) {
+            return Some(format!("; {d}: the month {m} is invalid (01 to 12)"));
+        }
+        let last = (28..=31)
+            .rev()
+            .find(|&n| chrono::NaiveDate::from_ymd_opt(y, m, n).is_some())?;
+        let month = chrono::NaiveDate::from_ymd_opt(y, m, 1)?.format("%B");
+        return Some(format!(
+            "; {d}: the day is invalid, {month} {y} has {last} days"
+        ));
+    }
+    None
 }
 
 /// yaml_serde's message without the ` at line L column C` of its own location (cut where that
@@ -104,8 +216,8 @@ fn cause(err: &yaml_serde::Error) -> String {
     }
 }
 
-/// What to do about a common YAML mistake (a number in quotes or out of range, a tab in the
-/// indentation) named by the message `msg` at 1-based `line` of `text`; "" if none.
+/// What to do about a common YAML mistake (a number in quotes or out of range, an unquoted
+/// `: ` in a value, a tab in the indentation) named by the message `msg` at 1-based `line` of `text`; "" if none.
 fn hint(text: &str, line: usize, msg: &str) -> &'static str {
     const NUMBERS: [&str; 8] = ["usize", "u16", "u32", "u64", "i32", "i64", "f32", "f64"];
     let number = NUMBERS
@@ -115,6 +227,8 @@ fn hint(text: &str, line: usize, msg: &str) -> &'static str {
         "; write the number without quotes"
     } else if number && msg.contains("invalid type: integer") {
         "; the number is out of range"
+    } else if msg.contains("mapping values are not allowed") {
+        "; a value holding `: ` must be quoted: write `key: \"text: more text\"`"
     } else if line > 0 && text.lines().nth(line - 1).is_some_and(|l| l.contains('\t')) {
         "; indent with spaces: YAML does not allow tabs"
     } else {
@@ -207,9 +321,62 @@ mod tests {
         let e = err("k: \"5\"\nm: {}\n", 2);
         assert_eq!(
             e,
-            "f.yaml:3:4: k: invalid type: string \"5\", expected usize; write the number without quotes (see `ranklab help formats`)"
+            "f.yaml:3:4: k: invalid type: string \"5\", expected a whole number (0 or more); write the number without quotes (see `ranklab help formats`)"
         );
         assert!(!e.contains(" at line "), "{e}");
+    }
+
+    #[test]
+    fn plain_words_replace_rust_type_names() {
+        assert_eq!(
+            plain("invalid type: sequence, expected struct RawSuite"),
+            "invalid type: sequence, expected a mapping of `key: value` fields"
+        );
+        assert_eq!(
+            plain("invalid value: integer `-1`, expected usize"),
+            "invalid value: integer `-1`, expected a whole number (0 or more)"
+        );
+        assert_eq!(plain("expected f32, found x"), "expected a number, found x");
+        // `u8` inside a longer word is left alone.
+        assert_eq!(plain("expected u8x"), "expected u8x");
+        assert_eq!(
+            plain("data did not match any variant of untagged enum Expected"),
+            "the value has none of the accepted forms"
+        );
+    }
+
+    #[test]
+    fn impossible_dates_name_the_invalid_part() {
+        // November has 30 days, February 2026 28 (not a leap year), 2024 29.
+        assert_eq!(
+            impossible_date("updated_at: 2025-11-31").as_deref(),
+            Some("; 2025-11-31: the day is invalid, November 2025 has 30 days")
+        );
+        assert_eq!(
+            impossible_date("- { date: 2026-02-29 }").as_deref(),
+            Some("; 2026-02-29: the day is invalid, February 2026 has 28 days")
+        );
+        assert_eq!(impossible_date("2024-02-29"), None);
+        assert_eq!(
+            impossible_date("2026-13-01").as_deref(),
+            Some("; 2026-13-01: the month 13 is invalid (01 to 12)")
+        );
+        assert_eq!(impossible_date("no date here"), None);
+    }
+
+    #[test]
+    fn an_unquoted_colon_says_to_quote_the_value() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Q {
+            q: String,
+            k: usize,
+        }
+        let e = parse::<Q>(Path::new("f.yaml"), 0, "q: refund: a capture\nk: 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("f.yaml:1:"), "{e}");
+        assert!(e.contains("must be quoted"), "{e}");
     }
 
     #[test]

@@ -263,3 +263,13 @@ mod tests {
         assert!(e.contains(":1:") && e.contains("suite \"s\""), "{e}");
     }
 }
+
+#[cfg(test)]
+mod formats_reference {
+    /// docs/formats.md names every field of the judgments file (read from the serde types).
+    #[test]
+    fn formats_md_names_every_field() {
+        let reference = include_str!("../../docs/formats.md");
+        ranklab_engine::yaml::shape::documented::<super::Raw>(reference, "Judgments", &[]).unwrap();
+    }
+}

@@ -158,9 +158,10 @@ impl Paired {
             for r in [&a.above, &a.below] {
                 if corpus.index_of(r).is_none() {
                     bail!(
-                        "{at}: assertion {:?} names unknown record {r:?}; it is not in {}",
+                        "{at}: assertion {:?} names unknown record {r:?}; it is not in {}{}",
                         a.id,
-                        suite.corpus_path.display()
+                        suite.corpus_path.display(),
+                        ranklab_engine::suggest::did_you_mean(r, crate::suite::corpus_ids(&corpus))
                     );
                 }
             }
@@ -184,7 +185,7 @@ impl Paired {
                 .cloned()
                 .with_context(|| {
                     format!(
-                        "{}:{}: configuration {name:?} is not in the experiments files beside {} ({})",
+                        "{}:{}: configuration {name:?} is not in the experiments files beside {} ({}){}",
                         path.display(),
                         lines.of(field, name),
                         suite.path.display(),
@@ -192,7 +193,11 @@ impl Paired {
                             .iter()
                             .map(|f| f.display().to_string())
                             .collect::<Vec<_>>()
-                            .join(", ")
+                            .join(", "),
+                        ranklab_engine::suggest::did_you_mean(
+                            name,
+                            all.iter().map(|(c, _)| c.name.as_str())
+                        )
                     )
                 })
         };
@@ -446,4 +451,19 @@ pub fn table(verdicts: &[Verdict]) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod formats_reference {
+    /// docs/formats.md names every field of the paired file (read from the serde types).
+    #[test]
+    fn formats_md_names_every_field() {
+        let reference = include_str!("../../docs/formats.md");
+        ranklab_engine::yaml::shape::documented::<super::PairedFile>(
+            reference,
+            "Paired assertions",
+            &[],
+        )
+        .unwrap();
+    }
 }

@@ -472,7 +472,7 @@ fn weights_of(ex: &Experiments, opts: &ReplayOptions) -> Result<Vec<Option<Weigh
                         line => format!("{}:{line}", ex.path.display()),
                     };
                     format!(
-                        "{at}: configuration {:?} (wiring {:?}) reads its penalty weights from a practice file",
+                        "{at}: configuration {:?} (wiring {}) reads its penalty weights from a practice file",
                         c.name,
                         c.wiring
                     )

@@ -252,11 +252,12 @@ impl Suite {
                         .find(|(_, l)| l.contains(id.as_str()))
                         .map_or(t.line, |(i, _)| i + 1);
                     bail!(
-                        "{}:{}: task {:?} expects unknown document id {id:?}; it is not in the corpus {} (check the spelling)",
+                        "{}:{}: task {:?} expects unknown document id {id:?}; it is not in the corpus {} (check the spelling{})",
                         self.path.display(),
                         line,
                         t.id,
-                        self.corpus_path.display()
+                        self.corpus_path.display(),
+                        ranklab_engine::suggest::did_you_mean(id, corpus_ids(corpus))
                     );
                 }
             }
@@ -288,6 +289,11 @@ impl Suite {
     }
 }
 
+/// The ids of `corpus`'s documents (for "did you mean" suggestions).
+pub fn corpus_ids(corpus: &Corpus) -> impl Iterator<Item = &str> {
+    corpus.docs.iter().map(|d| d.id.as_str())
+}
+
 /// Whether `name` can name a file or directory of the report tree: non-empty, no white space,
 /// no path separator, not `.` or `..`.
 /// Merges `judgments.yaml` into the tasks: each judgment names a task of the suite and a
@@ -301,9 +307,10 @@ fn merge_judgments(
         let at = format!("{}:{}", j.path.display(), g.line);
         let Some(t) = tasks.iter_mut().find(|t| t.id == g.task) else {
             bail!(
-                "{at}: unknown task {:?}; it is not in {} (remove the judgment, or restore the task)",
+                "{at}: unknown task {:?}; it is not in {} (remove the judgment, or restore the task{})",
                 g.task,
-                suite_path.display()
+                suite_path.display(),
+                ranklab_engine::suggest::did_you_mean(&g.task, tasks.iter().map(|t| t.id.as_str()))
             );
         };
         if t.expected.contains_key(&g.document) {
@@ -638,6 +645,66 @@ mod tests {
                 format!("{err:#}").contains("`rerank` and `wiring` cannot be combined"),
                 "{wiring}: {err:#}"
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod formats_reference {
+    /// docs/formats.md names every field of the suite file (read from the serde types).
+    #[test]
+    fn formats_md_names_every_field() {
+        let reference = include_str!("../../docs/formats.md");
+        ranklab_engine::yaml::shape::documented::<super::RawSuite>(reference, "Suite", &[])
+            .unwrap();
+    }
+}
+
+#[cfg(test)]
+mod formats_reference_experiments {
+    /// docs/formats.md names every field of an experiments file (read from the serde types);
+    /// `engine:` (the external engines' fields) is docs/engines.md's, checked whole.
+    #[test]
+    fn formats_md_names_every_experiments_field() {
+        let reference = include_str!("../../docs/formats.md");
+        let engines = include_str!("../../docs/engines.md");
+        let shape = ranklab_engine::yaml::shape::of::<crate::external::EngineSpec>();
+        let elsewhere: Vec<&str> = shape
+            .fields
+            .keys()
+            .chain(shape.variants.keys())
+            .copied()
+            .collect();
+        ranklab_engine::yaml::shape::documented::<super::Experiments>(
+            reference,
+            "Experiments",
+            &elsewhere,
+        )
+        .unwrap();
+        ranklab_engine::yaml::shape::documented::<crate::external::EngineSpec>(engines, "", &[])
+            .unwrap();
+    }
+
+    /// The tracer reaches the nested types (so the test above can fail): fields of `bm25:`,
+    /// `rerank:` and `engine:`, and the values of `retriever` and `wiring`, as written here.
+    #[test]
+    fn the_experiments_shape_reaches_every_nested_type() {
+        let names = ranklab_engine::yaml::shape::of::<super::Experiments>().names();
+        for n in [
+            "experiment",
+            "practice",
+            "k1",
+            "analyzer",
+            "lucene",
+            "shortlist",
+            "batch",
+            "command",
+            "http",
+            "timeout_ms",
+            "external",
+            "legacy",
+        ] {
+            assert!(names.contains(n), "{n} not in {names:?}");
         }
     }
 }

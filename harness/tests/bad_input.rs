@@ -41,6 +41,8 @@ enum Edit {
 enum Expect {
     /// Exit 0.
     Accepted,
+    /// Exit 0; stdout contains every one of these.
+    AcceptedSaying(&'static [&'static str]),
     /// Exit 2; stderr contains `at` and every one of `says`.
     Fails {
         at: &'static str,
@@ -113,7 +115,7 @@ fn baseline_not_utf8(b: &[u8]) -> Vec<u8> {
 }
 
 use Edit::{Map, Sub, Write};
-use Expect::{Accepted, Fails};
+use Expect::{Accepted, AcceptedSaying, Fails};
 
 mod common;
 
@@ -150,7 +152,7 @@ fn cases() -> Vec<Case> {
         case("suite: duplicate task id", vec![Sub(SUITE, "id: T2", "id: T1")], RUN,
             Fails { at: "tasks/p/suite.yaml:5", says: &["must be unique"] }),
         case("suite: expected id not in the corpus", vec![Sub(SUITE, "expected: alpha", "expected: alpah")], RUN,
-            Fails { at: "tasks/p/suite.yaml:7", says: &["\"alpah\"", "check the spelling"] }),
+            Fails { at: "tasks/p/suite.yaml:7", says: &["\"alpah\"", "check the spelling", "did you mean `alpha`?"] }),
         case("suite: not_relevant id also expected", vec![Sub(SUITE, "expected: alpha", "expected: alpha\n    not_relevant: [alpha]")], RUN,
             Fails { at: "tasks/p/suite.yaml:5", says: &["both in `expected` and in `not_relevant`"] }),
         case("suite: not_relevant id not in the corpus", vec![Sub(SUITE, "expected: alpha", "expected: alpha\n    not_relevant: [alpah]")], RUN,
@@ -197,7 +199,7 @@ fn cases() -> Vec<Case> {
         case("paired: same record twice", vec![Sub(PAIRED, "below: beta", "below: alpha")], CHECK,
             Fails { at: "tasks/p/paired.yaml:4", says: &["name two different records"] }),
         case("paired: unknown record", vec![Sub(PAIRED, "below: beta", "below: delta")], CHECK,
-            Fails { at: "tasks/p/paired.yaml:4", says: &["unknown record \"delta\""] }),
+            Fails { at: "tasks/p/paired.yaml:4", says: &["unknown record \"delta\"", "did you mean `beta`?"] }),
         case("paired: unknown configuration", vec![Sub(PAIRED, "configuration: bm25", "configuration: fusion")], CHECK,
             Fails { at: "tasks/p/paired.yaml:2", says: &["is not in the experiments files"] }),
         case("paired: legacy and current name one configuration", vec![Sub(PAIRED, "configuration: bm25", "legacy: bm25\ncurrent: bm25")], CHECK,
@@ -215,12 +217,15 @@ fn cases() -> Vec<Case> {
         case("paired: suite file missing", vec![Sub(PAIRED, "suite: suite.yaml", "suite: suites.yaml")], CHECK,
             Fails { at: "tasks/p/paired.yaml:1", says: &["cannot read", "suites.yaml"] }),
         // ---- merges.yaml (ranklab tune)
+        // A merge after --as-of is ignored (a backtest), and the report says how many were.
         case("merges: date after --as-of", vec![Sub(MERGES, "merged: 2026-11-10", "merged: 2026-12-10")], TUNE,
-            Fails { at: "tasks/p/merges.yaml:6", says: &["pass a later --as-of"] }),
+            AcceptedSaying(&["1 of 1 merged in the window", "1 merge dated after it ignored"])),
+        case("merges: every date after --as-of", vec![Sub(MERGES, "merged: 2026-11-10", "merged: 2026-12-10"), Sub(MERGES, "merged: 2026-11-01", "merged: 2026-12-01")], TUNE,
+            Fails { at: "tasks/p/merges.yaml", says: &["every merge (2) is dated after the as-of date 2026-11-30", "pass a later --as-of"] }),
         case("merges: impossible date", vec![Sub(MERGES, "merged: 2026-11-01", "merged: 2026-02-30")], TUNE,
             Fails { at: "tasks/p/merges.yaml:3", says: &["write it as YYYY-MM-DD"] }),
         case("merges: unknown record", vec![Sub(MERGES, "expected: beta", "expected: delta")], TUNE,
-            Fails { at: "tasks/p/merges.yaml:9", says: &["check the spelling"] }),
+            Fails { at: "tasks/p/merges.yaml:9", says: &["check the spelling", "did you mean `beta`?"] }),
         case("merges: duplicate id", vec![Sub(MERGES, "id: M2", "id: M1")], TUNE,
             Fails { at: "tasks/p/merges.yaml:2", says: &["must be unique"] }),
         // ---- search-practice.yaml (read by the current wiring)
@@ -428,6 +433,77 @@ fn cases() -> Vec<Case> {
         case("eval: every flag trec_eval has", vec![], &["eval", "-q", "-c", "-l", "1", "-n", "-M", "10", "-N", "100", "-J", "-D", "0", "-R", "qrels", "-T", "trec_results", "-m", "all_trec", "trec/qrels.txt", "trec/run.trec"], Accepted),
         case("eval: a flag given twice (the last wins, as trec_eval)", vec![], &["eval", "-l", "2", "-l", "1", "-q", "-q", "trec/qrels.txt", "trec/run.trec"], Accepted),
         // ---- end of issue 13's block ----
+        // ---- issue 15: messages that suggest; no Rust type name (every case is also checked
+        // for one, see rust_type_name) ----
+        case("suggest: a configuration one letter off", vec![Sub(PAIRED, "configuration: bm25", "configuration: bm52")], CHECK,
+            Fails { at: "tasks/p/paired.yaml:2", says: &["did you mean `bm25`?"] }),
+        case("suggest: a judgment's task one letter off", vec![Write(JUDGMENTS, b"suite: p\njudgments:\n  - { task: T9, document: beta, grade: 1, judge: A }\n")], RUN,
+            Fails { at: "tasks/p/judgments.yaml:3", says: &["did you mean `T1`, `T2` or `T3`?"] }),
+        case("suggest: a cited record one letter off", vec![Sub(ALPHA, "cites: [beta]", "cites: [bata]")], RUN,
+            Fails { at: "corpus/alpha.md:8", says: &["\"bata\"", "did you mean `beta`?"] }),
+        case("suggest: ndcg@10", vec![], &["eval", "-m", "ndcg@10", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "`ndcg@10`", says: &["did you mean `ndcg_cut.10` or `nDCG@10`?"] }),
+        case("suggest: recall_5", vec![], &["eval", "-m", "recall_5", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "`recall_5`", says: &["did you mean `recall.5` or `R@5`?"] }),
+        case("suggest: mapp", vec![], &["eval", "-m", "mapp", "trec/qrels.txt", "trec/run.trec"],
+            Fails { at: "`mapp`", says: &["did you mean `map`"] }),
+        case("suggest: a run where qrels are expected", vec![], &["eval", "trec/run.trec", "trec/qrels.txt"],
+            Fails { at: "trec/run.trec:1", says: &["looks like a run", "give the qrels first, then the run"] }),
+        case("suggest: qrels where a run is expected", vec![], &["eval", "trec/qrels.txt", "trec/qrels.txt"],
+            Fails { at: "trec/qrels.txt:1", says: &["looks like qrels", "give the qrels first, then the run"] }),
+        case("suggest: qrels where a run is expected (compare)", vec![], &["compare", "--qrels", "trec/qrels.txt", "trec/run.trec", "trec/qrels.txt"],
+            Fails { at: "trec/qrels.txt:1", says: &["looks like qrels"] }),
+        case("yaml: unquoted colon in a value", vec![Sub(SUITE, "query: refund a capture", "query: refund: a capture")], RUN,
+            Fails { at: "tasks/p/suite.yaml:9", says: &["must be quoted", "key: \"text: more text\""] }),
+        case("date: 2025-11-31 in a record", vec![Sub(BETA, "updated_at: 2026-04-01", "updated_at: 2025-11-31")], RUN,
+            Fails { at: "corpus/beta.md:5", says: &["2025-11-31: the day is invalid, November 2025 has 30 days"] }),
+        case("date: month 13 in a lifecycle log", vec![Sub(BETA, "{ date: 2026-04-01", "{ date: 2026-13-01")], RUN,
+            Fails { at: "corpus/beta.md:8", says: &["2026-13-01: the month 13 is invalid"] }),
+        case("date: 2025-11-31 in merges", vec![Sub(MERGES, "merged: 2026-11-01", "merged: 2025-11-31")], TUNE,
+            Fails { at: "tasks/p/merges.yaml:3", says: &["the day is invalid, November 2025 has 30 days"] }),
+        case("date: --as-of 2026-02-29", vec![], &["tune", "--suite", "tasks/p", "--as-of", "2026-02-29"],
+            Fails { at: "--as-of", says: &["the day is invalid, February 2026 has 28 days"] }),
+        case("types: the suite file is a list", vec![Write(SUITE, b"- suite: p\n")], RUN,
+            Fails { at: "tasks/p/suite.yaml", says: &["expected a mapping of `key: value` fields"] }),
+        case("types: tasks is a number", vec![Sub(SUITE, "tasks:\n", "tasks: 5\nx:\n")], RUN,
+            Fails { at: "tasks/p/suite.yaml", says: &["tasks"] }),
+        case("types: k is negative", vec![Sub(SUITE, "k: 5", "k: -5")], RUN,
+            Fails { at: "tasks/p/suite.yaml:3", says: &["a whole number (0 or more)"] }),
+        case("types: k is a fraction", vec![Sub(SUITE, "k: 5", "k: 2.5")], RUN,
+            Fails { at: "tasks/p/suite.yaml:3", says: &["a whole number (0 or more)"] }),
+        case("types: k is true", vec![Sub(SUITE, "k: 5", "k: true")], RUN,
+            Fails { at: "tasks/p/suite.yaml:3", says: &["k"] }),
+        case("types: rrf_k is a word", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    rrf_k: sixty")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:9:12", says: &["rrf_k", "expected a number"] }),
+        case("types: bm25 is a number", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    bm25: 3")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:9:11", says: &["bm25", "expected a mapping of `key: value` fields"] }),
+        case("types: rerank is yes", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    rerank: yes")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:9", says: &["rerank", "expected a mapping"] }),
+        case("types: wiring is a mapping", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: { legacy: 1 }")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:8", says: &["wiring", "expected one of its names, not a mapping"] }),
+        case("types: wiring is old", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: old")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:8", says: &["expected one of `none`, `legacy`, `current`"] }),
+        case("types: engine is a number", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    engine: 5")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:9", says: &["engine", "expected a mapping"] }),
+        case("types: depth is negative", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    depth: -1")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:9", says: &["a whole number (0 or more)"] }),
+        case("types: cites is a number", vec![Sub(ALPHA, "cites: [beta]", "cites: 5")], RUN,
+            Fails { at: "corpus/alpha.md:8", says: &["cites", "expected a sequence"] }),
+        case("types: lifecycle_log is text", vec![Sub(BETA, "lifecycle_log:\n  - { date: 2026-04-01, lifecycle: active }", "lifecycle_log: active")], RUN,
+            Fails { at: "corpus/beta.md:7", says: &["lifecycle_log"] }),
+        case("types: practice weights is a list", vec![Write(PRACTICE, b"tuned: x\nweights: [1, 2]\n")], RUN,
+            Fails { at: "tasks/p/search-practice.yaml:2", says: &["expected a mapping of `key: value` fields"] }),
+        case("types: merges is a mapping", vec![Write(MERGES, b"merges: { id: M1 }\n")], TUNE,
+            Fails { at: "tasks/p/merges.yaml:1", says: &["merges"] }),
+        case("types: assertions is a number", vec![Sub(PAIRED, "assertions:\n", "assertions: 5\nx:\n")], CHECK,
+            Fails { at: "tasks/p/paired.yaml", says: &["assertions"] }),
+        case("types: expected is a list of maps", vec![Sub(SUITE, "expected: alpha", "expected: [{ alpha: 1 }]")], RUN,
+            Fails { at: "tasks/p/suite.yaml", says: &["`expected` must be an id, a list of ids, or a map"] }),
+        case("types: baseline tolerance is a word", vec![Sub(BASELINE, "\"tolerance\": 0.0010", "\"tolerance\": \"tight\"")], GATE,
+            Fails { at: "baseline.json:7:", says: &["expected a number"] }),
+        case("types: baseline rows is a number", vec![Sub(BASELINE, "\"rows\": [", "\"rows\": 5, \"x\": [")], GATE,
+            Fails { at: "baseline.json:6:", says: &["expected a sequence"] }),
+
     ]
 }
 
@@ -459,6 +535,133 @@ fn apply(dir: &Path, edit: &Edit) -> Result<(), String> {
     }
 }
 
+/// The Rust type names a message must never show: the primitive and standard types serde
+/// names (`expected usize`), and every type (and enum variant) that derives `Deserialize` in
+/// ranklab's sources, collected from the sources themselves so a new type is covered too.
+fn rust_type_names() -> &'static [String] {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut names: Vec<String> = [
+            "usize",
+            "isize",
+            "u8",
+            "u16",
+            "u32",
+            "u64",
+            "i8",
+            "i16",
+            "i32",
+            "i64",
+            "f32",
+            "f64",
+            "bool",
+            "String",
+            "Option",
+            "Vec",
+            "BTreeMap",
+            "HashMap",
+            "PathBuf",
+            "NaiveDate",
+            "struct",
+            "enum",
+            "serde",
+            "yaml_serde",
+        ]
+        .map(String::from)
+        .to_vec();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let sources = ["harness/src", "engine/src"]
+            .iter()
+            .flat_map(|d| common::tree(&root.join(d)))
+            .filter(|(p, _)| p.extension().is_some_and(|e| e == "rs"));
+        for (_, bytes) in sources {
+            let text = String::from_utf8(bytes).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, l) in lines.iter().enumerate() {
+                if !(l.trim_start().starts_with("#[derive(") && l.contains("Deserialize")) {
+                    continue;
+                }
+                // The item after the attributes and doc comments.
+                // The item after the attributes and doc comments: the first `struct` or `enum`
+                // line within the next few.
+                let Some((j, item)) = lines[i + 1..]
+                    .iter()
+                    .take(12)
+                    .enumerate()
+                    .map(|(j, l)| (i + 1 + j, l.trim()))
+                    .find(|(_, l)| {
+                        let l = l
+                            .trim_start_matches("pub(crate) ")
+                            .trim_start_matches("pub ");
+                        l.starts_with("struct ") || l.starts_with("enum ")
+                    })
+                else {
+                    continue;
+                };
+                let item = item
+                    .trim_start_matches("pub(crate) ")
+                    .trim_start_matches("pub ");
+                let (kind, rest) = item.split_once(' ').unwrap_or(("", ""));
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !matches!(kind, "struct" | "enum") || name.is_empty() {
+                    continue;
+                }
+                names.push(name);
+                if kind == "enum" {
+                    // Variants: the lines one level in that start with a capital, up to the
+                    // enum's closing brace at its own indentation.
+                    let indent = lines[j].len() - lines[j].trim_start().len();
+                    let close = format!("{}}}", " ".repeat(indent));
+                    for v in lines[j + 1..].iter().take_while(|l| **l != close) {
+                        let t = v.trim_start();
+                        if v.len() - t.len() == indent + 4
+                            && t.starts_with(|c: char| c.is_ascii_uppercase())
+                        {
+                            names.push(t.chars().take_while(|c| c.is_alphanumeric()).collect());
+                        }
+                    }
+                }
+            }
+        }
+        // One-letter names (`N`) are clap's value names in usage lines, not types.
+        names.retain(|n| n.len() > 1);
+        names.sort();
+        names.dedup();
+        names
+    })
+}
+
+/// The first Rust type name (a whole word) in `err`.
+fn rust_type_name(err: &str) -> Option<&'static str> {
+    let words: std::collections::HashSet<&str> = err
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    rust_type_names()
+        .iter()
+        .find(|n| words.contains(n.as_str()))
+        .map(String::as_str)
+}
+
+#[test]
+fn the_type_name_list_holds_the_serde_types_and_their_variants() {
+    let names = rust_type_names();
+    for n in [
+        "RawSuite",
+        "RawTask",
+        "Configuration",
+        "Wiring",
+        "Legacy",
+        "usize",
+        "f32",
+        "Expected",
+    ] {
+        assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
+    }
+}
+
 /// `... at line 3 column 7`: a location the message already gives up front.
 fn repeats_location(err: &str) -> bool {
     err.match_indices(" at line ").any(|(i, m)| {
@@ -482,9 +685,24 @@ fn check(pristine: &Path, case: &Case) -> Result<(), String> {
     {
         return Err(format!("panicked:\n{err}"));
     }
+    if let Some(name) = rust_type_name(&err) {
+        return Err(format!("stderr shows the Rust type name `{name}`:\n{err}"));
+    }
     match case.expect {
         Accepted if code == Some(0) => Ok(()),
-        Accepted => Err(format!("expected success, got {code:?}:\n{err}")),
+        Accepted | AcceptedSaying(_) if code != Some(0) => {
+            Err(format!("expected success, got {code:?}:\n{err}"))
+        }
+        Accepted => unreachable!(),
+        AcceptedSaying(says) => {
+            let out = String::from_utf8_lossy(&out.stdout);
+            let missing: Vec<_> = says.iter().filter(|s| !out.contains(*s)).collect();
+            if missing.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("stdout does not say {missing:?}:\n{out}"))
+            }
+        }
         Fails { at, says } => {
             let mut problems = Vec::new();
             if code != Some(2) {

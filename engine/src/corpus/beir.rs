@@ -104,7 +104,7 @@ fn json_error(path: &Path, line: usize, e: serde_json::Error, what: &str) -> Err
         // serde_json ends its message with " at line 1 column C" (of the one line parsed).
         message: format!(
             "not a valid {what} line: {}",
-            e.to_string().split(" at line ").next().unwrap_or_default()
+            crate::yaml::plain(e.to_string().split(" at line ").next().unwrap_or_default())
         ),
     }
 }
@@ -279,4 +279,19 @@ pub fn load_collection(dir: &Path, split: &str) -> Result<Collection> {
         unknown_docs,
         unknown_queries,
     })
+}
+
+#[cfg(test)]
+mod formats_reference {
+    /// docs/formats.md names every field of a BEIR corpus and queries line (from the types).
+    #[test]
+    fn formats_md_names_every_beir_field() {
+        let reference = include_str!("../../../docs/formats.md");
+        for r in [
+            crate::yaml::shape::documented::<super::CorpusLine>(reference, "BEIR collections", &[]),
+            crate::yaml::shape::documented::<super::QueryLine>(reference, "BEIR collections", &[]),
+        ] {
+            r.unwrap();
+        }
+    }
 }

@@ -78,6 +78,10 @@ fn check_references(corpus: &Corpus) -> Result<()> {
                     line: reference_line(&d.source, field, r),
                     id: r.clone(),
                     context: format!("in `{field}` of record {:?}", d.id),
+                    near: crate::suggest::did_you_mean(
+                        r,
+                        corpus.docs.iter().map(|d| d.id.as_str()),
+                    ),
                 });
             }
         }
@@ -459,5 +463,16 @@ mod tests {
     fn headings_inside_code_fences_do_not_split() {
         let d = parse("# T\n```\n# not a heading\n```\n").unwrap();
         assert_eq!(d.sections.len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod formats_reference {
+    /// docs/formats.md names every front matter field and value (read from the serde type).
+    #[test]
+    fn formats_md_names_every_front_matter_field() {
+        let reference = include_str!("../../../docs/formats.md");
+        crate::yaml::shape::documented::<super::FrontMatter>(reference, "Corpus records", &[])
+            .unwrap();
     }
 }

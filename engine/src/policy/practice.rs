@@ -212,3 +212,13 @@ mod tests {
         assert_eq!(Practice::load(&p).unwrap(), full);
     }
 }
+
+#[cfg(test)]
+mod formats_reference {
+    /// docs/formats.md names every field of the practice file (read from the serde types).
+    #[test]
+    fn formats_md_names_every_practice_field() {
+        let reference = include_str!("../../../docs/formats.md");
+        crate::yaml::shape::documented::<super::Practice>(reference, "Practice file", &[]).unwrap();
+    }
+}

@@ -62,7 +62,8 @@ pub(crate) struct GateArgs {
     /// The baseline file: the gated rows, their values and tolerances.
     #[arg(long, default_value_os_t = crate::root::default("reports/baseline.json"))]
     pub baseline: PathBuf,
-    /// Directory holding one folder per suite (suite.yaml, experiments*.yaml, paired*.yaml).
+    /// Directory holding one folder per suite (suite.yaml, experiments*.yaml, paired*.yaml),
+    /// or one suite (its folder or its suite.yaml): then only that suite's rows are gated.
     #[arg(long, default_value_os_t = crate::root::default("tasks"))]
     pub tasks: PathBuf,
     /// Rewrite the baseline with the values of now (after review). Adds each suite's baseline
@@ -137,7 +138,10 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
         },
         Err(e) => return Err(e),
     };
-    check_names(&old, &subjects)?;
+    // `--tasks` naming one suite (its folder or suite.yaml) gates that suite alone: the
+    // baseline's other suites are shown skipped, and kept by --update.
+    let one_suite = args.tasks.is_file() || args.tasks.join("suite.yaml").is_file();
+    check_names(&old, &subjects, one_suite)?;
     if !args.update {
         check_fingerprints(&old, &subjects)?;
     }
@@ -235,7 +239,10 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
             (Some(r), None) => Line {
                 row: r.clone(),
                 now: None,
-                verdict: Verdict::Skipped,
+                verdict: match old.suites.get(&r.suite).map(|e| e.kind) {
+                    Some(Kind::Suite) => Verdict::SkippedSuite,
+                    _ => Verdict::Skipped,
+                },
             },
             (None, n) => Line {
                 row: Row::new(
@@ -483,11 +490,12 @@ fn calibrate(
 
 /// Every suite, configuration and metric the baseline names must exist (collections not given
 /// with --beir are not checked: their rows are skipped).
-fn check_names(b: &Baseline, subjects: &BTreeMap<String, Subject>) -> Result<()> {
+fn check_names(b: &Baseline, subjects: &BTreeMap<String, Subject>, one_suite: bool) -> Result<()> {
     let path = b.path.display();
     for (name, entry) in &b.suites {
         let line = b.suite_lines.get(name).copied().unwrap_or(0);
         match (subjects.get(name), entry.kind) {
+            (None, Kind::Suite) if one_suite => {}
             (None, Kind::Suite) => bail!(
                 "{path}:{line}: the baseline names suite {name:?}, which is not a suite under the tasks directory (suites: {}); remove its entry and rows, or restore the suite",
                 subjects.values().filter(|s| s.kind == Kind::Suite).map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
@@ -539,16 +547,24 @@ fn check_names(b: &Baseline, subjects: &BTreeMap<String, Subject>) -> Result<()>
         }
         if !s.suite.tasks.iter().any(|t| t.id == e.task) {
             bail!(
-                "{at}: suite {:?} has no task {:?}; fix the expectation or delete it",
+                "{at}: suite {:?} has no task {:?}{}; fix the expectation or delete it",
                 e.suite,
-                e.task
+                e.task,
+                ranklab_engine::suggest::did_you_mean(
+                    &e.task,
+                    s.suite.tasks.iter().map(|t| t.id.as_str())
+                )
             );
         }
         if s.corpus.index_of(&e.document).is_none() {
             bail!(
-                "{at}: document {:?} is not in the corpus of {:?}; fix the expectation or delete it",
+                "{at}: document {:?} is not in the corpus of {:?}{}; fix the expectation or delete it",
                 e.document,
-                e.suite
+                e.suite,
+                ranklab_engine::suggest::did_you_mean(
+                    &e.document,
+                    crate::suite::corpus_ids(&s.corpus)
+                )
             );
         }
     }

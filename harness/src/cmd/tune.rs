@@ -37,7 +37,9 @@ use crate::tune::session::{tune, Request};
 /// Arguments of `ranklab tune`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-Reads merges.yaml (id, merged date, query, expected record), keeps the merges of the window, \
+Reads merges.yaml (id, merged date, query, expected record), keeps the merges of the window \
+(merges dated after --as-of are ignored, and the report says how many, so a past --as-of \
+backtests), \
 replays the first stage once per merge query and paired assertion, then scores every weight \
 vector of the grid by re-sorting: MRR, then recall@k. Candidates that break a paired assertion \
 are rejected. Among the candidates tied within --epsilon it chooses the centre of the plateau's \
@@ -53,7 +55,7 @@ the weights.
 
 Example: ranklab tune --suite tasks/brain --window-days 90 --as-of 2026-11-30 --write --keep
 
-Exit codes: 0 ok; 2 bad input (a merge after --as-of, a bad date, an unknown record, an empty \
+Exit codes: 0 ok; 2 bad input (every merge after --as-of, a bad date, an unknown record, an empty \
 window) or --write refused, nothing written.")]
 pub(crate) struct TuneArgs {
     /// The suite: a directory holding suite.yaml, experiments*.yaml, merges.yaml, paired*.yaml
@@ -120,9 +122,12 @@ pub(crate) fn run(args: TuneArgs) -> Result<ExitCode> {
         bail!("--window-days must be at least 1");
     }
     let as_of = match &args.as_of {
-        Some(s) => {
-            parse_date(s).with_context(|| format!("--as-of {s:?}: write the date as YYYY-MM-DD"))?
-        }
+        Some(s) => parse_date(s).with_context(|| {
+            format!(
+                "--as-of {s:?}{}: write the date as YYYY-MM-DD",
+                ranklab_engine::yaml::impossible_date(s).unwrap_or_default()
+            )
+        })?,
         None => chrono::Local::now().date_naive(),
     };
     let md = tune(&Request {

@@ -266,6 +266,7 @@ impl Baseline {
             } else {
                 ""
             };
+            let msg = ranklab_engine::yaml::plain(&msg);
             anyhow!(
                 "{}:{}:{}: {msg}{hint} (see `ranklab help formats`, `Gate baseline`)",
                 path.display(),
@@ -587,5 +588,16 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.starts_with("b.json:3:"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod formats_reference {
+    /// docs/formats.md names every field of the gate baseline (read from the serde types).
+    #[test]
+    fn formats_md_names_every_field() {
+        let reference = include_str!("../../../docs/formats.md");
+        ranklab_engine::yaml::shape::documented::<super::RawFile>(reference, "Gate baseline", &[])
+            .unwrap();
     }
 }

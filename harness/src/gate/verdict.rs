@@ -25,6 +25,8 @@ pub enum Verdict {
     Regression,
     /// Not measured in this run (a BEIR collection without `--beir`).
     Skipped,
+    /// Not measured in this run: `--tasks` named one suite, and the row is another's.
+    SkippedSuite,
     /// Not in the baseline yet (`--update` adds it).
     New,
 }
@@ -66,6 +68,7 @@ impl Verdict {
             Verdict::Okish => "OKISH (beyond tolerance, within 1.5x: passes)",
             Verdict::Regression => "REGRESSION",
             Verdict::Skipped => "skipped (collection not given; pass --beir DIR)",
+            Verdict::SkippedSuite => "skipped (suite not given; --tasks names one suite)",
             Verdict::New => "new row",
         }
     }

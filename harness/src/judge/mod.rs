@@ -424,3 +424,13 @@ pub(crate) fn judge_name(given: Option<String>, dir: &Path) -> Result<String> {
         _ => bail!("no --judge given and no `git config user.name`; pass --judge NAME"),
     }
 }
+
+#[cfg(test)]
+mod formats_reference {
+    /// docs/formats.md names every field of the pool file (read from the serde types).
+    #[test]
+    fn formats_md_names_every_field() {
+        let reference = include_str!("../../../docs/formats.md");
+        ranklab_engine::yaml::shape::documented::<super::PoolFile>(reference, "Pool", &[]).unwrap();
+    }
+}

@@ -23,7 +23,7 @@ use super::{
 pub enum MeasureError {
     /// The name is neither a measure ranklab implements nor a nickname.
     #[error(
-        "unknown measure `{name}`; ranklab implements: {implemented} \
+        "unknown measure `{name}`{near}; ranklab implements: {implemented} \
          (nicknames official, all_trec, set; summary lines runid, num_q; ir_measures names \
          such as nDCG@10, P@5, R@100, RR, AP, Success@1, Judged@10, ERR@10, RBP(p=0.8))"
     )]
@@ -32,6 +32,8 @@ pub enum MeasureError {
         name: String,
         /// Comma-separated list of the implemented measure names.
         implemented: String,
+        /// `; did you mean ...?` for a near spelling (`ndcg@10`: `ndcg_cut.10`), or empty.
+        near: String,
     },
     /// A cutoff that is not a positive integer.
     #[error("measure `{spec}`: cutoff `{cutoff}` is not a positive integer (write e.g. P.5,10)")]
@@ -494,7 +496,41 @@ fn unknown(name: &str) -> MeasureError {
     MeasureError::Unknown {
         name: name.into(),
         implemented: IMPLEMENTED.join(", "),
+        near: near_measure(name),
     }
+}
+
+/// What an unknown measure name was likely meant to be: a cutoff written `name@N` or `name_N`
+/// in the wrong case or with trec_eval's family name (`ndcg@10`: `ndcg_cut.10` or `nDCG@10`;
+/// `recall_5`: `recall.5`), else the implemented names a few edits away.
+fn near_measure(name: &str) -> String {
+    let split = name.split_once('@').or_else(|| {
+        name.rsplit_once(['_', '.'])
+            .filter(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    if let Some((base, n)) = split {
+        let (trec, irm) = match base.to_lowercase().as_str() {
+            "ndcg" | "ndcg_cut" => ("ndcg_cut", Some("nDCG")),
+            "recall" | "r" => ("recall", Some("R")),
+            "p" | "prec" | "precision" => ("P", Some("P")),
+            "map" | "ap" | "map_cut" => ("map_cut", Some("AP")),
+            "success" => ("success", Some("Success")),
+            "mrr" | "rr" | "recip_rank" | "recip_rank_cut" => ("recip_rank_cut", Some("RR")),
+            "judged" => ("", Some("Judged")),
+            _ => ("", None),
+        };
+        let mut forms = Vec::new();
+        if !trec.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+            forms.push(format!("`{trec}.{n}`"));
+        }
+        if let Some(irm) = irm.filter(|i| format!("{i}@{n}") != name) {
+            forms.push(format!("`{irm}@{n}`"));
+        }
+        if !forms.is_empty() {
+            return format!("; did you mean {}?", forms.join(" or "));
+        }
+    }
+    ranklab_engine::suggest::did_you_mean(name, IMPLEMENTED.iter().copied())
 }
 
 /// trec_eval's cutoff reading: an integer, or a decimal read as its integer part (`5.5` is 5).

@@ -18,8 +18,15 @@ pub fn experiment_files(suite: &Suite) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Every `<tasks>/*/suite.yaml`, sorted.
+/// Every `<tasks>/*/suite.yaml`, sorted; or the one suite `tasks` names (a suite file, or a
+/// folder holding `suite.yaml`).
 pub fn suites(tasks: &Path) -> Result<Vec<PathBuf>> {
+    if tasks.is_file() {
+        return Ok(vec![tasks.to_path_buf()]);
+    }
+    if tasks.join("suite.yaml").is_file() {
+        return Ok(vec![tasks.join("suite.yaml")]);
+    }
     let mut out = Vec::new();
     for e in std::fs::read_dir(tasks).with_context(|| {
         format!(

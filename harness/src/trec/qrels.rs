@@ -60,12 +60,18 @@ impl Qrels {
         let mut by_qid: HashMap<String, Vec<(String, i32, u64)>> = HashMap::new();
         let _ = lines.for_each::<()>(|f| {
             if f.count != 4 {
+                // Six fields with `Q0` or a decimal score: a run given where qrels go.
+                let run = f.count == 6 && (f.get(1) == "Q0" || f.get(4).contains('.'));
                 return Err(TrecError::FieldCount {
                     at: Location::new(path, f.line_no, 0),
                     expected: 4,
                     found: f.count,
                     layout: QRELS_LAYOUT,
-                    note: "",
+                    note: if run {
+                        " (this looks like a run, `qid Q0 docno rank score tag`, where qrels are expected: give the qrels first, then the run)"
+                    } else {
+                        ""
+                    },
                 });
             }
             let rel: i32 = f.get(3).parse().map_err(|_| TrecError::BadRelevance {

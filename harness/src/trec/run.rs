@@ -95,16 +95,27 @@ impl<R: Read> RunReader<R> {
     }
 }
 
+/// A run line with fewer than six fields; four with an integer last one are qrels.
+#[cold]
+fn too_few_fields(f: &Fields<'_>, path: &Path) -> TrecError {
+    let qrels = f.count == 4 && f.get(3).parse::<i32>().is_ok();
+    TrecError::FieldCount {
+        at: Location::new(path, f.line_no, 0),
+        expected: 6,
+        found: f.count,
+        layout: RUN_LAYOUT,
+        note: if qrels {
+            " (this looks like qrels, `qid iter docno rel`, where a run is expected: give the qrels first, then the run)"
+        } else {
+            " (fields after the tag are ignored, as by trec_eval)"
+        },
+    }
+}
+
 #[inline]
 pub(super) fn run_line<'a>(f: &Fields<'a>, path: &Path) -> Result<RunLine<'a>, TrecError> {
     if f.count < 6 {
-        return Err(TrecError::FieldCount {
-            at: Location::new(path, f.line_no, 0),
-            expected: 6,
-            found: f.count,
-            layout: RUN_LAYOUT,
-            note: " (fields after the tag are ignored, as by trec_eval)",
-        });
+        return Err(too_few_fields(f, path));
     }
     let text = f.get(4);
     let Some(score) = parse_score(text) else {

@@ -69,7 +69,13 @@ impl Inputs {
             .unwrap_or_else(|| suite.dir().join("merges.yaml"));
         let merges = Merges::load(&merges_path, &corpus)?;
         let window = merges.window(as_of, window_days)?;
-        let mut pool = merges.merges.clone();
+        // Merges after the as-of date are not known yet at that date (a backtest).
+        let mut pool: Vec<_> = merges
+            .merges
+            .iter()
+            .filter(|m| m.merged <= as_of)
+            .cloned()
+            .collect();
         pool.sort_by_key(|m| m.merged);
 
         // Paired assertions beside the suite, on the same corpus.

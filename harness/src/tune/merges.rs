@@ -100,7 +100,9 @@ impl Merges {
                     .skip(line.saturating_sub(1))
                     .find(|(_, l)| l.contains("merged:"))
                     .map_or(line, |(i, _)| i + 1);
-                bail!("{}:{dl}: merge {:?}: `merged: {}` is not a date; write it as YYYY-MM-DD (e.g. 2026-06-02)", path.display(), m.id, m.merged);
+                let why =
+                    ranklab_engine::yaml::impossible_date(m.merged.trim()).unwrap_or_default();
+                bail!("{}:{dl}: merge {:?}: `merged: {}` is not a date{why}; write it as YYYY-MM-DD (e.g. 2026-06-02)", path.display(), m.id, m.merged);
             };
             if m.query.trim().is_empty() {
                 bail!("{at}: merge {:?} has an empty query", m.id);
@@ -113,11 +115,12 @@ impl Merges {
                     .find(|(_, l)| l.contains("expected:"))
                     .map_or(line, |(i, _)| i + 1);
                 bail!(
-                    "{}:{el}: merge {:?} expects unknown record {:?}; it is not in the corpus {} (check the spelling)",
+                    "{}:{el}: merge {:?} expects unknown record {:?}; it is not in the corpus {} (check the spelling{})",
                     path.display(),
                     m.id,
                     m.expected,
-                    corpus.root.display()
+                    corpus.root.display(),
+                    ranklab_engine::suggest::did_you_mean(&m.expected, crate::suite::corpus_ids(corpus))
                 );
             }
             merges.push(Merge {
@@ -135,15 +138,20 @@ impl Merges {
     }
 
     /// The merges with `merged` in `[as_of - window_days, as_of]`, oldest first (file order
-    /// among merges of the same day). A merge dated after `as_of` is an error.
+    /// among merges of the same day). Merges dated after `as_of` are left out and counted
+    /// ([`Window::ignored`]): tuning as of a past date sees only what had merged by then.
     pub(crate) fn window(&self, as_of: NaiveDate, window_days: u32) -> Result<Window> {
-        if let Some(m) = self.merges.iter().find(|m| m.merged > as_of) {
+        let ignored = self.merges.iter().filter(|m| m.merged > as_of).count();
+        if ignored == self.merges.len() {
+            let oldest = self
+                .merges
+                .iter()
+                .map(|m| m.merged)
+                .min()
+                .expect("non-empty");
             bail!(
-                "{}:{}: merge {:?} is dated {}, after the as-of date {as_of}; a merge cannot be in the future of the tuning date (check the date, or pass a later --as-of)",
-                self.path.display(),
-                m.line,
-                m.id,
-                m.merged
+                "{}: every merge ({ignored}) is dated after the as-of date {as_of} (the oldest is of {oldest}); pass a later --as-of",
+                self.path.display()
             );
         }
         // A window reaching before the first representable date covers every merge.
@@ -153,7 +161,7 @@ impl Merges {
         let mut picked: Vec<Merge> = self
             .merges
             .iter()
-            .filter(|m| m.merged >= from)
+            .filter(|m| m.merged >= from && m.merged <= as_of)
             .cloned()
             .collect();
         if picked.is_empty() {
@@ -161,6 +169,7 @@ impl Merges {
                 .merges
                 .iter()
                 .map(|m| m.merged)
+                .filter(|d| *d <= as_of)
                 .max()
                 .expect("non-empty");
             bail!(
@@ -177,6 +186,7 @@ impl Merges {
             days: window_days,
             merges: picked,
             train,
+            ignored,
         })
     }
 }
@@ -195,6 +205,8 @@ pub(crate) struct Window {
     /// How many of them (the oldest) form the training part; the rest, the newest third
     /// (rounded down), are held out.
     pub train: usize,
+    /// Merges of the file dated after the as-of date, left out.
+    pub ignored: usize,
 }
 
 impl Window {
@@ -278,12 +290,21 @@ mod tests {
     }
 
     #[test]
-    fn a_merge_after_as_of_is_an_error_with_its_line() {
-        let e = merges(&["2026-01-01", "2026-12-01"])
+    fn merges_after_as_of_are_left_out_and_counted() {
+        let w = merges(&["2026-11-01", "2026-12-01", "2026-11-30", "2027-01-01"])
+            .window(d("2026-11-30"), 90)
+            .unwrap();
+        let dates: Vec<String> = w.merges.iter().map(|m| m.merged.to_string()).collect();
+        assert_eq!(dates, ["2026-11-01", "2026-11-30"]);
+        assert_eq!(w.ignored, 2);
+        let e = merges(&["2026-12-01"])
             .window(d("2026-11-30"), 90)
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("m.yaml:3:") && e.contains("future"), "{e}");
+        assert!(
+            e.contains("every merge (1) is dated after the as-of date 2026-11-30"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -304,5 +325,16 @@ mod tests {
             .window(d("2026-11-30"), 90)
             .unwrap();
         assert_eq!((w.train().len(), w.held_out().len()), (2, 0));
+    }
+}
+
+#[cfg(test)]
+mod formats_reference {
+    /// docs/formats.md names every field of the merges file (read from the serde types).
+    #[test]
+    fn formats_md_names_every_field() {
+        let reference = include_str!("../../../docs/formats.md");
+        ranklab_engine::yaml::shape::documented::<super::RawFile>(reference, "Merges", &[])
+            .unwrap();
     }
 }

@@ -58,14 +58,19 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
     let _ = writeln!(md, "# ranklab tune — {}\n", inp.suite.name);
     let _ = writeln!(
         md,
-        "Merges `{}`: {} of {} merged in the window {}..={} ({} days up to the as-of date {}). Train: the older {}{}; held out: the newest {}{}.\n",
+        "Merges `{}`: {} of {} merged in the window {}..={} ({} days up to the as-of date {}{}). Train: the older {}{}; held out: the newest {}{}.\n",
         shown(&inp.merges_path),
         inp.window.merges.len(),
-        inp.merges.merges.len(),
+        inp.merges.merges.len() - inp.window.ignored,
         inp.window.from,
         inp.window.to,
         inp.window.days,
         as_of,
+        match inp.window.ignored {
+            0 => String::new(),
+            1 => "; 1 merge dated after it ignored".to_string(),
+            n => format!("; {n} merges dated after it ignored"),
+        },
         inp.window.train().len(),
         span(inp.window.train()),
         inp.window.held_out().len(),
@@ -391,7 +396,7 @@ pub(crate) fn tables(o: &Outcome<'_>) -> (String, String) {
             "beats": o.rolling.beats,
         })
     });
-    let json = serde_json::json!({
+    let mut json = serde_json::json!({
         "suite": o.inputs.suite.name,
         "as_of": o.as_of.to_string(),
         "window": { "from": o.inputs.window.from.to_string(), "to": o.inputs.window.to.to_string(), "merges": o.inputs.window.merges.len() },
@@ -402,6 +407,9 @@ pub(crate) fn tables(o: &Outcome<'_>) -> (String, String) {
         "rows": jrows,
         "rolling": { "summary": rolling, "folds": folds },
     });
+    if o.inputs.window.ignored > 0 {
+        json["window"]["ignored_after_as_of"] = o.inputs.window.ignored.into();
+    }
     (
         csv,
         serde_json::to_string_pretty(&json).expect("json") + "\n",
