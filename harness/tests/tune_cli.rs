@@ -457,9 +457,10 @@ fn edit_merges(dir: &Path, from: &str, to: &str) -> usize {
 }
 
 #[test]
-fn a_merge_after_the_as_of_date_is_an_error() {
+fn merges_after_the_as_of_date_are_ignored_and_counted() {
+    // A backtest: as of 2026-11-01 the fixture's M11 (2026-11-02) and M12 (2026-11-03), counted
+    // by hand in merges.yaml, had not merged yet.
     let dir = common::fixture_copy("gate");
-    let before = practice(dir.path());
     let o = ranklab(
         dir.path(),
         &[
@@ -468,16 +469,25 @@ fn a_merge_after_the_as_of_date_is_an_error() {
             "tasks/fx",
             "--as-of",
             "2026-11-01",
-            "--write",
+            "--window-days",
+            "120",
         ],
     );
-    // M11 (merged 2026-11-02) is on line 43.
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains(" of 10 merged in the window"), "{out}");
+    assert!(out.contains("; 2 merges dated after it ignored)"), "{out}");
+    assert!(!out.contains("M11") && !out.contains("M12"), "{out}");
+    // Every merge after the as-of date: nothing to tune on.
+    let o = ranklab(
+        dir.path(),
+        &["tune", "--suite", "tasks/fx", "--as-of", "2025-01-01"],
+    );
     assert_bad_input(
         &o,
-        "tasks/fx/merges.yaml:43:",
-        &["merge \"M11\" is dated 2026-11-02, after the as-of date 2026-11-01"],
+        "tasks/fx/merges.yaml",
+        &["every merge (12) is dated after the as-of date 2025-01-01"],
     );
-    assert_eq!(practice(dir.path()), before);
 }
 
 #[test]
