@@ -67,6 +67,9 @@ enum Command {
     /// Serve a local page (127.0.0.1) to judge the pooled documents of pool.yaml; each grade is
     /// written to tasks/<suite>/judgments.yaml, which every run merges into the suite's judgments.
     Judge(cmd::judge::JudgeArgs),
+    /// Worker side of model work on a cluster: embed texts or score pairs from a shard file and
+    /// write a record file in the cache's format (what `beir --cluster` runs on each node).
+    Work(cmd::work::WorkArgs),
 }
 
 /// Parses arguments, runs the command, maps the outcome to an exit code.
@@ -93,6 +96,7 @@ pub fn main() -> ExitCode {
         Command::Merges(a) => cmd::merges::run(a),
         Command::Pool(a) => cmd::pool::run(a),
         Command::Judge(a) => cmd::judge::run(a),
+        Command::Work(a) => cmd::work::run(a),
         Command::Help { topic } => help(topic.as_deref()),
     };
     match outcome {

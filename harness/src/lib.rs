@@ -20,6 +20,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod cli;
+pub(crate) mod cluster;
 pub(crate) mod cmd;
 pub(crate) mod compare;
 pub mod external;

@@ -14,10 +14,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use anyhow::{Context, Result};
 use ranklab_engine::corpus::Corpus;
 use ranklab_engine::dense::{
-    embed_query, DenseIndex, EmbedderOptions, EmbeddingCache, LazyEmbedder,
+    embed_query, query_text, DenseIndex, EmbedderOptions, EmbeddingCache, LazyEmbedder,
 };
 use ranklab_engine::fusion::rrf;
 use ranklab_engine::lexical::{Analyzer, LexicalIndex};
+use ranklab_engine::models::remote::{Offload, Remote};
 use ranklab_engine::models::ModelStore;
 use ranklab_engine::policy::{current, legacy, Practice, Weights};
 use ranklab_engine::ranking::{check_finite, Hit};
@@ -118,6 +119,9 @@ pub struct Engine<'c> {
     pub dense: BTreeMap<String, DenseModel>,
     /// Cross-encoders by model id, with " (batch N)" when a batch size other than 1 is set.
     pub rerankers: BTreeMap<String, RerankModel>,
+    /// Whether the models' misses go to a remote (`--cluster`): then every query vector is
+    /// asked for in one call before the first stage, not one query at a time.
+    pub offloaded: bool,
 }
 
 impl<'c> Engine<'c> {
@@ -126,6 +130,17 @@ impl<'c> Engine<'c> {
     /// A model is loaded only when something misses its cache (see `LazyEmbedder`). The BM25
     /// indexes are built on a thread of their own while the vector caches load.
     pub fn build(corpus: &'c Corpus, experiments: &[&Experiments]) -> Result<Self> {
+        Engine::build_with(corpus, experiments, None)
+    }
+
+    /// [`Engine::build`], with every model's cache misses computed by `remote` (a cluster)
+    /// instead of the local model: the section vectors now, query vectors and cross-encoder
+    /// pairs when replayed. Results are merged into the same caches, only once verified.
+    pub fn build_with(
+        corpus: &'c Corpus,
+        experiments: &[&Experiments],
+        remote: Option<std::sync::Arc<dyn Remote>>,
+    ) -> Result<Self> {
         let configs = || experiments.iter().flat_map(|e| e.configurations.iter());
         let mut analyzers: BTreeSet<Analyzer> = configs().filter_map(|c| c.analyzer()).collect();
         // A reranked external list is scored on each document's best English BM25 section.
@@ -149,7 +164,7 @@ impl<'c> Engine<'c> {
                 }
                 Ok(built)
             });
-            let models = Engine::open_models(corpus, experiments);
+            let models = Engine::open_models(corpus, experiments, remote.as_ref());
             let mut built = lexical
                 .join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
@@ -160,6 +175,7 @@ impl<'c> Engine<'c> {
                 lexical_lucene: built.remove(&Analyzer::Lucene),
                 dense,
                 rerankers,
+                offloaded: remote.is_some(),
             })
         })
     }
@@ -169,6 +185,7 @@ impl<'c> Engine<'c> {
     fn open_models(
         corpus: &Corpus,
         experiments: &[&Experiments],
+        remote: Option<&std::sync::Arc<dyn Remote>>,
     ) -> Result<(BTreeMap<String, DenseModel>, BTreeMap<String, RerankModel>)> {
         let configs = || experiments.iter().flat_map(|e| e.configurations.iter());
         let mut dense = BTreeMap::new();
@@ -186,7 +203,14 @@ impl<'c> Engine<'c> {
             let store = store.as_ref().expect("store opened when models are used");
             let mut embedder = LazyEmbedder::open(store, id, &EmbedderOptions::default())
                 .with_context(|| format!("loading bi-encoder {id}"))?;
-            let cache = EmbeddingCache::open(&store.embeddings_dir(), &embedder)?;
+            let mut cache = EmbeddingCache::open(&store.embeddings_dir(), &embedder)?;
+            if let Some(r) = remote {
+                cache.set_offload(Offload {
+                    remote: r.clone(),
+                    model: id.to_string(),
+                    args: Vec::new(),
+                });
+            }
             let total = corpus.docs.iter().map(|d| d.sections.len()).sum::<usize>();
             let pb = crate::progress::bar(total as u64, "embedding");
             let (index, stats) =
@@ -217,7 +241,17 @@ impl<'c> Engine<'c> {
             };
             let model = LazyCrossEncoder::open(store, id, &options)
                 .with_context(|| format!("loading cross-encoder {id}"))?;
-            let cache = ScoreCache::open(&store.scores_dir(), &model)?;
+            let mut cache = ScoreCache::open(&store.scores_dir(), &model)?;
+            if let Some(r) = remote {
+                cache.set_offload(Offload {
+                    remote: r.clone(),
+                    model: id.to_string(),
+                    args: match batch {
+                        1 => Vec::new(),
+                        b => vec!["--batch".to_string(), b.to_string()],
+                    },
+                });
+            }
             rerankers.insert(
                 key,
                 RerankModel {
@@ -512,6 +546,26 @@ pub fn replay_with(
         })
         .collect();
     let mut ext = crate::external::run_all(corpus, suite, ex, opts)?;
+    if engine.offloaded {
+        // Every query vector in one call, so the cluster gets them as shards, not one by one.
+        let used: BTreeSet<&str> = ex
+            .configurations
+            .iter()
+            .filter_map(|c| c.embedder())
+            .collect();
+        for id in used {
+            let d = engine.dense(id);
+            let texts: Vec<String> = suite
+                .tasks
+                .iter()
+                .map(|t| query_text(&*d.embedder.borrow(), &t.query))
+                .collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            d.cache
+                .embed(&mut *d.embedder.borrow_mut(), &refs)
+                .with_context(|| format!("{id}: the query vectors"))?;
+        }
+    }
     let pb = crate::progress::bar(suite.tasks.len() as u64, "first stage");
     // Widest shortlist per (model, first stage): narrower widths reuse its scores.
     let mut widest: BTreeMap<(String, ListKey), usize> = BTreeMap::new();

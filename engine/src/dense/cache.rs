@@ -12,6 +12,7 @@ use std::sync::Mutex;
 
 use super::Embedder;
 use crate::models::keyed::KeyedCache;
+use crate::models::remote::{self, Offload, Shard, WorkKind};
 use crate::models::sha256;
 use crate::{Error, Result};
 
@@ -51,6 +52,7 @@ pub struct EmbeddingCache {
     records: KeyedCache,
     dim: usize,
     totals: Mutex<CacheStats>,
+    offload: Option<Offload>,
 }
 
 /// How many texts are embedded between progress calls.
@@ -67,6 +69,7 @@ impl EmbeddingCache {
             records: KeyedCache::open(dir, "emb", KIND, embedder.identity(), embedder.dim() * 4)?,
             dim: embedder.dim(),
             totals: Mutex::new(CacheStats::default()),
+            offload: None,
         })
     }
 
@@ -95,7 +98,21 @@ impl EmbeddingCache {
             records: KeyedCache::in_memory(KIND, embedder.identity(), embedder.dim() * 4),
             dim: embedder.dim(),
             totals: Mutex::new(CacheStats::default()),
+            offload: None,
         }
+    }
+
+    /// Sends this cache's misses to a remote from now on (see `models::remote`): they are
+    /// computed there in shards, and each returned record file is merged only when it verifies
+    /// whole. The local model is then never run for this cache.
+    pub fn set_offload(&mut self, offload: Offload) {
+        self.offload = Some(offload);
+    }
+
+    /// The record file of everything this cache holds, in the cache's format: what
+    /// `ranklab work embed` writes after embedding its texts through an in-memory cache.
+    pub fn record_bytes(&self) -> Vec<u8> {
+        self.records.to_bytes()
     }
 
     /// The file backing this cache (None in memory).
@@ -134,12 +151,31 @@ impl EmbeddingCache {
         let keys: Vec<[u8; 32]> = texts.iter().map(|t| sha256(t.as_bytes())).collect();
         let lookup = self.records.lookup(&keys, decode);
         let mut out = lookup.found;
-        let todo = lookup.todo;
+        let mut todo = lookup.todo;
         let stats = CacheStats {
             hits: lookup.served,
             misses: todo.len(),
             rebuilt: lookup.rebuilt,
         };
+        if let (Some(offload), false) = (&self.offload, todo.is_empty()) {
+            let items = todo.iter().map(|(first, _)| (*first, 1)).collect();
+            let shards = remote::split(items, offload.remote.shard_records())
+                .into_iter()
+                .map(|firsts| {
+                    let batch: Vec<&str> = firsts.iter().map(|&i| texts[i]).collect();
+                    let shard = Shard {
+                        input: remote::embed_input(&batch),
+                        records: firsts.len(),
+                    };
+                    (shard, firsts.iter().map(|&i| keys[i]).collect())
+                })
+                .collect();
+            self.records
+                .offload(offload, WorkKind::Embed, shards, remote::finite_f32s)?;
+            let lookup = self.records.lookup(&keys, decode);
+            out = lookup.found;
+            todo = lookup.todo;
+        }
         progress(0, todo.len());
         for (done, chunk) in todo.chunks(CHUNK).enumerate() {
             let batch: Vec<&str> = chunk.iter().map(|(i, _)| texts[*i]).collect();
@@ -285,6 +321,98 @@ mod tests {
             .path();
         std::fs::rename(&file, dir.path().join(format!("{}.emb", "0".repeat(64)))).unwrap();
         assert_eq!(EmbeddingCache::recorded_dim(dir.path(), "m x=1"), None);
+    }
+
+    /// A stand-in remote (unit tests only): for every shard it first returns a file from
+    /// another model, then one with a key not asked for, then one missing a record, then
+    /// `HashEmbedder::new(8)`'s true file; each bad one must be refused.
+    struct BadThenGood {
+        refusals: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl crate::models::remote::Remote for BadThenGood {
+        fn shard_records(&self) -> usize {
+            2
+        }
+        fn compute(
+            &self,
+            work: &crate::models::remote::WorkRequest,
+            accept: &mut crate::models::remote::Accept<'_>,
+        ) -> Result<()> {
+            let file = |e: &mut HashEmbedder, texts: &[&str]| {
+                let c = EmbeddingCache::in_memory(e);
+                c.embed(e, texts).unwrap();
+                c.record_bytes()
+            };
+            for (i, shard) in work.shards.iter().enumerate() {
+                let texts = remote::parse_embed_input("shard", &shard.input).unwrap();
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                let mut with_extra = refs.clone();
+                with_extra.push("never asked");
+                let bad = [
+                    file(&mut HashEmbedder::with_identity(8, "other"), &refs),
+                    file(&mut HashEmbedder::new(8), &with_extra),
+                    file(&mut HashEmbedder::new(8), &refs[..refs.len() - 1]),
+                ];
+                for b in bad {
+                    self.refusals
+                        .lock()
+                        .unwrap()
+                        .push(accept(i, &b).unwrap_err());
+                }
+                assert_eq!(
+                    accept(i, &file(&mut HashEmbedder::new(8), &refs)),
+                    Ok(refs.len())
+                );
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn offloaded_misses_merge_only_verified_files_and_run_no_local_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut e = HashEmbedder::new(8);
+        let remote = std::sync::Arc::new(BadThenGood {
+            refusals: Default::default(),
+        });
+        let texts = ["a b", "c", "a b", "d e f", "g", "h"];
+        let mut cache = EmbeddingCache::open(dir.path(), &e).unwrap();
+        cache.set_offload(Offload {
+            remote: remote.clone(),
+            model: "hash".into(),
+            args: Vec::new(),
+        });
+        let (v, stats) = cache.embed(&mut e, &texts).unwrap();
+        assert_eq!(e.calls(), 0, "the local model never ran");
+        assert_eq!((stats.hits, stats.misses), (1, 5));
+        // Oracle: the stand-in's own vector function, computed directly.
+        let direct = HashEmbedder::new(8);
+        for (t, got) in texts.iter().zip(&v) {
+            assert_eq!(got, &direct.vector(t), "{t}");
+        }
+        let refusals = remote.refusals.lock().unwrap().clone();
+        assert_eq!(
+            refusals.len(),
+            3 * 3,
+            "3 shards of at most 2 texts, 3 bad files each"
+        );
+        assert!(
+            refusals[0].contains("another model identity"),
+            "{refusals:?}"
+        );
+        assert!(refusals[1].contains("not asked for"), "{refusals:?}");
+        assert!(refusals[2].contains("1 of the 2"), "{refusals:?}");
+        drop(cache);
+        // On disk: exactly the asked texts, none of a refused file's records.
+        let reopened = EmbeddingCache::open(dir.path(), &direct).unwrap();
+        assert_eq!(reopened.records.len(), 5);
+        let l = reopened.records.lookup(&[sha256(b"never asked")], |_| ());
+        assert_eq!(
+            l.todo.len(),
+            1,
+            "a record of a refused file reached the cache"
+        );
     }
 
     #[test]

@@ -7,11 +7,12 @@
 //! payload holds (a vector; a logit) and how they count; those stay in `dense::cache` and
 //! `rerank::cache`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use super::record_file::{read_header, RecordFile, CHECKPOINT_EVERY};
+use super::remote::{verify, Offload, Shard, WorkKind, WorkRequest};
 use super::{hex, sha256};
 use crate::{Error, Result};
 
@@ -172,6 +173,52 @@ impl KeyedCache {
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.lock().len()
+    }
+
+    /// The record file's bytes (what a worker returns; see `models::remote`).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.lock().to_bytes()
+    }
+
+    /// Verifies a returned record file whole (see [`verify`]) against `asked` and, when it
+    /// verifies, stores its records: the number stored, or why the file was refused (nothing
+    /// of it stored).
+    pub fn merge_whole(
+        &self,
+        bytes: &[u8],
+        asked: &BTreeSet<[u8; 32]>,
+        payload_ok: impl Fn(&[u8]) -> bool,
+    ) -> std::result::Result<usize, String> {
+        let payload = self.lock().payload();
+        let records = verify(bytes, self.kind, &self.identity, payload, asked, payload_ok)?;
+        let n = records.len();
+        self.store(records.iter().map(|(k, v)| (*k, &v[..])))
+            .map_err(|e| format!("could not store the records: {e}"))?;
+        Ok(n)
+    }
+
+    /// Has `offload` compute `shards` (each with the keys it asks for), merging every returned
+    /// file that verifies, then writes the file. An error when a shard could not be completed.
+    pub fn offload(
+        &self,
+        offload: &Offload,
+        kind: WorkKind,
+        shards: Vec<(Shard, BTreeSet<[u8; 32]>)>,
+        payload_ok: impl Fn(&[u8]) -> bool,
+    ) -> Result<()> {
+        let (shards, asked): (Vec<Shard>, Vec<BTreeSet<[u8; 32]>>) = shards.into_iter().unzip();
+        let work = WorkRequest {
+            kind,
+            model: offload.model.clone(),
+            args: offload.args.clone(),
+            identity: self.identity.clone(),
+            shards,
+        };
+        let outcome = offload.remote.compute(&work, &mut |i, bytes| {
+            self.merge_whole(bytes, &asked[i], &payload_ok)
+        });
+        self.flush()?;
+        outcome
     }
 }
 

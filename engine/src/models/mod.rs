@@ -29,6 +29,7 @@ pub(crate) mod keyed;
 mod model_store;
 pub mod pins;
 pub(crate) mod record_file;
+pub mod remote;
 mod runtime;
 mod status;
 

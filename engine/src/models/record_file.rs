@@ -159,6 +159,11 @@ impl RecordFile {
         Ok((file, report))
     }
 
+    /// Payload bytes per record.
+    pub(crate) fn payload(&self) -> usize {
+        self.payload
+    }
+
     pub(crate) fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
@@ -299,6 +304,17 @@ impl RecordFile {
         for (k, v) in on_disk {
             self.records.entry(k).or_insert(v);
         }
+        crate::atomic::write(&path, &self.to_bytes())?;
+        self.dirty = false;
+        self.saved_at = std::time::Instant::now();
+        Ok(())
+    }
+}
+
+impl RecordFile {
+    /// The file's bytes: magic, header, its sum, then every record sorted by key. What
+    /// [`RecordFile::flush`] writes; the same records always give the same bytes.
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut bytes = Vec::with_capacity(
             12 + self.header.len() + 32 + self.records.len() * (64 + self.payload),
         );
@@ -311,10 +327,40 @@ impl RecordFile {
             bytes.extend_from_slice(payload);
             bytes.extend_from_slice(&record_sum(key, payload));
         }
-        crate::atomic::write(&path, &bytes)?;
-        self.dirty = false;
-        self.saved_at = std::time::Instant::now();
-        Ok(())
+        bytes
+    }
+
+    /// Reads a record file that must be whole: the records of `bytes`, or why they are refused.
+    /// Unlike [`RecordFile::open`], which keeps what verifies of a damaged cache and recomputes
+    /// the rest, a file coming back from a worker is all or nothing: a header of another kind,
+    /// identity or layout, one record whose sum does not match, or a partial record refuses it
+    /// whole.
+    pub(crate) fn parse_whole(
+        &self,
+        bytes: &[u8],
+    ) -> std::result::Result<BTreeMap<[u8; 32], Box<[u8]>>, String> {
+        let offset = self.check_header(bytes)?;
+        let record_len = 64 + self.payload;
+        let body = &bytes[offset..];
+        if !body.len().is_multiple_of(record_len) {
+            return Err(format!(
+                "truncated: {} bytes after the header are not a whole number of {record_len}-byte records",
+                body.len()
+            ));
+        }
+        let mut records = BTreeMap::new();
+        for (i, rec) in body.chunks_exact(record_len).enumerate() {
+            let (key, rest) = rec.split_at(32);
+            let (payload, sum) = rest.split_at(self.payload);
+            if record_sum(key, payload) != sum {
+                return Err(format!("record {} fails its checksum", i + 1));
+            }
+            let key: [u8; 32] = key.try_into().expect("32 bytes");
+            if records.insert(key, payload.into()).is_some() {
+                return Err(format!("record {} repeats a key", i + 1));
+            }
+        }
+        Ok(records)
     }
 }
 

@@ -11,6 +11,7 @@ use std::sync::Mutex;
 
 use super::{Candidate, CrossEncoder};
 use crate::models::keyed::KeyedCache;
+use crate::models::remote::{self, Offload, Shard, WorkKind};
 use crate::models::sha256;
 use crate::{Error, Result};
 
@@ -49,6 +50,7 @@ impl std::fmt::Display for PairStats {
 pub struct ScoreCache {
     records: KeyedCache,
     totals: Mutex<PairStats>,
+    offload: Option<Offload>,
 }
 
 /// The cache key of a pair.
@@ -74,6 +76,7 @@ impl ScoreCache {
         Ok(ScoreCache {
             records: KeyedCache::open(dir, "ce", KIND, ce.identity(), 4)?,
             totals: Mutex::new(PairStats::default()),
+            offload: None,
         })
     }
 
@@ -83,7 +86,21 @@ impl ScoreCache {
         ScoreCache {
             records: KeyedCache::in_memory(KIND, ce.identity(), 4),
             totals: Mutex::new(PairStats::default()),
+            offload: None,
         }
+    }
+
+    /// Sends this cache's missing pairs to a remote from now on (see `models::remote`): they are
+    /// scored there in shards of whole queries, and each returned record file is merged only when
+    /// it verifies whole. The local model is then never run for this cache.
+    pub fn set_offload(&mut self, offload: Offload) {
+        self.offload = Some(offload);
+    }
+
+    /// The record file of everything this cache holds, in the cache's format: what
+    /// `ranklab work score` writes after scoring its pairs through an in-memory cache.
+    pub fn record_bytes(&self) -> Vec<u8> {
+        self.records.to_bytes()
     }
 
     /// The cross-encoder identity this cache belongs to.
@@ -146,7 +163,7 @@ impl ScoreCache {
         starts.push(keys.len());
         let lookup = self.records.lookup(&keys, decode);
         let mut out = lookup.found;
-        let todo = lookup.todo;
+        let mut todo = lookup.todo;
         let stats = PairStats {
             scored: todo.len(),
             cached: lookup.served,
@@ -154,6 +171,47 @@ impl ScoreCache {
         };
         let candidate =
             |flat: usize| &requests[request_of[flat]].1[flat - starts[request_of[flat]]];
+        if let (Some(offload), false) = (&self.offload, todo.is_empty()) {
+            // One item per request: its missing pairs, in the order the model would get them.
+            let mut items: Vec<(Vec<usize>, usize)> = Vec::new();
+            let mut last = usize::MAX;
+            for (first, _) in &todo {
+                if request_of[*first] != last {
+                    items.push((Vec::new(), 0));
+                    last = request_of[*first];
+                }
+                let item = items.last_mut().expect("pushed above");
+                item.0.push(*first);
+                item.1 += 1;
+            }
+            let shards = remote::split(items, offload.remote.shard_records())
+                .into_iter()
+                .map(|reqs| {
+                    let lists: Vec<(&str, Vec<&str>)> = reqs
+                        .iter()
+                        .map(|firsts| {
+                            (
+                                requests[request_of[firsts[0]]].0,
+                                firsts
+                                    .iter()
+                                    .map(|&f| candidate(f).passage.as_str())
+                                    .collect(),
+                            )
+                        })
+                        .collect();
+                    let shard = Shard {
+                        input: remote::score_input(&lists),
+                        records: reqs.iter().map(Vec::len).sum(),
+                    };
+                    (shard, reqs.iter().flatten().map(|&f| keys[f]).collect())
+                })
+                .collect();
+            self.records
+                .offload(offload, WorkKind::Score, shards, remote::finite_f32s)?;
+            let lookup = self.records.lookup(&keys, decode);
+            out = lookup.found;
+            todo = lookup.todo;
+        }
         // todo is in first-seen order, so each request's missing pairs are consecutive.
         progress(0, todo.len());
         let mut begin = 0;
@@ -330,6 +388,73 @@ mod tests {
         assert_eq!(cache_b.score(&mut b, "x", &c).unwrap().1.scored, 1);
         // And using a cache with the wrong model is refused outright.
         assert!(cache_b.score(&mut a, "x", &c).is_err());
+    }
+
+    type Requests = Vec<(String, Vec<String>)>;
+
+    /// A stand-in remote (unit tests only) that scores each shard with `OverlapCrossEncoder`
+    /// through an in-memory cache, as `ranklab work score` does, recording the shards' requests.
+    struct Worker {
+        shards: std::sync::Mutex<Vec<Requests>>,
+    }
+
+    impl crate::models::remote::Remote for Worker {
+        fn shard_records(&self) -> usize {
+            3
+        }
+        fn compute(
+            &self,
+            work: &crate::models::remote::WorkRequest,
+            accept: &mut crate::models::remote::Accept<'_>,
+        ) -> Result<()> {
+            for (i, shard) in work.shards.iter().enumerate() {
+                let reqs = remote::parse_score_input("shard", &shard.input).unwrap();
+                let mut ce = OverlapCrossEncoder::new();
+                let c = ScoreCache::in_memory(&ce);
+                for (q, p) in &reqs {
+                    let p: Vec<&str> = p.iter().map(String::as_str).collect();
+                    c.score(&mut ce, q, &cands(&p)).unwrap();
+                }
+                accept(i, &c.record_bytes()).unwrap();
+                self.shards.lock().unwrap().push(reqs);
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn offloaded_pairs_go_in_shards_of_whole_queries_each_pair_once() {
+        let mut ce = OverlapCrossEncoder::new();
+        let worker = std::sync::Arc::new(Worker {
+            shards: Default::default(),
+        });
+        let mut cache = ScoreCache::in_memory(&ce);
+        cache.set_offload(Offload {
+            remote: worker.clone(),
+            model: "overlap".into(),
+            args: Vec::new(),
+        });
+        let (a, b) = (cands(&["x y", "y", "x y", "z"]), cands(&["x", "y"]));
+        let (scores, stats) = cache
+            .score_many(&mut ce, &[("x", &a[..]), ("y", &b[..])], &mut |_, _| {})
+            .unwrap();
+        assert_eq!(ce.pairs(), 0, "the local model never ran");
+        assert_eq!((stats.scored, stats.cached), (5, 1));
+        let direct = OverlapCrossEncoder::new();
+        let expect = |q: &str, c: &[Candidate]| -> Vec<f32> {
+            c.iter().map(|c| direct.pair_score(q, &c.passage)).collect()
+        };
+        assert_eq!(scores, vec![expect("x", &a), expect("y", &b)]);
+        // Query "x" has 3 distinct pairs (a shard's worth); "y" goes to the next shard, whole.
+        let shards = worker.shards.lock().unwrap().clone();
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            shards,
+            vec![
+                vec![("x".to_string(), s(&["x y", "y", "z"]))],
+                vec![("y".to_string(), s(&["x", "y"]))],
+            ]
+        );
     }
 
     #[test]

@@ -13,3 +13,4 @@ pub(crate) mod pool;
 pub(crate) mod run;
 pub(crate) mod synth_run;
 pub(crate) mod tune;
+pub(crate) mod work;

@@ -81,3 +81,17 @@ pub fn stderr(o: &std::process::Output) -> String {
 pub fn code(o: &std::process::Output) -> i32 {
     o.status.code().expect("exited")
 }
+
+/// A fresh cache root under `dir` whose `models/` and `runtime/` are symlinks to the default
+/// cache's (fetched there first if absent): the model files are shared read-only, while the
+/// vector and score caches start empty and the default cache's are never touched.
+pub fn cache_with_shared_models(dir: &Path) -> PathBuf {
+    let store = ranklab_engine::models::ModelStore::open_default().unwrap();
+    store.fetch_all(false).unwrap();
+    let root = dir.join("cache");
+    std::fs::create_dir_all(&root).unwrap();
+    for sub in ["models", "runtime"] {
+        std::os::unix::fs::symlink(store.root().join(sub), root.join(sub)).unwrap();
+    }
+    root
+}
