@@ -50,6 +50,8 @@ pub struct ConfigRun {
     pub config: Configuration,
     /// Per task (suite order), the ranked list (at most the configuration's depth).
     pub per_task: Vec<Vec<Ranked>>,
+    /// The penalty weights it ranked with (configurations with a wiring; None for the others).
+    pub weights: Option<Weights>,
 }
 
 /// The result of a replay.
@@ -540,9 +542,11 @@ pub fn replay_with(
     let mut runs: Vec<ConfigRun> = ex
         .configurations
         .iter()
-        .map(|c| ConfigRun {
+        .zip(&weights)
+        .map(|(c, w)| ConfigRun {
             config: c.clone(),
             per_task: Vec::with_capacity(suite.tasks.len()),
+            weights: *w,
         })
         .collect();
     let mut ext = crate::external::run_all(corpus, suite, ex, opts)?;

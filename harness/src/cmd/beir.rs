@@ -37,9 +37,14 @@ pub(crate) struct BeirArgs {
     /// The qrels split (qrels/<split>.tsv).
     #[arg(long, default_value = "test")]
     pub split: String,
-    /// Root of the report tree; the collection's reports go to <REPORTS>/beir/<name>/.
-    #[arg(long, default_value_os_t = crate::root::default("reports"))]
+    /// Folder of BEIR reports: the collection's reports go to <REPORTS>/<name>/ (the name of
+    /// the collection's directory), e.g. reports/beir/scifact/.
+    #[arg(long, default_value_os_t = crate::root::default("reports/beir"))]
     pub reports: PathBuf,
+    /// Also print the whole Markdown report on stdout (by default stdout gets a summary: the
+    /// headline table, the decision and the files written).
+    #[arg(long)]
+    pub print: bool,
     /// BM25 term-frequency saturation of every configuration that uses BM25 (default 0.9,
     /// Anserini's; Lucene's and Elasticsearch's is 1.2).
     #[arg(long)]
@@ -182,11 +187,9 @@ pub(crate) fn run(args: BeirArgs) -> Result<ExitCode> {
         &r,
         &MeasureSet::Fixed(measures()),
     )?;
-    report::write_all(
-        &args.reports.join("beir").join(&coll.name),
-        std::slice::from_ref(&rep),
-    )?;
-    println!("{}", rep.markdown);
+    let dir = args.reports.join(&coll.name);
+    report::write_all(&dir, std::slice::from_ref(&rep))?;
+    report::print_report(&rep, &dir, args.print, true);
     Ok(ExitCode::SUCCESS)
 }
 

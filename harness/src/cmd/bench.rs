@@ -18,6 +18,10 @@ pub(crate) struct BenchArgs {
     /// Root of the report tree.
     #[arg(long, default_value_os_t = crate::root::default("reports"))]
     pub reports: PathBuf,
+    /// Also print every whole Markdown report on stdout (by default stdout gets a summary per
+    /// report: the headline table, the decision and the files written).
+    #[arg(long)]
+    pub print: bool,
     #[command(flatten)]
     pub recording: crate::external::RecordingArgs,
 }
@@ -40,7 +44,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
         }
         report::write_all(&dir, &rendered.reports)?;
         for r in &rendered.reports {
-            println!("{}", r.markdown);
+            report::print_report(r, &dir, args.print, true);
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -21,9 +21,13 @@ pub(crate) struct RunArgs {
     /// Root of the report tree; the suite's reports go to <REPORTS>/<suite name>/.
     #[arg(long, default_value_os_t = crate::root::default("reports"))]
     pub reports: PathBuf,
-    /// Print the tables without writing any file.
+    /// Print the summary without writing any file.
     #[arg(long)]
     pub dry_run: bool,
+    /// Also print the whole Markdown report on stdout (by default stdout gets a summary: the
+    /// headline table, the decision and the files written; the full report is in the files).
+    #[arg(long)]
+    pub print: bool,
     #[command(flatten)]
     pub recording: crate::external::RecordingArgs,
 }
@@ -44,7 +48,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode> {
         report::write_all(&dir, &rendered.reports)?;
     }
     for r in &rendered.reports {
-        println!("{}", r.markdown);
+        report::print_report(r, &dir, args.print, !args.dry_run);
     }
     Ok(ExitCode::SUCCESS)
 }

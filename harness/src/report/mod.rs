@@ -10,6 +10,8 @@
 
 pub mod adr;
 pub mod atomic;
+pub mod configs;
+pub mod decision;
 pub mod plots;
 pub mod stats_section;
 pub mod table;
@@ -129,9 +131,38 @@ pub fn metrics_table(
     Table::new(columns)
 }
 
-/// The per-task table: task, query, expected, then the first relevant rank per configuration.
-pub fn tasks_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Result<Table> {
-    let mut columns = vec![
+/// `[configuration][task]`: rank of the first expected document (None: not retrieved).
+pub type Ranks = Vec<Vec<Option<usize>>>;
+/// `[configuration][task]`: the document ranked first when the expected one was not.
+pub type Firsts = Vec<Vec<Option<String>>>;
+
+/// Per configuration (replay order), per task: the rank of the first expected document (None:
+/// not retrieved) and, when that rank is not 1, the document that ranked first (None when the
+/// run is empty).
+pub fn first_ranks(corpus: &Corpus, suite: &Suite, replay: &Replay) -> (Ranks, Firsts) {
+    let mut ranks = Vec::new();
+    let mut firsts = Vec::new();
+    for run in &replay.runs {
+        let (r, f): (Vec<_>, Vec<_>) = suite
+            .tasks
+            .iter()
+            .zip(&run.per_task)
+            .map(|(t, ranked)| {
+                let rank = first_relevant_rank(corpus, t, ranked);
+                let first = (rank != Some(1))
+                    .then(|| ranked.first().map(|x| corpus.id(x.doc).to_string()))
+                    .flatten();
+                (rank, first)
+            })
+            .unzip();
+        ranks.push(r);
+        firsts.push(f);
+    }
+    (ranks, firsts)
+}
+
+fn task_columns(suite: &Suite) -> Vec<Column> {
+    vec![
         Column::new(
             "task",
             suite.tasks.iter().map(|t| t.id.clone()).collect::<Vec<_>>(),
@@ -151,17 +182,45 @@ pub fn tasks_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Result<Ta
                 })
                 .collect::<Vec<_>>(),
         ),
-    ];
-    for run in &replay.runs {
-        let ranks: Vec<String> = suite
-            .tasks
+    ]
+}
+
+/// The per-task table of the CSV and JSON files: task, expected, then per configuration the
+/// rank of the first expected document (a number, empty/null when not retrieved), then per
+/// configuration `<configuration> first`: the document ranked first when the expected one
+/// was not (empty/null otherwise).
+pub fn tasks_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Result<Table> {
+    let (ranks, firsts) = first_ranks(corpus, suite, replay);
+    let mut columns = task_columns(suite);
+    for (run, r) in replay.runs.iter().zip(&ranks) {
+        let r: Vec<Option<u64>> = r.iter().map(|x| x.map(|x| x as u64)).collect();
+        columns.push(Column::new(run.config.name.as_str(), r));
+    }
+    for (run, f) in replay.runs.iter().zip(firsts) {
+        columns.push(Column::new(format!("{} first", run.config.name), f));
+    }
+    Table::new(columns)
+}
+
+/// The per-task table of the Markdown report: the rank of the first expected document per
+/// configuration, followed by the document that ranked first when it was not the expected one:
+/// `4 (pay-retries-fixed)`.
+pub fn tasks_markdown_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> Result<Table> {
+    let (ranks, firsts) = first_ranks(corpus, suite, replay);
+    let mut columns = task_columns(suite);
+    for ((run, r), f) in replay.runs.iter().zip(&ranks).zip(&firsts) {
+        let cells: Vec<String> = r
             .iter()
-            .zip(&run.per_task)
-            .map(|(t, r)| {
-                first_relevant_rank(corpus, t, r).map_or("-".to_string(), |x| x.to_string())
+            .zip(f)
+            .map(|(rank, first)| {
+                let rank = rank.map_or("-".to_string(), |x| x.to_string());
+                match first {
+                    Some(d) => format!("{rank} ({d})"),
+                    None => rank,
+                }
             })
             .collect();
-        columns.push(Column::new(run.config.name.as_str(), ranks));
+        columns.push(Column::new(run.config.name.as_str(), cells));
     }
     Table::new(columns)
 }
@@ -238,10 +297,90 @@ pub fn qrels_file(suite: &Suite) -> Result<String> {
 
 /// Everything one experiment writes, rendered.
 pub struct SuiteReport {
-    /// The Markdown report (also printed to stdout).
+    /// The Markdown report (`--print` prints it).
     pub markdown: String,
+    /// What a person reads on stdout: the title, the headline table (means and win/tie/loss)
+    /// and the decision.
+    pub summary: String,
+    /// The experiment's name (the stem of its files).
+    pub stem: String,
     /// Files to write, relative to the report directory.
     pub files: Vec<(PathBuf, Vec<u8>)>,
+}
+
+impl SuiteReport {
+    /// `wrote reports/docir/retrieval.md (+ 5 csv, json, 3 svg, 6 runs, qrels)`, `dir` being
+    /// the report directory as the user should read it.
+    pub fn wrote_line(&self, dir: &Path) -> String {
+        let count =
+            |pred: &dyn Fn(&Path) -> bool| self.files.iter().filter(|(p, _)| pred(p)).count();
+        let ext = |p: &Path, e: &str| p.extension().is_some_and(|x| x == e);
+        let runs = count(&|p| p.starts_with("runs") && ext(p, "trec"));
+        let recordings = count(&|p| p.starts_with("runs") && !ext(p, "trec"));
+        let mut parts = Vec::new();
+        // A kind a report holds once is named without a count (json, qrels).
+        let mut add = |n: usize, what: &str, counted: bool| match n {
+            0 => {}
+            1 if !counted => parts.push(what.to_string()),
+            n => parts.push(format!("{n} {what}")),
+        };
+        add(count(&|p| ext(p, "csv")), "csv", true);
+        add(
+            count(&|p| ext(p, "json") && !p.starts_with("runs")),
+            "json",
+            false,
+        );
+        add(count(&|p| ext(p, "svg")), "svg", true);
+        add(runs, if runs == 1 { "run" } else { "runs" }, true);
+        add(
+            recordings,
+            if recordings == 1 {
+                "recording"
+            } else {
+                "recordings"
+            },
+            true,
+        );
+        add(count(&|p| p == Path::new("qrels.txt")), "qrels", false);
+        format!(
+            "wrote {} (+ {})",
+            dir.join(format!("{}.md", self.stem)).display(),
+            parts.join(", ")
+        )
+    }
+}
+
+/// Prints one report on stdout: its summary and the files written (`written`), or, with
+/// `full`, the whole Markdown report before them.
+pub fn print_report(r: &SuiteReport, dir: &Path, full: bool, written: bool) {
+    if full {
+        println!("{}", r.markdown);
+    }
+    print!("{}", r.summary);
+    if written {
+        println!("{}", r.wrote_line(&for_person(dir)));
+    } else {
+        println!("dry run: nothing written");
+    }
+    println!();
+}
+
+/// `path` relative to the current directory when it is below it (as a person would type it).
+pub fn for_person(path: &Path) -> PathBuf {
+    match std::env::current_dir() {
+        Ok(cwd) if path.is_absolute() => path
+            .strip_prefix(&cwd)
+            .map_or_else(|_| path.to_path_buf(), Path::to_path_buf),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// The paired assertions of a suite (one paired*.yaml), checked, for the report's section.
+pub struct PairedResult {
+    /// The paired file.
+    pub path: PathBuf,
+    /// One verdict per assertion and wiring.
+    pub verdicts: Vec<crate::paired::Verdict>,
 }
 
 /// Renders the report of one experiment.
@@ -252,13 +391,34 @@ pub fn render(
     replay: &Replay,
     set: &MeasureSet,
 ) -> Result<SuiteReport> {
+    render_with(corpus, suite, ex, replay, set, &[])
+}
+
+/// Renders the report of one experiment, with the suite's paired assertions checked.
+pub fn render_with(
+    corpus: &Corpus,
+    suite: &Suite,
+    ex: &Experiments,
+    replay: &Replay,
+    set: &MeasureSet,
+    paired: &[PairedResult],
+) -> Result<SuiteReport> {
     // Rankings index into the corpus plus the ids external engines returned outside it.
     let all = replay.corpus_view(corpus);
     let metrics = metrics_table(&all, suite, ex, replay, set)?;
     let tasks = tasks_table(&all, suite, replay)?;
+    let tasks_md = tasks_markdown_table(&all, suite, replay)?;
+    let (ranks, _) = first_ranks(&all, suite, replay);
     let computed = stats_section::compute(&all, suite, ex, replay, set)?;
     let stats = stats_section::section_of(&computed)?;
     let warranty = warranty::compute(&all, suite, replay, set, &computed)?;
+    let task_ids: Vec<String> = suite.tasks.iter().map(|t| t.id.clone()).collect();
+    let decision = decision::decision(&computed, &task_ids, &ranks, crate::stats::ALPHA);
+    let wtl = decision::wtl_columns(&computed);
+    let mut headline = metrics.clone();
+    for c in wtl.clone() {
+        headline.with_column(c)?;
+    }
     let mut metrics = metrics;
     for c in warranty.columns() {
         metrics.with_column(c)?;
@@ -267,9 +427,11 @@ pub fn render(
         w if w.is_empty() => stats.reading.clone(),
         w => format!("{} {w}", stats.reading),
     };
+    let practice = |c: &crate::suite::Configuration| shown(&ex.practice_path(c));
     let stem = &ex.experiment;
     let mut md = String::new();
     writeln!(md, "# {} — {}\n", suite.name, ex.experiment)?;
+    writeln!(md, "**Decision:** {decision}\n")?;
     if let Some(d) = &ex.description {
         writeln!(md, "{}\n", d.trim())?;
     }
@@ -289,18 +451,23 @@ pub fn render(
     if let Some(line) = judgments_line(suite) {
         writeln!(md, "{line}\n")?;
     }
-    // The Markdown table shows the Δ/CI/p columns; the CSV and JSON tables stay numeric.
+    // The Markdown table shows the Δ/CI/p and W/T/L columns; the CSV and JSON tables stay numeric.
     let mut shown_table = metrics.clone();
     for c in stats.columns.clone() {
+        shown_table.with_column(c)?;
+    }
+    for c in wtl {
         shown_table.with_column(c)?;
     }
     md.push_str(&table::markdown(&shown_table));
     writeln!(
         md,
-        "\nMeans over tasks. recall@k, nDCG@k and P@k at each task's k; MRR is trec_eval's recip_rank (no cutoff); MAP is trec_eval's map.\n"
+        "\nMeans over tasks. recall@k, nDCG@k and P@k at each task's k; MRR is trec_eval's recip_rank (no cutoff); MAP is trec_eval's map. W/T/L: tasks where the configuration is above, equal to, below the baseline on that measure.\n"
     )?;
     writeln!(md, "**Reading:** {reading}\n")?;
     writeln!(md, "{}\n", stats.method)?;
+    md.push_str(&configs::markdown(&replay.runs, &practice));
+    md.push_str(&paired_markdown(paired));
     md.push_str(&crate::external::report_section(replay));
     md.push_str(&warranty.markdown()?);
     let plots = plots::render_computed(&computed, &all, suite, ex, replay, stem)?;
@@ -309,8 +476,15 @@ pub fn render(
     md.push_str(&adr::score_distributions(&all, suite, replay));
     md.push_str(&adr::model_identities(&replay.models));
     writeln!(md, "## Rank of the first expected document, per task\n")?;
-    writeln!(md, "`-` = not in the run.\n")?;
-    md.push_str(&table::markdown(&tasks));
+    writeln!(
+        md,
+        "`-` = not in the run; `4 (doc)`: the expected document is first at rank 4 and `doc` ranked first.\n"
+    )?;
+    md.push_str(&table::markdown(&tasks_md));
+
+    let mut summary = format!("{} — {}\n", suite.name, ex.experiment);
+    summary.push_str(&table::markdown(&headline));
+    writeln!(summary, "Decision: {decision}")?;
 
     let mut files: Vec<(PathBuf, Vec<u8>)> = plots.files;
     for run in &replay.runs {
@@ -351,10 +525,14 @@ pub fn render(
         "baseline": ex.baseline(),
         "k": suite.k,
         "corpus_sha256": corpus.content_hash(),
+        "decision": decision,
+        "configurations": configs::json(&replay.runs, &practice),
         "metrics": table::json_rows(&metrics),
+        "win_tie_loss": decision::wtl_json(&computed),
         "tasks": table::json_rows(&tasks),
         "statistics": table::json_rows(&stats.table),
         "warranty": warranty.json()?,
+        "paired_assertions": paired_json(paired),
         "reading": reading,
     });
     // What each external engine did, as in the Markdown's "External engines" section (absent
@@ -379,8 +557,58 @@ pub fn render(
     ));
     Ok(SuiteReport {
         markdown: md,
+        summary,
+        stem: stem.clone(),
         files,
     })
+}
+
+/// The `## Paired assertions` section (empty when the suite has none).
+fn paired_markdown(paired: &[PairedResult]) -> String {
+    if paired.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from("## Paired assertions\n\n");
+    md.push_str("The suite's paired assertions (`ranklab check`): the same query through the legacy and the current wiring on the same first stage; an assertion holds when `above` ranks above `below`.\n\n");
+    for p in paired {
+        let failed = p.verdicts.iter().filter(|v| !v.pass()).count();
+        let _ = writeln!(
+            md,
+            "`{}`: {} of {} expectations met{}.\n",
+            shown(&p.path),
+            p.verdicts.len() - failed,
+            p.verdicts.len(),
+            if failed > 0 {
+                format!(", {failed} FAILED")
+            } else {
+                String::new()
+            }
+        );
+        md.push_str(&crate::paired::table(&p.verdicts));
+        md.push('\n');
+    }
+    md
+}
+
+fn paired_json(paired: &[PairedResult]) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = paired
+        .iter()
+        .flat_map(|p| {
+            p.verdicts.iter().map(|v| {
+                serde_json::json!({
+                    "file": shown(&p.path),
+                    "assertion": v.id,
+                    "wiring": v.wiring.name(),
+                    "above_rank": v.above_rank,
+                    "below_rank": v.below_rank,
+                    "expected": v.expected.as_str(),
+                    "actual": v.actual.as_str(),
+                    "pass": v.pass(),
+                })
+            })
+        })
+        .collect();
+    serde_json::Value::Array(rows)
 }
 
 /// Writes every file of `reports` (the experiments of one suite) under `dir` as one step,
@@ -450,6 +678,7 @@ pub fn render_suite(
     let refs: Vec<&Experiments> = experiments.iter().collect();
     let engine = Engine::build(&corpus, &refs)?;
     let mut reports = Vec::new();
+    let mut rendered_runs = Vec::new();
     for ex in &experiments {
         let opts = crate::replay::ReplayOptions {
             external: mode.clone(),
@@ -457,15 +686,73 @@ pub fn render_suite(
             ..Default::default()
         };
         let r = crate::replay::replay_with(&engine, &suite, ex, &opts)?;
-        reports.push(render(&corpus, &suite, ex, &r, &MeasureSet::Suite)?);
+        rendered_runs.push(r);
     }
     engine.finish()?;
+    let paired = check_paired(&suite);
+    for (ex, r) in experiments.iter().zip(&rendered_runs) {
+        reports.push(render_with(
+            &corpus,
+            &suite,
+            ex,
+            r,
+            &MeasureSet::Suite,
+            &paired,
+        )?);
+    }
     Ok(Rendered {
         suite,
         reports,
         documents: corpus.len(),
         without_front_matter: corpus.without_front_matter.clone(),
     })
+}
+
+/// Checks every `paired*.yaml` beside the suite file whose suite is this suite (as
+/// `ranklab check` does), in file name order.
+fn check_paired(suite: &Suite) -> Vec<PairedResult> {
+    let dir = suite.path.parent().unwrap_or(Path::new("."));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension().is_some_and(|x| x == "yaml")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("paired"))
+        })
+        .collect();
+    files.sort();
+    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    let mut out = Vec::new();
+    for path in files {
+        // A paired file the run was not asked about does not stop the run: what is wrong with
+        // it goes to stderr (`ranklab check` refuses it with exit 2) and the report leaves it out.
+        let checked = (|| -> Result<Option<Vec<crate::paired::Verdict>>> {
+            let (paired, corpus) = crate::paired::Paired::load(&path)?;
+            if !same(&paired.suite.path, &suite.path) {
+                return Ok(None);
+            }
+            let engine = Engine::build(&corpus, &[&paired.experiments])?;
+            let verdicts = paired.check(&engine, None)?;
+            engine.finish()?;
+            Ok(Some(verdicts))
+        })();
+        match checked {
+            Ok(Some(verdicts)) => out.push(PairedResult { path, verdicts }),
+            Ok(None) => {}
+            Err(e) => eprintln!(
+                "note: the paired assertions of {} are left out of the report: {e:#}",
+                path.display()
+            ),
+        }
+    }
+    out
 }
 
 /// "Judgments: 35 in `suite.yaml`, 2 given with `ranklab judge` (Ada 2) in `judgments.yaml`."

@@ -154,7 +154,7 @@ pub fn compute_with(
 #[derive(Debug, Clone)]
 pub struct StatsSection {
     /// Columns to append to the metrics table, one value per configuration in replay order:
-    /// `Δ <measure> [95% CI]` and `p <measure> (Holm)` for nDCG@k (when measured), recall@k and MRR. Strings, `—` on the
+    /// `Δ <measure> [95% CI]`, `p (raw) <measure>` and `p (Holm) <measure>` for nDCG@k (when measured), recall@k and MRR. Strings, `—` on the
     /// baseline's row.
     pub columns: Vec<Column>,
     /// The one-line reading for the ADR.
@@ -184,12 +184,13 @@ pub fn section_of(c: &Computed) -> Result<StatsSection> {
     let mut columns = Vec::new();
     for &m in &c.delta_measures {
         let name = &c.measures[m];
-        let (mut delta, mut p) = (Vec::new(), Vec::new());
+        let (mut delta, mut raw, mut holm) = (Vec::new(), Vec::new(), Vec::new());
         for pair in &c.paired[m] {
             match pair {
                 None => {
                     delta.push("—".to_string());
-                    p.push("—".to_string());
+                    raw.push("—".to_string());
+                    holm.push("—".to_string());
                 }
                 Some(s) => {
                     delta.push(format!(
@@ -198,12 +199,14 @@ pub fn section_of(c: &Computed) -> Result<StatsSection> {
                         format_signed(s.ci.lo),
                         format_signed(s.ci.hi)
                     ));
-                    p.push(format!("{} ({})", format_p(s.test.p), format_p(s.p_holm)));
+                    raw.push(format_p(s.test.p));
+                    holm.push(format_p(s.p_holm));
                 }
             }
         }
         columns.push(Column::new(format!("Δ {name} [{ci_name}]"), delta));
-        columns.push(Column::new(format!("p {name} (Holm)"), p));
+        columns.push(Column::new(format!("p (raw) {name}"), raw));
+        columns.push(Column::new(format!("p (Holm) {name}"), holm));
     }
 
     let findings: Vec<Finding<'_>> = c

@@ -1,0 +1,291 @@
+//! What an ADR quotes from a report: win/tie/loss of every configuration against the baseline
+//! on the Δ measures, and a one-paragraph decision written from the figures.
+//!
+//! The decision recommends switching to a configuration only when it is detectably better
+//! (Holm-adjusted p below α, positive Δ) on a Δ measure and detectably worse on none; otherwise
+//! it recommends keeping the baseline. It then states, per configuration, the tasks it lost on
+//! the first Δ measure with the rank of the first expected document (baseline -> it), so the
+//! ADR can name what would get worse.
+
+use crate::report::stats_section::Computed;
+use crate::report::table::Column;
+use crate::stats::{format_p, format_signed, Paired, TIE_EPSILON};
+
+/// Lost tasks listed by name in the decision, per configuration; the rest are counted.
+const LISTED: usize = 3;
+
+/// `W/T/L <measure>` columns, one per Δ measure: `wins/ties/losses` per configuration, `—` on
+/// the baseline's row.
+pub fn wtl_columns(c: &Computed) -> Vec<Column> {
+    c.delta_measures
+        .iter()
+        .map(|&m| {
+            let cells: Vec<String> = c.paired[m]
+                .iter()
+                .map(|p| match p {
+                    None => "—".to_string(),
+                    Some(p) => format!("{}/{}/{}", p.wins, p.ties, p.losses),
+                })
+                .collect();
+            Column::new(format!("W/T/L {}", c.measures[m]), cells)
+        })
+        .collect()
+}
+
+/// Per configuration other than the baseline, per measure of the set: wins, ties, losses (JSON).
+pub fn wtl_json(c: &Computed) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    for (i, name) in c.names.iter().enumerate() {
+        if i == c.baseline {
+            continue;
+        }
+        let mut by = serde_json::Map::new();
+        for (m, measure) in c.measures.iter().enumerate() {
+            if let Some(p) = &c.paired[m][i] {
+                by.insert(
+                    measure.clone(),
+                    serde_json::json!({"wins": p.wins, "ties": p.ties, "losses": p.losses}),
+                );
+            }
+        }
+        out.insert(name.clone(), serde_json::Value::Object(by));
+    }
+    serde_json::Value::Object(out)
+}
+
+/// Indices of the tasks where configuration `config` is below the baseline on `measure`.
+pub fn lost_tasks(c: &Computed, config: usize, measure: usize) -> Vec<usize> {
+    let (base, other) = (c.column(c.baseline, measure), c.column(config, measure));
+    (0..base.len())
+        .filter(|&t| other[t] - base[t] < -TIE_EPSILON)
+        .collect()
+}
+
+fn detectable(p: &Paired, alpha: f64) -> bool {
+    p.p_holm < alpha && p.delta.abs() > TIE_EPSILON
+}
+
+/// The decision paragraph (one line of Markdown, no trailing newline).
+///
+/// `tasks`: task ids in suite order; `ranks[config][task]`: rank of the first expected document
+/// (None: not retrieved).
+pub fn decision(
+    c: &Computed,
+    tasks: &[String],
+    ranks: &[Vec<Option<usize>>],
+    alpha: f64,
+) -> String {
+    let base = c.baseline_name();
+    let measures: Vec<&str> = c
+        .delta_measures
+        .iter()
+        .map(|&m| c.measures[m].as_str())
+        .collect();
+    let on = join_or(&measures);
+    let n = tasks.len();
+    let compared = match c.names.len() - 1 {
+        1 => "the 1 configuration".to_string(),
+        k => format!("the {k} configurations"),
+    };
+    let test = format!(
+        "two-sided paired randomization test, Holm-adjusted over {compared} compared, α = {alpha}, {n} tasks"
+    );
+    let better_or_worse = |i: usize, up: bool| -> Vec<(usize, &Paired)> {
+        c.delta_measures
+            .iter()
+            .filter_map(|&m| {
+                c.paired[m][i]
+                    .as_ref()
+                    .filter(|p| detectable(p, alpha) && (p.delta > 0.0) == up)
+                    .map(|p| (m, p))
+            })
+            .collect()
+    };
+    let figures = |m: usize, p: &Paired| {
+        format!(
+            "{} Δ {}, p (Holm) {}",
+            c.measures[m],
+            format_signed(p.delta),
+            format_p(p.p_holm)
+        )
+    };
+    // Candidates: detectably better somewhere, detectably worse nowhere; the best has the
+    // largest Δ on the first Δ measure it is better on (then replay order).
+    let mut candidates: Vec<(usize, f64)> = (0..c.names.len())
+        .filter(|&i| i != c.baseline)
+        .filter(|&i| !better_or_worse(i, true).is_empty() && better_or_worse(i, false).is_empty())
+        .map(|i| (i, better_or_worse(i, true)[0].1.delta))
+        .collect();
+    candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+
+    let mut out = match candidates.first() {
+        Some(&(best, _)) => {
+            let why: Vec<String> = better_or_worse(best, true)
+                .into_iter()
+                .map(|(m, p)| figures(m, p))
+                .collect();
+            let mut s = format!(
+                "Recommend `{}` over the baseline `{base}`: it is detectably better ({}) and detectably worse on none of {on} ({test}).",
+                c.names[best],
+                why.join("; ")
+            );
+            let others: Vec<String> = candidates[1..]
+                .iter()
+                .map(|&(i, _)| format!("`{}`", c.names[i]))
+                .collect();
+            if !others.is_empty() {
+                s.push_str(&format!(
+                    " Also detectably better and never worse: {}.",
+                    others.join(", ")
+                ));
+            }
+            s
+        }
+        None => format!(
+            "Recommend keeping `{base}`: no configuration is detectably better on {on} ({test})."
+        ),
+    };
+    // Detectably worse configurations.
+    let worse: Vec<String> = (0..c.names.len())
+        .filter(|&i| i != c.baseline)
+        .filter_map(|i| {
+            let w = better_or_worse(i, false);
+            (!w.is_empty()).then(|| {
+                let f: Vec<String> = w.into_iter().map(|(m, p)| figures(m, p)).collect();
+                format!("`{}` ({})", c.names[i], f.join("; "))
+            })
+        })
+        .collect();
+    if !worse.is_empty() {
+        out.push_str(&format!(" Detectably worse: {}.", worse.join(", ")));
+    }
+    // Lost tasks on the first Δ measure.
+    if let Some(&m) = c.delta_measures.first() {
+        let parts: Vec<String> = (0..c.names.len())
+            .filter(|&i| i != c.baseline)
+            .map(|i| {
+                let lost = lost_tasks(c, i, m);
+                let p = c.paired[m][i].as_ref();
+                let (w, t) = p.map_or((0, 0), |p| (p.wins, p.ties));
+                let show = |r: Option<usize>| r.map_or("-".to_string(), |x| x.to_string());
+                let listed: Vec<String> = lost
+                    .iter()
+                    .take(LISTED)
+                    .map(|&t| {
+                        format!(
+                            "{}: {} -> {}",
+                            tasks[t],
+                            show(ranks[c.baseline][t]),
+                            show(ranks[i][t])
+                        )
+                    })
+                    .collect();
+                let more = match lost.len().saturating_sub(LISTED) {
+                    0 => String::new(),
+                    k => format!(", and {k} more"),
+                };
+                let lost_text = match lost.len() {
+                    0 => "loses no task".to_string(),
+                    1 => format!("loses 1 task ({})", listed.join(", ")),
+                    k => format!("loses {k} tasks ({}{more})", listed.join(", ")),
+                };
+                format!("`{}` wins {w}, ties {t}, {lost_text}", c.names[i])
+            })
+            .collect();
+        if !parts.is_empty() {
+            out.push_str(&format!(
+                " On {} against `{base}` (rank of the first expected document, baseline -> configuration): {}.",
+                c.measures[m],
+                parts.join("; ")
+            ));
+        }
+    }
+    out
+}
+
+fn join_or(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [a] => a.to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{against_baseline, Options};
+
+    /// Two configurations, `[task][measure]` values of recall@5 and MRR.
+    fn computed(base: &[[f64; 2]], other: &[[f64; 2]]) -> Computed {
+        let values: Vec<Vec<Vec<f64>>> = [base, other]
+            .iter()
+            .map(|v| v.iter().map(|t| t.to_vec()).collect())
+            .collect();
+        let paired = (0..2)
+            .map(|m| {
+                let col = |c: usize| values[c].iter().map(|t| t[m]).collect::<Vec<_>>();
+                let mut p = against_baseline(&col(0), &[&col(1)], &Options::default()).unwrap();
+                vec![None, Some(p.remove(0))]
+            })
+            .collect();
+        Computed {
+            names: vec!["fusion".into(), "fusion+ce".into()],
+            baseline: 0,
+            measures: vec!["recall@5".into(), "MRR".into()],
+            delta_measures: vec![0, 1],
+            values,
+            paired,
+            options: Options::default(),
+        }
+    }
+
+    #[test]
+    fn a_small_loss_keeps_the_baseline_and_names_the_lost_task() {
+        // By hand: first expected ranks fusion 1, 1, 10, 2 and fusion+ce 1, 9, 3, 2, so
+        // recall@5 1, 1, 0, 1 against 1, 0, 1, 1 (T2 lost, T3 won) and MRR 1, 1, 0.1, 0.5
+        // against 1, 1/9, 1/3, 0.5 (T2 lost, T3 won): 1/2/1 on both; 4 tasks cannot be
+        // significant (the smallest two-sided sign-flip p with 2 differing tasks is 0.5).
+        let c = computed(
+            &[[1.0, 1.0], [1.0, 1.0], [0.0, 0.1], [1.0, 0.5]],
+            &[[1.0, 1.0], [0.0, 1.0 / 9.0], [1.0, 1.0 / 3.0], [1.0, 0.5]],
+        );
+        let tasks: Vec<String> = ["T1", "T2", "T3", "T4"].map(String::from).to_vec();
+        let ranks = vec![
+            vec![Some(1), Some(1), Some(10), Some(2)],
+            vec![Some(1), Some(9), Some(3), Some(2)],
+        ];
+        let d = decision(&c, &tasks, &ranks, 0.05);
+        assert!(
+            d.starts_with("Recommend keeping `fusion`: no configuration is detectably better on recall@5 or MRR"),
+            "{d}"
+        );
+        assert!(
+            d.contains("`fusion+ce` wins 1, ties 2, loses 1 task (T2: 1 -> 9)."),
+            "{d}"
+        );
+        assert!(!d.contains("Detectably worse"), "{d}");
+        let cols = wtl_columns(&c);
+        assert_eq!(cols[0].name(), "W/T/L recall@5");
+        assert_eq!(cols[0].get(0).unwrap().to_string(), "—");
+        assert_eq!(cols[0].get(1).unwrap().to_string(), "1/2/1");
+        assert_eq!(cols[1].get(1).unwrap().to_string(), "1/2/1");
+    }
+
+    #[test]
+    fn a_configuration_better_on_every_task_is_recommended() {
+        // 10 tasks, MRR 0.5 -> 1 on each, recall@5 tied: exact sign-flip p = 2 / 2^10 < 0.05.
+        let c = computed(&[[1.0, 0.5]; 10], &[[1.0, 1.0]; 10]);
+        let tasks: Vec<String> = (1..=10).map(|i| format!("T{i}")).collect();
+        let ranks = vec![vec![Some(2); 10], vec![Some(1); 10]];
+        let d = decision(&c, &tasks, &ranks, 0.05);
+        assert!(
+            d.starts_with("Recommend `fusion+ce` over the baseline `fusion`: it is detectably better (MRR Δ +0.5000, p (Holm) 0.0020)"),
+            "{d}"
+        );
+        assert!(
+            d.contains("`fusion+ce` wins 0, ties 10, loses no task"),
+            "{d}"
+        );
+    }
+}
