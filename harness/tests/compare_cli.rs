@@ -259,7 +259,7 @@ fn too_few_runs_and_unknown_measures_exit_2() {
     let err = fails(&["compare", "--qrels", &q, &a, &a, "-m", "mrr"]);
     assert!(
         err.contains(
-            "unknown measure `mrr`; ranklab implements: num_ret, num_rel, num_rel_ret, map"
+            "unknown measure `mrr`; did you mean `recip_rank` or `RR`?; ranklab implements: num_ret, num_rel, num_rel_ret, map"
         ),
         "{err}"
     );

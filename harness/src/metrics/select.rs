@@ -530,6 +530,10 @@ fn near_measure(name: &str) -> String {
             return format!("; did you mean {}?", forms.join(" or "));
         }
     }
+    // MRR is trec_eval's recip_rank: no edit distance finds that (it finds `map`).
+    if name.eq_ignore_ascii_case("mrr") {
+        return "; did you mean `recip_rank` or `RR`?".into();
+    }
     ranklab_engine::suggest::did_you_mean(name, IMPLEMENTED.iter().copied())
 }
 
