@@ -7,39 +7,20 @@
 //! (two BM25 parameter sets; on brain also the legacy and current wirings with the committed
 //! practice file), so no model is needed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 mod common;
 use common::Tree;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// `tasks/<suite>/suite.yaml` with its corpus made absolute, BM25-only experiments, and the
-/// practice file.
+/// `tasks/<suite>` with BM25-only experiments and the practice file.
 fn copy_suite(tasks: &Path, name: &str, experiments: &str) {
-    let from = root().join("tasks").join(name);
-    let to = tasks.join(name);
-    std::fs::create_dir_all(&to).unwrap();
-    let suite = std::fs::read_to_string(from.join("suite.yaml")).unwrap();
-    let suite: Vec<String> = suite
-        .lines()
-        .map(|l| match l.strip_prefix("corpus:") {
-            Some(rel) => format!(
-                "corpus: {}",
-                from.join(rel.trim()).canonicalize().unwrap().display()
-            ),
-            None => l.to_string(),
-        })
-        .collect();
-    std::fs::write(to.join("suite.yaml"), suite.join("\n") + "\n").unwrap();
-    std::fs::write(to.join("experiments.yaml"), experiments).unwrap();
-    let practice = from.join("search-practice.yaml");
-    if practice.is_file() {
-        std::fs::copy(practice, to.join("search-practice.yaml")).unwrap();
-    }
+    common::copy_suite(
+        tasks,
+        name,
+        &[("experiments.yaml", experiments)],
+        &["search-practice.yaml"],
+    );
 }
 
 /// Runs `ranklab bench` into `reports` with `threads` (None: rayon's default); returns stdout.

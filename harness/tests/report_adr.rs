@@ -23,32 +23,14 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// `tasks/<suite>` copied into `tasks` with its corpus made absolute, `experiments` as its only
-/// experiments file, and its practice and paired files.
+/// `tasks/<suite>` with its experiments, practice and paired files.
 fn copy_suite(tasks: &Path, name: &str, experiments: &[(&str, &str)]) {
-    let from = root().join("tasks").join(name);
-    let to = tasks.join(name);
-    std::fs::create_dir_all(&to).unwrap();
-    let suite = std::fs::read_to_string(from.join("suite.yaml")).unwrap();
-    let suite: Vec<String> = suite
-        .lines()
-        .map(|l| match l.strip_prefix("corpus:") {
-            Some(rel) => format!(
-                "corpus: {}",
-                from.join(rel.trim()).canonicalize().unwrap().display()
-            ),
-            None => l.to_string(),
-        })
-        .collect();
-    std::fs::write(to.join("suite.yaml"), suite.join("\n") + "\n").unwrap();
-    for (file, body) in experiments {
-        std::fs::write(to.join(file), body).unwrap();
-    }
-    for f in ["search-practice.yaml", "paired.yaml"] {
-        if from.join(f).is_file() {
-            std::fs::copy(from.join(f), to.join(f)).unwrap();
-        }
-    }
+    common::copy_suite(
+        tasks,
+        name,
+        experiments,
+        &["search-practice.yaml", "paired.yaml"],
+    );
 }
 
 fn ranklab(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {

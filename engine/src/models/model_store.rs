@@ -132,15 +132,7 @@ impl ModelStore {
             for f in pin.files {
                 verify_file(&path.join(f.name), f.sha256, &remedy, id)?;
             }
-            return Ok(ModelDir {
-                id: id.to_string(),
-                kind: pin.kind,
-                sha256: model_sha(pin),
-                path,
-                max_length: pin.max_length,
-                pooling: pin.pooling,
-                pinned: true,
-            });
+            return Ok(pinned_dir(id, pin, path));
         }
         let manifest_path = path.join(MANIFEST);
         if !manifest_path.is_file() {
@@ -181,15 +173,7 @@ impl ModelStore {
     pub fn describe(&self, id: &str) -> Result<ModelDir> {
         let path = self.model_path(id);
         if let Some(pin) = pinned(id) {
-            return Ok(ModelDir {
-                id: id.to_string(),
-                kind: pin.kind,
-                sha256: model_sha(pin),
-                path,
-                max_length: pin.max_length,
-                pooling: pin.pooling,
-                pinned: true,
-            });
+            return Ok(pinned_dir(id, pin, path));
         }
         let manifest_path = path.join(MANIFEST);
         if !manifest_path.is_file() {
@@ -451,6 +435,19 @@ impl ModelStore {
 /// The pinned model `id`, if it is one.
 pub fn pinned(id: &str) -> Option<&'static pins::PinnedModel> {
     pins::MODELS.iter().find(|m| m.id == id)
+}
+
+/// The description of pinned model `id` installed at `path`, from its pin alone.
+fn pinned_dir(id: &str, pin: &pins::PinnedModel, path: PathBuf) -> ModelDir {
+    ModelDir {
+        id: id.to_string(),
+        kind: pin.kind,
+        sha256: model_sha(pin),
+        path,
+        max_length: pin.max_length,
+        pooling: pin.pooling,
+        pinned: true,
+    }
 }
 
 pub(super) fn model_sha(pin: &pins::PinnedModel) -> String {

@@ -95,3 +95,34 @@ pub fn cache_with_shared_models(dir: &Path) -> PathBuf {
     }
     root
 }
+
+/// `tasks/<suite>` of the repository copied into `tasks/<suite>` with its corpus path made
+/// absolute, the given experiments files (name, body), and those of `companions`
+/// (`search-practice.yaml`, `paired.yaml`) the suite has.
+pub fn copy_suite(tasks: &Path, name: &str, experiments: &[(&str, &str)], companions: &[&str]) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tasks")
+        .join(name);
+    let to = tasks.join(name);
+    std::fs::create_dir_all(&to).unwrap();
+    let suite = std::fs::read_to_string(from.join("suite.yaml")).unwrap();
+    let suite: Vec<String> = suite
+        .lines()
+        .map(|l| match l.strip_prefix("corpus:") {
+            Some(rel) => format!(
+                "corpus: {}",
+                from.join(rel.trim()).canonicalize().unwrap().display()
+            ),
+            None => l.to_string(),
+        })
+        .collect();
+    std::fs::write(to.join("suite.yaml"), suite.join("\n") + "\n").unwrap();
+    for (file, body) in experiments {
+        std::fs::write(to.join(file), body).unwrap();
+    }
+    for f in companions {
+        if from.join(f).is_file() {
+            std::fs::copy(from.join(f), to.join(f)).unwrap();
+        }
+    }
+}
