@@ -259,7 +259,6 @@ impl Subject {
     }
 }
 
-/// The BEIR configurations, as `ranklab beir` defines them (depth 100).
 #[cfg(test)]
 mod tests {
     use super::*;
