@@ -68,7 +68,7 @@ enum Command {
     /// written to tasks/<suite>/judgments.yaml, which every run merges into the suite's judgments.
     Judge(cmd::judge::JudgeArgs),
     /// Worker side of model work on a cluster: embed texts or score pairs from a shard file and
-    /// write a record file in the cache's format (what `beir --cluster` runs on each node).
+    /// write a record file in the cache's format (what `--cluster` runs on each node).
     Work(cmd::work::WorkArgs),
 }
 

@@ -63,19 +63,8 @@ pub(crate) struct BeirArgs {
     /// BM25). The configuration `bm25-lucene` also selects it.
     #[arg(long, value_parser = parse_analyzer)]
     pub analyzer: Option<Analyzer>,
-    /// Compute the vectors and cross-encoder scores missing from the cache on a Ray cluster
-    /// (ray://HOST:PORT, the head's Ray Client port): ranklab splits them into shards, runs
-    /// `ranklab work` on the nodes through harness/ray/driver.py, verifies every returned record
-    /// file and merges it into the cache; results are bit-identical to a local run. The binary
-    /// and $RANKLAB_CACHE/models must be on a path every node reads.
-    #[arg(long, value_name = "ray://HOST:PORT")]
-    pub cluster: Option<String>,
-    /// Records (texts or pairs) per shard with --cluster; a query's pairs are never split.
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
-    pub shard_records: u64,
-    /// The Python that has ray==2.40.0 (default: $RANKLAB_RAY_PYTHON, else python3).
-    #[arg(long)]
-    pub ray_python: Option<PathBuf>,
+    #[command(flatten)]
+    pub cluster: crate::cluster::ClusterArgs,
 }
 
 fn parse_analyzer(s: &str) -> std::result::Result<Analyzer, String> {
@@ -106,15 +95,7 @@ fn bm25_params(args: &BeirArgs) -> Result<Option<Bm25Params>> {
 /// Runs the command.
 pub(crate) fn run(args: BeirArgs) -> Result<ExitCode> {
     let bm25 = bm25_params(&args)?;
-    let remote = match &args.cluster {
-        Some(address) => Some(std::sync::Arc::new(crate::cluster::Ray::connect(
-            address,
-            args.ray_python.clone(),
-            args.shard_records as usize,
-        )?)
-            as std::sync::Arc<dyn ranklab_engine::models::remote::Remote>),
-        None => None,
-    };
+    let remote = args.cluster.remote()?;
     for (i, c) in args.configs.iter().enumerate() {
         if args.configs[..i].contains(c) {
             bail!(

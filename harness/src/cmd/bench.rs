@@ -24,10 +24,14 @@ pub(crate) struct BenchArgs {
     pub print: bool,
     #[command(flatten)]
     pub recording: crate::external::RecordingArgs,
+    #[command(flatten)]
+    pub cluster: crate::cluster::ClusterArgs,
 }
 
 /// Runs the command.
 pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
+    // One cluster (one driver, one Ray Client connection) for every suite.
+    let remote = args.cluster.remote()?;
     let mut rendered = Vec::new();
     for s in suites(&args.tasks)? {
         rendered.push(report::render_suite(
@@ -35,6 +39,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
             &[],
             args.recording.recordings_root(&args.reports),
             &args.recording.mode(),
+            remote.as_ref(),
         )?);
     }
     for rendered in &rendered {

@@ -30,15 +30,19 @@ pub(crate) struct RunArgs {
     pub print: bool,
     #[command(flatten)]
     pub recording: crate::external::RecordingArgs,
+    #[command(flatten)]
+    pub cluster: crate::cluster::ClusterArgs,
 }
 
 /// Runs the command.
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode> {
+    let remote = args.cluster.remote()?;
     let rendered = report::render_suite(
         &args.suite,
         &args.experiments,
         args.recording.recordings_root(&args.reports),
         &args.recording.mode(),
+        remote.as_ref(),
     )?;
     let dir = args.reports.join(&rendered.suite.name);
     if let Some(note) = rendered.defaults_note() {

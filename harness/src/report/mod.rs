@@ -20,10 +20,12 @@ pub mod warranty;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::report::table::{Column, Table};
 use anyhow::Result;
 use ranklab_engine::corpus::Corpus;
+use ranklab_engine::models::remote::Remote;
 
 use crate::metrics::{evaluate_ranking, Measure};
 use crate::replay::{ConfigRun, Engine, Replay};
@@ -657,12 +659,15 @@ impl Rendered {
 /// Replays a suite and renders one report per experiment file (nothing written yet).
 ///
 /// External configurations follow `mode`; their recordings are read from
-/// `<recordings_root>/<suite>/runs/` (written, with `--record`, where the reports are).
+/// `<recordings_root>/<suite>/runs/` (written, with `--record`, where the reports are). With
+/// `remote` (`--cluster`), the vectors and cross-encoder scores missing from the cache — of the
+/// experiments and of the suite's paired assertions — are computed there ([`Engine::build_with`]).
 pub fn render_suite(
     suite_path: &Path,
     experiment_paths: &[PathBuf],
     recordings_root: &Path,
     mode: &crate::external::Mode,
+    remote: Option<&Arc<dyn Remote>>,
 ) -> Result<Rendered> {
     let suite = Suite::load(suite_path)?;
     let paths = if experiment_paths.is_empty() {
@@ -676,7 +681,7 @@ pub fn render_suite(
         .collect::<Result<Vec<_>>>()?;
     let corpus = suite.load_corpus()?;
     let refs: Vec<&Experiments> = experiments.iter().collect();
-    let engine = Engine::build(&corpus, &refs)?;
+    let engine = Engine::build_with(&corpus, &refs, remote.cloned())?;
     let mut reports = Vec::new();
     let mut rendered_runs = Vec::new();
     for ex in &experiments {
@@ -689,7 +694,7 @@ pub fn render_suite(
         rendered_runs.push(r);
     }
     engine.finish()?;
-    let paired = check_paired(&suite);
+    let paired = check_paired(&suite, remote);
     for (ex, r) in experiments.iter().zip(&rendered_runs) {
         reports.push(render_with(
             &corpus,
@@ -710,7 +715,7 @@ pub fn render_suite(
 
 /// Checks every `paired*.yaml` beside the suite file whose suite is this suite (as
 /// `ranklab check` does), in file name order.
-fn check_paired(suite: &Suite) -> Vec<PairedResult> {
+fn check_paired(suite: &Suite, remote: Option<&Arc<dyn Remote>>) -> Vec<PairedResult> {
     let dir = suite.path.parent().unwrap_or(Path::new("."));
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -738,7 +743,7 @@ fn check_paired(suite: &Suite) -> Vec<PairedResult> {
             if !same(&paired.suite.path, &suite.path) {
                 return Ok(None);
             }
-            let engine = Engine::build(&corpus, &[&paired.experiments])?;
+            let engine = Engine::build_with(&corpus, &[&paired.experiments], remote.cloned())?;
             let verdicts = paired.check(&engine, None)?;
             engine.finish()?;
             Ok(Some(verdicts))
