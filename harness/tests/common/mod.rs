@@ -2,6 +2,8 @@
 //! `mod common;`; a file uses only some of these).
 #![allow(dead_code)]
 
+pub mod ray;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
