@@ -2,14 +2,17 @@
 //! head node without CPUs and one worker node of one CPU; see `common::ray`). The suite is a
 //! subset of the built-in `tasks/docir`: its first 6 tasks over the 6 design records they are
 //! about and their superseded versions (28 sections), with BM25, fusion (bge-small-en-v1.5) and
-//! fusion reranked by ms-marco-MiniLM-L-12-v2 (top 5): 34 texts to embed and 30 pairs to score.
-//! Properties checked, against a local run of the same suite (the oracle: the local code path,
-//! no cluster involved):
+//! fusion reranked by ms-marco-MiniLM-L-12-v2 (top 5) — 34 texts to embed and 30 pairs to score —
+//! a second experiments file of BM25 only, and a paired assertion between `bm25` and
+//! `fusion+L12@5`. Properties checked, against a local run of the same command (the oracle: the
+//! local code path, no cluster involved):
 //! - after `run --cluster`, the vector and score caches are byte-for-byte the local run's and
 //!   the report tree is byte-identical; the vectors and scores were computed on the cluster
 //!   (shards of both kinds, none retried; the cross-encoder never loaded locally); a local run on
 //!   that cache afterwards loads no model (the cache is complete, the run continues warm);
 //! - `bench --cluster` over a tasks folder holding that suite does the same;
+//! - `run -x` the BM25-only file: the only model work is the paired assertion's, and it goes to
+//!   the cluster too, with the same caches and reports as locally;
 //! - bad input: `run` and `bench` with an address nobody answers at exit 2, say how to start a
 //!   cluster, and write no cache and no report.
 //!
@@ -51,6 +54,32 @@ configurations:
     rerank: { model: ms-marco-MiniLM-L-12-v2, shortlist: 5 }
 ";
 
+/// Only BM25: no model work but the paired assertion's.
+const LEXICAL: &str = "experiment: lexical
+baseline: bm25-k1b
+configurations:
+  - name: bm25-k1b
+    retriever: bm25
+    bm25: { k1: 1.2, b: 0.75 }
+  - name: bm25-anserini
+    retriever: bm25
+";
+
+/// T02's query: BM25 ranks the superseded-by-nothing neighbour pay-retries-backoff first and the
+/// expected record 4th; fusion reranked by the cross-encoder puts the expected record first (the
+/// local run's tasks.csv, and the report's paired section says so for both wirings).
+const PAIRED: &str = "suite: suite.yaml
+legacy: bm25
+current: fusion+L12@5
+assertions:
+  - id: double-charging
+    query: stop double charging when the client retries a capture
+    above: pay-idempotency-v2
+    below: pay-retries-backoff
+    legacy: inverted
+    current: holds
+";
+
 /// `tmp/tasks/docir/`: tasks/docir/suite.yaml cut after T06, over a corpus of [`DOCS`] copied
 /// from corpora/docir, each `cites:` cut to the records of [`DOCS`] (a citation must name a
 /// record of the corpus); returns the tasks folder.
@@ -88,6 +117,8 @@ fn mini_suite(tmp: &Path) -> PathBuf {
     std::fs::create_dir_all(tasks.join("docir")).unwrap();
     std::fs::write(tasks.join("docir/suite.yaml"), suite).unwrap();
     std::fs::write(tasks.join("docir/experiments.yaml"), EXPERIMENTS).unwrap();
+    std::fs::write(tasks.join("docir/experiments-lexical.yaml"), LEXICAL).unwrap();
+    std::fs::write(tasks.join("docir/paired.yaml"), PAIRED).unwrap();
     tasks
 }
 
@@ -151,65 +182,93 @@ fn assert_computed_on_the_cluster(err: &str, address: &str) {
     );
 }
 
+/// One command's outcome on a fresh cache under `tmp/name`.
+struct Ran {
+    stderr: String,
+    cache: PathBuf,
+    caches: common::Tree,
+    reports: common::Tree,
+}
+
+/// `ranklab ARGS EXTRA` on a fresh cache (the models shared), reports under `tmp/name`.
+fn fresh(tmp: &Path, name: &str, args: &[&str], extra: &[&str]) -> Ran {
+    let cache = common::cache_with_shared_models(&tmp.join(name));
+    let reports = tmp.join(name).join("reports");
+    let stderr = ok(&ranklab(args, &reports, &cache, extra));
+    Ran {
+        stderr,
+        caches: caches(&cache),
+        cache,
+        reports: common::tree(&reports),
+    }
+}
+
 #[test]
 fn run_and_bench_with_cluster_fill_the_cache_with_the_bytes_of_a_local_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let tasks = mini_suite(tmp.path());
+    let tmp = tmp.path();
+    let tasks = mini_suite(tmp);
     let suite = tasks.join("docir");
     let suite = suite.to_str().unwrap();
     let tasks = tasks.to_str().unwrap();
+    let lexical = format!("{suite}/experiments-lexical.yaml");
+    let lexical_only = ["run", suite, "-x", &lexical];
 
-    let local_cache = common::cache_with_shared_models(&tmp.path().join("local"));
-    let local_reports = tmp.path().join("local-reports");
-    let err = ok(&ranklab(&["run", suite], &local_reports, &local_cache, &[]));
-    assert!(loads(&err).contains("ms-marco"), "{err}");
-    let local_caches = caches(&local_cache);
-    // One vector file and one score file, and the reports of the one experiment.
-    assert_eq!(local_caches.len(), 2, "{:?}", local_caches.keys());
-    let local_tree = common::tree(&local_reports);
-    assert!(local_tree.contains_key(Path::new("docir/retrieval.md")));
+    let local = fresh(tmp, "local", &["run", suite], &[]);
+    assert!(
+        loads(&local.stderr).contains("ms-marco"),
+        "{}",
+        local.stderr
+    );
+    // One vector file and one score file; both experiments' reports, with the paired section.
+    assert_eq!(local.caches.len(), 2, "{:?}", local.caches.keys());
+    let md = String::from_utf8(local.reports[Path::new("docir/retrieval.md")].clone()).unwrap();
+    assert!(
+        md.contains(
+            "| double-charging | current (`fusion+L12@5`) | 1 | 4 | holds | holds | pass |"
+        ),
+        "{md}"
+    );
+    assert!(local.reports.contains_key(Path::new("docir/lexical.md")));
+    let local_lexical = fresh(tmp, "local-lexical", &lexical_only, &[]);
+    assert_eq!(local_lexical.caches.len(), 2);
 
     let cluster = Cluster::start(1);
     let address = cluster.address();
     let on_cluster = ["--cluster", &address, "--shard-records", "16"];
 
-    let cache = common::cache_with_shared_models(&tmp.path().join("run"));
-    let reports = tmp.path().join("run-reports");
-    let err = ok(&ranklab(&["run", suite], &reports, &cache, &on_cluster));
-    assert_computed_on_the_cluster(&err, &address);
-    assert_eq!(caches(&cache), local_caches, "run --cluster: caches differ");
+    let run = fresh(tmp, "run", &["run", suite], &on_cluster);
+    assert_computed_on_the_cluster(&run.stderr, &address);
+    assert_eq!(run.caches, local.caches, "run --cluster: caches differ");
+    assert_eq!(run.reports, local.reports, "run --cluster: reports differ");
+
+    let bench = fresh(tmp, "bench", &["bench", "--tasks", tasks], &on_cluster);
+    assert_computed_on_the_cluster(&bench.stderr, &address);
+    assert_eq!(bench.caches, local.caches, "bench --cluster: caches differ");
     assert_eq!(
-        common::tree(&reports),
-        local_tree,
-        "run --cluster: reports differ"
+        bench.reports, local.reports,
+        "bench --cluster: reports differ"
     );
 
-    let cache_b = common::cache_with_shared_models(&tmp.path().join("bench"));
-    let reports_b = tmp.path().join("bench-reports");
-    let args = ["bench", "--tasks", tasks];
-    let err = ok(&ranklab(&args, &reports_b, &cache_b, &on_cluster));
-    assert_computed_on_the_cluster(&err, &address);
+    // The experiments of this file use no model: the paired assertion's work goes to the cluster.
+    let paired = fresh(tmp, "paired", &lexical_only, &on_cluster);
+    assert_computed_on_the_cluster(&paired.stderr, &address);
+    assert_eq!(paired.caches, local_lexical.caches, "paired: caches differ");
     assert_eq!(
-        caches(&cache_b),
-        local_caches,
-        "bench --cluster: caches differ"
-    );
-    assert_eq!(
-        common::tree(&reports_b),
-        local_tree,
-        "bench --cluster: reports differ"
+        paired.reports, local_lexical.reports,
+        "paired: reports differ"
     );
     drop(cluster);
 
     // Warm: a local run on the cache the cluster filled computes nothing.
-    let again = tmp.path().join("again-reports");
-    let err = ok(&ranklab(&["run", suite], &again, &cache, &[]));
+    let again = tmp.join("again-reports");
+    let err = ok(&ranklab(&["run", suite], &again, &run.cache, &[]));
     assert_eq!(
         loads(&err),
         "0 model loads: every vector and score came from the cache",
         "{err}"
     );
-    assert_eq!(common::tree(&again), local_tree);
+    assert_eq!(common::tree(&again), local.reports);
 }
 
 #[test]
