@@ -190,11 +190,27 @@ struct Ran {
     reports: common::Tree,
 }
 
-/// `ranklab ARGS EXTRA` on a fresh cache (the models shared), reports under `tmp/name`.
-fn fresh(tmp: &Path, name: &str, args: &[&str], extra: &[&str]) -> Ran {
+/// `ranklab ARGS EXTRA` on a fresh cache (the models shared), reports under `tmp/name`; on
+/// `cluster` when given (a failure then shows its Ray Client server logs).
+fn fresh(tmp: &Path, name: &str, args: &[&str], cluster: Option<&Cluster>) -> Ran {
     let cache = common::cache_with_shared_models(&tmp.join(name));
     let reports = tmp.join(name).join("reports");
-    let stderr = ok(&ranklab(args, &reports, &cache, extra));
+    let stderr = match cluster {
+        None => ok(&ranklab(args, &reports, &cache, &[])),
+        Some(c) => {
+            let address = c.address();
+            let extra = ["--cluster", &address, "--shard-records", "16"];
+            let o = ranklab(args, &reports, &cache, &extra);
+            let err = common::stderr(&o);
+            assert_eq!(
+                common::code(&o),
+                0,
+                "{err}\nthe cluster's Ray Client server logs:\n{}",
+                c.client_logs()
+            );
+            err
+        }
+    };
     Ran {
         stderr,
         caches: caches(&cache),
@@ -214,7 +230,7 @@ fn run_and_bench_with_cluster_fill_the_cache_with_the_bytes_of_a_local_run() {
     let lexical = format!("{suite}/experiments-lexical.yaml");
     let lexical_only = ["run", suite, "-x", &lexical];
 
-    let local = fresh(tmp, "local", &["run", suite], &[]);
+    let local = fresh(tmp, "local", &["run", suite], None);
     assert!(
         loads(&local.stderr).contains("ms-marco"),
         "{}",
@@ -230,19 +246,19 @@ fn run_and_bench_with_cluster_fill_the_cache_with_the_bytes_of_a_local_run() {
         "{md}"
     );
     assert!(local.reports.contains_key(Path::new("docir/lexical.md")));
-    let local_lexical = fresh(tmp, "local-lexical", &lexical_only, &[]);
+    let local_lexical = fresh(tmp, "local-lexical", &lexical_only, None);
     assert_eq!(local_lexical.caches.len(), 2);
 
     let cluster = Cluster::start(1);
     let address = cluster.address();
-    let on_cluster = ["--cluster", &address, "--shard-records", "16"];
+    let on_cluster = Some(&cluster);
 
-    let run = fresh(tmp, "run", &["run", suite], &on_cluster);
+    let run = fresh(tmp, "run", &["run", suite], on_cluster);
     assert_computed_on_the_cluster(&run.stderr, &address);
     assert_eq!(run.caches, local.caches, "run --cluster: caches differ");
     assert_eq!(run.reports, local.reports, "run --cluster: reports differ");
 
-    let bench = fresh(tmp, "bench", &["bench", "--tasks", tasks], &on_cluster);
+    let bench = fresh(tmp, "bench", &["bench", "--tasks", tasks], on_cluster);
     assert_computed_on_the_cluster(&bench.stderr, &address);
     assert_eq!(bench.caches, local.caches, "bench --cluster: caches differ");
     assert_eq!(
@@ -251,7 +267,7 @@ fn run_and_bench_with_cluster_fill_the_cache_with_the_bytes_of_a_local_run() {
     );
 
     // The experiments of this file use no model: the paired assertion's work goes to the cluster.
-    let paired = fresh(tmp, "paired", &lexical_only, &on_cluster);
+    let paired = fresh(tmp, "paired", &lexical_only, on_cluster);
     assert_computed_on_the_cluster(&paired.stderr, &address);
     assert_eq!(paired.caches, local_lexical.caches, "paired: caches differ");
     assert_eq!(

@@ -136,6 +136,30 @@ impl Cluster {
         format!("ray://127.0.0.1:{}", self.client_port)
     }
 
+    /// The last lines of the cluster's Ray Client server logs (`ray_client_server*.err`), to
+    /// show beside a command that failed on it.
+    pub fn client_logs(&self) -> String {
+        let logs = self.dir.path().join("ray/session_latest/logs");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&logs)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.retain(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("ray_client_server") && n.ends_with(".err")
+        });
+        files.sort();
+        let mut out = String::new();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            out += &format!("--- {}\n", f.display());
+            for l in &lines[lines.len().saturating_sub(8)..] {
+                out += &format!("{l}\n");
+            }
+        }
+        out
+    }
+
     /// Every process of this cluster.
     fn pids(&self) -> Vec<i32> {
         let dir = format!("{}/", self.dir.path().display());
