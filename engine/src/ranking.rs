@@ -27,6 +27,31 @@ pub fn cmp_hits(a_score: f32, a_id: &str, b_score: f32, b_id: &str) -> Ordering 
         .then_with(|| b_id.as_bytes().cmp(a_id.as_bytes()))
 }
 
+/// [`cmp_hits`] with each id replaced by its rank among the ids in byte order
+/// ([`crate::corpus::Corpus::id_rank`]): the same order, compared as integers.
+#[inline]
+pub fn cmp_ranked(a: &Hit, b: &Hit, id_rank: &[u32]) -> Ordering {
+    b.score
+        .total_cmp(&a.score)
+        .then_with(|| id_rank[b.doc].cmp(&id_rank[a.doc]))
+}
+
+/// The top `depth` of `hits` in the total order, sorted (`id_rank` as in [`cmp_ranked`]):
+/// `select_nth_unstable` puts them in front, then only they are sorted. The order is total
+/// (ids are unique), so the result equals a full sort's prefix.
+pub fn top_k(mut hits: Vec<Hit>, depth: usize, id_rank: &[u32]) -> Vec<Hit> {
+    if depth == 0 {
+        return Vec::new();
+    }
+    let order = |a: &Hit, b: &Hit| cmp_ranked(a, b, id_rank);
+    if hits.len() > depth {
+        hits.select_nth_unstable_by(depth - 1, order);
+        hits.truncate(depth);
+    }
+    hits.sort_unstable_by(order);
+    hits
+}
+
 /// Sorts `hits` by [`cmp_hits`], looking ids up with `id_of`.
 pub fn sort_hits<'a>(hits: &mut [Hit], id_of: impl Fn(usize) -> &'a str) {
     hits.sort_by(|a, b| cmp_hits(a.score, id_of(a.doc), b.score, id_of(b.doc)));

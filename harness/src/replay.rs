@@ -16,8 +16,10 @@ use ranklab_engine::corpus::Corpus;
 use ranklab_engine::dense::{
     embed_query, query_text, DenseIndex, EmbedderOptions, EmbeddingCache, LazyEmbedder,
 };
-use ranklab_engine::fusion::rrf;
-use ranklab_engine::lexical::{Analyzer, LexicalIndex};
+use ranklab_engine::fusion::rrf_ranked;
+use ranklab_engine::lexical::{
+    Analyzer, Bm25Params, IndexCache, LexicalIndex, CACHED_MIN_SECTIONS,
+};
 use ranklab_engine::models::remote::{Offload, Remote};
 use ranklab_engine::models::ModelStore;
 use ranklab_engine::policy::{current, legacy, Practice, Weights};
@@ -155,7 +157,7 @@ impl<'c> Engine<'c> {
                 let pb = (!uses_models).then(|| crate::progress::bar(1, "BM25 index"));
                 let mut built = BTreeMap::new();
                 for &a in &analyzers {
-                    let index = LexicalIndex::build_with(corpus, a).with_context(|| match a {
+                    let index = lexical_index(corpus, a).with_context(|| match a {
                         Analyzer::English => "building the BM25 index".to_string(),
                         a => format!("building the BM25 index ({} analyzer)", a.name()),
                     })?;
@@ -339,6 +341,30 @@ impl<'c> Engine<'c> {
     }
 }
 
+/// The BM25 index of `corpus` under `analyzer`: for a corpus of at least
+/// [`CACHED_MIN_SECTIONS`] sections, loaded from (or built and stored in) `<cache>/lexical/`
+/// (see `LexicalIndex::cached`); a smaller one, or with no cache directory, built in memory.
+fn lexical_index(corpus: &Corpus, analyzer: Analyzer) -> Result<LexicalIndex> {
+    let sections: usize = corpus.docs.iter().map(|d| d.sections.len()).sum();
+    let root = match ranklab_engine::models::cache_root() {
+        Ok(root) if sections >= CACHED_MIN_SECTIONS => root,
+        _ => return Ok(LexicalIndex::build_with(corpus, analyzer)?),
+    };
+    let (index, outcome) = LexicalIndex::cached(corpus, analyzer, &root.join("lexical"))?;
+    match outcome {
+        IndexCache::Loaded(_) | IndexCache::Built(_) => {}
+        IndexCache::Rebuilt(path, why) => eprintln!(
+            "note: the cached BM25 index {} failed its check ({why}); rebuilt it",
+            path.display()
+        ),
+        IndexCache::NotStored(path, why) => eprintln!(
+            "note: could not store the BM25 index in {} ({why}); the next run builds it again",
+            path.display()
+        ),
+    }
+    Ok(index)
+}
+
 /// Cache key of a first-stage list (per task).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum ListKey {
@@ -419,6 +445,8 @@ struct TaskLists<'e, 'c> {
     query: String,
     max_depth: usize,
     lists: HashMap<ListKey, Vec<Hit>>,
+    /// Lists computed ahead for every task at once (see [`prefetch`]), not yet checked.
+    ready: HashMap<ListKey, Vec<Hit>>,
     query_vecs: HashMap<String, Vec<f32>>,
 }
 
@@ -430,6 +458,7 @@ impl TaskLists<'_, '_> {
         }
         let corpus = self.engine.corpus;
         let list = match c.retriever {
+            _ if self.ready.contains_key(&key) => self.ready.remove(&key).expect("present"),
             Retriever::Bm25 => {
                 let p = c.bm25();
                 let index = match p.analyzer {
@@ -457,7 +486,7 @@ impl TaskLists<'_, '_> {
                     depth: Some(self.max_depth),
                     ..c.clone()
                 })?;
-                let mut fused = rrf(&[&lex, &sem], c.rrf(), |d| corpus.id(d));
+                let mut fused = rrf_ranked(&[&lex, &sem], c.rrf(), corpus.id_rank());
                 fused.truncate(self.max_depth);
                 fused
             }
@@ -478,6 +507,79 @@ impl TaskLists<'_, '_> {
         self.query_vecs.insert(model.to_string(), v.clone());
         Ok(v)
     }
+}
+
+/// The BM25 and dense lists (at `max_depth`) of every task that ranklab's own configurations
+/// need, computed for all tasks at once on rayon's pool: BM25 one task per job, dense in
+/// blocks of queries per pass over the vectors ([`DenseIndex::search_many`]). The same hits
+/// as [`TaskLists::get`] computes one task at a time; they are checked (non-finite scores)
+/// when a task takes them. Query vectors come from the cache (a miss is embedded here, in
+/// task order).
+fn prefetch(
+    engine: &Engine,
+    suite: &Suite,
+    ex: &Experiments,
+    external: &HashMap<usize, Vec<Vec<Hit>>>,
+    max_depth: usize,
+) -> Result<Vec<HashMap<ListKey, Vec<Hit>>>> {
+    use rayon::prelude::*;
+    let corpus = engine.corpus;
+    let mut out: Vec<HashMap<ListKey, Vec<Hit>>> = vec![HashMap::new(); suite.tasks.len()];
+    let mut bm25: BTreeMap<ListKey, Bm25Params> = BTreeMap::new();
+    let mut dense: BTreeMap<String, &str> = BTreeMap::new();
+    for (ci, c) in ex.configurations.iter().enumerate() {
+        if external.contains_key(&ci) {
+            continue;
+        }
+        if matches!(c.retriever, Retriever::Bm25 | Retriever::Fusion) {
+            let lexical = Configuration {
+                retriever: Retriever::Bm25,
+                depth: Some(max_depth),
+                ..c.clone()
+            };
+            bm25.entry(list_key(&lexical)).or_insert(c.bm25());
+        }
+        if matches!(c.retriever, Retriever::Dense | Retriever::Fusion) {
+            let model = c.embedder().unwrap_or_default().to_string();
+            dense.entry(model).or_insert(&c.name);
+        }
+    }
+    for (key, p) in bm25 {
+        let index = match p.analyzer {
+            Analyzer::Lucene => engine.lexical_lucene.as_ref(),
+            Analyzer::English => engine.lexical.as_ref(),
+        }
+        .expect("built when a configuration uses it");
+        let lists = suite
+            .tasks
+            .par_iter()
+            .map(|t| {
+                index
+                    .search(corpus, &t.query, max_depth, p)
+                    .with_context(|| format!("BM25 search of task {}", t.id))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for (m, l) in out.iter_mut().zip(lists) {
+            m.insert(key.clone(), l);
+        }
+    }
+    for (model, config) in dense {
+        let d = engine.dense(&model);
+        let mut vecs = Vec::with_capacity(suite.tasks.len());
+        for t in &suite.tasks {
+            vecs.push(
+                embed_query(&mut *d.embedder.borrow_mut(), &d.cache, &t.query)
+                    .with_context(|| format!("first stage of task {} under {config:?}", t.id))?,
+            );
+        }
+        let key = ListKey::Dense {
+            model: model.clone(),
+        };
+        for (m, l) in out.iter_mut().zip(d.index.search_many(&vecs, max_depth)) {
+            m.insert(key.clone(), l);
+        }
+    }
+    Ok(out)
 }
 
 /// Options of a replay.
@@ -583,12 +685,14 @@ pub fn replay_with(
     //    (model, first stage) shortlist is cut from (the first that names it).
     let mut first_stage: Vec<Vec<(Vec<Hit>, Vec<Hit>)>> = Vec::with_capacity(suite.tasks.len());
     let mut cut_from: Vec<BTreeMap<(String, ListKey), usize>> = Vec::new();
+    let mut ready = prefetch(engine, suite, ex, &ext.lists, max_depth)?;
     for (ti, task) in suite.tasks.iter().enumerate() {
         let mut lists = TaskLists {
             engine,
             query: task.query.clone(),
             max_depth,
             lists: HashMap::new(),
+            ready: std::mem::take(&mut ready[ti]),
             query_vecs: HashMap::new(),
         };
         let mut per_config = Vec::with_capacity(runs.len());

@@ -30,6 +30,20 @@ pub struct Corpus {
     /// Ids of the Markdown records that had no front matter (every field at its default).
     pub without_front_matter: Vec<String>,
     by_id: HashMap<String, usize>,
+    /// See [`Corpus::id_rank`]; computed on first use.
+    id_rank: std::sync::OnceLock<Vec<u32>>,
+}
+
+/// Per item, its position among `ids` in byte order (ids unique).
+pub(crate) fn id_ranks<'a>(ids: impl Iterator<Item = &'a str>) -> Vec<u32> {
+    let ids: Vec<&str> = ids.collect();
+    let mut by_id: Vec<usize> = (0..ids.len()).collect();
+    by_id.sort_unstable_by(|&a, &b| ids[a].as_bytes().cmp(ids[b].as_bytes()));
+    let mut rank = vec![0u32; ids.len()];
+    for (r, &d) in by_id.iter().enumerate() {
+        rank[d] = r as u32;
+    }
+    rank
 }
 
 impl Corpus {
@@ -56,6 +70,7 @@ impl Corpus {
             docs,
             without_front_matter: Vec::new(),
             by_id,
+            id_rank: std::sync::OnceLock::new(),
         })
     }
 
@@ -89,6 +104,14 @@ impl Corpus {
     /// The id of document `i`.
     pub fn id(&self, i: usize) -> &str {
         &self.docs[i].id
+    }
+
+    /// Per document ordinal, its position among the corpus's ids in byte order: comparing two
+    /// documents' ranks is comparing their ids (ids are unique), so the total order's id
+    /// tie-break ([`crate::ranking::cmp_hits`]) becomes an integer comparison. Computed once.
+    pub fn id_rank(&self) -> &[u32] {
+        self.id_rank
+            .get_or_init(|| id_ranks(self.docs.iter().map(|d| d.id.as_str())))
     }
 
     /// Number of documents.

@@ -49,6 +49,46 @@ impl RrfParams {
     }
 }
 
+/// [`rrf`] with the documents' id ranks ([`crate::corpus::Corpus::id_rank`]) in place of
+/// their ids, the same hits bit for bit: the sums sit in an array indexed by the document
+/// ordinal (added up in the same list order), and the id tie-break compares integers.
+pub fn rrf_ranked(lists: &[&[Hit]], params: RrfParams, id_rank: &[u32]) -> Vec<Hit> {
+    // doc -> (sum, best rank, section at best rank); rank 0 = not seen yet.
+    let mut acc: Vec<(f64, usize, usize)> = vec![(0.0, 0, 0); id_rank.len()];
+    let mut docs: Vec<usize> = Vec::new();
+    for list in lists {
+        let mut rank = 0;
+        for (i, h) in list.iter().take(params.depth).enumerate() {
+            if i == 0 || h.score != list[i - 1].score {
+                rank = i + 1;
+            }
+            let e = &mut acc[h.doc];
+            if e.1 == 0 {
+                *e = (0.0, usize::MAX, h.section);
+                docs.push(h.doc);
+            }
+            e.0 += 1.0 / (params.k as f64 + rank as f64);
+            if rank < e.1 {
+                e.1 = rank;
+                e.2 = h.section;
+            }
+        }
+    }
+    let mut hits: Vec<Hit> = docs
+        .into_iter()
+        .map(|doc| {
+            let (score, _, section) = acc[doc];
+            Hit {
+                doc,
+                score: score as f32,
+                section,
+            }
+        })
+        .collect();
+    hits.sort_unstable_by(|a, b| crate::ranking::cmp_ranked(a, b, id_rank));
+    hits
+}
+
 /// Fuses ranked lists (each already in ranking order) into one.
 pub fn rrf<'a>(lists: &[&[Hit]], params: RrfParams, id_of: impl Fn(usize) -> &'a str) -> Vec<Hit> {
     // doc -> (sum, best rank, section at best rank)
@@ -135,6 +175,10 @@ mod tests {
         ];
         let fused = rrf(&[&tied], RrfParams::default(), |d| IDS[d]);
         assert_eq!(fused[0].score, fused[1].score);
+        assert_eq!(
+            rrf_ranked(&[&tied], RrfParams::default(), &[0, 1, 2]),
+            fused
+        );
         assert!((fused[2].score - 1.0 / 63.0).abs() < 1e-7);
     }
 
@@ -160,6 +204,10 @@ mod tests {
             }).collect();
             oracle.sort_by(|x, y| (y.0 as f32).total_cmp(&(x.0 as f32)).then(IDS[y.1].cmp(IDS[x.1])));
             prop_assert_eq!(fused.iter().map(|x| x.doc).collect::<Vec<_>>(), oracle.iter().map(|x| x.1).collect::<Vec<_>>());
+            // The ordinal-array version: the same hits, bit for bit (IDS are in byte order,
+            // so each document's id rank is its ordinal).
+            let ranks: Vec<u32> = (0..6).collect();
+            prop_assert_eq!(rrf_ranked(&[&la, &lb], RrfParams::default(), &ranks), fused);
         }
     }
 }

@@ -14,7 +14,9 @@
 //! pruning). A document's score is the maximum over its sections; the order is the total order of
 //! [`crate::ranking`].
 //!
-//! The index is built once per corpus, in memory, and reused by every task and configuration.
+//! The index is built once per corpus, in memory, and reused by every task and configuration;
+//! [`LexicalIndex::cached`] keeps the built index of a large corpus in the cache directory
+//! (see [`cache`]) so that a later process loads it instead of indexing again.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -29,7 +31,9 @@ use crate::corpus::Corpus;
 use crate::ranking::{sort_hits, Hit};
 use crate::Result;
 
+mod cache;
 mod lucene;
+pub use cache::{IndexCache, CACHED_MIN_SECTIONS};
 pub use lucene::{lucene_norm, lucene_terms, porter_stem, Analyzer};
 
 /// Lucene's English stop words (`EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`), as Anserini uses.
@@ -109,45 +113,101 @@ impl LexicalIndex {
 
     /// Indexes every section of `corpus` with `analyzer` (queries are analyzed the same way).
     pub fn build_with(corpus: &Corpus, analyzer: Analyzer) -> Result<Self> {
+        let index = Self::build_index(corpus, analyzer)?;
+        Self::from_index(corpus, &index, analyzer)
+    }
+
+    /// The schema: one text field (the section's title, heading and body) and the section's
+    /// global number as a fast field.
+    fn schema() -> Schema {
         let mut schema = Schema::builder();
         let indexing = TextFieldIndexing::default()
             .set_tokenizer(ANALYZER)
             .set_index_option(IndexRecordOption::WithFreqs)
             .set_fieldnorms(true);
-        let text = schema.add_text_field(
+        schema.add_text_field(
             "text",
             TextOptions::default().set_indexing_options(indexing),
         );
-        let sec = schema.add_u64_field("sec", INDEXED | FAST);
-        let index = Index::create_in_ram(schema.build());
+        schema.add_u64_field("sec", INDEXED | FAST);
+        schema.build()
+    }
+
+    /// The committed tantivy index of every section of `corpus`, in memory.
+    fn build_index(corpus: &Corpus, analyzer: Analyzer) -> Result<Index> {
+        let schema = Self::schema();
+        let text = schema.get_field("text")?;
+        let sec = schema.get_field("sec")?;
+        let index = Index::create(
+            tantivy::directory::RamDirectory::create(),
+            schema,
+            tantivy::IndexSettings::default(),
+        )?;
         index
             .tokenizers()
             .register(ANALYZER, analyzer.text_analyzer());
         let mut writer = index.writer_with_num_threads(1, 100_000_000)?;
-        let mut sections = Vec::new();
-        for (d, doc) in corpus.docs.iter().enumerate() {
+        let mut n = 0u64;
+        for doc in &corpus.docs {
             for s in 0..doc.sections.len() {
                 let mut td = TantivyDocument::default();
                 td.add_text(text, doc.section_text(s));
-                td.add_u64(sec, sections.len() as u64);
+                td.add_u64(sec, n);
                 writer.add_document(td)?;
-                sections.push((d, s));
+                n += 1;
             }
         }
         writer.commit()?;
-        let reader = index.reader()?;
+        Ok(index)
+    }
+
+    /// The searchable index over `index` (built from `corpus` with `analyzer`, here or in an
+    /// earlier process). Checks that it holds every section of `corpus` exactly once.
+    fn from_index(corpus: &Corpus, index: &Index, analyzer: Analyzer) -> Result<Self> {
+        let text = index.schema().get_field("text")?;
+        let sections: Vec<(usize, usize)> = corpus
+            .docs
+            .iter()
+            .enumerate()
+            .flat_map(|(d, doc)| (0..doc.sections.len()).map(move |s| (d, s)))
+            .collect();
+        let broken = |why: String| crate::Error::Index(tantivy::TantivyError::InvalidArgument(why));
+        let reader = index
+            .reader_builder()
+            .reload_policy(tantivy::ReloadPolicy::Manual)
+            .try_into()?;
         let searcher = reader.searcher();
         let mut tokens = 0u64;
         let mut segment_sections = Vec::new();
+        let mut seen = vec![false; sections.len()];
         for seg in searcher.segment_readers() {
             tokens += seg.inverted_index(text)?.total_num_tokens();
             let col = seg.fast_fields().u64("sec")?;
-            let map: Vec<u32> = (0..seg.max_doc())
-                .map(|d| col.first(d).expect("every section has its number") as u32)
-                .collect();
+            let mut map = Vec::with_capacity(seg.max_doc() as usize);
+            for d in 0..seg.max_doc() {
+                let g = col
+                    .first(d)
+                    .ok_or_else(|| broken(format!("tantivy doc {d} has no section number")))?;
+                match seen.get_mut(g as usize) {
+                    Some(s @ false) => *s = true,
+                    _ => {
+                        return Err(broken(format!(
+                            "section number {g} repeated or beyond the corpus's {} sections",
+                            sections.len()
+                        )))
+                    }
+                }
+                map.push(g as u32);
+            }
             segment_sections.push(map);
         }
         let num_docs = searcher.num_docs();
+        if num_docs != sections.len() as u64 || seen.iter().any(|s| !s) {
+            return Err(broken(format!(
+                "{num_docs} sections indexed, the corpus has {}",
+                sections.len()
+            )));
+        }
         let avg_len = if num_docs == 0 {
             0.0
         } else {

@@ -489,10 +489,19 @@ pub fn render_with(
     writeln!(summary, "Decision: {decision}")?;
 
     let mut files: Vec<(PathBuf, Vec<u8>)> = plots.files;
-    for run in &replay.runs {
+    // One run file per configuration, built on rayon's pool (each file is the same bytes).
+    let run_files: Vec<Vec<u8>> = {
+        use rayon::prelude::*;
+        replay
+            .runs
+            .par_iter()
+            .map(|run| run_file(&all, suite, run).into_bytes())
+            .collect()
+    };
+    for (run, bytes) in replay.runs.iter().zip(run_files) {
         files.push((
             PathBuf::from("runs").join(format!("{}.trec", run.config.name)),
-            run_file(&all, suite, run).into_bytes(),
+            bytes,
         ));
     }
     for s in &replay.external {
