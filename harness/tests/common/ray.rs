@@ -136,7 +136,7 @@ impl Cluster {
         format!("ray://127.0.0.1:{}", self.client_port)
     }
 
-    /// The last lines of the cluster's Ray Client server logs (`ray_client_server*.err`), to
+    /// The last lines of the cluster's Ray Client server logs (`ray_client_server*.err|out`), to
     /// show beside a command that failed on it.
     pub fn client_logs(&self) -> String {
         let logs = self.dir.path().join("ray/session_latest/logs");
@@ -145,7 +145,7 @@ impl Cluster {
             .unwrap_or_default();
         files.retain(|p| {
             let n = p.file_name().unwrap().to_string_lossy();
-            n.starts_with("ray_client_server") && n.ends_with(".err")
+            n.starts_with("ray_client_server") && (n.ends_with(".err") || n.ends_with(".out"))
         });
         files.sort();
         let mut out = String::new();
@@ -153,7 +153,7 @@ impl Cluster {
             let text = std::fs::read_to_string(&f).unwrap_or_default();
             let lines: Vec<&str> = text.lines().collect();
             out += &format!("--- {}\n", f.display());
-            for l in &lines[lines.len().saturating_sub(8)..] {
+            for l in &lines[lines.len().saturating_sub(60)..] {
                 out += &format!("{l}\n");
             }
         }
