@@ -26,7 +26,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ranklab_engine::corpus::{beir, Corpus};
 use ranklab_engine::dense::testing::HashEmbedder;
 use ranklab_engine::dense::{DenseIndex, EmbeddingCache};
-use ranklab_engine::fusion::{rrf, RrfParams};
+use ranklab_engine::fusion::{rrf, rrf_ranked, RrfParams};
 use ranklab_engine::lexical::{Bm25Params, LexicalIndex};
 use ranklab_engine::policy::{current, legacy, Weights};
 use ranklab_engine::ranking::{sort_hits, Hit};
@@ -72,12 +72,28 @@ fn scifact(c: &mut Criterion) {
     let mut g = c.benchmark_group("dense");
     g.sample_size(20);
     g.throughput(Throughput::Elements(queries.len() as u64));
+    let many = dense.search_many(&queries, DEPTH);
+    for (q, hits) in queries.iter().zip(&many) {
+        assert_eq!(hits, &dense.search_by_string_ids(q, DEPTH));
+    }
+    // Before: one query at a time, string-id tie-break. After: `search` (integer id ranks)
+    // and `search_many` (blocks of queries per pass over the matrix, on rayon's pool).
+    g.bench_function("search_300_scifact_queries_top1000/string_ids", |b| {
+        b.iter(|| {
+            for q in &queries {
+                black_box(dense.search_by_string_ids(q, DEPTH));
+            }
+        })
+    });
     g.bench_function("search_300_scifact_queries_top1000", |b| {
         b.iter(|| {
             for q in &queries {
                 black_box(dense.search(q, DEPTH));
             }
         })
+    });
+    g.bench_function("search_300_scifact_queries_top1000/search_many", |b| {
+        b.iter(|| black_box(dense.search_many(&queries, DEPTH)))
     });
     g.finish();
 
@@ -119,10 +135,24 @@ fn scifact(c: &mut Criterion) {
     let mut g = c.benchmark_group("fusion");
     g.sample_size(20);
     g.throughput(Throughput::Elements(lists.len() as u64));
+    for (a, d) in &lists {
+        assert_eq!(
+            rrf_ranked(&[a, d], params, corpus.id_rank()),
+            rrf(&[a, d], params, id)
+        );
+    }
+    // Before: `rrf` (a hash map, string ids); after: `rrf_ranked` (ordinal array, id ranks).
     g.bench_function("rrf_bm25_dense_300_scifact_queries_depth1000", |b| {
         b.iter(|| {
             for (a, d) in &lists {
                 black_box(rrf(&[a, d], params, id));
+            }
+        })
+    });
+    g.bench_function("rrf_bm25_dense_300_scifact_queries_depth1000/ranked", |b| {
+        b.iter(|| {
+            for (a, d) in &lists {
+                black_box(rrf_ranked(&[a, d], params, corpus.id_rank()));
             }
         })
     });

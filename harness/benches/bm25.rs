@@ -91,6 +91,26 @@ fn scifact(c: &mut Criterion, root: &Path) {
     g.bench_function("index_scifact", |b| {
         b.iter(|| LexicalIndex::build(&col.corpus).expect("index"))
     });
+    // The index a warm `ranklab beir` uses: loaded from its cache file and checked (sha256,
+    // key, every section once), beside the build above. The file goes to a temporary dir.
+    let cache = tempfile::tempdir().expect("tempdir");
+    let analyzer = ranklab_engine::lexical::Analyzer::English;
+    let (_, first) = LexicalIndex::cached(&col.corpus, analyzer, cache.path()).expect("cache");
+    assert!(
+        matches!(first, ranklab_engine::lexical::IndexCache::Built(_)),
+        "{first:?}"
+    );
+    g.bench_function("index_scifact_from_cache", |b| {
+        b.iter(|| {
+            let (index, outcome) =
+                LexicalIndex::cached(&col.corpus, analyzer, cache.path()).expect("cache");
+            assert!(matches!(
+                outcome,
+                ranklab_engine::lexical::IndexCache::Loaded(_)
+            ));
+            index
+        })
+    });
     g.bench_function("search_300_queries_top100", |b| {
         b.iter(|| {
             for q in &col.queries {
