@@ -62,8 +62,12 @@ bge="$work/cache/models/bge-small-en-v1.5"
 ce="$work/cache/models/ms-marco-MiniLM-L-12-v2"
 # The pairs: ranklab's bm25 top 15 per query (a warm, model-free run), with ranklab's scores
 # from one cold bm25+ce@15 run for the bit check.
-"$rl" beir "$sub" --configs bm25,bm25+ce@15 --reports "$work/rep" >/dev/null 2>&1
-"$py" - "$sub" "$work/rep/beir/scifact300/runs" "$work/score.jsonl" <<'PY'
+if ! "$rl" beir "$sub" --configs bm25,bm25+ce@15 --reports "$work/rep" >/dev/null 2>"$work/beir.err"; then
+    echo "cold.sh: ranklab beir $sub --configs bm25,bm25+ce@15 failed:" >&2
+    cat "$work/beir.err" >&2
+    exit 1
+fi
+"$py" - "$sub" "$work/rep/scifact300/runs" "$work/score.jsonl" <<'PY'
 import json, sys
 sub, runs, out = sys.argv[1:4]
 docs = {}
