@@ -55,8 +55,12 @@ pub struct EmbeddingCache {
     offload: Option<Offload>,
 }
 
-/// How many texts are embedded between progress calls.
-const CHUNK: usize = 32;
+/// Texts embedded together (one [`Embedder::embed`] call, then stored, then a progress call):
+/// as the cross-encoder's [`crate::rerank::POOL_PAIRS`], large enough that the workers' wait
+/// for each other at the end of a chunk (up to one text) is a small share of it, small enough
+/// that a killed run loses little. Every text is still embedded alone, so the vectors do not
+/// depend on it.
+const CHUNK: usize = 256;
 
 /// The record kind in the file header (changing it invalidates every vector file).
 const KIND: &str = "embeddings";
