@@ -11,9 +11,11 @@
 //!   exponential back-off (100 ms, 200 ms, 400 ms, ...); the count is printed with the rate.
 //!   A request that finally fails is the task's engine error (`HTTP 503: <first 200 bytes>`).
 //!
-//! The client is `ureq` (blocking, rustls): a worker thread per request in flight needs no
-//! async runtime; each worker's agent keeps its connection alive between its requests, and a
-//! request's head and body leave in one write.
+//! The client: for `http://`, [`wire`] (one keep-alive connection per worker, `httparse` for the
+//! response head; one write and usually one read per request); for `https://`, `ureq` (rustls),
+//! an agent per worker whose request head and body leave in one write. Not recording, a
+//! response's hits are read straight from its bytes ([`walk`]); a recording keeps the parsed
+//! response and reads the hits from it, the way `--from-recording` reads them.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::preset::{preset, Shape};
-use super::{cut, expand_env, snippet, EngineSpec, Exchange};
+use super::{cut, expand_env, snippet, walk, wire, EngineSpec, Exchange};
 use crate::suite::Task;
 
 /// Default requests in flight.
@@ -212,17 +214,22 @@ impl HttpSpec {
 /// What ranklab sends for a task, as recorded: method, URL and body with the placeholders
 /// filled, `${NAME}` left as written; headers are not recorded (they hold secrets).
 pub fn request(h: &HttpSpec, task: &Task, k: usize) -> Value {
-    let url = fill(&h.url, |n| match n {
-        "query" => percent_encoded(&task.query),
-        "task" => percent_encoded(&task.id),
-        _ => k.to_string(),
-    });
+    let url = url_text(h, task, k);
     let body = body_text(h, task, k)
         .map(|text| serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text)));
     serde_json::json!({
         "method": h.method().unwrap_or("POST"),
         "url": url,
         "body": body,
+    })
+}
+
+/// The URL of a task (before `${NAME}` is expanded).
+fn url_text(h: &HttpSpec, task: &Task, k: usize) -> String {
+    fill(&h.url, |n| match n {
+        "query" => percent_encoded(&task.query),
+        "task" => percent_encoded(&task.id),
+        _ => k.to_string(),
     })
 }
 
@@ -353,15 +360,9 @@ pub fn ranking(
         let hit = &hits[i];
         (p.id.get(hit), p.score.as_ref().and_then(|sp| sp.get(hit)))
     };
-    // A hit as a message shows it: the values the pointers found.
     let shown = |i: usize| {
         let (id, score) = found(i);
-        let mut o = serde_json::Map::new();
-        o.insert("id".into(), id.cloned().unwrap_or(Value::Null));
-        if let Some(s) = score {
-            o.insert("score".into(), s.clone());
-        }
-        snippet(&Value::Object(o))
+        shown_hit(id, score)
     };
     super::rank_hits(task, hits.len(), found, shown, k).map(Ok)
 }
@@ -372,82 +373,200 @@ fn object<const N: usize>(pairs: [(&str, Value); N]) -> Value {
     Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
-/// One request, retried on connection errors, timeouts, 429 and 5xx; the recorded response.
-fn send(
+/// What one request finally got: the status and body, or why it failed.
+enum Got {
+    Reply(u16, Vec<u8>),
+    Failed(String),
+}
+
+/// The response as recorded: `{"status", "body"}` (a 2xx whose body is JSON), `{"status",
+/// "text"}` (any other body, its first 2000 bytes as text), or `{"error"}` (no response).
+fn recorded(got: &Got) -> Value {
+    match got {
+        Got::Failed(e) => object([("error", e.clone().into())]),
+        Got::Reply(status, b) => {
+            // An error's body is kept as sent (its first bytes go into the message).
+            let json = (200..300)
+                .contains(status)
+                .then(|| serde_json::from_slice::<Value>(b).ok())
+                .flatten();
+            match json {
+                Some(json) => object([("status", (*status).into()), ("body", json)]),
+                None => {
+                    let text = cut(&String::from_utf8_lossy(b), 2000);
+                    object([("status", (*status).into()), ("text", text.into())])
+                }
+            }
+        }
+    }
+}
+
+/// A worker's clients: its plain-HTTP connection ([`wire`]) and, for `https://`, a ureq agent
+/// (made when first needed).
+struct Clients<'a> {
+    plain: wire::Client,
+    tls: Option<ureq::Agent>,
+    config: &'a ureq::config::Config,
+}
+
+impl Clients<'_> {
+    fn agent(&mut self) -> &ureq::Agent {
+        let config = self.config;
+        self.tls.get_or_insert_with(|| {
+            ureq::Agent::with_parts(
+                config.clone(),
+                ureq::unversioned::transport::Connector::chain(
+                    ureq::unversioned::transport::DefaultConnector::new(),
+                    OneWrite,
+                ),
+                ureq::unversioned::resolver::DefaultResolver::default(),
+            )
+        })
+    }
+}
+
+/// One attempt through ureq (`https://`).
+fn attempt_tls(
     agent: &ureq::Agent,
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: Option<&str>,
+) -> std::result::Result<(u16, Vec<u8>), String> {
+    let result = match method {
+        "GET" => {
+            let mut r = agent.get(url);
+            for (k, v) in headers {
+                r = r.header(k, v);
+            }
+            r.call()
+        }
+        m => {
+            let mut r = if m == "PUT" {
+                agent.put(url)
+            } else {
+                agent.post(url)
+            };
+            r = r.header("Content-Type", "application/json");
+            for (k, v) in headers {
+                r = r.header(k, v);
+            }
+            r.send(body.unwrap_or_default())
+        }
+    };
+    match result {
+        Ok(mut resp) => {
+            let status = resp.status().as_u16();
+            resp.body_mut()
+                .with_config()
+                .limit(wire::MAX_BODY as u64)
+                .read_to_vec()
+                .map(|b| (status, b))
+                .map_err(|e| format!("reading the response: {e}"))
+        }
+        Err(e) => Err(format!("request failed: {e}")),
+    }
+}
+
+/// One request, retried on connection errors, timeouts, 429 and 5xx.
+fn send(
+    clients: &mut Clients<'_>,
     h: &HttpSpec,
     headers: &[(String, String)],
-    (req, body): (&Value, Option<&str>),
+    (url, body): (&str, Option<&str>),
     retries: u32,
     retried: &AtomicUsize,
-) -> Value {
-    let url = req["url"].as_str().unwrap_or_default();
+) -> Got {
     let url = match expand_env(url) {
         Ok(u) => u,
-        Err(e) => return object([("error", format!("{e:#}").into())]),
+        Err(e) => return Got::Failed(format!("{e:#}")),
     };
+    let method = h.method().unwrap_or("POST");
+    let target = wire::target(&url);
     let mut attempt = 0;
+    let mut buf = Vec::new();
     loop {
-        let result = match h.method().unwrap_or("POST") {
-            "GET" => {
-                let mut r = agent.get(&url);
-                for (k, v) in headers {
-                    r = r.header(k, v);
-                }
-                r.call()
-            }
-            m => {
-                let mut r = if m == "PUT" {
-                    agent.put(&url)
-                } else {
-                    agent.post(&url)
-                };
-                r = r.header("Content-Type", "application/json");
-                for (k, v) in headers {
-                    r = r.header(k, v);
-                }
-                r.send(body.unwrap_or_default())
-            }
+        let outcome = match &target {
+            Some(t) => clients
+                .plain
+                .call(method, t, headers, body.map(str::as_bytes), &mut buf)
+                .map(|status| (status, std::mem::take(&mut buf)))
+                .map_err(|f| match f {
+                    wire::Failure::Request(e) => format!("request failed: {e}"),
+                    wire::Failure::Body(e) => format!("reading the response: {e}"),
+                }),
+            None => attempt_tls(clients.agent(), method, &url, headers, body),
         };
-        let outcome = match result {
-            Ok(mut resp) => {
-                let status = resp.status().as_u16();
-                let bytes = resp.body_mut().with_config().limit(64 << 20).read_to_vec();
-                match bytes {
-                    Ok(b) => {
-                        let retry = status == 429 || status >= 500;
-                        // An error's body is kept as sent (its first bytes go into the message).
-                        let json = (200..300)
-                            .contains(&status)
-                            .then(|| serde_json::from_slice::<Value>(&b).ok())
-                            .flatten();
-                        let v = match json {
-                            Some(json) => object([("status", status.into()), ("body", json)]),
-                            None => {
-                                let text = cut(&String::from_utf8_lossy(&b), 2000);
-                                object([("status", status.into()), ("text", text.into())])
-                            }
-                        };
-                        (v, retry)
-                    }
-                    Err(e) => (
-                        object([("error", format!("reading the response: {e}").into())]),
-                        true,
-                    ),
-                }
-            }
-            Err(e) => (
-                object([("error", format!("request failed: {e}").into())]),
-                true,
-            ),
+        let retry = match &outcome {
+            Ok((status, _)) => *status == 429 || *status >= 500,
+            Err(_) => true,
         };
-        if !outcome.1 || attempt >= retries {
-            return outcome.0;
+        if !retry || attempt >= retries {
+            return match outcome {
+                Ok((status, b)) => Got::Reply(status, b),
+                Err(e) => Got::Failed(e),
+            };
         }
         retried.fetch_add(1, Ordering::Relaxed);
         std::thread::sleep(Duration::from_millis((100u64 << attempt.min(6)).min(5_000)));
         attempt += 1;
     }
+}
+
+/// A task's ranking from what its request got, and the response as recorded when `keep`.
+///
+/// Not recording, a 2xx response is read straight from its bytes ([`walk`]), with no JSON tree;
+/// whatever that way does not read (a pointer that matches nothing, a body that is not JSON) is
+/// read through the tree as a recording is, which words the error.
+fn answer(
+    p: &Pointers,
+    task: &str,
+    got: Got,
+    k: usize,
+    keep: bool,
+) -> (
+    Option<Value>,
+    Result<std::result::Result<Vec<super::ExtHit>, String>>,
+) {
+    if let (false, Got::Reply(200..=299, b)) = (keep, &got) {
+        if let Some(found) = walk::hits(
+            b,
+            &p.hits.tokens,
+            &p.id.tokens,
+            p.score.as_ref().map(|s| s.tokens.as_slice()),
+        ) {
+            return (None, rank_found(task, &found, k).map(Ok));
+        }
+    }
+    let v = recorded(&got);
+    let parsed = ranking(p, task, &v, k);
+    (keep.then_some(v), parsed)
+}
+
+/// The hits' (id, score) values as a ranking, judged and worded as [`ranking`] judges the
+/// tree's.
+fn rank_found(
+    task: &str,
+    found: &[(Value, Option<Value>)],
+    k: usize,
+) -> Result<Vec<super::ExtHit>> {
+    super::rank_hits(
+        task,
+        found.len(),
+        |i| (Some(&found[i].0), found[i].1.as_ref()),
+        |i| shown_hit(Some(&found[i].0), found[i].1.as_ref()),
+        k,
+    )
+}
+
+/// A hit as a message shows it: the values the pointers found.
+fn shown_hit(id: Option<&Value>, score: Option<&Value>) -> String {
+    let mut o = serde_json::Map::new();
+    o.insert("id".into(), id.cloned().unwrap_or(Value::Null));
+    if let Some(s) = score {
+        o.insert("score".into(), s.clone());
+    }
+    snippet(&Value::Object(o))
 }
 
 /// What [`run`] gives per task: the ranking (or the engine's error) and, when asked to keep
@@ -494,7 +613,8 @@ pub fn run(
         .max_idle_connections_per_host(1)
         .max_idle_connections(1)
         .build();
-    let requests: Vec<Value> = tasks.iter().map(|t| request(h, t, k)).collect();
+    // What is sent; the requests as recorded only for a recording.
+    let urls: Vec<String> = tasks.iter().map(|t| url_text(h, t, k)).collect();
     let bodies: Vec<Option<String>> = tasks.iter().map(|t| body_text(h, t, k)).collect();
     type Slot = Option<(
         Option<Value>,
@@ -509,30 +629,26 @@ pub fn run(
     std::thread::scope(|s| {
         for _ in 0..n {
             s.spawn(|| {
-                let agent = ureq::Agent::with_parts(
-                    config.clone(),
-                    ureq::unversioned::transport::Connector::chain(
-                        ureq::unversioned::transport::DefaultConnector::new(),
-                        OneWrite,
-                    ),
-                    ureq::unversioned::resolver::DefaultResolver::default(),
-                );
+                let mut clients = Clients {
+                    plain: wire::Client::new(spec.timeout()),
+                    tls: None,
+                    config: &config,
+                };
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= requests.len() {
+                    if i >= urls.len() {
                         break;
                     }
-                    let v = send(
-                        &agent,
+                    let got = send(
+                        &mut clients,
                         h,
                         &headers,
-                        (&requests[i], bodies[i].as_deref()),
+                        (&urls[i], bodies[i].as_deref()),
                         retries,
                         &retried,
                     );
-                    let parsed = ranking(&pointers, &tasks[i].id, &v, k);
-                    *answers[i].lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some((keep.then_some(v), parsed));
+                    let (v, parsed) = answer(&pointers, &tasks[i].id, got, k, keep);
+                    *answers[i].lock().unwrap_or_else(|e| e.into_inner()) = Some((v, parsed));
                     pb.inc(1);
                 }
             });
@@ -548,7 +664,7 @@ pub fn run(
     );
     let mut exchanges = Vec::with_capacity(if keep { tasks.len() } else { 0 });
     let mut parsed = Vec::with_capacity(tasks.len());
-    for ((t, request), a) in tasks.iter().zip(requests).zip(answers) {
+    for (t, a) in tasks.iter().zip(answers) {
         let (response, p) = a
             .into_inner()
             .unwrap_or_else(|e| e.into_inner())
@@ -556,7 +672,7 @@ pub fn run(
         if let Some(response) = response {
             exchanges.push(Exchange {
                 task: t.id.clone(),
-                request,
+                request: request(h, t, k),
                 response,
             });
         }

@@ -25,6 +25,8 @@ pub mod command;
 pub mod http;
 pub mod preset;
 pub mod recording;
+pub mod walk;
+pub mod wire;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -247,7 +249,8 @@ pub(crate) fn rank_hits<'a>(
     k: usize,
 ) -> Result<Vec<ExtHit>> {
     let mut out = Vec::with_capacity(n);
-    let mut seen = HashSet::with_capacity(n);
+    let mut seen: HashSet<u64, std::hash::BuildHasherDefault<rustc_hash::FxHasher>> =
+        HashSet::with_capacity_and_hasher(n, Default::default());
     for i in 0..n {
         let (id, score) = hit(i);
         let id = match id {
@@ -273,7 +276,13 @@ pub(crate) fn rank_hits<'a>(
                 snippet(other)
             ),
         };
-        if !seen.insert(id.clone()) {
+        // A duplicate, found by the id's hash (no copy of the id kept) and confirmed by
+        // comparing the ids of equal hash.
+        let hash = {
+            use std::hash::{BuildHasher, BuildHasherDefault};
+            BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(id.as_str())
+        };
+        if !seen.insert(hash) && out.iter().any(|h: &ExtHit| h.id == id) {
             bail!("task {task}: document {id:?} appears twice in the response; an engine returns each document once (trec_eval's rule)");
         }
         out.push(ExtHit { id, score });

@@ -1,0 +1,573 @@
+//! A plain-HTTP/1.1 client for `http://` engines: one keep-alive connection per worker, a
+//! request's head and body in one write, the response head parsed by `httparse` (hyper's
+//! parser), its body read by `Content-Length`, chunked transfer coding, or to the end of the
+//! connection. `https://` engines go through ureq (TLS).
+//!
+//! Why not ureq for plain HTTP too: per request, ureq checks a pooled connection with a
+//! non-blocking peek (two `ioctl`s and a `recvfrom` that fails with EAGAIN), sets the socket
+//! timeouts again (two `setsockopt`s), and builds an `http::Request` (URI parse, header map,
+//! timings): about ten system calls and a few dozen allocations for one exchange of ~2 KB on
+//! loopback, where this client makes one `sendto` and (usually) one `recvfrom`. At one request in
+//! flight that work is the gap to a load tool (bench/http-throughput/README.md).
+//!
+//! Timeouts: the socket's read and write timeouts are the configuration's `timeout_ms`, and a
+//! response that has not fully arrived `timeout_ms` after the request was sent fails as a
+//! timeout (checked after every read). A reused connection the engine closed while idle is
+//! reconnected and the request sent again, once, before any byte of a response was read (that is
+//! not a retry: nothing reached the engine).
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+/// Largest response body read.
+pub const MAX_BODY: usize = 64 << 20;
+
+/// Where a `http://` URL points: the address to connect to, the `Host` header, the request
+/// target. None for a URL this client does not handle (userinfo, another scheme).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target<'a> {
+    /// `host:port` to connect to (port 80 when the URL names none).
+    pub connect: String,
+    /// The authority as written (the `Host` header).
+    pub host: &'a str,
+    /// Path and query (`/` when the URL has none), without a fragment.
+    pub path: String,
+}
+
+/// Parses a `http://` URL (None for anything else).
+pub fn target(url: &str) -> Option<Target<'_>> {
+    let scheme = url.get(..7)?;
+    if !scheme.eq_ignore_ascii_case("http://") {
+        return None;
+    }
+    let rest = &url[7..];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let host = &rest[..end];
+    if host.is_empty() || host.contains('@') || host.chars().any(|c| c.is_whitespace()) {
+        return None;
+    }
+    let mut path = rest[end..]
+        .split('#')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    if !path.starts_with('/') {
+        path.insert(0, '/');
+    }
+    // A port: after the last `:` outside an IPv6 literal's brackets.
+    let has_port = match host.rfind(':') {
+        Some(i) => !host[i..].contains(']'),
+        None => false,
+    };
+    let connect = if has_port {
+        host.to_string()
+    } else {
+        format!("{host}:80")
+    };
+    Some(Target {
+        connect,
+        host,
+        path,
+    })
+}
+
+/// One worker's connection.
+#[derive(Debug)]
+pub struct Client {
+    timeout: Duration,
+    conn: Option<(String, TcpStream)>,
+    head: Vec<u8>,
+    buf: Vec<u8>,
+    /// What one read fills (zeroed once, not per read).
+    scratch: Vec<u8>,
+}
+
+/// Why a request failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// Connecting, sending or waiting for the response head (`request failed: ...`).
+    Request(String),
+    /// Reading the response's body (`reading the response: ...`).
+    Body(String),
+}
+
+impl Client {
+    /// A client whose every phase waits at most `timeout`.
+    pub fn new(timeout: Duration) -> Client {
+        Client {
+            timeout,
+            conn: None,
+            head: Vec::with_capacity(512),
+            buf: Vec::with_capacity(16 * 1024),
+            scratch: vec![0; 64 * 1024],
+        }
+    }
+
+    fn connect(&self, addr: &str) -> std::io::Result<TcpStream> {
+        let mut last = None;
+        for a in addr.to_socket_addrs()? {
+            match TcpStream::connect_timeout(&a, self.timeout) {
+                Ok(s) => {
+                    s.set_nodelay(true)?;
+                    s.set_read_timeout(Some(self.timeout))?;
+                    s.set_write_timeout(Some(self.timeout))?;
+                    return Ok(s);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{addr} resolves to no address"),
+            )
+        }))
+    }
+
+    /// Sends one request and reads its response: the status and the body (in `body`, which is
+    /// cleared first).
+    pub fn call(
+        &mut self,
+        method: &str,
+        t: &Target<'_>,
+        headers: &[(String, String)],
+        payload: Option<&[u8]>,
+        body: &mut Vec<u8>,
+    ) -> Result<u16, Failure> {
+        self.head.clear();
+        let h = &mut self.head;
+        let _ = write!(h, "{method} {} HTTP/1.1\r\nHost: {}\r\n", t.path, t.host);
+        let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+        if payload.is_some() && !has("content-type") {
+            h.extend_from_slice(b"Content-Type: application/json\r\n");
+        }
+        if !has("user-agent") {
+            h.extend_from_slice(
+                concat!("User-Agent: ranklab/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),
+            );
+        }
+        for (k, v) in headers {
+            let _ = write!(h, "{k}: {v}\r\n");
+        }
+        if let Some(p) = payload {
+            let _ = write!(h, "Content-Length: {}\r\n\r\n", p.len());
+            h.extend_from_slice(p);
+        } else {
+            h.extend_from_slice(b"\r\n");
+        }
+        let reused = matches!(&self.conn, Some((a, _)) if *a == t.connect);
+        if !reused {
+            self.conn = None;
+        }
+        let mut fresh = !reused;
+        loop {
+            if self.conn.is_none() {
+                let s = self
+                    .connect(&t.connect)
+                    .map_err(|e| Failure::Request(format!("connecting to {}: {e}", t.connect)))?;
+                self.conn = Some((t.connect.clone(), s));
+            }
+            match self.exchange(body) {
+                Ok((status, keep)) => {
+                    if !keep {
+                        self.conn = None;
+                    }
+                    return Ok(status);
+                }
+                // The engine closed the idle connection: connect again and resend, once.
+                Err(Attempt::Stale(_)) if !fresh => {
+                    self.conn = None;
+                    fresh = true;
+                }
+                Err(Attempt::Stale(f) | Attempt::Failed(f)) => {
+                    self.conn = None;
+                    return Err(f);
+                }
+            }
+        }
+    }
+
+    /// Writes the request in `self.head` and reads the response; whether the connection can be
+    /// reused.
+    fn exchange(&mut self, body: &mut Vec<u8>) -> Result<(u16, bool), Attempt> {
+        let deadline = Instant::now() + self.timeout;
+        let timeout = self.timeout;
+        let (_, s) = self.conn.as_mut().expect("connected");
+        if let Err(e) = s.write_all(&self.head) {
+            let f = Failure::Request(format!("sending: {e}"));
+            return Err(if is_timeout(&e) {
+                Attempt::Failed(f)
+            } else {
+                Attempt::Stale(f)
+            });
+        }
+        let buf = &mut self.buf;
+        let scratch = &mut self.scratch;
+        buf.clear();
+        let timed_out = || {
+            Failure::Request(format!(
+                "timed out after {} ms waiting for the response",
+                timeout.as_millis()
+            ))
+        };
+        // The head (after any interim 1xx responses).
+        let mut received = false;
+        let (status, head_len, framing, keep) = loop {
+            if !buf.is_empty() {
+                let mut headers = [httparse::EMPTY_HEADER; 64];
+                let mut r = httparse::Response::new(&mut headers);
+                match r.parse(buf) {
+                    Ok(httparse::Status::Complete(n)) => {
+                        let status = r.code.unwrap_or(0);
+                        if (100..200).contains(&status) {
+                            // An interim response (100 Continue): the real one follows.
+                            buf.drain(..n);
+                            continue;
+                        }
+                        let (framing, keep) =
+                            framing(&r, status).map_err(|e| Attempt::Failed(Failure::Body(e)))?;
+                        break (status, n, framing, keep);
+                    }
+                    Ok(httparse::Status::Partial) => {
+                        if buf.len() > 1 << 20 {
+                            return Err(Attempt::Failed(Failure::Request(
+                                "the response head is larger than 1 MiB".into(),
+                            )));
+                        }
+                        if Instant::now() > deadline {
+                            return Err(Attempt::Failed(timed_out()));
+                        }
+                    }
+                    Err(e) => {
+                        return Err(Attempt::Failed(Failure::Request(format!(
+                            "the response is not HTTP ({e}): {}",
+                            super::cut(&String::from_utf8_lossy(buf), 200)
+                        ))))
+                    }
+                }
+            }
+            // Nothing of a response yet: the engine may have closed an idle connection.
+            let stale_or_failed = |f| {
+                if received {
+                    Attempt::Failed(f)
+                } else {
+                    Attempt::Stale(f)
+                }
+            };
+            let got = read_more(s, scratch, buf).map_err(|e| {
+                if is_timeout(&e) {
+                    // A slow engine, not a closed connection: not sent again.
+                    Attempt::Failed(timed_out())
+                } else {
+                    stale_or_failed(Failure::Request(format!("waiting for the response: {e}")))
+                }
+            })?;
+            if got == 0 {
+                return Err(stale_or_failed(Failure::Request(
+                    "the engine closed the connection before it answered".into(),
+                )));
+            }
+            received = true;
+        };
+        // The body.
+        body.clear();
+        let body_err = |e: String| Attempt::Failed(Failure::Body(e));
+        let mut at = head_len;
+        let keep = match framing {
+            Framing::Length(n) => {
+                if n > MAX_BODY {
+                    return Err(body_err(format!(
+                        "the body is larger than {MAX_BODY} bytes"
+                    )));
+                }
+                while buf.len() - at < n {
+                    if Instant::now() > deadline {
+                        return Err(Attempt::Failed(timed_out()));
+                    }
+                    match read_more(s, scratch, buf) {
+                        Ok(0) => {
+                            return Err(body_err(format!(
+                                "the connection closed after {} of {n} bytes",
+                                buf.len() - at
+                            )))
+                        }
+                        Ok(_) => {}
+                        Err(e) => return Err(body_err(e.to_string())),
+                    }
+                }
+                body.extend_from_slice(&buf[at..at + n]);
+                // Bytes beyond the body: not a response to anything sent; do not reuse.
+                keep && buf.len() == at + n
+            }
+            Framing::Chunked => loop {
+                match httparse::parse_chunk_size(&buf[at..]) {
+                    Ok(httparse::Status::Complete((i, size))) => {
+                        let size = usize::try_from(size).unwrap_or(usize::MAX);
+                        if size == 0 {
+                            // Trailers, then an empty line.
+                            at += i;
+                            loop {
+                                if let Some(end) = find(&buf[at..], b"\r\n") {
+                                    let line = end == 0;
+                                    at += end + 2;
+                                    if line {
+                                        break;
+                                    }
+                                    continue;
+                                }
+                                match read_more(s, scratch, buf) {
+                                    Ok(0) => {
+                                        return Err(body_err(
+                                            "the connection closed in the chunked trailer".into(),
+                                        ))
+                                    }
+                                    Ok(_) => {}
+                                    Err(e) => return Err(body_err(e.to_string())),
+                                }
+                            }
+                            break keep && buf.len() == at;
+                        }
+                        if body.len() + size > MAX_BODY {
+                            return Err(body_err(format!(
+                                "the body is larger than {MAX_BODY} bytes"
+                            )));
+                        }
+                        while buf.len() < at + i + size + 2 {
+                            if Instant::now() > deadline {
+                                return Err(Attempt::Failed(timed_out()));
+                            }
+                            match read_more(s, scratch, buf) {
+                                Ok(0) => {
+                                    return Err(body_err(
+                                        "the connection closed inside a chunk".into(),
+                                    ))
+                                }
+                                Ok(_) => {}
+                                Err(e) => return Err(body_err(e.to_string())),
+                            }
+                        }
+                        body.extend_from_slice(&buf[at + i..at + i + size]);
+                        if &buf[at + i + size..at + i + size + 2] != b"\r\n" {
+                            return Err(body_err("a chunk does not end with CRLF".into()));
+                        }
+                        at += i + size + 2;
+                    }
+                    Ok(httparse::Status::Partial) => {
+                        if Instant::now() > deadline {
+                            return Err(Attempt::Failed(timed_out()));
+                        }
+                        match read_more(s, scratch, buf) {
+                            Ok(0) => {
+                                return Err(body_err(
+                                    "the connection closed inside the chunked body".into(),
+                                ))
+                            }
+                            Ok(_) => {}
+                            Err(e) => return Err(body_err(e.to_string())),
+                        }
+                    }
+                    Err(_) => {
+                        return Err(body_err("an invalid chunk size in the chunked body".into()))
+                    }
+                }
+            },
+            Framing::Close => {
+                loop {
+                    if buf.len() - at > MAX_BODY {
+                        return Err(body_err(format!(
+                            "the body is larger than {MAX_BODY} bytes"
+                        )));
+                    }
+                    if Instant::now() > deadline {
+                        return Err(Attempt::Failed(timed_out()));
+                    }
+                    match read_more(s, scratch, buf) {
+                        Ok(0) => break,
+                        Ok(_) => {}
+                        Err(e) => return Err(body_err(e.to_string())),
+                    }
+                }
+                body.extend_from_slice(&buf[at..]);
+                at = buf.len();
+                false
+            }
+            Framing::None => keep && buf.len() == at,
+        };
+        let _ = at;
+        Ok((status, keep))
+    }
+}
+
+enum Attempt {
+    /// Failed before any byte of a response arrived on a connection that may have been closed
+    /// by the engine while idle.
+    Stale(Failure),
+    Failed(Failure),
+}
+
+/// How a response's body is delimited.
+enum Framing {
+    Length(usize),
+    Chunked,
+    Close,
+    None,
+}
+
+/// The body's framing and whether the connection stays open after it (RFC 9112 section 6.3).
+fn framing(r: &httparse::Response<'_, '_>, status: u16) -> Result<(Framing, bool), String> {
+    let header = |name: &'static str| {
+        r.headers
+            .iter()
+            .filter(move |h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| String::from_utf8_lossy(h.value).to_ascii_lowercase())
+    };
+    let http11 = r.version == Some(1);
+    let tokens: Vec<String> = header("connection")
+        .flat_map(|v| {
+            v.split(',')
+                .map(|t| t.trim().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let keep = if http11 {
+        !tokens.iter().any(|t| t == "close")
+    } else {
+        tokens.iter().any(|t| t == "keep-alive")
+    };
+    if status == 204 || status == 304 {
+        return Ok((Framing::None, keep));
+    }
+    if let Some(te) = header("transfer-encoding").next_back() {
+        if te.split(',').map(str::trim).next_back() == Some("chunked") {
+            return Ok((Framing::Chunked, keep));
+        }
+        return Ok((Framing::Close, false));
+    }
+    let lengths: Vec<String> = header("content-length").collect();
+    if let Some(first) = lengths.first() {
+        if lengths.iter().any(|l| l != first) {
+            return Err("the response has differing Content-Length headers".into());
+        }
+        return first
+            .trim()
+            .parse::<usize>()
+            .map(|n| (Framing::Length(n), keep))
+            .map_err(|_| format!("the response's Content-Length {first:?} is not a number"));
+    }
+    Ok((Framing::Close, false))
+}
+
+/// Reads what the socket has (one `read`, into `scratch`) and appends it to `buf`; the bytes
+/// read.
+fn read_more(s: &mut TcpStream, scratch: &mut [u8], buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    loop {
+        match s.read(scratch) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+            Ok(n) => {
+                buf.extend_from_slice(&scratch[..n]);
+                return Ok(n);
+            }
+        }
+    }
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    memchr::memmem::find(hay, needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_splits_into_address_host_and_target() {
+        let t = target("http://127.0.0.1:9200/docs/_search?q=a%20b#frag").unwrap();
+        assert_eq!(
+            (t.connect.as_str(), t.host, t.path.as_str()),
+            ("127.0.0.1:9200", "127.0.0.1:9200", "/docs/_search?q=a%20b")
+        );
+        let t = target("HTTP://search.internal?q=x").unwrap();
+        assert_eq!(
+            (t.connect.as_str(), t.host, t.path.as_str()),
+            ("search.internal:80", "search.internal", "/?q=x")
+        );
+        let t = target("http://[::1]:8108/multi_search").unwrap();
+        assert_eq!(t.connect, "[::1]:8108");
+        let t = target("http://[::1]/x").unwrap();
+        assert_eq!(t.connect, "[::1]:80");
+        assert_eq!(target("https://127.0.0.1/x"), None);
+        assert_eq!(target("http://user:pw@127.0.0.1/x"), None);
+        assert_eq!(target("http:///x"), None);
+    }
+
+    /// A server written here (std::net) answers with each framing; the client reads the body
+    /// the server sent, reuses the connection only when the framing allows, and sends a request
+    /// again on a new connection when the engine closed the reused one while it was idle.
+    #[test]
+    fn every_framing_is_read_and_a_closed_idle_connection_is_reopened() {
+        use std::net::TcpListener;
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        // Per connection, the answers it gives (one per request read), then it is closed.
+        let plan: Vec<Vec<&'static [u8]>> = vec![
+            vec![
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+                b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n2\r\nde\r\n0\r\nT: v\r\n\r\n",
+            ],
+            vec![b"HTTP/1.0 503 Busy\r\n\r\nbusy, closed"],
+            vec![b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"],
+        ];
+        let server = std::thread::spawn(move || {
+            let mut requests = Vec::new();
+            for answers in plan {
+                let (mut s, _) = l.accept().unwrap();
+                for a in answers {
+                    let mut req = vec![0u8; 4096];
+                    let mut got = 0;
+                    while !req[..got].windows(4).any(|w| w == b"\r\n\r\n") {
+                        got += s.read(&mut req[got..]).unwrap();
+                    }
+                    requests.push(String::from_utf8_lossy(&req[..got]).to_string());
+                    s.write_all(a).unwrap();
+                }
+            }
+            requests
+        });
+        let url = format!("http://127.0.0.1:{port}/s?q=1");
+        let t = target(&url).unwrap();
+        let mut c = Client::new(Duration::from_secs(10));
+        let mut body = Vec::new();
+        let mut call = |c: &mut Client| {
+            let s = c.call(
+                "POST",
+                &t,
+                &[("X-Key".into(), "v".into())],
+                Some(b"{}"),
+                &mut body,
+            );
+            (
+                s.map_err(|e| format!("{e:?}")),
+                String::from_utf8_lossy(&body).to_string(),
+            )
+        };
+        assert_eq!(call(&mut c), (Ok(200), "hello".into()));
+        assert_eq!(call(&mut c), (Ok(200), "abcde".into()));
+        // The first connection was closed after its second answer: sent again on the second.
+        assert_eq!(call(&mut c), (Ok(503), "busy, closed".into()));
+        assert_eq!(call(&mut c), (Ok(200), "ok".into()));
+        let requests = server.join().unwrap();
+        assert_eq!(requests.len(), 4);
+        let port = port.to_string();
+        let want = format!("POST /s?q=1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nUser-Agent: ranklab/{}\r\nX-Key: v\r\nContent-Length: 2\r\n\r\n", env!("CARGO_PKG_VERSION"));
+        assert!(requests[0].starts_with(&want), "{:?}", requests[0]);
+    }
+}
