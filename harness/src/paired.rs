@@ -314,16 +314,30 @@ impl Paired {
 
     /// Runs both wirings (with `weights` instead of the practice file's, when given).
     pub fn check(&self, engine: &Engine, weights: Option<Weights>) -> Result<Vec<Verdict>> {
+        self.check_with(engine, weights, None)
+    }
+
+    /// [`Paired::check`]; with `recordings` (a suite's `runs/` folder, under `--from-recording`)
+    /// external configurations are not asked: each assertion's ranking is the recorded answer
+    /// to its query in the suite's recording of that configuration, and a query not recorded is
+    /// an error ([`crate::external::recording::NotRecorded`]).
+    pub fn check_with(
+        &self,
+        engine: &Engine,
+        weights: Option<Weights>,
+        recordings: Option<&Path>,
+    ) -> Result<Vec<Verdict>> {
         let suite = self.tasks();
-        let r = replay_with(
-            engine,
-            &suite,
-            &self.experiments,
-            &ReplayOptions {
-                weights,
-                ..ReplayOptions::default()
-            },
-        )?;
+        let mut opts = ReplayOptions {
+            weights,
+            ..ReplayOptions::default()
+        };
+        if let Some(dir) = recordings {
+            opts.external = crate::external::Mode::FromRecording;
+            opts.recordings = Some(dir.to_path_buf());
+            opts.recorded = self.recorded(dir, &suite)?;
+        }
+        let r = replay_with(engine, &suite, &self.experiments, &opts)?;
         let mut out = Vec::new();
         let two = self.names_two_configurations();
         for (i, a) in self.file.assertions.iter().enumerate() {
@@ -360,6 +374,45 @@ impl Paired {
                     actual,
                 });
             }
+        }
+        Ok(out)
+    }
+}
+
+impl Paired {
+    /// Per external configuration of the pair, its recording of the assertions' queries, drawn
+    /// from the suite's recording in `dir` of the configuration it stands for (its own name, or
+    /// the `configuration:` both wirings share).
+    fn recorded(
+        &self,
+        dir: &Path,
+        tasks: &Suite,
+    ) -> Result<Vec<crate::external::recording::Recording>> {
+        use crate::external::recording::{file_name, NotRecorded, Recording};
+        let text = std::fs::read_to_string(&self.file.path).unwrap_or_default();
+        let lines = Lines::new(&text);
+        let mut out = Vec::new();
+        for c in &self.experiments.configurations {
+            let Some(spec) = &c.engine else { continue };
+            let source = self.file.configuration.as_deref().unwrap_or(&c.name);
+            let path = dir.join(file_name(source));
+            let k = c.depth();
+            let suite_rec = Recording::load(&path, source, spec, &self.suite.tasks, k)
+                .map_err(|e| {
+                    anyhow::Error::new(NotRecorded(format!(
+                        "{}: the paired assertions need configuration {source:?}'s recording and --from-recording asks no engine: {e:#}",
+                        self.file.path.display()
+                    )))
+                })?;
+            let what = |t: &Task| {
+                format!(
+                    "{}:{}: assertion {:?}",
+                    self.file.path.display(),
+                    lines.of("id", &t.id),
+                    t.id
+                )
+            };
+            out.push(suite_rec.for_tasks(&path, &c.name, spec, &tasks.tasks, k, &what)?);
         }
         Ok(out)
     }

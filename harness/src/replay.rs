@@ -592,6 +592,9 @@ pub struct ReplayOptions {
     /// Where recordings are read from (`reports/<suite>/runs`); a live run compares its
     /// rankings with a recording found there.
     pub recordings: Option<std::path::PathBuf>,
+    /// Under `--from-recording`, recordings already drawn for these tasks, by configuration
+    /// name (paired assertions' queries out of the suite's recordings): used instead of a file.
+    pub recorded: Vec<crate::external::recording::Recording>,
 }
 
 /// The penalty weights of every configuration that has a wiring (None for the others).

@@ -264,7 +264,11 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
         for p in &s.paired {
             let (paired, corpus) = Paired::load(p)?;
             let engine = Engine::build(&corpus, &[&paired.experiments])?;
-            let verdicts = paired.check(&engine, None)?;
+            // Under --from-recording the pair's external answers come from the recordings too.
+            let from = (s.replay.external == crate::external::Mode::FromRecording)
+                .then_some(s.replay.recordings.as_deref())
+                .flatten();
+            let verdicts = paired.check_with(&engine, None, from)?;
             paired_failed += verdicts.iter().filter(|v| !v.pass()).count();
             let _ = write!(
                 paired_md,

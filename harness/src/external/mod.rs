@@ -459,7 +459,9 @@ pub fn run_all(
             .recordings
             .as_ref()
             .map(|d| d.join(recording::file_name(&c.name)));
+        let drawn = opts.recorded.iter().find(|r| r.configuration == c.name);
         let recorded = match (&opts.external, &rec_path) {
+            (Mode::FromRecording, _) if drawn.is_some() => drawn.cloned(),
             (Mode::FromRecording, Some(p)) => Some(recording::Recording::load(
                 p,
                 &c.name,

@@ -33,6 +33,20 @@ pub struct Recording {
     pub exchanges: Vec<Exchange>,
 }
 
+/// Under `--from-recording`, a replay needs an answer that no recording holds (a paired
+/// assertion's query that is not a task of the recorded suite, or a configuration that was not
+/// recorded): the run stops (exit 2) rather than ask the engine.
+#[derive(Debug)]
+pub struct NotRecorded(pub String);
+
+impl std::fmt::Display for NotRecorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotRecorded {}
+
 /// The file name of a configuration's recording (beside `<name>.trec`).
 pub fn file_name(configuration: &str) -> String {
     format!("{configuration}.recording.json")
@@ -192,6 +206,58 @@ impl Recording {
             configuration: name.to_string(),
             hash,
             version: field("version").as_str().map(str::to_string),
+            exchanges,
+        })
+    }
+}
+
+impl Recording {
+    /// The recording of `wanted` (tasks that are not the suite's, e.g. paired assertions, each
+    /// with its own id) drawn from this recording of the suite: for each wanted task, the
+    /// recorded exchange whose request is the one the wanted query sends (under the recorded
+    /// task's id, which a request may carry); the response is given the wanted task's id. An
+    /// error ([`NotRecorded`]) naming the first query no exchange asked, and `what` (where the
+    /// wanted tasks come from).
+    pub fn for_tasks(
+        &self,
+        path: &Path,
+        name: &str,
+        spec: &EngineSpec,
+        wanted: &[Task],
+        k: usize,
+        what: &dyn Fn(&Task) -> String,
+    ) -> Result<Recording> {
+        let mut exchanges = Vec::with_capacity(wanted.len());
+        for w in wanted {
+            let found = self.exchanges.iter().find(|x| {
+                let as_recorded = Task {
+                    id: x.task.clone(),
+                    ..w.clone()
+                };
+                x.request == request_for(spec, &as_recorded, k)
+            });
+            let Some(x) = found else {
+                return Err(anyhow::Error::new(NotRecorded(format!(
+                    "{}: configuration {name:?} was not asked the query {:?} when it was recorded ({}), and --from-recording asks no engine; add a task with this query to the suite and record again with --record, or run without --from-recording",
+                    what(w),
+                    w.query,
+                    path.display()
+                ))));
+            };
+            let mut response = x.response.clone();
+            if let Some(t) = response.get_mut("task").filter(|t| t.is_string()) {
+                *t = Value::String(w.id.clone());
+            }
+            exchanges.push(Exchange {
+                task: w.id.clone(),
+                request: request_for(spec, w, k),
+                response,
+            });
+        }
+        Ok(Recording {
+            configuration: name.to_string(),
+            hash: self.hash.clone(),
+            version: self.version.clone(),
             exchanges,
         })
     }

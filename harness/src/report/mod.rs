@@ -703,7 +703,9 @@ pub fn render_suite(
         rendered_runs.push(r);
     }
     engine.finish()?;
-    let paired = check_paired(&suite, remote);
+    let from = (*mode == crate::external::Mode::FromRecording)
+        .then(|| recordings_root.join(&suite.name).join("runs"));
+    let paired = check_paired(&suite, remote, from.as_deref())?;
     for (ex, r) in experiments.iter().zip(&rendered_runs) {
         reports.push(render_with(
             &corpus,
@@ -723,11 +725,17 @@ pub fn render_suite(
 }
 
 /// Checks every `paired*.yaml` beside the suite file whose suite is this suite (as
-/// `ranklab check` does), in file name order.
-fn check_paired(suite: &Suite, remote: Option<&Arc<dyn Remote>>) -> Vec<PairedResult> {
+/// `ranklab check` does), in file name order; with `recordings` (`--from-recording`), external
+/// configurations' answers come from the recordings there, and an answer no recording holds
+/// stops the run.
+fn check_paired(
+    suite: &Suite,
+    remote: Option<&Arc<dyn Remote>>,
+    recordings: Option<&Path>,
+) -> Result<Vec<PairedResult>> {
     let dir = suite.path.parent().unwrap_or(Path::new("."));
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -753,20 +761,26 @@ fn check_paired(suite: &Suite, remote: Option<&Arc<dyn Remote>>) -> Vec<PairedRe
                 return Ok(None);
             }
             let engine = Engine::build_with(&corpus, &[&paired.experiments], remote.cloned())?;
-            let verdicts = paired.check(&engine, None)?;
+            let verdicts = paired.check_with(&engine, None, recordings)?;
             engine.finish()?;
             Ok(Some(verdicts))
         })();
         match checked {
             Ok(Some(verdicts)) => out.push(PairedResult { path, verdicts }),
             Ok(None) => {}
+            Err(e)
+                if e.chain()
+                    .any(|c| c.is::<crate::external::recording::NotRecorded>()) =>
+            {
+                return Err(e)
+            }
             Err(e) => eprintln!(
                 "note: the paired assertions of {} are left out of the report: {e:#}",
                 path.display()
             ),
         }
     }
-    out
+    Ok(out)
 }
 
 /// "Judgments: 35 in `suite.yaml`, 2 given with `ranklab judge` (Ada 2) in `judgments.yaml`."
