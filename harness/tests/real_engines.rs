@@ -455,8 +455,8 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
         "{stdout}"
     );
 
-    // The gate: both configurations' rows from the recordings and the paired file (asked live:
-    // its queries are not the suite's tasks, so they are not in the recordings).
+    // The gate: both configurations' rows and the paired file's verdicts from the recordings
+    // (its queries are suite tasks, so the recordings hold their answers).
     let gate = |extra: &[&str]| {
         let mut args = vec![
             "gate",
@@ -501,5 +501,302 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
         Some(1),
         "a failed paired assertion between the two engines fails the gate: {}",
         String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// The README's recipe "The engine at the last release beside the engine at HEAD", run as
+/// written: its commands and its experiments file are read from README.md (so the README cannot
+/// drift from what works), in a temporary git repository laid out like ranklab's (the docir
+/// suite and corpus, MiniSearch's adapter) with two commits of the engine: `v1.4.0` (the
+/// adapter as shipped) and HEAD (titles boosted 3x). The one step not run as written is `npm
+/// ci` (it needs the registry): each checkout gets this repository's installed `node_modules`.
+///
+/// Then, with no engine able to start (the worktree removed, HEAD's adapter moved away), the
+/// gate and the reports come from the recordings alone, paired assertions included: their
+/// verdicts equal MiniSearch's answers asked directly at both settings; a flipped expectation
+/// fails the gate (exit 1); an assertion whose query was never recorded stops it (exit 2).
+#[test]
+fn the_readmes_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
+    let engine = examples("minisearch");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("ranklab");
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme
+        .split("### The engine at the last release beside the engine at HEAD")
+        .nth(1)
+        .expect("README.md has the release recipe")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    // The recipe's commands (the indented lines outside fenced blocks) and its experiments
+    // file (the yaml block).
+    let outside: String = section
+        .split("```")
+        .step_by(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let commands: Vec<String> = outside
+        .lines()
+        .filter(|l| l.starts_with("    ") && !l.trim().is_empty())
+        .map(|l| l.split(" # ").next().unwrap().trim().to_string())
+        .collect();
+    let yaml = section
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("the recipe's experiments file");
+    let yaml_path = yaml
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("# "))
+        .expect("the yaml block names its file on its first line")
+        .trim();
+    assert!(
+        commands.iter().any(|c| c.starts_with("git worktree add"))
+            && commands.iter().any(|c| c.starts_with("ranklab run"))
+            && commands.iter().any(|c| c.starts_with("ranklab compare"))
+            && commands.iter().any(|c| c.starts_with("ranklab gate")),
+        "{commands:?}"
+    );
+
+    // The repository: docir's suite and corpus, the adapter, committed and tagged v1.4.0; then
+    // HEAD's engine boosts titles.
+    let copy = |from: &Path, to: &Path| {
+        let st = Command::new("cp")
+            .arg("-r")
+            .arg(from)
+            .arg(to)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    };
+    std::fs::create_dir_all(repo.join("tasks/docir")).unwrap();
+    std::fs::create_dir_all(repo.join("corpora")).unwrap();
+    std::fs::create_dir_all(repo.join("examples/engines/minisearch")).unwrap();
+    copy(&root().join("corpora/docir"), &repo.join("corpora/docir"));
+    std::fs::copy(
+        root().join("tasks/docir/suite.yaml"),
+        repo.join("tasks/docir/suite.yaml"),
+    )
+    .unwrap();
+    for f in ["serve.js", "index.js", "package.json", "package-lock.json"] {
+        std::fs::copy(
+            engine.join(f),
+            repo.join("examples/engines/minisearch").join(f),
+        )
+        .unwrap();
+    }
+    std::fs::write(repo.join(".gitignore"), "node_modules/\nreports/\n").unwrap();
+    let sh = |dir: &Path, cmd: &str| -> std::process::Output {
+        let bin = Path::new(env!("CARGO_BIN_EXE_ranklab")).parent().unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        Command::new("sh")
+            .args(["-c", cmd])
+            .current_dir(dir)
+            .env("PATH", path)
+            .env("RANKLAB_CACHE", tmp.path().join("cache"))
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap()
+    };
+    let ok = |dir: &Path, cmd: &str| {
+        let out = sh(dir, cmd);
+        assert!(
+            out.status.success(),
+            "{cmd}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    ok(
+        &repo,
+        "git init -q && git add -A && git commit -qm v1.4.0 && git tag v1.4.0",
+    );
+    let serve = repo.join("examples/engines/minisearch/serve.js");
+    let text = std::fs::read_to_string(&serve).unwrap();
+    let old_options =
+        "const options = at > 0 ? { boost: { title: Number(process.argv[at + 1]) } } : {};";
+    assert!(
+        text.contains(old_options),
+        "serve.js changed; update this test"
+    );
+    std::fs::write(
+        &serve,
+        text.replace(old_options, "const options = { boost: { title: 3 } };"),
+    )
+    .unwrap();
+    ok(&repo, "git commit -qam 'boost titles'");
+
+    // The recipe, step by step; experiments file and paired.yaml as the README describes.
+    let modules = std::path::absolute(engine.join("node_modules")).unwrap();
+    let mut rest = Vec::new();
+    for c in &commands {
+        if c.contains("npm ci") {
+            // Instead of `npm ci` in the worktree (no registry in a test): the installed modules.
+            let dir = c
+                .trim_start_matches("(cd ")
+                .split(" && ")
+                .next()
+                .unwrap()
+                .to_string();
+            std::os::unix::fs::symlink(&modules, repo.join(dir).join("node_modules")).unwrap();
+            std::os::unix::fs::symlink(
+                &modules,
+                repo.join("examples/engines/minisearch/node_modules"),
+            )
+            .unwrap();
+        } else if c.starts_with("git worktree add") {
+            ok(&repo, &format!("{c} -q"));
+            std::fs::write(repo.join(yaml_path), yaml).unwrap();
+        } else {
+            rest.push(c.clone());
+        }
+    }
+    let (old, new) = ("minisearch-v1.4", "minisearch-head");
+    assert!(
+        yaml.contains(old) && yaml.contains(new) && section.contains(&format!("legacy: {old}")),
+        "the recipe names {old} and {new}"
+    );
+    let corpus = std::path::absolute(root().join("corpora/docir")).unwrap();
+    // (id, query, above, below): suite queries; the expectations come from MiniSearch asked
+    // directly, without and with the title boost.
+    let assertions = [
+        (
+            "slow-checkout",
+            "figure out where the time goes when a merchant complains that checkout is slow",
+            "pay-observability",
+            "pay-fees-pricing",
+        ),
+        (
+            "double-charging",
+            "stop double charging when the client retries a capture",
+            "pay-idempotency-v2",
+            "pay-retries-backoff",
+        ),
+        (
+            "marketplace",
+            "let a marketplace take payments for the sellers it signs up without holding their credentials",
+            "pay-oauth-platforms",
+            "pay-3ds-stepup",
+        ),
+    ];
+    let outcome = |q: &str, above: &str, below: &str, options: &str| {
+        let ids = minisearch_directly_with(&engine, &corpus, q, options);
+        let rank = |d: &str| ids.iter().position(|x| x == d).map(|p| p + 1);
+        let (a, b) = (rank(above), rank(below));
+        let o = match (a, b) {
+            (Some(x), Some(y)) if x < y => "holds",
+            (Some(_), None) => "holds",
+            _ => "inverted",
+        };
+        (o, a, b)
+    };
+    let mut rows = Vec::new();
+    let mut y = format!("suite: suite.yaml\nlegacy: {old}\ncurrent: {new}\nassertions:\n");
+    for (id, q, above, below) in assertions {
+        let (lo, la, lb) = outcome(q, above, below, "{}");
+        let (co, ca, cb) = outcome(q, above, below, r#"{"boost": {"title": 3}}"#);
+        y.push_str(&format!(
+            "  - id: {id}\n    query: {q}\n    above: {above}\n    below: {below}\n    legacy: {lo}\n    current: {co}\n"
+        ));
+        let r = |x: Option<usize>| x.map_or("-".to_string(), |v| v.to_string());
+        rows.push(format!(
+            "| {id} | legacy (`{old}`) | {} | {} | {lo} | {lo} | pass |",
+            r(la),
+            r(lb)
+        ));
+        rows.push(format!(
+            "| {id} | current (`{new}`) | {} | {} | {co} | {co} | pass |",
+            r(ca),
+            r(cb)
+        ));
+    }
+    assert!(y.contains("legacy: inverted\n    current: holds"), "{y}");
+    let paired = repo.join("tasks/docir/paired.yaml");
+    std::fs::write(&paired, &y).unwrap();
+    for c in &rest {
+        let out = ok(&repo, c);
+        if c.starts_with("ranklab compare") {
+            assert!(out.contains(old) && out.contains(new), "{out}");
+        }
+        if c.starts_with("ranklab gate") {
+            for row in &rows {
+                assert!(out.contains(row.as_str()), "{c}: {row}\n{out}");
+            }
+        }
+    }
+    // Both builds' run files are what MiniSearch answers at their settings.
+    for (config, options) in [(old, "{}"), (new, r#"{"boost": {"title": 3}}"#)] {
+        let run = std::fs::read_to_string(repo.join(format!("reports/docir/runs/{config}.trec")))
+            .unwrap();
+        for (task, query) in sample_tasks() {
+            let direct = minisearch_directly_with(&engine, &corpus, &query, options);
+            assert_eq!(run_ids(&run, &task), direct, "{config} {task}: {query}");
+        }
+    }
+
+    // No engine can start any more: the worktree is gone and HEAD's adapter moved away.
+    ok(&repo, "git worktree remove --force ../engine-v1.4");
+    std::fs::rename(
+        repo.join("examples/engines/minisearch"),
+        repo.join("examples/engines/minisearch-moved"),
+    )
+    .unwrap();
+    let gate = ok(&repo, "ranklab gate --from-recording");
+    for row in &rows {
+        assert!(
+            gate.contains(row.as_str()),
+            "gate --from-recording: {row}\n{gate}"
+        );
+    }
+    // The report rendered from the recordings holds the same verdicts.
+    ok(
+        &repo,
+        &format!(
+            "ranklab run tasks/docir -x {yaml_path} --from-recording --reports again --recordings reports"
+        ),
+    );
+    let report = std::fs::read_to_string(repo.join("again/docir/release.md")).unwrap();
+    for row in &rows {
+        assert!(report.contains(row.as_str()), "report: {row}\n{report}");
+    }
+    // A flipped expectation fails the gate, from the recordings.
+    std::fs::write(
+        &paired,
+        y.replacen("current: holds", "current: inverted", 1),
+    )
+    .unwrap();
+    let out = sh(&repo, "ranklab gate --from-recording");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // A query the recordings do not hold stops the gate (exit 2) naming it; nothing is asked.
+    std::fs::write(
+        &paired,
+        format!(
+            "{y}  - id: unrecorded\n    query: rotate the webhook signing secret\n    above: pay-webhook-signing-v2\n    below: pay-webhook-replay\n    legacy: holds\n    current: holds\n"
+        ),
+    )
+    .unwrap();
+    let out = sh(&repo, "ranklab gate --from-recording");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("paired.yaml:")
+            && err.contains("assertion \"unrecorded\"")
+            && err.contains("rotate the webhook signing secret")
+            && err.contains("--from-recording asks no engine"),
+        "{err}"
     );
 }
