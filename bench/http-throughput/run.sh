@@ -8,10 +8,13 @@
 # queries/s ...)"); wrk runs 3 s with 2 threads. Rounds alternate (ranklab, wrk) ROUNDS times
 # (default 5); the last row per concurrency is the median ratio; the load column is
 # /proc/loadavg's 1-minute figure after the round (the machine is shared).
+# RANKLAB=/path/to/ranklab replays with that binary (default: target/release/ranklab).
+# BEFORE=/path/to/another/ranklab adds that binary's rate to every round, measured right before
+# ranklab's (e.g. main's build before a change), and its median ratio to wrk.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
-ranklab=$root/target/release/ranklab
+ranklab=${RANKLAB:-$root/target/release/ranklab}
 work=$(mktemp -d)
 server=
 trap 'st=$?; { [ -n "$server" ] && kill "$server"; } 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; exit $st' EXIT
@@ -46,7 +49,15 @@ wrk.body = '{"q": "$query", "limit": 100}'
 wrk.headers["Content-Type"] = "application/json"
 LUA
 rounds=${ROUNDS:-5}
-printf '| concurrency | round | ranklab queries/s | wrk requests/s | ratio | load (1 min) |\n|---:|---:|---:|---:|---:|---:|\n'
+before=${BEFORE:-}
+[ -z "$before" ] || [ -x "$before" ] || fail "BEFORE=$before is not an executable"
+rate() { (cd "$work" && "$1" run tasks/s --dry-run 2>&1 >/dev/null | sed -n 's/.*(\([0-9]*\) queries\/s.*/\1/p'); }
+if [ -n "$before" ]; then
+  printf '| concurrency | round | before queries/s | ranklab queries/s | wrk requests/s | before/wrk | ratio | load (1 min) |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+else
+  printf '| concurrency | round | ranklab queries/s | wrk requests/s | ratio | load (1 min) |\n|---:|---:|---:|---:|---:|---:|\n'
+fi
+median() { printf '%s\n' "$@" | sort -g | sed -n "$(( (rounds + 1) / 2 ))p"; }
 for c in "${@:-1 4 16}"; do
   for c1 in $c; do
     cat >"$work/tasks/s/experiments.yaml" <<YAML
@@ -57,14 +68,26 @@ configurations:
       http: { url: "http://127.0.0.1:$port/search", body: '{"q": "{{query}}", "limit": {{k}}}', hits: /results, id: /id, score: /score, concurrency: $c1 }
 YAML
     ratios=()
+    bratios=()
     for round in $(seq "$rounds"); do
-      r=$(cd "$work" && "$ranklab" run tasks/s --dry-run 2>&1 >/dev/null | sed -n 's/.*(\([0-9]*\) queries\/s.*/\1/p')
+      [ -z "$before" ] || b=$(rate "$before")
+      r=$(rate "$ranklab")
       t=$(( c1 < 2 ? 1 : 2 ))
       w=$(wrk -t"$t" -c"$c1" -d3s -s "$work/post.lua" "http://127.0.0.1:$port/search" | sed -n 's/Requests\/sec: *\([0-9.]*\)/\1/p')
       ratio=$(echo "$r / $w" | bc -l)
       ratios+=("$ratio")
-      printf '| %s | %s | %s | %.0f | %.2f | %s |\n' "$c1" "$round" "$r" "$w" "$ratio" "$(cut -d' ' -f1 /proc/loadavg)"
+      if [ -n "$before" ]; then
+        bratio=$(echo "$b / $w" | bc -l)
+        bratios+=("$bratio")
+        printf '| %s | %s | %s | %s | %.0f | %.2f | %.2f | %s |\n' "$c1" "$round" "$b" "$r" "$w" "$bratio" "$ratio" "$(cut -d' ' -f1 /proc/loadavg)"
+      else
+        printf '| %s | %s | %s | %.0f | %.2f | %s |\n' "$c1" "$round" "$r" "$w" "$ratio" "$(cut -d' ' -f1 /proc/loadavg)"
+      fi
     done
-    printf '| %s | median | | | %.2f | |\n' "$c1" "$(printf '%s\n' "${ratios[@]}" | sort -g | sed -n "$(( (rounds + 1) / 2 ))p")"
+    if [ -n "$before" ]; then
+      printf '| %s | median | | | | %.2f | %.2f | |\n' "$c1" "$(median "${bratios[@]}")" "$(median "${ratios[@]}")"
+    else
+      printf '| %s | median | | | %.2f | |\n' "$c1" "$(median "${ratios[@]}")"
+    fi
   done
 done
