@@ -174,6 +174,8 @@ struct Reply {
     #[serde(default)]
     nodes: usize,
     #[serde(default)]
+    driver_node: Option<String>,
+    #[serde(default)]
     shard: usize,
     #[serde(default)]
     ok: bool,
@@ -217,6 +219,11 @@ impl Remote for Ray {
     }
 }
 
+/// A node id as progress shows it: its first 12 hex digits.
+fn short(node: &str) -> String {
+    node.chars().take(12).collect()
+}
+
 /// The running driver: one Ray Client connection for the whole run.
 struct Driver {
     child: std::process::Child,
@@ -224,6 +231,8 @@ struct Driver {
     lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
     dir: tempfile::TempDir,
     nodes: usize,
+    /// The node whose raylet the driver attached to (a node that dies takes the driver along).
+    driver_node: String,
     calls: usize,
 }
 
@@ -274,6 +283,7 @@ impl Ray {
             child,
             dir,
             nodes: 0,
+            driver_node: String::new(),
             calls: 0,
         };
         let ready = match d.next() {
@@ -289,6 +299,7 @@ impl Ray {
             bail!("the Ray driver did not say it was ready");
         }
         d.nodes = ready.nodes;
+        d.driver_node = ready.driver_node.unwrap_or_else(|| "unknown".into());
         Ok(d)
     }
 }
@@ -341,10 +352,12 @@ impl Driver {
         }
         let total: usize = work.shards.iter().map(|s| s.records).sum();
         eprintln!(
-            "cluster {address}: {} {total} records of {} in {n} shards over {} node(s)",
+            "cluster {address}: {} {total} records of {} in {n} shards over {} node(s) \
+             (the driver on node {})",
             work.kind.name(),
             work.model,
-            self.nodes
+            self.nodes,
+            short(&self.driver_node)
         );
         let mut attempts = vec![0usize; n];
         let mut avoid: Vec<Vec<String>> = vec![Vec::new(); n];
@@ -380,7 +393,7 @@ impl Driver {
                 continue;
             }
             let node = r.node.clone().unwrap_or_else(|| "unknown".into());
-            let short = node[..node.len().min(12)].to_string();
+            let short = short(&node);
             let refused = if r.ok {
                 let path = file(i, "rec");
                 let bytes =
@@ -412,7 +425,9 @@ impl Driver {
                     );
                 }
                 eprintln!(
-                    "cluster: shard #{i} on node {short}: {why}; retrying it on another node"
+                    "cluster: shard #{i} on node {short}: {why}; retrying it away from that node \
+                     (attempt {} of {ATTEMPTS})",
+                    attempts[i] + 1
                 );
                 if r.node.is_some() {
                     avoid[i].push(node);

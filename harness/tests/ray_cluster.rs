@@ -1,20 +1,35 @@
-//! `ranklab beir --cluster` on a real Ray cluster of several nodes on 127.0.0.1 (ray 2.40.0 from
-//! PyPI in target/ray-venv, installed by `.ci/run`; override with RANKLAB_RAY_PYTHON). Each
-//! test starts its own head node and worker nodes (`ray start`, one CPU each, each with its own
-//! --temp-dir and ports) and stops them in a guard, also on panic, by killing only the
-//! processes whose command line names that cluster's temporary directory. Properties checked:
-//! - a 50-document BEIR collection run through a head and a worker node leaves the embedding
-//!   and score caches byte-for-byte equal to a local run's, writes byte-identical reports, runs
-//!   shards on both nodes, and never runs the cross-encoder locally;
-//! - bad input: an address nobody answers at (exit 2, says how to start a cluster), a Python
-//!   without ray (exit 2, says how to install it); nothing is written to the cache.
+//! `ranklab beir --cluster` on a real Ray cluster of several nodes, every one on 127.0.0.1 (ray
+//! 2.40.0 from PyPI in target/ray-venv, installed by `.ci/run`; override with RANKLAB_RAY_PYTHON).
+//!
+//! One cluster for the whole file: `tests/ray/cluster.py` starts a head node (no CPU) and two
+//! worker nodes of one CPU each with `ray.cluster_utils.Cluster`, all with node IP 127.0.0.1 —
+//! that script says why not `ray start` (ray 2.40 rewrites 127.0.0.1 into the machine's outward
+//! address there) and how it keeps Ray on loopback. The tests that use it take turns (a mutex),
+//! and every one of them checks that each TCP socket the cluster's processes listen on is bound
+//! to 127.0.0.1. The cluster stops when this test process exits, whichever way: the script
+//! reads its stdin, and on EOF stops every process it started (and any left that name its
+//! directory or its GCS port), then deletes its directory. Properties checked:
+//! - a 50-document BEIR collection run through the cluster leaves the embedding and score caches
+//!   byte-for-byte equal to a local run's, writes byte-identical reports, runs shards on both
+//!   worker nodes, retries none, and never runs the cross-encoder locally;
+//! - a worker node killed mid-run (its raylet and every process below it, while one of its
+//!   shards runs) costs exactly a retry: the run completes, says shards were retried, and the
+//!   cache and reports are still a local run's;
+//! - record files that must be refused (keys not asked for; another cross-encoder identity),
+//!   made on the worker by the driver's test hook RANKLAB_TEST_ONLY_WRONG_RECORDS, are refused
+//!   and their shards retried on the other node; the cache and reports are still a local run's;
+//! - bad input: a worker without the model files (exit 2, names the files it lacks, no score
+//!   enters the cache), an address nobody answers at (exit 2, says how to start a cluster), a
+//!   Python without ray (exit 2, says how to install it); nothing is written to the cache.
 //!
 //! Real models (bge-small-en-v1.5, ms-marco-MiniLM-L-12-v2), shared read-only from the default
 //! cache; the vector and score caches of every run are temporary.
 
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
 
 mod common;
 
@@ -43,148 +58,6 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// Whether some socket of this machine listens on TCP `port` (any address).
-fn listening(port: u16) -> bool {
-    let hex = format!(":{port:04X} ");
-    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
-        std::fs::read_to_string(f).is_ok_and(|t| {
-            t.lines().skip(1).any(|l| {
-                let cols: Vec<&str> = l.split_whitespace().collect();
-                cols.len() > 3 && format!("{} ", cols[1]).ends_with(&hex) && cols[3] == "0A"
-            })
-        })
-    })
-}
-
-/// The head node's address. Each node gets a loopback address of its own (the head 127.0.0.2,
-/// worker w 127.0.0.(3 + w)), as separate machines would: Ray 2.40 replaces exactly 127.0.0.1
-/// with the machine's outward address (`services.resolve_ip_for_localhost`), and nodes sharing one
-/// address also share the "local raylet" a client's driver attaches to.
-const HEAD_IP: &str = "127.0.0.2";
-
-/// A Ray cluster on loopback addresses, stopped on drop.
-///
-/// Ray 2.40 takes the head's --temp-dir for every node of a cluster; the Ray Client server, which
-/// does not name it, is told apart by the GCS port it connects to.
-struct Cluster {
-    dir: tempfile::TempDir,
-    client_port: u16,
-    gcs: u16,
-}
-
-impl Cluster {
-    /// A head node and `workers` worker nodes, one CPU each.
-    fn start(workers: usize) -> Cluster {
-        let python = ray_python();
-        let ray = python.with_file_name("ray");
-        // Short: Ray's unix sockets live under the temp dir (108-byte path limit).
-        let dir = tempfile::Builder::new()
-            .prefix("rl")
-            .tempdir_in("/tmp")
-            .unwrap();
-        let cluster = Cluster {
-            client_port: free_port(),
-            dir,
-            gcs: free_port(),
-        };
-        let gcs = cluster.gcs;
-        let mut agents = Vec::new();
-        let mut node = |name: &str, ip: &str| -> Command {
-            let agent = free_port();
-            agents.push(agent);
-            let mut c = Command::new(&ray);
-            let temp = cluster.dir.path().join(name);
-            c.arg("start")
-                .arg(format!("--temp-dir={}", temp.display()))
-                .arg(format!("--node-ip-address={ip}"))
-                .args([
-                    "--num-cpus=1",
-                    "--object-store-memory=100000000",
-                    "--disable-usage-stats",
-                ])
-                .arg(format!("--dashboard-agent-listen-port={}", free_port()))
-                .arg(format!("--dashboard-agent-grpc-port={}", free_port()))
-                .arg(format!("--metrics-export-port={}", free_port()))
-                .arg(format!("--runtime-env-agent-port={agent}"))
-                .env("RAY_USAGE_STATS_ENABLED", "0")
-                .stdout(Stdio::null());
-            c
-        };
-        let run = |mut c: Command, what: &str| {
-            let o = c.output().unwrap();
-            assert!(
-                o.status.success(),
-                "ray start ({what}) failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        };
-        let mut head = node("head", HEAD_IP);
-        head.args(["--head", "--include-dashboard=false"])
-            .arg(format!("--port={gcs}"))
-            .arg(format!("--ray-client-server-port={}", cluster.client_port));
-        run(head, "head");
-        for w in 0..workers {
-            let mut c = node(&format!("w{w}"), &format!("127.0.0.{}", 3 + w));
-            c.arg(format!("--address={HEAD_IP}:{gcs}"));
-            run(c, "worker");
-        }
-        // The Ray Client server asks the head's runtime-env agent for every new client, and
-        // gives up after about 15 s; on a loaded machine the agents can take longer to start.
-        for port in agents {
-            let start = std::time::Instant::now();
-            while !listening(port) {
-                assert!(
-                    start.elapsed() < std::time::Duration::from_secs(180),
-                    "the runtime-env agent on port {port} never started"
-                );
-                std::thread::sleep(std::time::Duration::from_millis(500));
-            }
-        }
-        cluster
-    }
-
-    fn address(&self) -> String {
-        format!("ray://{HEAD_IP}:{}", self.client_port)
-    }
-
-    /// Processes whose command line satisfies `wanted`.
-    fn pids(wanted: impl Fn(&str) -> bool) -> Vec<i32> {
-        let mut pids = Vec::new();
-        for e in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-                continue;
-            };
-            let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
-                continue;
-            };
-            if wanted(&String::from_utf8_lossy(&cmd).replace('\0', " ")) {
-                pids.push(pid);
-            }
-        }
-        pids
-    }
-
-    /// Every process of this cluster.
-    fn all_pids(&self) -> Vec<i32> {
-        let dir = self.dir.path().to_string_lossy().into_owned();
-        let gcs = format!(":{} ", self.gcs);
-        Cluster::pids(|c| {
-            c.contains(&dir) || (c.contains("ray.util.client.server") && c.contains(&gcs))
-        })
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        for sig in ["-TERM", "-KILL"] {
-            for pid in self.all_pids() {
-                let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
-            }
-            std::thread::sleep(std::time::Duration::from_millis(500));
-        }
-    }
 }
 
 /// A BEIR-layout collection of 50 documents (docir's first 50 sections as abstracts) and 8
@@ -228,15 +101,11 @@ fn collection(dir: &Path) -> PathBuf {
 
 fn beir(coll: &Path, cache: &Path, reports: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ranklab"));
-    c.arg("beir")
-        .arg(coll)
-        .args([
-            "--configs",
-            "bm25,dense,bm25+ce@10",
-            "--depth",
-            "20",
-            "--reports",
-        ])
+    c.arg("beir").arg(coll);
+    if !extra.contains(&"--configs") {
+        c.args(["--configs", "bm25,dense,bm25+ce@10"]);
+    }
+    c.args(["--depth", "20", "--reports"])
         .arg(reports)
         .args(extra)
         .env("RANKLAB_CACHE", cache)
@@ -268,36 +137,287 @@ fn local(tmp: &Path, coll: &Path) -> (common::Tree, common::Tree) {
     (caches(&cache), common::tree(&reports))
 }
 
+/// The cluster of this file (see the module's doc), driven through `tests/ray/cluster.py`.
+struct Cluster {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: std::io::Lines<BufReader<ChildStdout>>,
+    /// The script's directory: Ray's temp dir, and where the tests keep their files.
+    dir: PathBuf,
+    client: String,
+    /// (node id, raylet pid) of the worker nodes alive.
+    workers: Vec<(String, i32)>,
+}
+
+/// What the tests of this file share: the cluster, the collection and a local run's output.
+struct Shared {
+    cluster: Cluster,
+    coll: PathBuf,
+    local_caches: common::Tree,
+    local_reports: common::Tree,
+    runs: usize,
+}
+
+static SHARED: Mutex<Option<Shared>> = Mutex::new(None);
+
+/// The shared cluster and local run, started by the first test that asks; one test at a time.
+fn shared() -> MutexGuard<'static, Option<Shared>> {
+    let mut g = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+    if g.is_none() {
+        let cluster = Cluster::start(2);
+        let coll = collection(&cluster.dir);
+        let (local_caches, local_reports) = local(&cluster.dir, &coll);
+        assert!(!local_caches.is_empty());
+        *g = Some(Shared {
+            cluster,
+            coll,
+            local_caches,
+            local_reports,
+            runs: 0,
+        });
+    }
+    g
+}
+
+impl Cluster {
+    /// A head node and `workers` worker nodes of one CPU each, on 127.0.0.1.
+    fn start(workers: usize) -> Cluster {
+        // Short: Ray's unix sockets live under it (108-byte path limit). Removed by the script.
+        let dir = tempfile::Builder::new()
+            .prefix("rl")
+            .tempdir_in("/tmp")
+            .unwrap()
+            .keep();
+        let log = std::fs::File::create(dir.join("cluster.log")).unwrap();
+        let mut child = Command::new(ray_python())
+            .arg(root().join("harness/tests/ray/cluster.py"))
+            .arg(&dir)
+            .arg(workers.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut c = Cluster {
+            child,
+            stdin,
+            stdout,
+            dir,
+            client: String::new(),
+            workers: Vec::new(),
+        };
+        let up = c.reply();
+        c.client = up["client"].as_str().unwrap().to_string();
+        assert!(c.client.starts_with("ray://127.0.0.1:"), "{up}");
+        for n in up["nodes"].as_array().unwrap() {
+            if !n["head"].as_bool().unwrap() {
+                c.workers.push((
+                    n["id"].as_str().unwrap().to_string(),
+                    n["raylet"].as_i64().unwrap() as i32,
+                ));
+            }
+        }
+        assert_eq!(c.workers.len(), workers, "{up}");
+        c
+    }
+
+    /// The script's next JSON line; its log's tail when it has none.
+    fn reply(&mut self) -> serde_json::Value {
+        for line in self.stdout.by_ref() {
+            let line = line.unwrap();
+            if line.starts_with('{') {
+                let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+                assert!(v.get("error").is_none(), "{v}");
+                return v;
+            }
+        }
+        let _ = self.child.try_wait();
+        let log = std::fs::read_to_string(self.dir.join("cluster.log")).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(30).collect::<Vec<_>>();
+        panic!(
+            "the cluster script stopped:\n{}",
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        );
+    }
+
+    fn command(&mut self, line: &str) -> serde_json::Value {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+        self.reply()
+    }
+
+    /// Every process of the cluster: those below the script.
+    fn pids(&self) -> Vec<i32> {
+        let mut parent = std::collections::BTreeMap::<i32, i32>::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+            let after = stat.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
+            if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+                parent.insert(pid, ppid);
+            }
+        }
+        let mut out = vec![self.child.id() as i32];
+        let mut i = 0;
+        while i < out.len() {
+            let p = out[i];
+            out.extend(parent.iter().filter(|(_, &pp)| pp == p).map(|(&c, _)| c));
+            i += 1;
+        }
+        out
+    }
+
+    /// Every TCP socket the cluster's processes listen on is bound to 127.0.0.1: the local
+    /// addresses of /proc/net/tcp{,6} whose inode one of their fds holds.
+    fn assert_loopback_only(&self) {
+        let mut inodes = std::collections::BTreeMap::new();
+        for pid in self.pids() {
+            let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+                continue;
+            };
+            for fd in fds.flatten() {
+                if let Ok(l) = std::fs::read_link(fd.path()) {
+                    let l = l.to_string_lossy().into_owned();
+                    if let Some(i) = l.strip_prefix("socket:[").and_then(|r| r.strip_suffix(']')) {
+                        inodes.insert(i.to_string(), pid);
+                    }
+                }
+            }
+        }
+        let mut listening = Vec::new();
+        for (file, loopback) in [
+            ("/proc/net/tcp", &["0100007F"][..]),
+            // ::ffff:127.0.0.1 (an IPv4 socket of a dual-stack listener) and ::1.
+            (
+                "/proc/net/tcp6",
+                &[
+                    "0000000000000000FFFF00000100007F",
+                    "00000000000000000000000001000000",
+                ][..],
+            ),
+        ] {
+            for l in std::fs::read_to_string(file).unwrap().lines().skip(1) {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                if cols.len() < 10 || cols[3] != "0A" {
+                    continue;
+                }
+                if let Some(pid) = inodes.get(cols[9]) {
+                    let (addr, port) = cols[1].split_once(':').unwrap();
+                    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                    let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+                    listening.push((
+                        loopback.contains(&addr),
+                        addr.to_string(),
+                        port.to_string(),
+                        cmd,
+                    ));
+                }
+            }
+        }
+        assert!(
+            listening.len() >= 4,
+            "fewer listening sockets than the GCS, the client server and two raylets have: {listening:?}"
+        );
+        let outward: Vec<_> = listening.iter().filter(|l| !l.0).collect();
+        assert!(
+            outward.is_empty(),
+            "listening beyond 127.0.0.1 (address, hex port, command): {outward:?}"
+        );
+    }
+}
+
+/// The node ids (12 hex digits, as progress shows them) shards were accepted from.
 fn nodes_used(stderr: &str) -> std::collections::BTreeSet<String> {
     stderr
         .lines()
+        .filter(|l| l.starts_with("cluster: shard ") && l.contains(" done (#"))
         .filter_map(|l| l.split(" on node ").nth(1))
-        .filter_map(|rest| rest.split([')', ':']).next())
+        .filter_map(|rest| rest.split(')').next())
         .map(str::to_string)
         .collect()
 }
 
+/// The retried counts of every work request's summary line (`N shards (R retried)`).
+fn retried(stderr: &str) -> Vec<usize> {
+    stderr
+        .lines()
+        .filter_map(|l| l.split(" shards (").nth(1))
+        .filter_map(|r| r.split(" retried)").next())
+        .map(|n| n.parse().unwrap())
+        .collect()
+}
+
+/// The node the driver attached to (12 hex digits).
+fn driver_node(stderr: &str) -> String {
+    stderr
+        .lines()
+        .find_map(|l| l.split("(the driver on node ").nth(1))
+        .and_then(|r| r.split(')').next())
+        .unwrap_or_else(|| panic!("no driver line:\n{stderr}"))
+        .to_string()
+}
+
+impl Shared {
+    /// A fresh cache and reports folder for the next cluster run.
+    fn fresh(&mut self) -> (PathBuf, PathBuf) {
+        self.runs += 1;
+        let d = self.cluster.dir.join(format!("run{}", self.runs));
+        std::fs::create_dir_all(&d).unwrap();
+        (common::cache_with_shared_models(&d), d.join("reports"))
+    }
+
+    fn assert_like_local(&self, cache: &Path, reports: &Path, err: &str) {
+        assert_eq!(
+            caches(cache),
+            self.local_caches,
+            "cluster cache differs:\n{err}"
+        );
+        assert_eq!(
+            common::tree(reports),
+            self.local_reports,
+            "reports differ:\n{err}"
+        );
+    }
+}
+
 #[test]
-fn a_two_node_cluster_fills_the_cache_with_the_bytes_of_a_local_run() {
-    let tmp = tempfile::tempdir().unwrap();
-    let coll = collection(tmp.path());
-    let (local_caches, local_reports) = local(tmp.path(), &coll);
-    let cluster = Cluster::start(1);
-    let cache = common::cache_with_shared_models(&tmp.path().join("cl"));
-    let reports = tmp.path().join("cl-reports");
-    let address = cluster.address();
+fn a_two_node_loopback_cluster_fills_the_cache_with_the_bytes_of_a_local_run() {
+    let mut g = shared();
+    let s = g.as_mut().unwrap();
+    let (cache, reports) = s.fresh();
+    let address = s.cluster.client.clone();
     let err = ok(&beir(
-        &coll,
+        &s.coll,
         &cache,
         &reports,
         &["--cluster", &address, "--shard-records", "8"],
     )
     .output()
     .unwrap());
+    s.cluster.assert_loopback_only();
     assert!(err.contains("over 2 node(s)"), "{err}");
+    let workers: std::collections::BTreeSet<String> = s
+        .cluster
+        .workers
+        .iter()
+        .map(|(id, _)| id[..12].to_string())
+        .collect();
+    assert_eq!(
+        nodes_used(&err),
+        workers,
+        "shards did not run on both worker nodes:\n{err}"
+    );
+    let r = retried(&err);
     assert!(
-        nodes_used(&err).len() >= 2,
-        "shards ran on one node only:\n{err}"
+        !r.is_empty() && r.iter().all(|&n| n == 0),
+        "a shard was retried:\n{err}"
     );
     // The loads line names every model loaded locally (the bi-encoder is loaded once on a cold
     // cache to learn its vector length; it computes nothing).
@@ -309,14 +429,187 @@ fn a_two_node_cluster_fills_the_cache_with_the_bytes_of_a_local_run() {
         !loads.contains("ms-marco"),
         "the cross-encoder ran locally: {loads}"
     );
-    assert!(!local_caches.is_empty());
-    assert_eq!(
-        caches(&cache),
-        local_caches,
-        "cluster cache differs:\n{err}"
+    s.assert_like_local(&cache, &reports, &err);
+}
+
+#[test]
+fn a_worker_node_killed_mid_run_costs_a_retry_and_nothing_else() {
+    let mut g = shared();
+    let s = g.as_mut().unwrap();
+    let (cache, reports) = s.fresh();
+    let address = s.cluster.client.clone();
+    // Shards of 4: 13 for the 50 documents, so both nodes have work when the first is done.
+    let mut child = beir(
+        &s.coll,
+        &cache,
+        &reports,
+        &["--cluster", &address, "--shard-records", "4"],
+    )
+    .stderr(Stdio::piped())
+    .stdout(Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut err = String::new();
+    let mut killed = None;
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        err += &line;
+        err.push('\n');
+        if killed.is_none() && line.starts_with("cluster: shard 1/") {
+            // A worker node the driver is not attached to (a node's death takes its drivers
+            // along): the script kills it once one of its shards runs.
+            let driver = driver_node(&err);
+            let victim = s
+                .cluster
+                .workers
+                .iter()
+                .find(|(id, _)| !id.starts_with(&driver))
+                .unwrap()
+                .0
+                .clone();
+            let r = s.cluster.command(&format!("kill-busy {victim}"));
+            assert!(
+                !r["busy"].as_array().unwrap().is_empty(),
+                "no shard ran on the node to kill: {r}\n{err}"
+            );
+            killed = Some(victim);
+        }
+    }
+    let status = child.wait().unwrap();
+    let victim = killed.unwrap_or_else(|| panic!("no shard was ever done:\n{err}"));
+    // The node is gone for good: the next tests get a fresh one, once the GCS knows.
+    s.cluster.command(&format!("wait-dead {victim}"));
+    s.cluster.workers.retain(|(id, _)| *id != victim);
+    let added = s.cluster.command("add")["added"].clone();
+    s.cluster.workers.push((
+        added["id"].as_str().unwrap().to_string(),
+        added["raylet"].as_i64().unwrap() as i32,
+    ));
+    assert_eq!(status.code(), Some(0), "{err}");
+    let short = &victim[..12];
+    assert!(
+        err.lines()
+            .any(|l| l.contains(&format!("on node {short}: "))
+                && l.contains("retrying it away from that node")),
+        "no shard of the killed node was retried:\n{err}"
     );
-    assert_eq!(common::tree(&reports), local_reports, "reports differ");
-    drop(cluster);
+    assert!(
+        retried(&err).iter().sum::<usize>() > 0,
+        "no retry counted:\n{err}"
+    );
+    s.cluster.assert_loopback_only();
+    s.assert_like_local(&cache, &reports, &err);
+}
+
+#[test]
+fn record_files_that_must_be_refused_are_refused_and_retried_on_the_other_node() {
+    let mut g = shared();
+    let s = g.as_mut().unwrap();
+    let (cache, reports) = s.fresh();
+    let address = s.cluster.client.clone();
+    let o = beir(
+        &s.coll,
+        &cache,
+        &reports,
+        &["--cluster", &address, "--shard-records", "8"],
+    )
+    .env(
+        "RANKLAB_TEST_ONLY_WRONG_RECORDS",
+        "embed:0:keys,score:0:model",
+    )
+    .output()
+    .unwrap();
+    let err = ok(&o);
+    s.cluster.assert_loopback_only();
+    // Shard 0 of each request: the documents, the queries (embed), the shortlists (score).
+    let refusals: Vec<&str> = err.lines().filter(|l| l.contains("was refused")).collect();
+    assert_eq!(refusals.len(), 3, "{err}");
+    assert_eq!(
+        refusals
+            .iter()
+            .filter(|l| l.contains("holds a key that was not asked for"))
+            .count(),
+        2,
+        "{err}"
+    );
+    assert_eq!(
+        refusals
+            .iter()
+            .filter(|l| l.contains("another model identity"))
+            .count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(retried(&err), vec![1, 1, 1], "{err}");
+    // Each retry ran on the node that did not make the refused file.
+    let mut refused_on = refusals
+        .iter()
+        .map(|l| l.split(" on node ").nth(1).unwrap()[..12].to_string());
+    for l in err.lines().filter(|l| l.contains(" done (#0 on node ")) {
+        let accepted = l.split(" done (#0 on node ").nth(1).unwrap()[..12].to_string();
+        assert_ne!(
+            Some(accepted),
+            refused_on.next(),
+            "retried on the same node:\n{err}"
+        );
+    }
+    s.assert_like_local(&cache, &reports, &err);
+}
+
+#[test]
+fn a_worker_without_the_model_files_is_refused_with_the_files_it_lacks() {
+    let mut g = shared();
+    let s = g.as_mut().unwrap();
+    s.runs += 1;
+    let d = s.cluster.dir.join(format!("run{}", s.runs));
+    // A cache root with the bi-encoder (the local side loads it) but not the cross-encoder: the
+    // workers are told to read models from it, as a node that does not share the models would.
+    let store = ranklab_engine::models::ModelStore::open_default().unwrap();
+    let cache = d.join("cache");
+    std::fs::create_dir_all(cache.join("models")).unwrap();
+    std::os::unix::fs::symlink(store.root().join("runtime"), cache.join("runtime")).unwrap();
+    std::os::unix::fs::symlink(
+        store.root().join("models/bge-small-en-v1.5"),
+        cache.join("models/bge-small-en-v1.5"),
+    )
+    .unwrap();
+    let reports = d.join("reports");
+    let address = s.cluster.client.clone();
+    let o = beir(
+        &s.coll,
+        &cache,
+        &reports,
+        &["--cluster", &address, "--configs", "bm25+ce@10"],
+    )
+    .output()
+    .unwrap();
+    let err = common::stderr(&o);
+    assert_eq!(common::code(&o), 2, "{err}");
+    let last = err
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(last.contains("failed 3 times"), "{last}");
+    assert!(
+        last.contains("this worker lacks the files of model ms-marco-MiniLM-L-12-v2"),
+        "{last}"
+    );
+    for f in ["model.onnx", "tokenizer.json", "config.json"] {
+        let path = cache.join("models/ms-marco-MiniLM-L-12-v2").join(f);
+        assert!(
+            last.contains(&path.display().to_string()),
+            "{f} not named: {last}"
+        );
+    }
+    assert!(
+        !cache.join("scores").exists()
+            || common::tree(&cache.join("scores"))
+                .keys()
+                .all(|k| k.to_string_lossy().contains(".lock")),
+        "a score reached the cache"
+    );
+    assert!(!reports.exists(), "reports were written");
 }
 
 #[test]
