@@ -82,11 +82,25 @@ def main():
         # A node's GCS address: this machine is a node of the cluster; attach to the raylet of
         # the address given (Ray would otherwise pick one by the machine's outward address).
         kwargs["_node_ip_address"] = opts.address.rsplit(":", 1)[0]
-    try:
-        ray.init(address=opts.address, logging_level="ERROR", log_to_driver=False, **kwargs)
-    except Exception as e:  # noqa: BLE001 - reported to ranklab as is
-        say({"fatal": f"cannot connect to the Ray cluster at {opts.address}: {e}"})
-        return 1
+    # Up to 3 connections: on a busy machine the Ray Client server's first driver for a fresh
+    # cluster can be slow enough to fail its own ray.init ("Initialization failure from server:
+    # ... Perhaps you called ray.init twice by accident?", seen in tests/ray_cluster.rs); the
+    # next client gets a new one.
+    for attempt in range(1, 4):
+        try:
+            ray.init(address=opts.address, logging_level="ERROR", log_to_driver=False, **kwargs)
+            break
+        except Exception as e:  # noqa: BLE001 - reported to ranklab as is
+            print(f"connection {attempt} of 3 to {opts.address} failed: {e}", file=sys.stderr,
+                  flush=True)
+            try:
+                ray.shutdown()
+            except Exception:  # noqa: BLE001 - nothing to shut down
+                pass
+            if attempt == 3:
+                say({"fatal": f"cannot connect to the Ray cluster at {opts.address}: {e}"})
+                return 1
+            time.sleep(2)
 
     @ray.remote(num_cpus=1, max_retries=0)
     def run_shard(binary, env, kind, model, args, data, wrong):
