@@ -5,7 +5,8 @@
 //! (Holm-adjusted p below α, positive Δ) on a Δ measure and detectably worse on none; otherwise
 //! it recommends keeping the baseline. It then states, per configuration, the tasks it lost on
 //! the first Δ measure with the rank of the first expected document (baseline -> it), so the
-//! ADR can name what would get worse.
+//! ADR can name what would get worse; where that rank did not change (a later expected document
+//! moved down), the measure's values follow in brackets.
 
 use crate::report::stats_section::Computed;
 use crate::report::table::Column;
@@ -172,12 +173,20 @@ pub fn decision(
                     .iter()
                     .take(LISTED)
                     .map(|&t| {
-                        format!(
-                            "{}: {} -> {}",
-                            tasks[t],
-                            show(ranks[c.baseline][t]),
-                            show(ranks[i][t])
-                        )
+                        let (rb, rn) = (ranks[c.baseline][t], ranks[i][t]);
+                        // The first expected document kept its rank: a later one moved down, so
+                        // the rank alone would read as no change; name the measure's values.
+                        let values = if rb == rn {
+                            format!(
+                                " ({} {:.4} -> {:.4})",
+                                c.measures[m],
+                                c.column(c.baseline, m)[t],
+                                c.column(i, m)[t]
+                            )
+                        } else {
+                            String::new()
+                        };
+                        format!("{}: {} -> {}{values}", tasks[t], show(rb), show(rn))
                     })
                     .collect();
                 let more = match lost.len().saturating_sub(LISTED) {
@@ -270,6 +279,20 @@ mod tests {
         assert_eq!(cols[0].get(0).unwrap().to_string(), "—");
         assert_eq!(cols[0].get(1).unwrap().to_string(), "1/2/1");
         assert_eq!(cols[1].get(1).unwrap().to_string(), "1/2/1");
+    }
+
+    #[test]
+    fn a_loss_behind_an_unchanged_first_rank_names_the_values() {
+        // By hand: T1 has two expected documents; both configurations rank the first at 1, the
+        // second falls from rank 2 (recall@5 1) to rank 7 (recall@5 0.5). MRR stays 1.
+        let c = computed(&[[1.0, 1.0], [1.0, 1.0]], &[[0.5, 1.0], [1.0, 1.0]]);
+        let tasks: Vec<String> = ["T1", "T2"].map(String::from).to_vec();
+        let ranks = vec![vec![Some(1), Some(3)], vec![Some(1), Some(3)]];
+        let d = decision(&c, &tasks, &ranks, 0.05);
+        assert!(
+            d.contains("loses 1 task (T1: 1 -> 1 (recall@5 1.0000 -> 0.5000))."),
+            "{d}"
+        );
     }
 
     #[test]
