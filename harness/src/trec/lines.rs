@@ -175,6 +175,16 @@ impl<R: Read> LineSplitter<R> {
         &mut self,
         mut f: impl FnMut(&Fields<'_>) -> Result<ControlFlow<B>, TrecError>,
     ) -> Result<ControlFlow<B>, TrecError> {
+        self.for_each_text(|text, line_no| split_lines(text, line_no, &mut f))
+    }
+
+    /// Calls `f` with the input in order as runs of whole lines (the last of the input may lack
+    /// its newline) and the number of the line before them, which `f` advances by the lines it
+    /// reads, until `f` breaks or the input ends.
+    pub(super) fn for_each_text<B>(
+        &mut self,
+        mut f: impl FnMut(&str, &mut u64) -> Result<ControlFlow<B>, TrecError>,
+    ) -> Result<ControlFlow<B>, TrecError> {
         loop {
             if !self.eof {
                 self.refill()?;
@@ -199,7 +209,7 @@ impl<R: Read> LineSplitter<R> {
                     (text, Some(bad - line_start + 1))
                 }
             };
-            if let ControlFlow::Break(b) = split_lines(valid, &mut self.line_no, &mut f)? {
+            if let ControlFlow::Break(b) = f(valid, &mut self.line_no)? {
                 return Ok(ControlFlow::Break(b));
             }
             if let Some(column) = bad {
@@ -222,45 +232,103 @@ pub(super) fn split_lines<B>(
     line_no: &mut u64,
     f: &mut impl FnMut(&Fields<'_>) -> Result<ControlFlow<B>, TrecError>,
 ) -> Result<ControlFlow<B>, TrecError> {
+    let mut i = 0;
+    while i < text.len() {
+        *line_no += 1;
+        if let Some(fields) = split_line(text, &mut i, *line_no) {
+            if let ControlFlow::Break(b) = f(&fields)? {
+                return Ok(ControlFlow::Break(b));
+            }
+        }
+    }
+    Ok(ControlFlow::Continue(()))
+}
+
+/// Splits the line of `text` starting at `*i` (numbered `line_no`) and moves `*i` past its
+/// newline; `None` for a blank or comment line.
+#[inline]
+pub(super) fn split_line<'a>(text: &'a str, i: &mut usize, line_no: u64) -> Option<Fields<'a>> {
     // Offsets are u32: callers pass at most a few MiB (a block, or one long line).
     let bytes = text.as_bytes();
     assert!(bytes.len() <= u32::MAX as usize, "line block over 4 GiB");
     let n = bytes.len();
-    let mut i = 0;
-    while i < n {
-        *line_no += 1;
-        let mut fields = Fields {
-            text,
-            line_start: i,
-            line_no: *line_no,
-            count: 0,
-            starts: [0; MAX_FIELDS],
-            ends: [0; MAX_FIELDS],
-        };
-        loop {
-            while i < n && is_blank(bytes[i]) {
-                i += 1;
-            }
-            if i == n || bytes[i] == b'\n' {
-                break;
-            }
-            let s = i;
-            i = field_end(bytes, i);
-            if fields.count < MAX_FIELDS {
-                fields.starts[fields.count] = s as u32;
-                fields.ends[fields.count] = i as u32;
-            }
-            fields.count += 1;
+    let mut fields = Fields {
+        text,
+        line_start: *i,
+        line_no,
+        count: 0,
+        starts: [0; MAX_FIELDS],
+        ends: [0; MAX_FIELDS],
+    };
+    loop {
+        while *i < n && is_blank(bytes[*i]) {
+            *i += 1;
         }
-        i += 1; // the newline
-        if fields.count == 0 || bytes[fields.starts[0] as usize] == b'#' {
-            continue;
+        if *i == n || bytes[*i] == b'\n' {
+            break;
         }
-        if let ControlFlow::Break(b) = f(&fields)? {
-            return Ok(ControlFlow::Break(b));
+        let s = *i;
+        *i = field_end(bytes, s);
+        if fields.count < MAX_FIELDS {
+            fields.starts[fields.count] = s as u32;
+            fields.ends[fields.count] = *i as u32;
         }
+        fields.count += 1;
     }
-    Ok(ControlFlow::Continue(()))
+    *i += 1; // the newline
+    if fields.count == 0 || bytes[fields.starts[0] as usize] == b'#' {
+        return None;
+    }
+    Some(fields)
+}
+
+/// The five field separators and the newline of a plain run line starting at `start`: six
+/// non-empty fields separated by single spaces, ended by a newline, no other byte below `!`, not
+/// a comment. `None` for any other line (and for one within 8 bytes of the end of `bytes`),
+/// which the general splitter ([`split_line`]) then reads: on a plain line both give the same
+/// fields, as every C `isspace` byte is below `!`.
+///
+/// Eight bytes at a time: the bytes below `!` of a word are flagged exactly (high bit clear and
+/// low seven bits below 0x21, without borrows between bytes), and visited lowest first.
+#[inline]
+pub(crate) fn plain_run_line(bytes: &[u8], start: usize) -> Option<([usize; 5], usize)> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let n = bytes.len();
+    let mut seps = [0usize; 5];
+    let mut k = 0;
+    let mut p = start;
+    loop {
+        if p + 8 > n {
+            return None;
+        }
+        let w = u64::from_le_bytes(bytes[p..p + 8].try_into().expect("8 bytes"));
+        // High bit of each byte: set when the low seven bits are at least 0x21, or the byte is
+        // at least 0x80. No carry crosses a byte: 0x7f + 0x5f < 0x100.
+        let at_least = ((w & !HI).wrapping_add((0x80 - 0x21) * LO)) | w;
+        let mut below = !at_least & HI;
+        while below != 0 {
+            let j = p + (below.trailing_zeros() / 8) as usize;
+            match bytes[j] {
+                b' ' if k < 5 => {
+                    seps[k] = j;
+                    k += 1;
+                }
+                b'\n' if k == 5 => {
+                    let nonempty = seps[0] > start
+                        && seps[1] > seps[0] + 1
+                        && seps[2] > seps[1] + 1
+                        && seps[3] > seps[2] + 1
+                        && seps[4] > seps[3] + 1
+                        && j > seps[4] + 1;
+                    return (nonempty && bytes[start] != b'#').then_some((seps, j));
+                }
+                _ => return None,
+            }
+            below &= below - 1;
+        }
+        p += 8;
+    }
 }
 
 #[cfg(test)]
@@ -326,6 +394,113 @@ mod tests {
                 assert_eq!(field_end(&bytes, start), want, "{bytes:?} from {start}");
             }
         }
+    }
+
+    /// The fast path against the general splitter on random lines: where it accepts a line, the
+    /// fields and the line end are the general splitter's; it accepts exactly the plain lines
+    /// (six non-empty fields, single spaces, a newline, no other byte below `!`, no `#` first,
+    /// the 8-byte word holding the newline inside the input).
+    #[test]
+    fn plain_run_line_agrees_with_split_line() {
+        let alphabet: &[&[u8]] = &[
+            b"q1",
+            b"Q0",
+            b"d",
+            b"7",
+            b"2.5",
+            b"-1",
+            b"run",
+            b" ",
+            b" ",
+            b" ",
+            b"  ",
+            b"\t",
+            b"\r",
+            b"\x0b",
+            b"\x01",
+            b"!",
+            b"#",
+            "\u{e9}".as_bytes(),
+            b"abcdefghij",
+        ];
+        let mut seed = 99u64;
+        let mut next = |m: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        };
+        let (mut accepted, mut refused) = (0, 0);
+        for case in 0..20_000 {
+            let mut line = Vec::new();
+            if case % 2 == 0 {
+                // Mostly plain: six tokens joined by single spaces, sometimes perturbed.
+                for k in 0..6 {
+                    if k > 0 {
+                        line.push(b' ');
+                    }
+                    line.extend_from_slice(alphabet[next(7)]);
+                }
+                if next(4) == 0 {
+                    let at = next(line.len() + 1);
+                    let extra = alphabet[next(alphabet.len())];
+                    line.splice(at..at, extra.iter().copied());
+                }
+            } else {
+                for _ in 0..next(14) {
+                    line.extend_from_slice(alphabet[next(alphabet.len())]);
+                }
+            }
+            let newline = next(8) != 0;
+            if newline {
+                line.push(b'\n');
+            }
+            // Sometimes a following line, so that the 8-byte reads can run past this one.
+            if next(2) == 0 {
+                line.extend_from_slice(b"q2 Q0 d 1 1 r\n");
+            }
+            let Ok(text) = std::str::from_utf8(&line) else {
+                continue;
+            };
+            let mut i = 0;
+            let general = split_line(text, &mut i, 1);
+            let line_end = i - 1;
+            let fields: Vec<&str> = general
+                .as_ref()
+                .map(|f| (0..f.count.min(MAX_FIELDS)).map(|k| f.get(k)).collect())
+                .unwrap_or_default();
+            let this_line = &text.as_bytes()[..(line_end).min(text.len())];
+            // The fast path reads whole words from the line start: the newline's must fit.
+            let fits = (line_end / 8) * 8 + 8 <= text.len();
+            let plain = line_end < text.len()
+                && fits
+                && fields.len() == 6
+                && general.as_ref().unwrap().count == 6
+                && this_line.len() == fields.iter().map(|f| f.len()).sum::<usize>() + 5
+                && this_line.iter().all(|&b| b >= b' ');
+            match plain_run_line(text.as_bytes(), 0) {
+                Some((sep, end)) => {
+                    accepted += 1;
+                    assert!(plain, "{text:?}");
+                    assert_eq!(end, line_end, "{text:?}");
+                    let mut starts = vec![0];
+                    starts.extend(sep.iter().map(|s| s + 1));
+                    let mut ends = sep.to_vec();
+                    ends.push(end);
+                    let fast: Vec<&str> = starts
+                        .iter()
+                        .zip(&ends)
+                        .map(|(&a, &b)| &text[a..b])
+                        .collect();
+                    assert_eq!(fast, fields, "{text:?}");
+                }
+                None => {
+                    refused += 1;
+                    assert!(!plain, "{text:?}");
+                }
+            }
+        }
+        assert!(accepted > 1000 && refused > 1000, "{accepted} {refused}");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use super::error::{Location, TrecError};
-use super::lines::{Fields, LineSplitter};
+use super::lines::{plain_run_line, split_line, Fields, LineSplitter};
 
 /// The layout of a run line, for error messages.
 pub const RUN_LAYOUT: &str = "qid Q0 docno rank score tag";
@@ -80,9 +80,11 @@ impl<R: Read> RunReader<R> {
     ) -> Result<ControlFlow<B>, TrecError> {
         let path = &self.path;
         let mut any = false;
-        let flow = self.lines.for_each(|fields| {
-            any = true;
-            f(run_line(fields, path)?)
+        let flow = self.lines.for_each_text(|text, line_no| {
+            split_run_lines(text, line_no, path, &mut |l| {
+                any = true;
+                f(l)
+            })
         })?;
         if !any {
             return Err(TrecError::Empty {
@@ -110,6 +112,50 @@ fn too_few_fields(f: &Fields<'_>, path: &Path) -> TrecError {
             " (fields after the tag are ignored, as by trec_eval)"
         },
     }
+}
+
+/// Calls `f` with every run line of `text` (whole lines; the last may lack its newline) in
+/// order, `line_no` counting them, until `f` breaks. Plain lines ([`plain_run_line`]) are split
+/// by a fast path, every other line by [`split_line`], with the same fields.
+#[inline]
+pub(super) fn split_run_lines<'a, B>(
+    text: &'a str,
+    line_no: &mut u64,
+    path: &Path,
+    f: &mut impl FnMut(RunLine<'a>) -> Result<ControlFlow<B>, TrecError>,
+) -> Result<ControlFlow<B>, TrecError> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        *line_no += 1;
+        let line = if let Some((sep, end)) = plain_run_line(bytes, i) {
+            let score_text = &text[sep[3] + 1..sep[4]];
+            let Some(score) = parse_score(score_text) else {
+                return Err(TrecError::BadScore {
+                    at: Location::new(path, *line_no, sep[3] + 2 - i),
+                    text: score_text.to_string(),
+                });
+            };
+            let l = RunLine {
+                qid: &text[i..sep[0]],
+                docno: &text[sep[1] + 1..sep[2]],
+                score,
+                tag: &text[sep[4] + 1..end],
+                line: *line_no,
+            };
+            i = end + 1;
+            l
+        } else {
+            match split_line(text, &mut i, *line_no) {
+                Some(fields) => run_line(&fields, path)?,
+                None => continue,
+            }
+        };
+        if let ControlFlow::Break(b) = f(line)? {
+            return Ok(ControlFlow::Break(b));
+        }
+    }
+    Ok(ControlFlow::Continue(()))
 }
 
 #[inline]

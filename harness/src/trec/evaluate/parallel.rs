@@ -23,8 +23,8 @@ use rayon::prelude::*;
 use super::block::{Block, Scratch};
 use super::index::{bytes_eq, Lookup};
 use super::query::{Ctx, QueryOut, Results};
-use crate::trec::lines::{split_lines, Fields, BOM};
-use crate::trec::run::run_line;
+use crate::trec::lines::BOM;
+use crate::trec::run::split_run_lines;
 
 /// Chunk size for [`super::evaluate_run`]: big enough that a chunk's fixed costs (one read, two
 /// joined runs) vanish, small enough that a window of them balances two or more cores.
@@ -154,8 +154,7 @@ fn piece(ctx: &Ctx<'_, '_>, text: &str, scratch: &mut Scratch) -> Option<Piece> 
     let base = text.as_ptr() as usize;
     let mut line_no = 0;
     // The closure never breaks: the flow is always `Continue`.
-    let _: ControlFlow<()> = split_lines(text, &mut line_no, &mut |f: &Fields<'_>| {
-        let l = run_line(f, ctx.path)?;
+    let _: ControlFlow<()> = split_run_lines(text, &mut line_no, ctx.path, &mut |l| {
         if !open || !bytes_eq(l.qid.as_bytes(), block.qid.as_bytes()) {
             if open {
                 if piece.first.is_none() {
