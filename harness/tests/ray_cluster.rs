@@ -25,40 +25,15 @@
 //! Real models (bge-small-en-v1.5, ms-marco-MiniLM-L-12-v2), shared read-only from the default
 //! cache; the vector and score caches of every run are temporary.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
 
 mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The Python with ray: $RANKLAB_RAY_PYTHON, else target/ray-venv/bin/python. A missing one
-/// fails the test with the command that installs it (nothing is skipped).
-fn ray_python() -> PathBuf {
-    let p = std::env::var_os("RANKLAB_RAY_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/ray-venv/bin/python"));
-    assert!(
-        p.exists(),
-        "{} is missing: python3 -m venv target/ray-venv && target/ray-venv/bin/pip install -r \
-         harness/ray/requirements.txt (.ci/run does this)",
-        p.display()
-    );
-    p
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use common::ray::{caches, free_port, python as ray_python, root, Cluster};
 
 /// A BEIR-layout collection of 50 documents (docir's first 50 sections as abstracts) and 8
 /// queries (the first 8 docir tasks), each judged against one document.
@@ -119,34 +94,12 @@ fn ok(o: &Output) -> String {
     err
 }
 
-/// The vector and score caches of a cache root (the model files are shared symlinks).
-fn caches(cache: &Path) -> common::Tree {
-    let mut t = common::tree(&cache.join("embeddings"));
-    for (k, v) in common::tree(&cache.join("scores")) {
-        t.insert(Path::new("scores").join(k), v);
-    }
-    t.retain(|p, _| !p.to_string_lossy().contains(".lock"));
-    t
-}
-
 /// A local run of the collection: its caches and reports.
 fn local(tmp: &Path, coll: &Path) -> (common::Tree, common::Tree) {
     let cache = common::cache_with_shared_models(&tmp.join("local"));
     let reports = tmp.join("local-reports");
     ok(&beir(coll, &cache, &reports, &[]).output().unwrap());
     (caches(&cache), common::tree(&reports))
-}
-
-/// The cluster of this file (see the module's doc), driven through `tests/ray/cluster.py`.
-struct Cluster {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: std::io::Lines<BufReader<ChildStdout>>,
-    /// The script's directory: Ray's temp dir, and where the tests keep their files.
-    dir: PathBuf,
-    client: String,
-    /// (node id, raylet pid) of the worker nodes alive.
-    workers: Vec<(String, i32)>,
 }
 
 /// What the tests of this file share: the cluster, the collection and a local run's output.
@@ -177,160 +130,6 @@ fn shared() -> MutexGuard<'static, Option<Shared>> {
         });
     }
     g
-}
-
-impl Cluster {
-    /// A head node and `workers` worker nodes of one CPU each, on 127.0.0.1.
-    fn start(workers: usize) -> Cluster {
-        // Short: Ray's unix sockets live under it (108-byte path limit). Removed by the script.
-        let dir = tempfile::Builder::new()
-            .prefix("rl")
-            .tempdir_in("/tmp")
-            .unwrap()
-            .keep();
-        let log = std::fs::File::create(dir.join("cluster.log")).unwrap();
-        let mut child = Command::new(ray_python())
-            .arg(root().join("harness/tests/ray/cluster.py"))
-            .arg(&dir)
-            .arg(workers.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut c = Cluster {
-            child,
-            stdin,
-            stdout,
-            dir,
-            client: String::new(),
-            workers: Vec::new(),
-        };
-        let up = c.reply();
-        c.client = up["client"].as_str().unwrap().to_string();
-        assert!(c.client.starts_with("ray://127.0.0.1:"), "{up}");
-        for n in up["nodes"].as_array().unwrap() {
-            if !n["head"].as_bool().unwrap() {
-                c.workers.push((
-                    n["id"].as_str().unwrap().to_string(),
-                    n["raylet"].as_i64().unwrap() as i32,
-                ));
-            }
-        }
-        assert_eq!(c.workers.len(), workers, "{up}");
-        c
-    }
-
-    /// The script's next JSON line; its log's tail when it has none.
-    fn reply(&mut self) -> serde_json::Value {
-        for line in self.stdout.by_ref() {
-            let line = line.unwrap();
-            if line.starts_with('{') {
-                let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-                assert!(v.get("error").is_none(), "{v}");
-                return v;
-            }
-        }
-        let _ = self.child.try_wait();
-        let log = std::fs::read_to_string(self.dir.join("cluster.log")).unwrap_or_default();
-        let tail: Vec<&str> = log.lines().rev().take(30).collect::<Vec<_>>();
-        panic!(
-            "the cluster script stopped:\n{}",
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-        );
-    }
-
-    fn command(&mut self, line: &str) -> serde_json::Value {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
-        self.reply()
-    }
-
-    /// Every process of the cluster: those below the script.
-    fn pids(&self) -> Vec<i32> {
-        let mut parent = std::collections::BTreeMap::<i32, i32>::new();
-        for e in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-                continue;
-            };
-            // pid (comm) state ppid ...: comm may hold spaces and parentheses.
-            let after = stat.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
-            if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
-                parent.insert(pid, ppid);
-            }
-        }
-        let mut out = vec![self.child.id() as i32];
-        let mut i = 0;
-        while i < out.len() {
-            let p = out[i];
-            out.extend(parent.iter().filter(|(_, &pp)| pp == p).map(|(&c, _)| c));
-            i += 1;
-        }
-        out
-    }
-
-    /// Every TCP socket the cluster's processes listen on is bound to 127.0.0.1: the local
-    /// addresses of /proc/net/tcp{,6} whose inode one of their fds holds.
-    fn assert_loopback_only(&self) {
-        let mut inodes = std::collections::BTreeMap::new();
-        for pid in self.pids() {
-            let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-                continue;
-            };
-            for fd in fds.flatten() {
-                if let Ok(l) = std::fs::read_link(fd.path()) {
-                    let l = l.to_string_lossy().into_owned();
-                    if let Some(i) = l.strip_prefix("socket:[").and_then(|r| r.strip_suffix(']')) {
-                        inodes.insert(i.to_string(), pid);
-                    }
-                }
-            }
-        }
-        let mut listening = Vec::new();
-        for (file, loopback) in [
-            ("/proc/net/tcp", &["0100007F"][..]),
-            // ::ffff:127.0.0.1 (an IPv4 socket of a dual-stack listener) and ::1.
-            (
-                "/proc/net/tcp6",
-                &[
-                    "0000000000000000FFFF00000100007F",
-                    "00000000000000000000000001000000",
-                ][..],
-            ),
-        ] {
-            for l in std::fs::read_to_string(file).unwrap().lines().skip(1) {
-                let cols: Vec<&str> = l.split_whitespace().collect();
-                if cols.len() < 10 || cols[3] != "0A" {
-                    continue;
-                }
-                if let Some(pid) = inodes.get(cols[9]) {
-                    let (addr, port) = cols[1].split_once(':').unwrap();
-                    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-                    let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-                    listening.push((
-                        loopback.contains(&addr),
-                        addr.to_string(),
-                        port.to_string(),
-                        cmd,
-                    ));
-                }
-            }
-        }
-        assert!(
-            listening.len() >= 4,
-            "fewer listening sockets than the GCS, the client server and two raylets have: {listening:?}"
-        );
-        let outward: Vec<_> = listening.iter().filter(|l| !l.0).collect();
-        assert!(
-            outward.is_empty(),
-            "listening beyond 127.0.0.1 (address, hex port, command): {outward:?}"
-        );
-    }
 }
 
 /// The node ids (12 hex digits, as progress shows them) shards were accepted from.

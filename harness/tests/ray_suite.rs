@@ -1,5 +1,6 @@
 //! `ranklab run --cluster` and `ranklab bench --cluster` on a real Ray cluster on 127.0.0.1 (a
-//! head node without CPUs and one worker node of one CPU; see `common::ray`). The suite is a
+//! head node without CPUs and one worker node of one CPU; see `common::ray`; every TCP socket
+//! its processes listen on is checked to be bound to 127.0.0.1). The suite is a
 //! subset of the built-in `tasks/docir`: its first 6 tasks over the 6 design records they are
 //! about and their superseded versions (28 sections), with BM25, fusion (bge-small-en-v1.5) and
 //! fusion reranked by ms-marco-MiniLM-L-12-v2 (top 5) — 34 texts to embed and 30 pairs to score —
@@ -250,6 +251,7 @@ fn run_and_bench_with_cluster_fill_the_cache_with_the_bytes_of_a_local_run() {
     assert_eq!(local_lexical.caches.len(), 2);
 
     let cluster = Cluster::start(1);
+    cluster.assert_loopback_only();
     let address = cluster.address();
     let on_cluster = Some(&cluster);
 

@@ -1,16 +1,21 @@
 //! A real Ray cluster on 127.0.0.1 for the `--cluster` tests (ray 2.40.0 from PyPI in
-//! target/ray-venv, installed by `.ci/run`; override with RANKLAB_RAY_PYTHON): a head node with
-//! no CPU (it runs no shard) and worker nodes of one CPU each, every address 127.0.0.1 (the
-//! flags of bench/ray-cluster/run.sh: one --temp-dir, a port of its own for every agent). The
-//! cluster is stopped on drop, also on panic, by signalling only its own processes: those whose
-//! command line names its temporary directory, and the Ray Client server of its GCS port.
+//! target/ray-venv, installed by `.ci/run`; override with RANKLAB_RAY_PYTHON), driven through
+//! `tests/ray/cluster.py`: a head node with no CPU (it runs no shard) and worker nodes of one
+//! CPU each, every node IP 127.0.0.1 and every listening socket bound to it (the script says
+//! why not `ray start`: ray 2.40 rewrites --node-ip-address=127.0.0.1 into the outward
+//! address, and its servers then listen on every interface). The cluster stops when its value
+//! is dropped or the test process exits, whichever way: the script reads its stdin, and on EOF
+//! stops every process it started (and any left that name its directory or its GCS port), then
+//! deletes its directory.
 
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn root() -> PathBuf {
+/// The repository's root.
+pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
@@ -38,111 +43,78 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// Whether some socket of this machine listens on TCP `port` (any address).
-fn listening(port: u16) -> bool {
-    let hex = format!(":{port:04X} ");
-    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
-        std::fs::read_to_string(f).is_ok_and(|t| {
-            t.lines().skip(1).any(|l| {
-                let cols: Vec<&str> = l.split_whitespace().collect();
-                cols.len() > 3 && format!("{} ", cols[1]).ends_with(&hex) && cols[3] == "0A"
-            })
-        })
-    })
-}
-
-/// A Ray cluster on 127.0.0.1, stopped on drop.
+/// A Ray cluster on 127.0.0.1 (see the module's doc), stopped on drop.
 pub struct Cluster {
-    dir: tempfile::TempDir,
-    gcs: u16,
-    client_port: u16,
+    child: Child,
+    /// Taken on drop: the script sees EOF and stops the cluster.
+    stdin: Option<ChildStdin>,
+    stdout: std::io::Lines<BufReader<ChildStdout>>,
+    /// The script's directory: Ray's temp dir, and where the tests keep their files.
+    pub dir: PathBuf,
+    /// `ray://127.0.0.1:PORT`, the head's Ray Client address.
+    pub client: String,
+    /// (node id, raylet pid) of the worker nodes alive.
+    pub workers: Vec<(String, i32)>,
 }
 
 impl Cluster {
-    /// A head node without CPUs and `workers` worker nodes of one CPU each.
+    /// A head node and `workers` worker nodes of one CPU each, on 127.0.0.1.
     pub fn start(workers: usize) -> Cluster {
-        let ray = python().with_file_name("ray");
-        // Short: Ray's unix sockets live under the temp dir (108-byte path limit).
+        // Short: Ray's unix sockets live under it (108-byte path limit). Removed by the script.
         let dir = tempfile::Builder::new()
             .prefix("rl")
             .tempdir_in("/tmp")
+            .unwrap()
+            .keep();
+        let log = std::fs::File::create(dir.join("cluster.log")).unwrap();
+        let mut child = Command::new(python())
+            .arg(root().join("harness/tests/ray/cluster.py"))
+            .arg(&dir)
+            .arg(workers.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
             .unwrap();
-        let cluster = Cluster {
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut c = Cluster {
+            child,
+            stdin: Some(stdin),
+            stdout,
             dir,
-            gcs: free_port(),
-            client_port: free_port(),
+            client: String::new(),
+            workers: Vec::new(),
         };
-        let mut agents = Vec::new();
-        let mut start = |extra: Vec<String>| {
-            let agent = free_port();
-            agents.push(agent);
-            let o = Command::new(&ray)
-                .arg("start")
-                .arg(format!(
-                    "--temp-dir={}",
-                    cluster.dir.path().join("ray").display()
-                ))
-                .args([
-                    "--node-ip-address=127.0.0.1",
-                    "--object-store-memory=100000000",
-                    "--disable-usage-stats",
-                ])
-                .arg(format!("--dashboard-agent-listen-port={}", free_port()))
-                .arg(format!("--dashboard-agent-grpc-port={}", free_port()))
-                .arg(format!("--metrics-export-port={}", free_port()))
-                .arg(format!("--runtime-env-agent-port={agent}"))
-                .args(extra)
-                .env("RAY_USAGE_STATS_ENABLED", "0")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .output()
-                .unwrap();
-            assert!(
-                o.status.success(),
-                "ray start failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        };
-        start(vec![
-            "--head".into(),
-            "--num-cpus=0".into(),
-            "--include-dashboard=false".into(),
-            format!("--port={}", cluster.gcs),
-            format!("--ray-client-server-port={}", cluster.client_port),
-        ]);
-        for _ in 0..workers {
-            start(vec![
-                format!("--address=127.0.0.1:{}", cluster.gcs),
-                "--num-cpus=1".into(),
-            ]);
-        }
-        // The Ray Client server asks the head's runtime-env agent for every new client and gives
-        // up after about 15 s; on a loaded machine the agents can take longer to start.
-        for port in agents {
-            let t = Instant::now();
-            while !listening(port) {
-                assert!(
-                    t.elapsed() < Duration::from_secs(180),
-                    "the runtime-env agent on port {port} never started"
-                );
-                std::thread::sleep(Duration::from_millis(500));
+        let up = c.reply();
+        c.client = up["client"].as_str().unwrap().to_string();
+        assert!(c.client.starts_with("ray://127.0.0.1:"), "{up}");
+        for n in up["nodes"].as_array().unwrap() {
+            if !n["head"].as_bool().unwrap() {
+                c.workers.push((
+                    n["id"].as_str().unwrap().to_string(),
+                    n["raylet"].as_i64().unwrap() as i32,
+                ));
             }
         }
-        cluster
+        assert_eq!(c.workers.len(), workers, "{up}");
+        c
     }
 
     /// `ray://127.0.0.1:PORT`, the head's Ray Client address.
     pub fn address(&self) -> String {
-        format!("ray://127.0.0.1:{}", self.client_port)
+        self.client.clone()
     }
 
     /// The last lines of the cluster's Ray Client server logs (`ray_client_server*.err|out`), to
     /// show beside a command that failed on it.
     pub fn client_logs(&self) -> String {
-        let logs = self.dir.path().join("ray/session_latest/logs");
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&logs)
-            .map(|d| d.flatten().map(|e| e.path()).collect())
-            .unwrap_or_default();
+        let mut files: Vec<PathBuf> = Vec::new();
+        for logs in ["session_latest/logs", "ray/session_latest/logs"] {
+            if let Ok(d) = std::fs::read_dir(self.dir.join(logs)) {
+                files.extend(d.flatten().map(|e| e.path()));
+            }
+        }
         files.retain(|p| {
             let n = p.file_name().unwrap().to_string_lossy();
             n.starts_with("ray_client_server") && (n.ends_with(".err") || n.ends_with(".out"))
@@ -160,35 +132,132 @@ impl Cluster {
         out
     }
 
-    /// Every process of this cluster.
+    /// The script's next JSON line; its log's tail when it has none.
+    fn reply(&mut self) -> serde_json::Value {
+        for line in self.stdout.by_ref() {
+            let line = line.unwrap();
+            if line.starts_with('{') {
+                let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+                assert!(v.get("error").is_none(), "{v}");
+                return v;
+            }
+        }
+        let _ = self.child.try_wait();
+        let log = std::fs::read_to_string(self.dir.join("cluster.log")).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(30).collect::<Vec<_>>();
+        panic!(
+            "the cluster script stopped:\n{}",
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        );
+    }
+
+    /// Sends one command to the script (see its doc) and returns its answer.
+    pub fn command(&mut self, line: &str) -> serde_json::Value {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        self.reply()
+    }
+
+    /// Every process of the cluster: those below the script.
     fn pids(&self) -> Vec<i32> {
-        let dir = format!("{}/", self.dir.path().display());
-        let gcs = format!(":{} ", self.gcs);
-        let mut pids = Vec::new();
+        let mut parent = std::collections::BTreeMap::<i32, i32>::new();
         for e in std::fs::read_dir("/proc").unwrap().flatten() {
             let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
                 continue;
             };
-            let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
                 continue;
             };
-            let c = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if c.contains(&dir) || (c.contains("ray.util.client.server") && c.contains(&gcs)) {
-                pids.push(pid);
+            // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+            let after = stat.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
+            if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+                parent.insert(pid, ppid);
             }
         }
-        pids
+        let mut out = vec![self.child.id() as i32];
+        let mut i = 0;
+        while i < out.len() {
+            let p = out[i];
+            out.extend(parent.iter().filter(|(_, &pp)| pp == p).map(|(&c, _)| c));
+            i += 1;
+        }
+        out
+    }
+
+    /// Every TCP socket the cluster's processes listen on is bound to 127.0.0.1: the local
+    /// addresses of /proc/net/tcp{,6} whose inode one of their fds holds.
+    pub fn assert_loopback_only(&self) {
+        let mut inodes = std::collections::BTreeMap::new();
+        for pid in self.pids() {
+            let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+                continue;
+            };
+            for fd in fds.flatten() {
+                if let Ok(l) = std::fs::read_link(fd.path()) {
+                    let l = l.to_string_lossy().into_owned();
+                    if let Some(i) = l.strip_prefix("socket:[").and_then(|r| r.strip_suffix(']')) {
+                        inodes.insert(i.to_string(), pid);
+                    }
+                }
+            }
+        }
+        let mut listening = Vec::new();
+        for (file, loopback) in [
+            ("/proc/net/tcp", &["0100007F"][..]),
+            // ::ffff:127.0.0.1 (an IPv4 socket of a dual-stack listener) and ::1.
+            (
+                "/proc/net/tcp6",
+                &[
+                    "0000000000000000FFFF00000100007F",
+                    "00000000000000000000000001000000",
+                ][..],
+            ),
+        ] {
+            for l in std::fs::read_to_string(file).unwrap().lines().skip(1) {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                if cols.len() < 10 || cols[3] != "0A" {
+                    continue;
+                }
+                if let Some(pid) = inodes.get(cols[9]) {
+                    let (addr, port) = cols[1].split_once(':').unwrap();
+                    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                    let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+                    listening.push((
+                        loopback.contains(&addr),
+                        addr.to_string(),
+                        port.to_string(),
+                        cmd,
+                    ));
+                }
+            }
+        }
+        assert!(
+            listening.len() >= 4,
+            "fewer listening sockets than the GCS, the client server and two raylets have: {listening:?}"
+        );
+        let outward: Vec<_> = listening.iter().filter(|l| !l.0).collect();
+        assert!(
+            outward.is_empty(),
+            "listening beyond 127.0.0.1 (address, hex port, command): {outward:?}"
+        );
     }
 }
 
 impl Drop for Cluster {
+    /// Closes the script's stdin (it then stops the cluster, bounded, see its doc) and waits up
+    /// to 60 s for it to exit, then kills it.
     fn drop(&mut self) {
-        for sig in ["-TERM", "-KILL"] {
-            for pid in self.pids() {
-                let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
+        drop(self.stdin.take());
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(60) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
             }
-            std::thread::sleep(Duration::from_millis(500));
+            std::thread::sleep(Duration::from_millis(200));
         }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
