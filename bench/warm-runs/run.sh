@@ -54,4 +54,4 @@ hyperfine -N --warmup "$warmup" --runs "$runs" \
 load
 echo "== bm25s's own split (index; tokenize + retrieve 300 queries, top 100, one thread), 3 runs"
 for _ in 1 2 3; do "$venv/bin/python" "$root/bench/bm25-scifact/bm25s_scifact.py" "$data"; done
-diff -r "$tmp/before/beir" "$tmp/after/beir" >/dev/null && echo "beir reports: before and after identical"
+diff -r "$tmp/before" "$tmp/after" && echo "reports: before and after identical"
