@@ -4,33 +4,26 @@
 # --cluster on a Ray cluster on this machine with 1 and with 2 worker nodes of one CPU each (the
 # head node has no CPU, so it runs no shard). Each run starts from an empty vector cache (models
 # shared read-only from the default cache). Not in CI. Usage:
-#   bench/ray-cluster/run.sh [N=400] [SHARD=64]
+#   bench/ray-cluster/run.sh [N=400] [SHARD=64]   (RANKLAB=binary, RANKLAB_RAY_PYTHON=python with ray)
 # Needs target/ray-venv (see harness/ray/requirements.txt) and a release build.
+# The cluster is the tests' (harness/tests/ray/cluster.py: every node on 127.0.0.1 and every
+# socket bound to it; `ray start` would listen on every interface), driven over a pipe: started
+# with 1 worker node, then `add` for the second; closing the pipe stops it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${1:-400}
 SHARD=${2:-64}
-BIN=$(pwd)/target/release/ranklab
-RAY=$(pwd)/target/ray-venv/bin/ray
-export RANKLAB_RAY_PYTHON=$(pwd)/target/ray-venv/bin/python
+BIN=${RANKLAB:-$(pwd)/target/release/ranklab}
+export RANKLAB_RAY_PYTHON=${RANKLAB_RAY_PYTHON:-$(pwd)/target/ray-venv/bin/python}
 DATA=${RANKLAB_SHARED_DATA:-$(pwd)/../shared/data}/scifact
 SRC_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/ranklab
 W=$(mktemp -d /tmp/rlbXXXX)
-RAYPIDS=()
 cleanup() {
-  # Only this script's Ray processes: those naming its temp dir, and the client server of its GCS.
-  for sig in TERM KILL; do
-    for p in /proc/[0-9]*; do
-      c=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null || true)
-      case "$c" in *"$W"*|*"ray.util.client.server"*":$GCS "*) kill -$sig "${p#/proc/}" 2>/dev/null || true;; esac
-    done
-    sleep 1
-  done
+  # Closing the script's stdin stops the cluster (bounded) and removes its directory.
+  if [ -n "${CL_PID:-}" ]; then exec {CL_IN}>&-; wait "$CL_PID" 2>/dev/null || true; fi
   rm -rf "$W"
 }
 trap cleanup EXIT
-fp() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-GCS=$(fp); CLIENT=$(fp)
 
 mkdir -p "$W/coll/qrels"
 head -n "$N" "$DATA/corpus.jsonl" > "$W/coll/corpus.jsonl"
@@ -44,9 +37,6 @@ with open(f"{d}/queries.jsonl", "w") as q, open(f"{d}/qrels/test.tsv", "w") as r
     r.write(f"q1\t{ids[0]}\t1\n")
 PY
 fresh() { rm -rf "$W/cache"; mkdir -p "$W/cache"; ln -s "$SRC_CACHE/models" "$W/cache/models"; ln -s "$SRC_CACHE/runtime" "$W/cache/runtime"; }
-node() { RAY_USAGE_STATS_ENABLED=0 "$RAY" start --temp-dir="$W/ray" --node-ip-address=127.0.0.1 \
-  --object-store-memory=100000000 --disable-usage-stats --dashboard-agent-listen-port=$(fp) \
-  --dashboard-agent-grpc-port=$(fp) --metrics-export-port=$(fp) --runtime-env-agent-port=$(fp) "$@" >/dev/null; }
 run() { # label, extra args
   fresh
   local t0 t1
@@ -57,9 +47,14 @@ run() { # label, extra args
   echo "$1: $((N + 1)) texts, wall ${secs} s, $(python3 -c "print(round(($N+1)/($t1-$t0),1))") texts/s (whole command); $(grep -o '[0-9]* shards ([0-9]* retried), .*' "$W/err" || echo 'local')"
 }
 run "local (all cores)"
-node --head --num-cpus=0 --include-dashboard=false --port=$GCS --ray-client-server-port=$CLIENT
-node --address=127.0.0.1:$GCS --num-cpus=1
-run "cluster, 1 worker node x 1 CPU" --cluster ray://127.0.0.1:$CLIENT --shard-records "$SHARD"
-node --address=127.0.0.1:$GCS --num-cpus=1
-run "cluster, 2 worker nodes x 1 CPU" --cluster ray://127.0.0.1:$CLIENT --shard-records "$SHARD"
-run "cluster, 2 worker nodes x 1 CPU, shards of 8" --cluster ray://127.0.0.1:$CLIENT --shard-records 8
+mkfifo "$W/cl.in" "$W/cl.out"
+"${RANKLAB_RAY_PYTHON}" harness/tests/ray/cluster.py "$W/ray" 1 <"$W/cl.in" >"$W/cl.out" 2>"$W/cluster.log" &
+CL_PID=$!
+exec {CL_IN}>"$W/cl.in"
+exec {CL_OUT}<"$W/cl.out"
+reply() { local l; while IFS= read -r l <&"$CL_OUT"; do case "$l" in '{'*) echo "$l"; return 0;; esac; done; cat "$W/cluster.log" >&2; exit 1; }
+ADDR=$(reply | python3 -c 'import json,sys; print(json.load(sys.stdin)["client"])')
+run "cluster, 1 worker node x 1 CPU" --cluster "$ADDR" --shard-records "$SHARD"
+echo add >&"$CL_IN"; reply >/dev/null
+run "cluster, 2 worker nodes x 1 CPU" --cluster "$ADDR" --shard-records "$SHARD"
+run "cluster, 2 worker nodes x 1 CPU, shards of 8" --cluster "$ADDR" --shard-records 8
