@@ -20,6 +20,22 @@ use crate::suite::{read_yaml, Experiments, Suite, Task};
 use ranklab_engine::policy::Wiring;
 use ranklab_engine::yaml::Lines;
 
+/// The `paired*.yaml` files of the folder `dir`, sorted by path (the order `ranklab check` and
+/// the suite's report check them in).
+pub fn files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension().is_some_and(|x| x == "yaml")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("paired"))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
 /// Outcome of one assertion under one wiring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -55,17 +55,8 @@ fn paired_files(path: &std::path::Path) -> Result<Vec<PathBuf>> {
     if !path.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let mut out: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| anyhow::anyhow!("cannot list {}: {e}", path.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_file()
-                && p.extension().is_some_and(|x| x == "yaml")
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("paired"))
-        })
-        .collect();
-    out.sort();
+    let out = crate::paired::files_in(path)
+        .map_err(|e| anyhow::anyhow!("cannot list {}: {e}", path.display()))?;
     if out.is_empty() {
         anyhow::bail!(
             "{}: no paired*.yaml in this folder; pass a paired.yaml file or a suite folder holding one ({})",

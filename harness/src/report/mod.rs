@@ -734,19 +734,9 @@ fn check_paired(
     recordings: Option<&Path>,
 ) -> Result<Vec<PairedResult>> {
     let dir = suite.path.parent().unwrap_or(Path::new("."));
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(files) = crate::paired::files_in(dir) else {
         return Ok(Vec::new());
     };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_file()
-                && p.extension().is_some_and(|x| x == "yaml")
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("paired"))
-        })
-        .collect();
-    files.sort();
     let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
