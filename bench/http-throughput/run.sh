@@ -9,6 +9,8 @@
 # (default 5); the last row per concurrency is the median ratio; the load column is
 # /proc/loadavg's 1-minute figure after the round (the machine is shared).
 # RANKLAB=/path/to/ranklab replays with that binary (default: target/release/ranklab).
+# PIN=1 pins the engine (node) to CPU 0 and both clients (ranklab, wrk) to CPU 1 with taskset, so
+# that the scheduler does not move them onto one core mid-round (much less noise on 2 cores).
 # BEFORE=/path/to/another/ranklab adds that binary's rate to every round, measured right before
 # ranklab's (e.g. main's build before a change), and its median ratio to wrk.
 set -euo pipefail
@@ -24,7 +26,12 @@ command -v wrk >/dev/null || fail "wrk is not installed (apt-get install wrk)"
 [ -x "$ranklab" ] || fail "no $ranklab; build it first (cargo build --release -p ranklab)"
 [ -d examples/engines/minisearch/node_modules ] ||
   fail "examples/engines/minisearch/node_modules is missing; run \`just engines\` (npm ci there) first"
-(cd examples/engines/minisearch && exec node http.js "$root/corpora/docir" 0 >"$work/port" 2>"$work/server.err") &
+engine_cpu=() client_cpu=()
+if [ "${PIN:-}" = 1 ]; then
+  command -v taskset >/dev/null || fail "PIN=1 needs taskset (util-linux)"
+  engine_cpu=(taskset -c 0) client_cpu=(taskset -c 1)
+fi
+(cd examples/engines/minisearch && exec "${engine_cpu[@]}" node http.js "$root/corpora/docir" 0 >"$work/port" 2>"$work/server.err") &
 server=$!
 for _ in $(seq 100); do
   [ -s "$work/port" ] && break
@@ -51,7 +58,7 @@ LUA
 rounds=${ROUNDS:-5}
 before=${BEFORE:-}
 [ -z "$before" ] || [ -x "$before" ] || fail "BEFORE=$before is not an executable"
-rate() { (cd "$work" && "$1" run tasks/s --dry-run 2>&1 >/dev/null | sed -n 's/.*(\([0-9]*\) queries\/s.*/\1/p'); }
+rate() { (cd "$work" && "${client_cpu[@]}" "$1" run tasks/s --dry-run 2>&1 >/dev/null | sed -n 's/.*(\([0-9]*\) queries\/s.*/\1/p'); }
 if [ -n "$before" ]; then
   printf '| concurrency | round | before queries/s | ranklab queries/s | wrk requests/s | before/wrk | ratio | load (1 min) |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 else
@@ -73,7 +80,7 @@ YAML
       [ -z "$before" ] || b=$(rate "$before")
       r=$(rate "$ranklab")
       t=$(( c1 < 2 ? 1 : 2 ))
-      w=$(wrk -t"$t" -c"$c1" -d3s -s "$work/post.lua" "http://127.0.0.1:$port/search" | sed -n 's/Requests\/sec: *\([0-9.]*\)/\1/p')
+      w=$("${client_cpu[@]}" wrk -t"$t" -c"$c1" -d3s -s "$work/post.lua" "http://127.0.0.1:$port/search" | sed -n 's/Requests\/sec: *\([0-9.]*\)/\1/p')
       ratio=$(echo "$r / $w" | bc -l)
       ratios+=("$ratio")
       if [ -n "$before" ]; then

@@ -468,34 +468,72 @@ fn attempt_tls(
     }
 }
 
-/// One request, retried on connection errors, timeouts, 429 and 5xx.
+/// A task's request ready to send: the URL as sent (or why it cannot be) and, for an
+/// `http://` URL, the address to connect to and the request's bytes ([`wire::Client::encode`]).
+struct Ready {
+    url: std::result::Result<String, String>,
+    plain: Option<(String, Vec<u8>)>,
+}
+
+fn ready(h: &HttpSpec, headers: &[(String, String)], (url, body): (&str, Option<&str>)) -> Ready {
+    let url = expand_env(url).map_err(|e| format!("{e:#}"));
+    let plain = url.as_ref().ok().and_then(|u| {
+        let t = wire::target(u)?;
+        let mut bytes = Vec::new();
+        let method = h.method().unwrap_or("POST");
+        wire::Client::encode(method, &t, headers, body.map(str::as_bytes), &mut bytes);
+        Some((t.connect, bytes))
+    });
+    Ready { url, plain }
+}
+
+/// One request, retried on connection errors, timeouts, 429 and 5xx. `meanwhile` runs once,
+/// while the engine works on the first attempt (after its request was written, before its
+/// response is read), so that the worker's own work is not added to each request's round trip.
+#[allow(clippy::too_many_arguments)]
 fn send(
     clients: &mut Clients<'_>,
     h: &HttpSpec,
     headers: &[(String, String)],
-    (url, body): (&str, Option<&str>),
+    r: &Ready,
+    body: Option<&str>,
     retries: u32,
     retried: &AtomicUsize,
+    meanwhile: impl FnOnce(),
 ) -> Got {
-    let url = match expand_env(url) {
+    let mut meanwhile = Some(meanwhile);
+    let mut meanwhile = move || {
+        if let Some(f) = meanwhile.take() {
+            f()
+        }
+    };
+    let url = match &r.url {
         Ok(u) => u,
-        Err(e) => return Got::Failed(format!("{e:#}")),
+        Err(e) => {
+            meanwhile();
+            return Got::Failed(e.clone());
+        }
     };
     let method = h.method().unwrap_or("POST");
-    let target = wire::target(&url);
     let mut attempt = 0;
     let mut buf = Vec::new();
     loop {
-        let outcome = match &target {
-            Some(t) => clients
-                .plain
-                .call(method, t, headers, body.map(str::as_bytes), &mut buf)
-                .map(|status| (status, std::mem::take(&mut buf)))
-                .map_err(|f| match f {
-                    wire::Failure::Request(e) => format!("request failed: {e}"),
-                    wire::Failure::Body(e) => format!("reading the response: {e}"),
-                }),
-            None => attempt_tls(clients.agent(), method, &url, headers, body),
+        let outcome = match &r.plain {
+            Some((connect, request)) => {
+                let begun = clients.plain.begin(connect, request);
+                meanwhile();
+                begun
+                    .and_then(|()| clients.plain.finish(connect, request, &mut buf))
+                    .map(|status| (status, std::mem::take(&mut buf)))
+                    .map_err(|f| match f {
+                        wire::Failure::Request(e) => format!("request failed: {e}"),
+                        wire::Failure::Body(e) => format!("reading the response: {e}"),
+                    })
+            }
+            None => {
+                meanwhile();
+                attempt_tls(clients.agent(), method, url, headers, body)
+            }
         };
         let retry = match &outcome {
             Ok((status, _)) => *status == 429 || *status >= 500,
@@ -576,8 +614,9 @@ pub type Answers = (
     Vec<Result<std::result::Result<Vec<super::ExtHit>, String>>>,
 );
 
-/// Asks the engine every task, `concurrency` at a time. Each worker parses its responses as they
-/// arrive; the exchanges (for `--record`) are kept only when `keep` says so, in suite order.
+/// Asks the engine every task, `concurrency` at a time. Each worker keeps its own work off the
+/// round trip: while the engine answers one task, the worker readies the next task's request and
+/// reads the answer to the previous one ([`send`]'s `meanwhile`); the exchanges (for `--record`) are kept only when `keep` says so, in suite order.
 ///
 /// Each worker has its own agent (its own keep-alive connection, no lock shared with the other
 /// workers), and the request's head and body leave in one write ([`OneWrite`]).
@@ -634,22 +673,43 @@ pub fn run(
                     tls: None,
                     config: &config,
                 };
-                loop {
+                // One task claimed ahead: while the engine answers task i, the worker readies
+                // the request of the next and reads the answer to the previous.
+                let claim = || {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= urls.len() {
-                        break;
-                    }
+                    (i < tasks.len())
+                        .then(|| (i, ready(h, &headers, (&urls[i], bodies[i].as_deref()))))
+                };
+                let store = |i: usize, got: Got| {
+                    let (v, parsed) = answer(&pointers, &tasks[i].id, got, k, keep);
+                    *answers[i].lock().unwrap_or_else(|e| e.into_inner()) = Some((v, parsed));
+                    pb.inc(1);
+                };
+                let mut current = claim();
+                let mut done: Option<(usize, Got)> = None;
+                while let Some((i, r)) = current.take() {
+                    let previous = done.take();
+                    let mut upcoming = None;
                     let got = send(
                         &mut clients,
                         h,
                         &headers,
-                        (&urls[i], bodies[i].as_deref()),
+                        &r,
+                        bodies[i].as_deref(),
                         retries,
                         &retried,
+                        || {
+                            upcoming = claim();
+                            if let Some((j, g)) = previous {
+                                store(j, g);
+                            }
+                        },
                     );
-                    let (v, parsed) = answer(&pointers, &tasks[i].id, got, k, keep);
-                    *answers[i].lock().unwrap_or_else(|e| e.into_inner()) = Some((v, parsed));
-                    pb.inc(1);
+                    done = Some((i, got));
+                    current = upcoming;
+                }
+                if let Some((j, g)) = done {
+                    store(j, g);
                 }
             });
         }

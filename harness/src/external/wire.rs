@@ -10,6 +10,11 @@
 //! loopback, where this client makes one `sendto` and (usually) one `recvfrom`. At one request in
 //! flight that work is the gap to a load tool (bench/http-throughput/README.md).
 //!
+//! A request is written by [`Client::begin`] and its response read by [`Client::finish`], so a
+//! caller can do its own work while the engine answers (the replay readies the next request and
+//! reads the previous answer there): at one request in flight, that work is then not part of
+//! each round trip.
+//!
 //! Timeouts: the socket's read and write timeouts are the configuration's `timeout_ms`, and a
 //! response that has not fully arrived `timeout_ms` after the request was sent fails as a
 //! timeout (checked after every read). A reused connection the engine closed while idle is
@@ -77,6 +82,11 @@ pub fn target(url: &str) -> Option<Target<'_>> {
 pub struct Client {
     timeout: Duration,
     conn: Option<(String, TcpStream)>,
+    /// Whether the connection was opened for the request in flight (a closed reused one is
+    /// reopened once; a fresh one that fails has failed).
+    fresh: bool,
+    /// When the request in flight times out.
+    deadline: Instant,
     head: Vec<u8>,
     buf: Vec<u8>,
     /// What one read fills (zeroed once, not per read).
@@ -98,6 +108,8 @@ impl Client {
         Client {
             timeout,
             conn: None,
+            fresh: true,
+            deadline: Instant::now(),
             head: Vec::with_capacity(512),
             buf: Vec::with_capacity(16 * 1024),
             scratch: vec![0; 64 * 1024],
@@ -125,6 +137,36 @@ impl Client {
         }))
     }
 
+    /// The bytes of one request to `t`: its head and body, ready for [`Client::begin`].
+    pub fn encode(
+        method: &str,
+        t: &Target<'_>,
+        headers: &[(String, String)],
+        payload: Option<&[u8]>,
+        out: &mut Vec<u8>,
+    ) {
+        out.clear();
+        let _ = write!(out, "{method} {} HTTP/1.1\r\nHost: {}\r\n", t.path, t.host);
+        let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+        if payload.is_some() && !has("content-type") {
+            out.extend_from_slice(b"Content-Type: application/json\r\n");
+        }
+        if !has("user-agent") {
+            out.extend_from_slice(
+                concat!("User-Agent: ranklab/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),
+            );
+        }
+        for (k, v) in headers {
+            let _ = write!(out, "{k}: {v}\r\n");
+        }
+        if let Some(p) = payload {
+            let _ = write!(out, "Content-Length: {}\r\n\r\n", p.len());
+            out.extend_from_slice(p);
+        } else {
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+
     /// Sends one request and reads its response: the status and the body (in `body`, which is
     /// cleared first).
     pub fn call(
@@ -135,50 +177,69 @@ impl Client {
         payload: Option<&[u8]>,
         body: &mut Vec<u8>,
     ) -> Result<u16, Failure> {
-        self.head.clear();
-        let h = &mut self.head;
-        let _ = write!(h, "{method} {} HTTP/1.1\r\nHost: {}\r\n", t.path, t.host);
-        let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
-        if payload.is_some() && !has("content-type") {
-            h.extend_from_slice(b"Content-Type: application/json\r\n");
-        }
-        if !has("user-agent") {
-            h.extend_from_slice(
-                concat!("User-Agent: ranklab/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),
-            );
-        }
-        for (k, v) in headers {
-            let _ = write!(h, "{k}: {v}\r\n");
-        }
-        if let Some(p) = payload {
-            let _ = write!(h, "Content-Length: {}\r\n\r\n", p.len());
-            h.extend_from_slice(p);
-        } else {
-            h.extend_from_slice(b"\r\n");
-        }
-        let reused = matches!(&self.conn, Some((a, _)) if *a == t.connect);
+        let mut request = std::mem::take(&mut self.head);
+        Client::encode(method, t, headers, payload, &mut request);
+        let result = self
+            .begin(&t.connect, &request)
+            .and_then(|()| self.finish(&t.connect, &request, body));
+        self.head = request;
+        result
+    }
+
+    /// Writes a request (from [`Client::encode`]) to `connect`, on the open connection when it
+    /// goes there, else on a new one; its response is read by [`Client::finish`]. Between the
+    /// two the caller may do other work while the engine answers.
+    pub fn begin(&mut self, connect: &str, request: &[u8]) -> Result<(), Failure> {
+        let reused = matches!(&self.conn, Some((a, _)) if *a == connect);
         if !reused {
             self.conn = None;
         }
-        let mut fresh = !reused;
+        self.fresh = !reused;
         loop {
             if self.conn.is_none() {
                 let s = self
-                    .connect(&t.connect)
-                    .map_err(|e| Failure::Request(format!("connecting to {}: {e}", t.connect)))?;
-                self.conn = Some((t.connect.clone(), s));
+                    .connect(connect)
+                    .map_err(|e| Failure::Request(format!("connecting to {connect}: {e}")))?;
+                self.conn = Some((connect.to_string(), s));
             }
-            match self.exchange(body) {
+            self.deadline = Instant::now() + self.timeout;
+            let (_, s) = self.conn.as_mut().expect("connected");
+            match s.write_all(request) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    self.conn = None;
+                    let f = Failure::Request(format!("sending: {e}"));
+                    // A reused connection the engine closed while idle: once more, on a new one.
+                    if is_timeout(&e) || self.fresh {
+                        return Err(f);
+                    }
+                    self.fresh = true;
+                }
+            }
+        }
+    }
+
+    /// Reads the response to the request [`Client::begin`] wrote: the status, and the body in
+    /// `body` (cleared first). When a reused connection turns out closed before any byte of a
+    /// response arrived, `request` is sent again on a new connection, once.
+    pub fn finish(
+        &mut self,
+        connect: &str,
+        request: &[u8],
+        body: &mut Vec<u8>,
+    ) -> Result<u16, Failure> {
+        loop {
+            match self.response(body) {
                 Ok((status, keep)) => {
                     if !keep {
                         self.conn = None;
                     }
                     return Ok(status);
                 }
-                // The engine closed the idle connection: connect again and resend, once.
-                Err(Attempt::Stale(_)) if !fresh => {
+                Err(Attempt::Stale(_)) if !self.fresh => {
                     self.conn = None;
-                    fresh = true;
+                    // Not reused now: a second failure is final.
+                    self.begin(connect, request)?;
                 }
                 Err(Attempt::Stale(f) | Attempt::Failed(f)) => {
                     self.conn = None;
@@ -188,20 +249,16 @@ impl Client {
         }
     }
 
-    /// Writes the request in `self.head` and reads the response; whether the connection can be
-    /// reused.
-    fn exchange(&mut self, body: &mut Vec<u8>) -> Result<(u16, bool), Attempt> {
-        let deadline = Instant::now() + self.timeout;
+    /// Reads the response on the connection [`Client::begin`] wrote to; whether the connection
+    /// can be reused.
+    fn response(&mut self, body: &mut Vec<u8>) -> Result<(u16, bool), Attempt> {
+        let deadline = self.deadline;
         let timeout = self.timeout;
-        let (_, s) = self.conn.as_mut().expect("connected");
-        if let Err(e) = s.write_all(&self.head) {
-            let f = Failure::Request(format!("sending: {e}"));
-            return Err(if is_timeout(&e) {
-                Attempt::Failed(f)
-            } else {
-                Attempt::Stale(f)
-            });
-        }
+        let Some((_, s)) = self.conn.as_mut() else {
+            return Err(Attempt::Failed(Failure::Request(
+                "no request was sent".into(),
+            )));
+        };
         let buf = &mut self.buf;
         let scratch = &mut self.scratch;
         buf.clear();
@@ -569,5 +626,58 @@ mod tests {
         let port = port.to_string();
         let want = format!("POST /s?q=1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nUser-Agent: ranklab/{}\r\nX-Key: v\r\nContent-Length: 2\r\n\r\n", env!("CARGO_PKG_VERSION"));
         assert!(requests[0].starts_with(&want), "{:?}", requests[0]);
+    }
+
+    /// `begin` puts the request on the wire and returns without waiting for the answer (the
+    /// server sees the request before `finish` is called, and answers only after the test let
+    /// it); `finish` then reads that answer; the next request goes on the same connection.
+    #[test]
+    fn begin_sends_the_request_and_finish_reads_its_answer_later() {
+        use std::net::TcpListener;
+        use std::sync::mpsc;
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let (seen_tx, seen_rx) = mpsc::channel::<String>();
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            for answer in ["first", "second"] {
+                let mut req = vec![0u8; 4096];
+                let mut got = 0;
+                while !req[..got].windows(2).any(|w| w == b"}}") {
+                    got += s.read(&mut req[got..]).unwrap();
+                }
+                seen_tx
+                    .send(String::from_utf8_lossy(&req[..got]).to_string())
+                    .unwrap();
+                go_rx.recv().unwrap();
+                let a = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{answer}",
+                    answer.len()
+                );
+                s.write_all(a.as_bytes()).unwrap();
+            }
+            // One connection for both requests.
+            l.set_nonblocking(true).unwrap();
+            l.accept().is_err()
+        });
+        let url = format!("http://127.0.0.1:{port}/s");
+        let t = target(&url).unwrap();
+        let mut c = Client::new(Duration::from_secs(10));
+        let mut body = Vec::new();
+        for (payload, answer) in [(&b"{\"n\": {1}}"[..], "first"), (b"{\"n\": {2}}", "second")] {
+            let mut request = Vec::new();
+            Client::encode("POST", &t, &[], Some(payload), &mut request);
+            c.begin(&t.connect, &request).unwrap();
+            let seen = seen_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+            assert!(
+                seen.ends_with(std::str::from_utf8(payload).unwrap()),
+                "{seen:?}"
+            );
+            go_tx.send(()).unwrap();
+            assert_eq!(c.finish(&t.connect, &request, &mut body).unwrap(), 200);
+            assert_eq!(body, answer.as_bytes());
+        }
+        assert!(server.join().unwrap(), "a second connection was opened");
     }
 }
