@@ -101,9 +101,63 @@ fn tie_order<'a>(
     out
 }
 
+/// True when a group of equal scores holds documents of different grades: only then does
+/// [`tie_order`] change the ranking.
+fn mixed_ties(ids: &[&str], scores: &[f32], grade: &dyn Fn(&str) -> i32) -> bool {
+    scores
+        .windows(2)
+        .zip(ids.windows(2))
+        .any(|(s, i)| s[0] == s[1] && grade(i[0]) != grade(i[1]))
+}
+
 /// True when documents with equal scores sit on both sides of rank `k`.
 pub fn tie_straddles(ranked: &[Ranked], k: usize) -> bool {
     k >= 1 && ranked.len() > k && ranked[k - 1].score == ranked[k].score
+}
+
+/// One task's share of a configuration's warranty.
+struct TaskShare {
+    judged: f64,
+    unjudged: usize,
+    tie: bool,
+    worst: Vec<f64>,
+    best: Vec<f64>,
+}
+
+fn task_share(
+    corpus: &Corpus,
+    set: &MeasureSet,
+    task: &crate::suite::Task,
+    ranked: &[Ranked],
+    judgments: &HashMap<String, i32>,
+) -> TaskShare {
+    let ids: Vec<&str> = ranked.iter().map(|r| corpus.id(r.doc)).collect();
+    // i13's Judged@k (metrics/unjudged.rs): judged documents of the top k / k.
+    let judged = evaluate_ranking(&[Measure::Judged(task.k)], &ids, judgments, 1)[0];
+    let j = (judged * task.k as f64).round() as usize;
+    let scores: Vec<f32> = ranked.iter().map(|r| r.score).collect();
+    let grade = |id: &str| task.expected.get(id).copied().unwrap_or(0);
+    let measures = set.for_task(task);
+    // When no group of equal scores holds documents of different grades, both orders are the
+    // ranking itself (the sorts are stable): evaluated once.
+    let (worst, best) = if mixed_ties(&ids, &scores, &grade) {
+        let worst = tie_order(&ids, &scores, &grade, false);
+        let best = tie_order(&ids, &scores, &grade, true);
+        (
+            evaluate_ranking(&measures, &worst, judgments, 1),
+            evaluate_ranking(&measures, &best, judgments, 1),
+        )
+    } else {
+        let v = evaluate_ranking(&measures, &ids, judgments, 1);
+        (v.clone(), v)
+    };
+    TaskShare {
+        judged,
+        unjudged: ids.len().min(task.k) - j,
+        tie: tie_straddles(ranked, task.k),
+        worst,
+        best,
+    }
 }
 
 /// Computes the warranty of a report from its replay and statistics.
@@ -114,34 +168,34 @@ pub fn compute(
     set: &MeasureSet,
     c: &Computed,
 ) -> Result<Warranty> {
+    use rayon::prelude::*;
+    let judgments: Vec<HashMap<String, i32>> = suite
+        .tasks
+        .iter()
+        .map(|t| t.expected.iter().map(|(k, v)| (k.clone(), *v)).collect())
+        .collect();
     let mut configs = Vec::with_capacity(replay.runs.len());
     for (ci, run) in replay.runs.iter().enumerate() {
+        // Tasks in parallel; their shares are summed in task order (the same bytes as one
+        // thread).
+        let shares: Vec<TaskShare> = suite
+            .tasks
+            .par_iter()
+            .zip(&run.per_task)
+            .zip(&judgments)
+            .map(|((task, ranked), judgments)| task_share(corpus, set, task, ranked, judgments))
+            .collect();
         let mut judged_sum = 0.0;
         let mut unjudged = 0;
         let mut tie_tasks = 0;
         let mut worst = vec![0.0; c.measures.len()];
         let mut best = vec![0.0; c.measures.len()];
-        for (task, ranked) in suite.tasks.iter().zip(&run.per_task) {
-            let ids: Vec<&str> = ranked.iter().map(|r| corpus.id(r.doc)).collect();
-            let judgments: HashMap<String, i32> =
-                task.expected.iter().map(|(k, v)| (k.clone(), *v)).collect();
-            // i13's Judged@k (metrics/unjudged.rs): judged documents of the top k / k.
-            let judged = evaluate_ranking(&[Measure::Judged(task.k)], &ids, &judgments, 1)[0];
-            judged_sum += judged;
-            let j = (judged * task.k as f64).round() as usize;
-            unjudged += ids.len().min(task.k) - j;
-            if tie_straddles(ranked, task.k) {
-                tie_tasks += 1;
-            }
-            let scores: Vec<f32> = ranked.iter().map(|r| r.score).collect();
-            let grade = |id: &str| task.expected.get(id).copied().unwrap_or(0);
-            let measures = set.for_task(task);
-            for (acc, is_best) in [(&mut worst, false), (&mut best, true)] {
-                let order = tie_order(&ids, &scores, &grade, is_best);
-                for (a, v) in acc
-                    .iter_mut()
-                    .zip(evaluate_ranking(&measures, &order, &judgments, 1))
-                {
+        for share in shares {
+            judged_sum += share.judged;
+            unjudged += share.unjudged;
+            tie_tasks += usize::from(share.tie);
+            for (acc, values) in [(&mut worst, &share.worst), (&mut best, &share.best)] {
+                for (a, v) in acc.iter_mut().zip(values) {
                     *a += v;
                 }
             }
@@ -588,5 +642,40 @@ mod tests {
             tie_order(&ids, &scores, &grade, false),
             ["a", "b", "c", "d"]
         );
+    }
+
+    /// The shortcut of `task_share`: without mixed ties both tie orders are the ranking itself;
+    /// with them, some rankings change (both halves occur among 2,000 random rankings).
+    #[test]
+    fn without_mixed_ties_both_tie_orders_are_the_ranking() {
+        let names: Vec<String> = (0..12).map(|i| format!("d{i}")).collect();
+        let mut x: u64 = 7;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let (mut unchanged, mut changed) = (0, 0);
+        for _ in 0..2000 {
+            let n = 1 + next(12) as usize;
+            let ids: Vec<&str> = names[..n].iter().map(String::as_str).collect();
+            let mut scores: Vec<f32> = (0..n).map(|_| next(4) as f32).collect();
+            scores.sort_by(|a, b| b.total_cmp(a));
+            let grades: Vec<i32> = (0..n).map(|_| next(3) as i32).collect();
+            let grade = |id: &str| grades[id[1..].parse::<usize>().unwrap()];
+            let (w, b) = (
+                tie_order(&ids, &scores, &grade, false),
+                tie_order(&ids, &scores, &grade, true),
+            );
+            if mixed_ties(&ids, &scores, &grade) {
+                changed += usize::from(w != ids || b != ids);
+                assert!(w != b, "{ids:?} {scores:?} {grades:?}");
+            } else {
+                assert_eq!((&w, &b), (&ids, &ids), "{scores:?} {grades:?}");
+                unchanged += 1;
+            }
+        }
+        assert!(unchanged > 100 && changed > 100, "{unchanged} {changed}");
     }
 }
