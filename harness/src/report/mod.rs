@@ -411,7 +411,20 @@ pub fn render_with(
     let tasks = tasks_table(&all, suite, replay)?;
     let tasks_md = tasks_markdown_table(&all, suite, replay)?;
     let (ranks, _) = first_ranks(&all, suite, replay);
-    let computed = stats_section::compute(&all, suite, ex, replay, set)?;
+    // The run files (one per configuration, in parallel) are built while the statistics are
+    // computed: neither needs the other, and the pool stays busy through either's tail.
+    let (computed, run_files) = rayon::join(
+        || stats_section::compute(&all, suite, ex, replay, set),
+        || {
+            use rayon::prelude::*;
+            replay
+                .runs
+                .par_iter()
+                .map(|run| run_file(&all, suite, run).into_bytes())
+                .collect::<Vec<Vec<u8>>>()
+        },
+    );
+    let computed = computed?;
     let stats = stats_section::section_of(&computed)?;
     let warranty = warranty::compute(&all, suite, replay, set, &computed)?;
     let task_ids: Vec<String> = suite.tasks.iter().map(|t| t.id.clone()).collect();
@@ -489,15 +502,6 @@ pub fn render_with(
     writeln!(summary, "Decision: {decision}")?;
 
     let mut files: Vec<(PathBuf, Vec<u8>)> = plots.files;
-    // One run file per configuration, built on rayon's pool (each file is the same bytes).
-    let run_files: Vec<Vec<u8>> = {
-        use rayon::prelude::*;
-        replay
-            .runs
-            .par_iter()
-            .map(|run| run_file(&all, suite, run).into_bytes())
-            .collect()
-    };
     for (run, bytes) in replay.runs.iter().zip(run_files) {
         files.push((
             PathBuf::from("runs").join(format!("{}.trec", run.config.name)),
