@@ -509,9 +509,9 @@ impl TaskLists<'_, '_> {
     }
 }
 
-/// The BM25 and dense lists (at `max_depth`) of every task that ranklab's own configurations
-/// need, computed for all tasks at once on rayon's pool: BM25 one task per job, dense in
-/// blocks of queries per pass over the vectors ([`DenseIndex::search_many`]). The same hits
+/// The BM25, dense and fused lists (at `max_depth`) of every task that ranklab's own
+/// configurations need, computed for all tasks at once on rayon's pool: BM25 and fusion one task
+/// per job, dense in blocks of queries per pass over the vectors ([`DenseIndex::search_many`]). The same hits
 /// as [`TaskLists::get`] computes one task at a time; they are checked (non-finite scores)
 /// when a task takes them. Query vectors come from the cache (a miss is embedded here, in
 /// task order).
@@ -577,6 +577,45 @@ fn prefetch(
         };
         for (m, l) in out.iter_mut().zip(d.index.search_many(&vecs, max_depth)) {
             m.insert(key.clone(), l);
+        }
+    }
+    // Fused lists, one task per job, from the lists above, fused as `TaskLists::get` fuses
+    // them. A task whose lists hold a non-finite score is left to `get`, which reports it.
+    let mut fused_keys = BTreeSet::new();
+    for (ci, c) in ex.configurations.iter().enumerate() {
+        if external.contains_key(&ci) || c.retriever != Retriever::Fusion {
+            continue;
+        }
+        let key = list_key(c);
+        if !fused_keys.insert(key.clone()) {
+            continue;
+        }
+        let of = |retriever| {
+            list_key(&Configuration {
+                retriever,
+                depth: Some(max_depth),
+                ..c.clone()
+            })
+        };
+        let (lex_key, sem_key) = (of(Retriever::Bm25), of(Retriever::Dense));
+        let id_rank = corpus.id_rank();
+        let fused: Vec<Option<Vec<Hit>>> = out
+            .par_iter()
+            .map(|m| {
+                let (lex, sem) = (m.get(&lex_key)?, m.get(&sem_key)?);
+                let finite = |l: &[Hit]| l.iter().all(|h| h.score.is_finite());
+                if !finite(lex) || !finite(sem) {
+                    return None;
+                }
+                let mut f = rrf_ranked(&[lex, sem], c.rrf(), id_rank);
+                f.truncate(max_depth);
+                Some(f)
+            })
+            .collect();
+        for (m, f) in out.iter_mut().zip(fused) {
+            if let Some(f) = f {
+                m.insert(key.clone(), f);
+            }
         }
     }
     Ok(out)

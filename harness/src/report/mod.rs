@@ -413,15 +413,20 @@ pub fn render_with(
     let (ranks, _) = first_ranks(&all, suite, replay);
     // The run files (one per configuration, in parallel) are built while the statistics are
     // computed: neither needs the other, and the pool stays busy through either's tail.
-    let (computed, run_files) = rayon::join(
+    let (computed, (run_files, corpus_sha256)) = rayon::join(
         || stats_section::compute(&all, suite, ex, replay, set),
         || {
             use rayon::prelude::*;
-            replay
-                .runs
-                .par_iter()
-                .map(|run| run_file(&all, suite, run).into_bytes())
-                .collect::<Vec<Vec<u8>>>()
+            rayon::join(
+                || {
+                    replay
+                        .runs
+                        .par_iter()
+                        .map(|run| run_file(&all, suite, run).into_bytes())
+                        .collect::<Vec<Vec<u8>>>()
+                },
+                || corpus.content_hash(),
+            )
         },
     );
     let computed = computed?;
@@ -458,7 +463,7 @@ pub fn render_with(
         suite.k,
         shown(&suite.corpus_path),
         corpus.len(),
-        &corpus.content_hash()[..16],
+        &corpus_sha256[..16],
         shown(&ex.path),
         ex.baseline(),
         ex.configurations.iter().map(|c| c.depth()).max().unwrap_or(0),
@@ -539,7 +544,7 @@ pub fn render_with(
         "experiment": ex.experiment,
         "baseline": ex.baseline(),
         "k": suite.k,
-        "corpus_sha256": corpus.content_hash(),
+        "corpus_sha256": corpus_sha256,
         "decision": decision,
         "configurations": configs::json(&replay.runs, &practice),
         "metrics": table::json_rows(&metrics),

@@ -202,6 +202,7 @@ pub fn compute(
         }
         let n = suite.tasks.len().max(1) as f64;
         let power = (0..c.measures.len())
+            .into_par_iter()
             .map(|m| {
                 if ci == c.baseline {
                     return Ok(None);
