@@ -152,7 +152,10 @@ impl EmbeddingCache {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Vec<Vec<f32>>, CacheStats)> {
         self.records.check_model("embedder", embedder.identity())?;
-        let keys: Vec<[u8; 32]> = texts.iter().map(|t| sha256(t.as_bytes())).collect();
+        let keys: Vec<[u8; 32]> = {
+            use rayon::prelude::*;
+            texts.par_iter().map(|t| sha256(t.as_bytes())).collect()
+        };
         let lookup = self.records.lookup(&keys, decode);
         let mut out = lookup.found;
         let mut todo = lookup.todo;

@@ -48,9 +48,10 @@ impl DenseIndex {
         cache: &EmbeddingCache,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(DenseIndex, CacheStats)> {
+        use rayon::prelude::*;
         let docs: Vec<(String, Vec<String>)> = corpus
             .docs
-            .iter()
+            .par_iter()
             .map(|d| {
                 (
                     d.id.clone(),
