@@ -457,13 +457,24 @@ impl Paired {
     /// Per assertion, the current half's outcome with `weights` (None: the practice file's) and
     /// with every weight zero.
     pub fn dependence(&self, engine: &Engine, weights: Option<Weights>) -> Result<Vec<Dependence>> {
+        self.dependence_with(engine, weights, None)
+    }
+
+    /// [`Paired::dependence`]; with `recordings`, external configurations answer from them, as
+    /// in [`Paired::check_with`].
+    pub fn dependence_with(
+        &self,
+        engine: &Engine,
+        weights: Option<Weights>,
+        recordings: Option<&Path>,
+    ) -> Result<Vec<Dependence>> {
         let current = |v: Vec<Verdict>| -> Vec<Verdict> {
             v.into_iter()
                 .filter(|v| v.wiring == Wiring::Current)
                 .collect()
         };
-        let weighted = current(self.check(engine, weights)?);
-        let zero = current(self.check(engine, Some(Weights::ZERO))?);
+        let weighted = current(self.check_with(engine, weights, recordings)?);
+        let zero = current(self.check_with(engine, Some(Weights::ZERO), recordings)?);
         Ok(weighted
             .into_iter()
             .zip(zero)

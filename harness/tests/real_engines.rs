@@ -455,6 +455,40 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
         "{stdout}"
     );
 
+    // `check --from-recording`: with no engine able to start (no `node` on PATH, which fails a
+    // live check), the same verdicts and dependence table as the live check, from the
+    // recordings alone.
+    let live = ranklab(dir, &["check", "tasks/docir"], &[]);
+    let no_node = [("PATH", "/nonexistent")];
+    let failed = Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args(["check", "tasks/docir"])
+        .current_dir(dir)
+        .env("RANKLAB_CACHE", dir.join("cache"))
+        .envs(no_node)
+        .output()
+        .unwrap();
+    assert_eq!(
+        failed.status.code(),
+        Some(2),
+        "a live check without node: {}",
+        String::from_utf8_lossy(&failed.stderr)
+    );
+    let recorded = ranklab(
+        dir,
+        &[
+            "check",
+            "tasks/docir",
+            "--from-recording",
+            "--recordings",
+            "reports",
+        ],
+        &no_node,
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&recorded.stdout),
+        String::from_utf8_lossy(&live.stdout)
+    );
+
     // The gate: both configurations' rows and the paired file's verdicts from the recordings
     // (its queries are suite tasks, so the recordings hold their answers).
     let gate = |extra: &[&str]| {

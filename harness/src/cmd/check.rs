@@ -3,7 +3,9 @@
 //! expectation fails (including a legacy half that no longer shows the bug). Then, per assertion,
 //! whether its current half depends on the weights: its outcome with the practice file's
 //! weights and with every weight zero. A file in which no assertion expects the two wirings to
-//! differ is refused (exit 2).
+//! differ is refused (exit 2). With `--from-recording`, external configurations are not asked:
+//! each assertion's ranking is the recorded answer to its query in the suite's recording
+//! (`<RECORDINGS>/<suite>/runs/<configuration>.recording.json`), so no engine needs to run.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,6 +21,13 @@ pub(crate) struct CheckArgs {
     /// paired.yaml files, or suite folders (every paired*.yaml in them), e.g. tasks/brain.
     #[arg(required = true)]
     pub paired: Vec<PathBuf>,
+    /// Read external engines' answers from the suite's recordings instead of asking them (no
+    /// engine needs to run); a query not recorded is an error (exit 2).
+    #[arg(long)]
+    pub from_recording: bool,
+    /// Root of the report tree whose `<suite>/runs/` hold the recordings.
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::root::default("reports"), requires = "from_recording")]
+    pub recordings: PathBuf,
 }
 
 /// Runs the command.
@@ -31,8 +40,11 @@ pub(crate) fn run(args: CheckArgs) -> Result<ExitCode> {
     for p in &files {
         let (paired, corpus) = Paired::load(p)?;
         let engine = Engine::build(&corpus, &[&paired.experiments])?;
-        let verdicts = paired.check(&engine, None)?;
-        let dependence = paired.dependence(&engine, None)?;
+        let recordings = args
+            .from_recording
+            .then(|| args.recordings.join(&paired.suite.name).join("runs"));
+        let verdicts = paired.check_with(&engine, None, recordings.as_deref())?;
+        let dependence = paired.dependence_with(&engine, None, recordings.as_deref())?;
         engine.finish()?;
         println!(
             "## {}\n\n{}\n{}",
