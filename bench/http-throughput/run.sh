@@ -5,9 +5,11 @@
 # Needs: wrk (apt-get install wrk), node, npm ci in examples/engines/minisearch, a release build.
 # A suite of 5000 tasks with one query (so every body ranklab sends equals wrk's) is replayed with
 # `ranklab run --dry-run`; ranklab prints the rate of its HTTP phase ("N requests in T s (R
-# queries/s ...)"); wrk runs 3 s with 2 threads. Rounds alternate (ranklab, wrk) ROUNDS times
-# (default 5); the last row per concurrency is the median ratio; the load column is
-# /proc/loadavg's 1-minute figure after the round (the machine is shared).
+# queries/s ...)"); wrk runs WRK_SECS (default 2) seconds, 1 thread at concurrency 1, else 2.
+# Each round brackets every ranklab run between two wrk runs (wrk, [before, wrk,] ranklab, wrk)
+# and divides its rate by the mean of the two, so a drift of the machine's speed during the round
+# cancels; the wrk column is that mean. ROUNDS (default 5) rounds; the last row per concurrency is
+# the median ratio; the load column is /proc/loadavg's 1-minute figure after the round.
 # RANKLAB=/path/to/ranklab replays with that binary (default: target/release/ranklab).
 # PIN=1 pins the engine (node) to CPU 0 and both clients (ranklab, wrk) to CPU 1 with taskset, so
 # that the scheduler does not move them onto one core mid-round (much less noise on 2 cores).
@@ -64,6 +66,8 @@ if [ -n "$before" ]; then
 else
   printf '| concurrency | round | ranklab queries/s | wrk requests/s | ratio | load (1 min) |\n|---:|---:|---:|---:|---:|---:|\n'
 fi
+wrk_secs=${WRK_SECS:-2}
+wrk_rate() { "${client_cpu[@]}" wrk -t"$(( $1 < 2 ? 1 : 2 ))" -c"$1" -d"${wrk_secs}s" -s "$work/post.lua" "http://127.0.0.1:$port/search" | sed -n 's/Requests\/sec: *\([0-9.]*\)/\1/p'; }
 median() { printf '%s\n' "$@" | sort -g | sed -n "$(( (rounds + 1) / 2 ))p"; }
 for c in "${@:-1 4 16}"; do
   for c1 in $c; do
@@ -77,15 +81,20 @@ YAML
     ratios=()
     bratios=()
     for round in $(seq "$rounds"); do
-      [ -z "$before" ] || b=$(rate "$before")
+      w0=$(wrk_rate "$c1")
+      if [ -n "$before" ]; then
+        b=$(rate "$before")
+        wb=$(wrk_rate "$c1")
+        bratio=$(echo "2 * $b / ($w0 + $wb)" | bc -l)
+        bratios+=("$bratio")
+        w0=$wb
+      fi
       r=$(rate "$ranklab")
-      t=$(( c1 < 2 ? 1 : 2 ))
-      w=$("${client_cpu[@]}" wrk -t"$t" -c"$c1" -d3s -s "$work/post.lua" "http://127.0.0.1:$port/search" | sed -n 's/Requests\/sec: *\([0-9.]*\)/\1/p')
+      w1=$(wrk_rate "$c1")
+      w=$(echo "($w0 + $w1) / 2" | bc -l)
       ratio=$(echo "$r / $w" | bc -l)
       ratios+=("$ratio")
       if [ -n "$before" ]; then
-        bratio=$(echo "$b / $w" | bc -l)
-        bratios+=("$bratio")
         printf '| %s | %s | %s | %s | %.0f | %.2f | %.2f | %s |\n' "$c1" "$round" "$b" "$r" "$w" "$bratio" "$ratio" "$(cut -d' ' -f1 /proc/loadavg)"
       else
         printf '| %s | %s | %s | %.0f | %.2f | %s |\n' "$c1" "$round" "$r" "$w" "$ratio" "$(cut -d' ' -f1 /proc/loadavg)"
