@@ -511,9 +511,9 @@ impl TaskLists<'_, '_> {
 
 /// The BM25, dense and fused lists (at `max_depth`) of every task that ranklab's own
 /// configurations need, computed for all tasks at once on rayon's pool: BM25 and fusion one task
-/// per job, dense in blocks of queries per pass over the vectors ([`DenseIndex::search_many`]). The same hits
-/// as [`TaskLists::get`] computes one task at a time; they are checked (non-finite scores)
-/// when a task takes them. Query vectors come from the cache (a miss is embedded here, in
+/// per job, dense in blocks of queries per pass over the vectors ([`DenseIndex::search_many`]).
+/// The same hits as [`TaskLists::get`] computes one task at a time; they are checked
+/// (non-finite scores) when a task takes them. Query vectors come from the cache (a miss is embedded here, in
 /// task order).
 fn prefetch(
     engine: &Engine,

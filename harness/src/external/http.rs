@@ -616,7 +616,8 @@ pub type Answers = (
 
 /// Asks the engine every task, `concurrency` at a time. Each worker keeps its own work off the
 /// round trip: while the engine answers one task, the worker readies the next task's request and
-/// reads the answer to the previous one ([`send`]'s `meanwhile`); the exchanges (for `--record`) are kept only when `keep` says so, in suite order.
+/// reads the answer to the previous one ([`send`]'s `meanwhile`). The exchanges (for `--record`)
+/// are kept only when `keep` says so, in suite order.
 ///
 /// Each worker has its own agent (its own keep-alive connection, no lock shared with the other
 /// workers), and the request's head and body leave in one write ([`OneWrite`]).
