@@ -330,6 +330,14 @@ impl Client {
         // The body.
         body.clear();
         let body_err = |e: String| Attempt::Failed(Failure::Body(e));
+        // One more read of the body, within the deadline: the bytes read (0: the engine closed
+        // the connection).
+        let mut more = |buf: &mut Vec<u8>| -> Result<usize, Attempt> {
+            if Instant::now() > deadline {
+                return Err(Attempt::Failed(timed_out()));
+            }
+            read_more(s, scratch, buf).map_err(|e| body_err(e.to_string()))
+        };
         let mut at = head_len;
         let keep = match framing {
             Framing::Length(n) => {
@@ -339,18 +347,11 @@ impl Client {
                     )));
                 }
                 while buf.len() - at < n {
-                    if Instant::now() > deadline {
-                        return Err(Attempt::Failed(timed_out()));
-                    }
-                    match read_more(s, scratch, buf) {
-                        Ok(0) => {
-                            return Err(body_err(format!(
-                                "the connection closed after {} of {n} bytes",
-                                buf.len() - at
-                            )))
-                        }
-                        Ok(_) => {}
-                        Err(e) => return Err(body_err(e.to_string())),
+                    if more(buf)? == 0 {
+                        return Err(body_err(format!(
+                            "the connection closed after {} of {n} bytes",
+                            buf.len() - at
+                        )));
                     }
                 }
                 body.extend_from_slice(&buf[at..at + n]);
@@ -373,14 +374,10 @@ impl Client {
                                     }
                                     continue;
                                 }
-                                match read_more(s, scratch, buf) {
-                                    Ok(0) => {
-                                        return Err(body_err(
-                                            "the connection closed in the chunked trailer".into(),
-                                        ))
-                                    }
-                                    Ok(_) => {}
-                                    Err(e) => return Err(body_err(e.to_string())),
+                                if more(buf)? == 0 {
+                                    return Err(body_err(
+                                        "the connection closed in the chunked trailer".into(),
+                                    ));
                                 }
                             }
                             break keep && buf.len() == at;
@@ -391,17 +388,10 @@ impl Client {
                             )));
                         }
                         while buf.len() < at + i + size + 2 {
-                            if Instant::now() > deadline {
-                                return Err(Attempt::Failed(timed_out()));
-                            }
-                            match read_more(s, scratch, buf) {
-                                Ok(0) => {
-                                    return Err(body_err(
-                                        "the connection closed inside a chunk".into(),
-                                    ))
-                                }
-                                Ok(_) => {}
-                                Err(e) => return Err(body_err(e.to_string())),
+                            if more(buf)? == 0 {
+                                return Err(body_err(
+                                    "the connection closed inside a chunk".into(),
+                                ));
                             }
                         }
                         body.extend_from_slice(&buf[at + i..at + i + size]);
@@ -411,17 +401,10 @@ impl Client {
                         at += i + size + 2;
                     }
                     Ok(httparse::Status::Partial) => {
-                        if Instant::now() > deadline {
-                            return Err(Attempt::Failed(timed_out()));
-                        }
-                        match read_more(s, scratch, buf) {
-                            Ok(0) => {
-                                return Err(body_err(
-                                    "the connection closed inside the chunked body".into(),
-                                ))
-                            }
-                            Ok(_) => {}
-                            Err(e) => return Err(body_err(e.to_string())),
+                        if more(buf)? == 0 {
+                            return Err(body_err(
+                                "the connection closed inside the chunked body".into(),
+                            ));
                         }
                     }
                     Err(_) => {
@@ -436,13 +419,8 @@ impl Client {
                             "the body is larger than {MAX_BODY} bytes"
                         )));
                     }
-                    if Instant::now() > deadline {
-                        return Err(Attempt::Failed(timed_out()));
-                    }
-                    match read_more(s, scratch, buf) {
-                        Ok(0) => break,
-                        Ok(_) => {}
-                        Err(e) => return Err(body_err(e.to_string())),
+                    if more(buf)? == 0 {
+                        break;
                     }
                 }
                 body.extend_from_slice(&buf[at..]);
