@@ -203,6 +203,44 @@ fn minisearch_directly(engine: &Path, corpus: &Path, query: &str) -> Vec<String>
     minisearch_directly_with(engine, corpus, query, "{}")
 }
 
+/// A paired assertion judged on MiniSearch's own answer to `query` (asked directly with
+/// `options`), by the rule `ranklab check` applies: "holds" when `above` ranks above `below` or
+/// `below` is not retrieved, else "inverted"; with both 1-based ranks and the answer.
+struct Direct {
+    outcome: &'static str,
+    above: Option<usize>,
+    below: Option<usize>,
+    ids: Vec<String>,
+}
+
+fn judged_directly(
+    engine: &Path,
+    corpus: &Path,
+    query: &str,
+    (above, below): (&str, &str),
+    options: &str,
+) -> Direct {
+    let ids = minisearch_directly_with(engine, corpus, query, options);
+    let rank = |d: &str| ids.iter().position(|x| x == d).map(|p| p + 1);
+    let (a, b) = (rank(above), rank(below));
+    let outcome = match (a, b) {
+        (Some(x), Some(y)) if x < y => "holds",
+        (Some(_), None) => "holds",
+        _ => "inverted",
+    };
+    Direct {
+        outcome,
+        above: a,
+        below: b,
+        ids,
+    }
+}
+
+/// A rank as `ranklab check` prints it (`-`: not retrieved).
+fn shown_rank(r: Option<usize>) -> String {
+    r.map_or("-".to_string(), |v| v.to_string())
+}
+
 /// MiniSearch asked directly with MiniSearch search `options` (JSON).
 fn minisearch_directly_with(
     engine: &Path,
@@ -378,23 +416,17 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
                 current,
             ),
         ] {
-            let ids = minisearch_directly_with(&engine, &corpus, q, options);
-            let rank = |d: &str| ids.iter().position(|x| x == d).map(|p| p + 1);
-            let (a, b) = (rank(above), rank(below));
-            let actual = match (a, b) {
-                (Some(x), Some(y)) if x < y => "holds",
-                (Some(_), None) => "holds",
-                _ => "inverted",
-            };
+            let d = judged_directly(&engine, &corpus, q, (above, below), options);
+            let actual = d.outcome;
             assert_eq!(
                 actual, expected,
-                "{id} under {config}: MiniSearch answers {ids:?}"
+                "{id} under {config}: MiniSearch answers {:?}",
+                d.ids
             );
-            let r = |x: Option<usize>| x.map_or("-".to_string(), |v| v.to_string());
             rows.push(format!(
                 "| {id} | {half} (`{config}`) | {} | {} | {expected} | {actual} | pass |",
-                r(a),
-                r(b)
+                shown_rank(d.above),
+                shown_rank(d.below)
             ));
         }
     }
@@ -722,35 +754,30 @@ fn the_readmes_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
             "pay-3ds-stepup",
         ),
     ];
-    let outcome = |q: &str, above: &str, below: &str, options: &str| {
-        let ids = minisearch_directly_with(&engine, &corpus, q, options);
-        let rank = |d: &str| ids.iter().position(|x| x == d).map(|p| p + 1);
-        let (a, b) = (rank(above), rank(below));
-        let o = match (a, b) {
-            (Some(x), Some(y)) if x < y => "holds",
-            (Some(_), None) => "holds",
-            _ => "inverted",
-        };
-        (o, a, b)
-    };
     let mut rows = Vec::new();
     let mut y = format!("suite: suite.yaml\nlegacy: {old}\ncurrent: {new}\nassertions:\n");
     for (id, q, above, below) in assertions {
-        let (lo, la, lb) = outcome(q, above, below, "{}");
-        let (co, ca, cb) = outcome(q, above, below, r#"{"boost": {"title": 3}}"#);
+        let l = judged_directly(&engine, &corpus, q, (above, below), "{}");
+        let c = judged_directly(
+            &engine,
+            &corpus,
+            q,
+            (above, below),
+            r#"{"boost": {"title": 3}}"#,
+        );
+        let (lo, co) = (l.outcome, c.outcome);
         y.push_str(&format!(
             "  - id: {id}\n    query: {q}\n    above: {above}\n    below: {below}\n    legacy: {lo}\n    current: {co}\n"
         ));
-        let r = |x: Option<usize>| x.map_or("-".to_string(), |v| v.to_string());
         rows.push(format!(
             "| {id} | legacy (`{old}`) | {} | {} | {lo} | {lo} | pass |",
-            r(la),
-            r(lb)
+            shown_rank(l.above),
+            shown_rank(l.below)
         ));
         rows.push(format!(
             "| {id} | current (`{new}`) | {} | {} | {co} | {co} | pass |",
-            r(ca),
-            r(cb)
+            shown_rank(c.above),
+            shown_rank(c.below)
         ));
     }
     assert!(y.contains("legacy: inverted\n    current: holds"), "{y}");
