@@ -468,14 +468,19 @@ fn attempt_tls(
     }
 }
 
-/// A task's request ready to send: the URL as sent (or why it cannot be) and, for an
+/// A task's request ready to send: the URL as sent (or why it cannot be), its body and, for an
 /// `http://` URL, the address to connect to and the request's bytes ([`wire::Client::encode`]).
-struct Ready {
+struct Ready<'a> {
     url: std::result::Result<String, String>,
+    body: Option<&'a str>,
     plain: Option<(String, Vec<u8>)>,
 }
 
-fn ready(h: &HttpSpec, headers: &[(String, String)], (url, body): (&str, Option<&str>)) -> Ready {
+fn ready<'a>(
+    h: &HttpSpec,
+    headers: &[(String, String)],
+    (url, body): (&str, Option<&'a str>),
+) -> Ready<'a> {
     let url = expand_env(url).map_err(|e| format!("{e:#}"));
     let plain = url.as_ref().ok().and_then(|u| {
         let t = wire::target(u)?;
@@ -484,19 +489,17 @@ fn ready(h: &HttpSpec, headers: &[(String, String)], (url, body): (&str, Option<
         wire::Client::encode(method, &t, headers, body.map(str::as_bytes), &mut bytes);
         Some((t.connect, bytes))
     });
-    Ready { url, plain }
+    Ready { url, body, plain }
 }
 
 /// One request, retried on connection errors, timeouts, 429 and 5xx. `meanwhile` runs once,
 /// while the engine works on the first attempt (after its request was written, before its
 /// response is read), so that the worker's own work is not added to each request's round trip.
-#[allow(clippy::too_many_arguments)]
 fn send(
     clients: &mut Clients<'_>,
     h: &HttpSpec,
     headers: &[(String, String)],
-    r: &Ready,
-    body: Option<&str>,
+    r: &Ready<'_>,
     retries: u32,
     retried: &AtomicUsize,
     meanwhile: impl FnOnce(),
@@ -532,7 +535,7 @@ fn send(
             }
             None => {
                 meanwhile();
-                attempt_tls(clients.agent(), method, url, headers, body)
+                attempt_tls(clients.agent(), method, url, headers, r.body)
             }
         };
         let retry = match &outcome {
@@ -691,21 +694,12 @@ pub fn run(
                 while let Some((i, r)) = current.take() {
                     let previous = done.take();
                     let mut upcoming = None;
-                    let got = send(
-                        &mut clients,
-                        h,
-                        &headers,
-                        &r,
-                        bodies[i].as_deref(),
-                        retries,
-                        &retried,
-                        || {
-                            upcoming = claim();
-                            if let Some((j, g)) = previous {
-                                store(j, g);
-                            }
-                        },
-                    );
+                    let got = send(&mut clients, h, &headers, &r, retries, &retried, || {
+                        upcoming = claim();
+                        if let Some((j, g)) = previous {
+                            store(j, g);
+                        }
+                    });
                     done = Some((i, got));
                     current = upcoming;
                 }
