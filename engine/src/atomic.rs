@@ -175,7 +175,9 @@ fn swap(a: &Path, b: &Path) -> Result<()> {
 
 /// Takes the advisory exclusive lock on the directory `dir` (blocking); released when the
 /// returned handle is dropped. Where a directory cannot be opened as a file (Windows), no lock.
-fn lock_dir(dir: &Path) -> Result<Option<std::fs::File>> {
+/// Also for a read-merge-rewrite of one file of `dir` (the harness's `judgments.yaml`): a lock
+/// on the directory leaves no lock file behind, and survives the rename that replaces the file.
+pub fn lock_dir(dir: &Path) -> Result<Option<std::fs::File>> {
     let Ok(f) = std::fs::File::open(dir) else {
         return Ok(None);
     };

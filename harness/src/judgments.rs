@@ -12,6 +12,12 @@
 //! document the suite file already judges is refused at its line. Unknown documents are refused
 //! when the corpus is loaded ([`crate::suite::Suite::check_expected`]). The file is written
 //! whole and atomically, one judgment per line, in the order they were given.
+//!
+//! Several judging sessions may write one suite's file (two judges, two browser tabs, two
+//! `ranklab judge` processes): [`record`] writes one grade as one step among them, under an
+//! advisory exclusive lock (`flock`) on the suite's folder, re-reading the file and merging the
+//! grade into what is on disk, so no session's grades are lost to another's stale copy. A
+//! (task, document) has one grade: a later grade of it, by any judge, replaces the earlier.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -197,6 +203,14 @@ impl Judgments {
         out
     }
 
+    /// The grade of (task, document), if judged.
+    pub fn grade_of(&self, task: &str, document: &str) -> Option<i32> {
+        self.judgments
+            .iter()
+            .find(|j| j.task == task && j.document == document)
+            .map(|j| j.grade)
+    }
+
     /// Judgments per judge, judge order: ("Ada", 2), ...
     pub fn by_judge(&self) -> Vec<(String, usize)> {
         let mut m = std::collections::BTreeMap::<&str, usize>::new();
@@ -205,6 +219,36 @@ impl Judgments {
         }
         m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
+}
+
+/// Writes the judgment `j` to the judgments file `path` of suite `suite`, merged with what is
+/// on disk now: under an advisory exclusive lock on the file's folder
+/// ([`ranklab_engine::atomic::lock_dir`]; every writer of the file takes it), the file is read
+/// again (absent: empty), `j` replaces the judgment of its (task, document) there or is
+/// appended, and the whole file is written atomically before the lock is released. Returns the
+/// file as written, other sessions' judgments included, and the judgment `j` replaced, if any.
+/// A file that does not load is an error naming it, and nothing is written.
+pub fn record(path: &Path, suite: &str, j: Judgment) -> Result<(Judgments, Option<Judgment>)> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    // Held until the end of this function: read, merge and rename as one step.
+    let _lock = ranklab_engine::atomic::lock_dir(dir)?;
+    let mut on_disk = if path.exists() {
+        Judgments::load(path, suite)?
+    } else {
+        Judgments::empty(path, suite)
+    };
+    let replaced = on_disk
+        .judgments
+        .iter()
+        .find(|o| o.task == j.task && o.document == j.document)
+        .cloned();
+    on_disk.set(j);
+    crate::report::atomic::write(path, on_disk.to_yaml().as_bytes())?;
+    // Read back, for the lines of what was written.
+    Ok((Judgments::load(path, suite)?, replaced))
 }
 
 #[cfg(test)]
@@ -240,6 +284,67 @@ mod tests {
         assert_eq!(back.judgments[0].line, 5);
         assert_eq!(back.judgments[1].line, 6);
         assert_eq!(back.by_judge(), vec![("Ada \"A\" L".to_string(), 2)]);
+    }
+
+    /// Two sessions that loaded the file before either wrote (each holds a stale, empty copy)
+    /// each record a different grade: both are on disk. Writing from the stale copy, as the
+    /// judging page did before, keeps only the second.
+    #[test]
+    fn two_sessions_with_stale_copies_keep_both_grades() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(FILE);
+        let (_, replaced) = record(&p, "s", judgment("T1", "a", 2)).unwrap();
+        assert_eq!(replaced, None);
+        let (written, replaced) = record(&p, "s", judgment("T2", "b", 1)).unwrap();
+        assert_eq!(replaced, None);
+        let back = Judgments::load(&p, "s").unwrap();
+        assert_eq!(back.judgments, written.judgments);
+        let got: Vec<(&str, &str, i32)> = back
+            .judgments
+            .iter()
+            .map(|j| (j.task.as_str(), j.document.as_str(), j.grade))
+            .collect();
+        assert_eq!(got, [("T1", "a", 2), ("T2", "b", 1)]);
+        // A later grade of the same (task, document), by another judge, replaces the earlier
+        // and says which it replaced; the other judgment stays.
+        let mut by_bo = judgment("T1", "a", 0);
+        by_bo.judge = "Bo".into();
+        let (written, replaced) = record(&p, "s", by_bo).unwrap();
+        assert_eq!(replaced.map(|r| r.grade), Some(2));
+        assert_eq!(written.grade_of("T1", "a"), Some(0));
+        assert_eq!(written.grade_of("T2", "b"), Some(1));
+        assert_eq!(Judgments::load(&p, "s").unwrap().judgments.len(), 2);
+    }
+
+    /// Many writers at once (threads; the lock is per open file description, so the same as
+    /// processes), each recording its own documents: every grade is on disk at the end.
+    #[test]
+    fn concurrent_writers_lose_no_grade() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(FILE);
+        std::thread::scope(|s| {
+            for w in 0..4 {
+                let p = &p;
+                s.spawn(move || {
+                    for i in 0..10 {
+                        record(p, "s", judgment("T1", &format!("w{w}-{i}"), 1)).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(Judgments::load(&p, "s").unwrap().judgments.len(), 40);
+    }
+
+    /// A broken file on disk is an error naming it, and is left as it was.
+    #[test]
+    fn a_broken_file_on_disk_is_named_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(FILE);
+        let broken = "suite: s\njudgments:\n  - { task: T1, document: a, grade: 9, judge: A }\n";
+        std::fs::write(&p, broken).unwrap();
+        let e = format!("{:#}", record(&p, "s", judgment("T2", "b", 1)).unwrap_err());
+        assert!(e.contains(&format!("{}:3:", p.display())), "{e}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), broken);
     }
 
     #[test]
