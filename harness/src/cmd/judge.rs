@@ -15,12 +15,20 @@ use crate::report::shown;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Serves one self-contained page on 127.0.0.1 (nothing is fetched from elsewhere) that shows one \
-pooled document at a time: the task's query, the document's title, the section that matches the \
-query best and the other sections folded. Keys: 0-3 grade (0 not relevant .. 3 perfectly \
-relevant), j next, k previous. Every grade is written at once, atomically, to \
-tasks/<suite>/judgments.yaml with the judge, the time and the configurations that surfaced the \
-document; the next `ranklab run` merges the judgments into the suite's (qrels.txt included) and \
-the report says how many came from judging and from whom. Stop with Ctrl-C.
+pooled document at a time: the task's query, the document's title with its lifecycle, history \
+and dates (updated_at, lifecycle log), the section that matches the query best and the other \
+sections folded. Grade with the buttons or keys 0-3 (0 not relevant .. 3 perfectly relevant); \
+j next, k previous. Every grade is written at once to tasks/<suite>/judgments.yaml with the \
+judge, the time and the configurations that surfaced the document: under a lock, merged with \
+what is on disk (two sessions on one suite keep both's grades; a later grade of the same task \
+and document replaces the earlier), atomically. The next `ranklab run` merges the judgments \
+into the suite's (qrels.txt included) and the report says how many came from judging and from \
+whom. Stop with Ctrl-C.
+
+Only the served page can write: a POST whose Origin or Referer is another site's is refused \
+(403), as is one without the page's per-session token (X-Ranklab-Token, 403) or not \
+application/json (415); nothing is written. Each connection has its own thread, so a slow \
+client holds up no other.
 
 Example: ranklab pool tasks/docir && ranklab judge tasks/docir --judge \"Ada Lovelace\"
 

@@ -3,18 +3,41 @@
 //! The server listens on 127.0.0.1 only (a free port unless `--port`), serves one
 //! self-contained page (no CDN, no external request: [`PAGE`]) and two JSON endpoints:
 //! `GET /items` (the documents to judge, in pool order) and `POST /judge` with
-//! `{"item": N, "grade": G}`. Every judgment is written at once, atomically, to
-//! `tasks/<suite>/judgments.yaml` ([`crate::judgments`]) with the grade, the judge, the time and
-//! the configurations that surfaced the document. Requests are handled one at a time, so the
-//! file is never written by two at once. A request whose `Host` is not this loopback address is
-//! refused (a page on another site cannot reach it through DNS rebinding).
+//! `{"item": N, "grade": G}`. Every judgment is written at once to
+//! `tasks/<suite>/judgments.yaml` with the grade, the judge, the time and the configurations
+//! that surfaced the document, through [`crate::judgments::record`]: under a lock, merged with
+//! what is on disk, atomically, so two judging sessions on one suite keep each other's grades.
 //!
-//! Each item shows the task's query, the document's title, the section that matches the query
-//! best (most distinct query words, the first such section on a tie), and its other sections.
+//! Only the page itself can write. A request whose `Host` is not this loopback address is
+//! refused (a page on another site cannot reach it through DNS rebinding). A `POST` is refused
+//! (403, nothing written) when an `Origin` or `Referer` header names anything but the page's own
+//! origin (`http://127.0.0.1:PORT` or `http://localhost:PORT`), or when it lacks the session's
+//! token: a random 256-bit value generated at start, embedded in the served page and sent back
+//! by it in `X-Ranklab-Token`. Another origin cannot read the page (no CORS headers are ever
+//! sent), so it cannot learn the token, and cannot send the header without a CORS preflight
+//! that is never granted. A `POST` with neither `Origin` nor `Referer` is let through to the
+//! token check: browsers send `Origin` on every cross-origin `POST`, so the missing headers come
+//! from a non-browser client (curl, a privacy extension), which the token alone decides. A body
+//! that is not `Content-Type: application/json` is refused with 415 (a cross-site form or a
+//! "simple" `fetch` can only send `text/plain`, form or multipart bodies). Pages are sent with
+//! `frame-ancestors 'none'` and `X-Frame-Options: DENY`, so another site cannot frame the page
+//! and trick a click on a grade button.
+//!
+//! Each connection is served on its own thread (at most [`MAX_CLIENTS`] at once, more are told
+//! 503), with a deadline of [`REQUEST_DEADLINE`] for the whole request: a slow or stalled client
+//! holds only its own thread. Grades are applied one at a time (a mutex over the session), and
+//! written under the file lock.
+//!
+//! Each item shows the task's query, the document's title with its lifecycle (current state),
+//! history and dates (`updated_at`, the lifecycle log), the section that matches the query best
+//! (most distinct query words, the first such section on a tie), and its other sections.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::Document;
@@ -23,8 +46,21 @@ use serde::{Deserialize, Serialize};
 use crate::judgments::{Judgment, Judgments, MAX_GRADE};
 use crate::suite::Suite;
 
-/// The page: HTML, CSS and JavaScript in one file, nothing fetched from elsewhere.
+/// The page: HTML, CSS and JavaScript in one file, nothing fetched from elsewhere. The server
+/// puts the session's token in place of [`TOKEN_SLOT`].
 pub(crate) const PAGE: &str = include_str!("page.html");
+
+/// Where the page carries the token (a `<meta>` element's content).
+const TOKEN_SLOT: &str = "{{RANKLAB_TOKEN}}";
+
+/// The header every `POST` must carry the token in.
+const TOKEN_HEADER: &str = "x-ranklab-token";
+
+/// Connections served at once; more are answered 503 at once.
+pub(crate) const MAX_CLIENTS: usize = 32;
+
+/// The longest a client may take to send its whole request.
+pub(crate) const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
 
 /// One document to judge for one task.
 #[derive(Debug, Clone, Serialize)]
@@ -37,6 +73,16 @@ pub(crate) struct Item {
     pub(crate) document: String,
     /// Its title.
     pub(crate) title: String,
+    /// Its lifecycle now (`active`, `superseded`, `deprecated`).
+    pub(crate) lifecycle: &'static str,
+    /// Its history (`first-class`, `amendment`, `editorial-only`).
+    pub(crate) history: &'static str,
+    /// When its text last changed (`updated_at`), if known.
+    pub(crate) updated_at: Option<String>,
+    /// The record that replaced it, if any.
+    pub(crate) superseded_by: Option<String>,
+    /// Its dated lifecycle transitions, oldest first.
+    pub(crate) lifecycle_log: Vec<LogEntry>,
     /// The section that matches the query best: heading and body.
     pub(crate) matched: Section,
     /// The other sections, in document order.
@@ -47,6 +93,17 @@ pub(crate) struct Item {
     pub(crate) best_rank: usize,
     /// The grade given in `judgments.yaml`, if any.
     pub(crate) grade: Option<i32>,
+}
+
+/// One dated lifecycle transition, as the page shows it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct LogEntry {
+    /// YYYY-MM-DD.
+    pub(crate) date: String,
+    /// The state entered.
+    pub(crate) lifecycle: &'static str,
+    /// The record that caused it, if any.
+    pub(crate) by: Option<String>,
 }
 
 /// A section as the page shows it.
@@ -165,6 +222,19 @@ impl Session {
                     query: pt.query.clone(),
                     document: d.id.clone(),
                     title: doc.title.clone(),
+                    lifecycle: doc.lifecycle.as_str(),
+                    history: doc.history.as_str(),
+                    updated_at: doc.updated_at.map(|d| d.to_string()),
+                    superseded_by: doc.superseded_by.clone(),
+                    lifecycle_log: doc
+                        .lifecycle_log
+                        .iter()
+                        .map(|e| LogEntry {
+                            date: e.date.to_string(),
+                            lifecycle: e.lifecycle.as_str(),
+                            by: e.by.clone(),
+                        })
+                        .collect(),
                     matched,
                     others,
                     surfaced_by: d.configurations.clone(),
@@ -185,25 +255,54 @@ impl Session {
         self.items.iter().filter(|i| i.grade.is_none()).count()
     }
 
-    /// Grades item `n` and writes the judgments file (atomically).
-    pub(crate) fn grade(&mut self, n: usize, grade: i32) -> Result<()> {
+    /// Grades item `n`: records it in the judgments file ([`crate::judgments::record`]: under
+    /// the lock, merged with what other sessions wrote, atomically) and takes the file as
+    /// written as this session's view, so grades given elsewhere show here too. Returns the
+    /// judgment it replaced, if any.
+    pub(crate) fn grade(&mut self, n: usize, grade: i32) -> Result<Option<Judgment>> {
         if !(0..=MAX_GRADE).contains(&grade) {
             bail!("grade {grade} is outside 0..={MAX_GRADE}");
         }
-        let Some(item) = self.items.get_mut(n) else {
+        let Some(item) = self.items.get(n) else {
             bail!("no item {n}");
         };
-        item.grade = Some(grade);
-        self.judgments.set(Judgment {
-            task: item.task.clone(),
-            document: item.document.clone(),
-            grade,
-            judge: self.judge.clone(),
-            at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-            surfaced_by: item.surfaced_by.clone(),
-            line: 0,
-        });
-        crate::report::atomic::write(&self.judgments.path, self.judgments.to_yaml().as_bytes())
+        let (written, replaced) = crate::judgments::record(
+            &self.judgments.path,
+            &self.judgments.suite,
+            Judgment {
+                task: item.task.clone(),
+                document: item.document.clone(),
+                grade,
+                judge: self.judge.clone(),
+                at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                surfaced_by: item.surfaced_by.clone(),
+                line: 0,
+            },
+        )?;
+        self.take(written);
+        Ok(replaced)
+    }
+
+    /// Reads the judgments file again (another session may have written it), when it exists.
+    fn refresh(&mut self) -> Result<()> {
+        if self.judgments.path.exists() {
+            let j = Judgments::load(&self.judgments.path, &self.judgments.suite)?;
+            self.take(j);
+        }
+        Ok(())
+    }
+
+    /// Takes `j` as the judgments file: every item's grade from it.
+    fn take(&mut self, j: Judgments) {
+        for it in &mut self.items {
+            it.grade = j.grade_of(&it.task, &it.document);
+        }
+        self.judgments = j;
+    }
+
+    /// Every item's grade, item order.
+    fn grades(&self) -> Vec<Option<i32>> {
+        self.items.iter().map(|i| i.grade).collect()
     }
 }
 
@@ -262,13 +361,76 @@ pub(crate) fn bind(port: u16) -> Result<TcpListener> {
     })
 }
 
-/// Serves `session` on `listener` until the process is stopped.
-pub(crate) fn serve(listener: TcpListener, mut session: Session) -> Result<()> {
+/// What every connection's thread shares.
+struct Server {
+    /// The session; grades are applied one at a time.
+    session: Mutex<Session>,
+    /// The origins the page is served from: `http://127.0.0.1:PORT`, `http://localhost:PORT`.
+    origins: [String; 2],
+    /// `Host` values this server answers: `127.0.0.1:PORT`, `localhost:PORT`.
+    hosts: [String; 2],
+    /// The session's token, hex.
+    token: String,
+    /// The page with the token in it.
+    page: String,
+}
+
+/// A fresh random token: 32 bytes from the operating system's generator (through `rand`'s
+/// thread generator, a CSPRNG seeded from it), as hex.
+fn new_token() -> String {
+    let bytes: [u8; 32] = rand::random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Frees a connection slot when dropped.
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Serves `session` on `listener` until the process is stopped: one thread per connection.
+pub(crate) fn serve(listener: TcpListener, session: Session) -> Result<()> {
     let port = listener.local_addr()?.port();
+    let token = new_token();
+    let server = Arc::new(Server {
+        session: Mutex::new(session),
+        origins: [
+            format!("http://127.0.0.1:{port}"),
+            format!("http://localhost:{port}"),
+        ],
+        hosts: [format!("127.0.0.1:{port}"), format!("localhost:{port}")],
+        page: PAGE.replace(TOKEN_SLOT, &token),
+        token,
+    });
+    let active = Arc::new(AtomicUsize::new(0));
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
-        if let Err(e) = handle(stream, &mut session, port) {
-            eprintln!("judge: {e:#}");
+        if active.fetch_add(1, Ordering::SeqCst) >= MAX_CLIENTS {
+            active.fetch_sub(1, Ordering::SeqCst);
+            let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+            let _ = respond(
+                &stream,
+                "503 Service Unavailable",
+                "text/plain",
+                b"too many connections at once; try again",
+            );
+            continue;
+        }
+        let slot = Slot(Arc::clone(&active));
+        let server = Arc::clone(&server);
+        let spawned = std::thread::Builder::new()
+            .name("judge-client".into())
+            .spawn(move || {
+                let _slot = slot;
+                if let Err(e) = handle(&stream, &server) {
+                    eprintln!("judge: {e:#}");
+                }
+            });
+        if let Err(e) = spawned {
+            eprintln!("judge: cannot start a thread for a connection: {e}");
         }
     }
     Ok(())
@@ -277,19 +439,58 @@ pub(crate) fn serve(listener: TcpListener, mut session: Session) -> Result<()> {
 struct Request {
     method: String,
     path: String,
-    host: String,
+    /// Headers, names lowercased, in order (a repeated header appears more than once).
+    headers: Vec<(String, String)>,
     body: Vec<u8>,
 }
 
+impl Request {
+    /// Every value of header `name` (lowercase).
+    fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.headers
+            .iter()
+            .filter(move |(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads from a stream with one deadline for everything read: each read may wait only for the
+/// time left, so a client that trickles bytes cannot hold its connection past the deadline.
+struct Deadline<'a> {
+    stream: &'a TcpStream,
+    until: Instant,
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!(
+                    "the request was not complete within {} s",
+                    REQUEST_DEADLINE.as_secs()
+                ),
+            ));
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        let mut s = self.stream;
+        s.read(buf)
+    }
+}
+
 fn read_request(stream: &TcpStream) -> Result<Request> {
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
-    let mut r = BufReader::new(stream.take(1 << 20));
+    let reader = Deadline {
+        stream,
+        until: Instant::now() + REQUEST_DEADLINE,
+    };
+    let mut r = BufReader::new(reader.take(1 << 20));
     let mut line = String::new();
     r.read_line(&mut line)?;
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or_default().to_string();
     let path = parts.next().unwrap_or_default().to_string();
-    let mut host = String::new();
+    let mut headers = Vec::new();
     let mut length = 0usize;
     loop {
         let mut h = String::new();
@@ -297,12 +498,11 @@ fn read_request(stream: &TcpStream) -> Result<Request> {
             break;
         }
         if let Some((k, v)) = h.split_once(':') {
-            let v = v.trim();
-            if k.eq_ignore_ascii_case("host") {
-                host = v.to_string();
-            } else if k.eq_ignore_ascii_case("content-length") {
+            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
+            if k == "content-length" {
                 length = v.parse().context("Content-Length")?;
             }
+            headers.push((k, v));
         }
     }
     if length > 1 << 16 {
@@ -313,14 +513,14 @@ fn read_request(stream: &TcpStream) -> Result<Request> {
     Ok(Request {
         method,
         path,
-        host,
+        headers,
         body,
     })
 }
 
 fn respond(mut stream: &TcpStream, status: &str, kind: &str, body: &[u8]) -> Result<()> {
     let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\nContent-Security-Policy: frame-ancestors 'none'\r\nConnection: close\r\n\r\n",
         body.len()
     );
     stream.write_all(head.as_bytes())?;
@@ -343,12 +543,93 @@ struct Grade {
     grade: i32,
 }
 
-fn handle(stream: TcpStream, s: &mut Session, port: u16) -> Result<()> {
-    let req = read_request(&stream)?;
-    let allowed = [format!("127.0.0.1:{port}"), format!("localhost:{port}")];
-    if !allowed.contains(&req.host) {
+/// Equal strings, compared in time that does not depend on where they differ.
+fn same_secret(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// Why a `POST` is refused, if it is: (status, message). Checked in this order: a foreign
+/// `Origin` or `Referer` (403), a missing or wrong token (403), a body that is not JSON (415).
+fn refusal(req: &Request, server: &Server) -> Option<(&'static str, String)> {
+    const FORBIDDEN: &str = "403 Forbidden";
+    let own = &server.origins;
+    for origin in req.all("origin") {
+        if !own.iter().any(|o| o == origin) {
+            return Some((
+                FORBIDDEN,
+                format!(
+                    "Origin {origin:?} is not this page's ({}); ranklab judge takes grades only from its own page",
+                    own[0]
+                ),
+            ));
+        }
+    }
+    for referer in req.all("referer") {
+        let ours = own.iter().any(|o| {
+            referer == o
+                || referer
+                    .strip_prefix(o.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        });
+        if !ours {
+            return Some((
+                FORBIDDEN,
+                format!(
+                    "Referer {referer:?} is not this page ({}); ranklab judge takes grades only from its own page",
+                    own[0]
+                ),
+            ));
+        }
+    }
+    let tokens: Vec<&str> = req.all(TOKEN_HEADER).collect();
+    if tokens.len() != 1 || !same_secret(tokens[0], &server.token) {
+        return Some((
+            FORBIDDEN,
+            "no valid X-Ranklab-Token: grades are taken only from the page this server serves; reload it (a restarted server has a new token)".to_string(),
+        ));
+    }
+    let kinds: Vec<String> = req
+        .all("content-type")
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .collect();
+    if kinds != ["application/json"] {
+        return Some((
+            "415 Unsupported Media Type",
+            format!(
+                "Content-Type {:?} refused: send the grade as application/json",
+                req.all("content-type").collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    None
+}
+
+fn error_json(message: &str) -> Vec<u8> {
+    serde_json::json!({ "error": message })
+        .to_string()
+        .into_bytes()
+}
+
+fn handle(stream: &TcpStream, server: &Server) -> Result<()> {
+    stream.set_write_timeout(Some(REQUEST_DEADLINE))?;
+    let peer = stream
+        .peer_addr()
+        .map_or_else(|_| "a client".to_string(), |a| a.to_string());
+    let req = read_request(stream).with_context(|| format!("request from {peer}"))?;
+    let hosts: Vec<&str> = req.all("host").collect();
+    if hosts.len() != 1 || !server.hosts.iter().any(|h| h == hosts[0]) {
         return respond(
-            &stream,
+            stream,
             "403 Forbidden",
             "text/plain",
             b"ranklab judge answers on 127.0.0.1 only",
@@ -357,51 +638,69 @@ fn handle(stream: TcpStream, s: &mut Session, port: u16) -> Result<()> {
     let json = "application/json";
     match (req.method.as_str(), req.path.as_str()) {
         ("GET", "/") => respond(
-            &stream,
+            stream,
             "200 OK",
             "text/html; charset=utf-8",
-            PAGE.as_bytes(),
+            server.page.as_bytes(),
         ),
         ("GET", "/items") => {
+            let mut s = server.session.lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = s.refresh() {
+                let msg = format!("{e:#}");
+                eprintln!("judge: {msg}");
+                return respond(stream, "500 Internal Server Error", json, &error_json(&msg));
+            }
             let body = serde_json::to_vec(&Items {
                 judge: &s.judge,
                 file: crate::report::shown(&s.judgments.path),
                 items: &s.items,
                 left: s.left(),
             })?;
-            respond(&stream, "200 OK", json, &body)
+            drop(s);
+            respond(stream, "200 OK", json, &body)
         }
         ("POST", "/judge") => {
+            if let Some((status, msg)) = refusal(&req, server) {
+                eprintln!("judge: refused a POST /judge from {peer} ({status}): {msg}");
+                return respond(stream, status, json, &error_json(&msg));
+            }
             let g: Grade = match serde_json::from_slice(&req.body) {
                 Ok(g) => g,
                 Err(e) => {
-                    let msg = format!("{{\"error\": {}}}", serde_json::to_string(&e.to_string())?);
-                    return respond(&stream, "400 Bad Request", json, msg.as_bytes());
+                    return respond(stream, "400 Bad Request", json, &error_json(&e.to_string()));
                 }
             };
+            let mut s = server.session.lock().unwrap_or_else(|p| p.into_inner());
             match s.grade(g.item, g.grade) {
-                Ok(()) => {
+                Ok(replaced) => {
                     let it = &s.items[g.item];
+                    let was = match replaced {
+                        Some(r) if r.judge != s.judge || r.grade != g.grade => {
+                            format!(", replacing grade {} by {}", r.grade, r.judge)
+                        }
+                        _ => String::new(),
+                    };
                     eprintln!(
-                        "judge: {} {} graded {} ({} left)",
+                        "judge: {} {} graded {}{was} ({} left)",
                         it.task,
                         it.document,
                         g.grade,
                         s.left()
                     );
-                    let body = format!("{{\"left\": {}}}", s.left());
-                    respond(&stream, "200 OK", json, body.as_bytes())
+                    let body =
+                        serde_json::json!({ "left": s.left(), "grades": s.grades() }).to_string();
+                    drop(s);
+                    respond(stream, "200 OK", json, body.as_bytes())
                 }
                 Err(e) => {
-                    let msg = format!(
-                        "{{\"error\": {}}}",
-                        serde_json::to_string(&format!("{e:#}"))?
-                    );
-                    respond(&stream, "400 Bad Request", json, msg.as_bytes())
+                    drop(s);
+                    let msg = format!("{e:#}");
+                    eprintln!("judge: not saved: {msg}");
+                    respond(stream, "400 Bad Request", json, &error_json(&msg))
                 }
             }
         }
-        _ => respond(&stream, "404 Not Found", "text/plain", b"not found"),
+        _ => respond(stream, "404 Not Found", "text/plain", b"not found"),
     }
 }
 
@@ -422,6 +721,30 @@ pub(crate) fn judge_name(given: Option<String>, dir: &Path) -> Result<String> {
             Ok(String::from_utf8_lossy(o.stdout.trim_ascii()).into_owned())
         }
         _ => bail!("no --judge given and no `git config user.name`; pass --judge NAME"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The page carries the token slot exactly once, where the page's script reads it.
+    #[test]
+    fn the_page_has_one_token_slot_in_its_meta_element() {
+        assert_eq!(super::PAGE.matches(super::TOKEN_SLOT).count(), 1);
+        assert!(super::PAGE.contains(&format!(
+            "<meta name=\"ranklab-token\" content=\"{}\">",
+            super::TOKEN_SLOT
+        )));
+    }
+
+    /// Two tokens differ and are 64 hex digits (32 random bytes).
+    #[test]
+    fn tokens_are_fresh_hex() {
+        let (a, b) = (super::new_token(), super::new_token());
+        assert_ne!(a, b);
+        assert!(
+            a.len() == 64 && a.bytes().all(|c| c.is_ascii_hexdigit()),
+            "{a}"
+        );
     }
 }
 
