@@ -20,7 +20,7 @@ and dates (updated_at, lifecycle log), the section that matches the query best a
 sections folded. Grade with the buttons or keys 0-3 (0 not relevant .. 3 perfectly relevant); \
 j next, k previous. Every grade is written at once to tasks/<suite>/judgments.yaml with the \
 judge, the time and the configurations that surfaced the document: under a lock, merged with \
-what is on disk (two sessions on one suite keep both's grades; a later grade of the same task \
+what is on disk (two sessions on one suite keep each other's grades; a later grade of the same task \
 and document replaces the earlier), atomically. The next `ranklab run` merges the judgments \
 into the suite's (qrels.txt included) and the report says how many came from judging and from \
 whom. Stop with Ctrl-C.
