@@ -190,7 +190,11 @@ pub fn markdown(plan: &Plan, outcome: &Outcome, update: &Update) -> String {
         c.paired_held,
         c.paired_failed
     );
-    let verdict = if outcome.failed() { "FAIL" } else { "PASS" };
+    let verdict = match (outcome.failed(), update) {
+        (true, Update::Written { .. }) => "FAIL, accepted",
+        (true, _) => "FAIL",
+        (false, _) => "PASS",
+    };
     let _ = writeln!(
         md,
         "\n**{verdict}**: {} row(s): {}; {rest}.",

@@ -170,7 +170,9 @@ pub fn apply(plan: &Plan, outcome: &Outcome) -> Result<Update> {
             // A row of a collection or suite not given this time: kept as it was (a BEIR
             // configuration's fingerprint is ranklab's own: filled in when missing).
             _ => {
-                let entry = &old.suites[&l.row.suite];
+                let Some(entry) = old.suites.get(&l.row.suite) else {
+                    continue; // a new row that was not measured: nothing to record
+                };
                 new.suites.insert(l.row.suite.clone(), entry.clone());
                 if let Some(i) = old.inputs.get(&l.row.suite) {
                     new.inputs.insert(l.row.suite.clone(), i.clone());
