@@ -102,6 +102,53 @@ pub struct SuiteEntry {
     pub suite_sha256: String,
 }
 
+/// Per-record, per-task and per-judgment fingerprints of one suite's inputs (the `inputs`
+/// section), from which the gate names what changed since the baseline: records added, removed
+/// or edited, tasks added, removed or changed, judgments added or removed. Recorded for suites
+/// only (a BEIR collection's corpus has thousands of records: its banner gives the corpus hash).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Inputs {
+    /// Record id -> the first 16 hex digits of the sha256 of its content (id, metadata, text).
+    pub records: BTreeMap<String, String>,
+    /// Task id -> the first 16 hex digits of the sha256 of its query and cutoff.
+    pub tasks: BTreeMap<String, String>,
+    /// Task id -> document -> grade: every judgment (suite.yaml's and judgments.yaml's).
+    pub judgments: BTreeMap<String, BTreeMap<String, i32>>,
+}
+
+/// Who accepted a regression with `gate --update --accept-regressions WHY`, when and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Accepted {
+    /// `git config user.name`, else `$USER`.
+    pub by: String,
+    /// UTC date-time, `2026-12-02T04:30:00Z`.
+    pub at: String,
+    /// The reason given.
+    pub why: String,
+}
+
+/// A regression accepted on a row: the value before and the value recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowAcceptance {
+    /// The baseline value before.
+    pub from: Fixed,
+    /// The value recorded (the row's `value`).
+    pub to: Fixed,
+    /// Who, when, why.
+    pub who: Accepted,
+}
+
+/// A failed expectation accepted: the rank it had then (None: not ranked); it passes while its
+/// rank is no worse than that.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectationAcceptance {
+    /// The rank accepted (None: not ranked at all).
+    pub rank: Option<usize>,
+    /// Who, when, why.
+    pub who: Accepted,
+}
+
 /// One gated (suite, configuration, metric) triple.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
@@ -119,6 +166,11 @@ pub struct Row {
     pub spread: Option<Fixed>,
     /// Whether a rise beyond the allowance fails (rows of the legacy wiring).
     pub rise_fails: bool,
+    /// The fingerprint of the configuration the value was measured with
+    /// ([`crate::gate::config_fingerprint`]); None in baselines written before it was recorded.
+    pub config: Option<String>,
+    /// A regression accepted with `--accept-regressions`, kept while the value is unchanged.
+    pub accepted: Option<RowAcceptance>,
     /// Line in the file (0 for rows not read from a file).
     pub line: usize,
 }
@@ -134,6 +186,8 @@ impl Row {
             tolerance: DEFAULT_TOLERANCE,
             spread: None,
             rise_fails,
+            config: None,
+            accepted: None,
             line: 0,
         }
     }
@@ -166,6 +220,8 @@ pub struct Baseline {
     pub suite_lines: BTreeMap<String, usize>,
     /// Per-task expectations, file order.
     pub expectations: Vec<Expectation>,
+    /// Per suite: its records', tasks' and judgments' fingerprints (absent in old baselines).
+    pub inputs: BTreeMap<String, Inputs>,
 }
 
 /// A per-task expectation: `document` within the top `within` of `configuration` for `task`.
@@ -181,6 +237,8 @@ pub struct Expectation {
     pub document: String,
     /// The largest rank that passes (1-based).
     pub within: usize,
+    /// A failure accepted with `--accept-regressions`.
+    pub accepted: Option<ExpectationAcceptance>,
     /// Line in the file.
     pub line: usize,
 }
@@ -193,6 +251,23 @@ struct RawExpectation {
     task: String,
     document: String,
     within: usize,
+    #[serde(default)]
+    accepted: Option<RawAccepted>,
+}
+
+/// `"accepted"` of a row (`from`, `to`) or of an expectation (`rank`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAccepted {
+    #[serde(default)]
+    from: Option<f64>,
+    #[serde(default)]
+    to: Option<f64>,
+    #[serde(default)]
+    rank: Option<usize>,
+    by: String,
+    at: String,
+    why: String,
 }
 
 #[derive(Deserialize)]
@@ -205,6 +280,8 @@ struct RawFile {
     rows: Vec<RawRow>,
     #[serde(default)]
     expectations: Vec<RawExpectation>,
+    #[serde(default)]
+    inputs: BTreeMap<String, Inputs>,
 }
 
 #[derive(Deserialize)]
@@ -219,6 +296,10 @@ struct RawRow {
     spread: Option<f64>,
     #[serde(default)]
     rise: Option<String>,
+    #[serde(default)]
+    config: Option<String>,
+    #[serde(default)]
+    accepted: Option<RawAccepted>,
 }
 
 const ABOUT: &str = "ranklab gate baseline: the gated (suite, configuration, metric) values. `ranklab gate` fails a row whose value drops by more than 1.5 x its allowance (its tolerance, or 3 x its calibrated spread when larger; a smaller drop beyond the allowance is OKISH and passes); a row with \"rise\": \"fails\" (the legacy wiring's, which must keep showing the bug) also fails when it rises beyond its allowance. Regenerate with `ranklab gate --update` after review; edit a tolerance by hand, --update keeps it.";
@@ -320,6 +401,38 @@ impl Baseline {
                     "{at}: `rise` is {other:?}; write \"fails\" (a rise beyond the allowance fails: rows that must keep showing a bug) or leave it out"
                 ),
             };
+            if let Some(c) = &r.config {
+                if c.len() != 16 || !c.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    bail!("{at}: `config` must be 16 hex digits (a configuration fingerprint written by `ranklab gate --update`), found {c:?}");
+                }
+            }
+            let accepted = match r.accepted {
+                None => None,
+                Some(a) => {
+                    let (Some(from), Some(to)) = (a.from, a.to) else {
+                        bail!("{at}: a row's `accepted` needs `from` and `to` (the values before and after)");
+                    };
+                    if a.rank.is_some() {
+                        bail!("{at}: a row's `accepted` has no `rank` (that is an expectation's)");
+                    }
+                    for (field, x) in [("from", from), ("to", to)] {
+                        if !x.is_finite() || x < 0.0 {
+                            bail!(
+                                "{at}: `accepted.{field}` is {x}; it must be a non-negative number"
+                            );
+                        }
+                    }
+                    Some(RowAcceptance {
+                        from: Fixed::from_f64(from),
+                        to: Fixed::from_f64(to),
+                        who: Accepted {
+                            by: a.by,
+                            at: a.at,
+                            why: a.why,
+                        },
+                    })
+                }
+            };
             let row = Row {
                 suite: r.suite,
                 configuration: r.configuration,
@@ -328,6 +441,8 @@ impl Baseline {
                 tolerance: Fixed::from_f64(r.tolerance),
                 spread: r.spread.map(Fixed::from_f64),
                 rise_fails,
+                config: r.config,
+                accepted,
                 line,
             };
             if let Some(prev) = b.rows.insert(row.key(), row.clone()) {
@@ -369,14 +484,39 @@ impl Baseline {
                     prev.line
                 );
             }
+            let accepted = match e.accepted {
+                None => None,
+                Some(a) if a.from.is_some() || a.to.is_some() => bail!(
+                    "{at}: an expectation's `accepted` has `rank` (the rank accepted), not `from`/`to`"
+                ),
+                Some(a) => Some(ExpectationAcceptance {
+                    rank: a.rank,
+                    who: Accepted {
+                        by: a.by,
+                        at: a.at,
+                        why: a.why,
+                    },
+                }),
+            };
             b.expectations.push(Expectation {
                 suite: e.suite,
                 configuration: e.configuration,
                 task: e.task,
                 document: e.document,
                 within: e.within,
+                accepted,
                 line,
             });
+        }
+        for (name, inputs) in raw.inputs {
+            if !b.suites.contains_key(&name) {
+                let line = find_line(text, &[&format!("{}: {{", json_str(&name))]);
+                bail!(
+                    "{}:{line}: `inputs` names suite {name:?}, which has no entry under \"suites\"; remove it or run `ranklab gate --update`",
+                    path.display()
+                );
+            }
+            b.inputs.insert(name, inputs);
         }
         Ok(b)
     }
@@ -410,9 +550,21 @@ impl Baseline {
             } else {
                 ""
             };
+            let config = r
+                .config
+                .as_ref()
+                .map_or(String::new(), |c| format!(", \"config\": \"{c}\""));
+            let accepted = r.accepted.as_ref().map_or(String::new(), |a| {
+                format!(
+                    ", \"accepted\": {{ \"from\": {}, \"to\": {}, {} }}",
+                    a.from.show(),
+                    a.to.show(),
+                    who(&a.who)
+                )
+            });
             let _ = write!(
                 s,
-                "\n    {{ \"suite\": {}, \"configuration\": {}, \"metric\": {}, \"value\": {}, \"tolerance\": {}{spread}{rise} }}{}",
+                "\n    {{ \"suite\": {}, \"configuration\": {}, \"metric\": {}, \"value\": {}, \"tolerance\": {}{spread}{rise}{config}{accepted} }}{}",
                 json_str(&r.suite),
                 json_str(&r.configuration),
                 json_str(&r.metric),
@@ -426,9 +578,16 @@ impl Baseline {
             s.push_str(",\n  \"expectations\": [");
             let n = self.expectations.len();
             for (i, e) in self.expectations.iter().enumerate() {
+                let accepted = e.accepted.as_ref().map_or(String::new(), |a| {
+                    format!(
+                        ", \"accepted\": {{ \"rank\": {}, {} }}",
+                        a.rank.map_or("null".to_string(), |r| r.to_string()),
+                        who(&a.who)
+                    )
+                });
                 let _ = write!(
                     s,
-                    "\n    {{ \"suite\": {}, \"configuration\": {}, \"task\": {}, \"document\": {}, \"within\": {} }}{}",
+                    "\n    {{ \"suite\": {}, \"configuration\": {}, \"task\": {}, \"document\": {}, \"within\": {}{accepted} }}{}",
                     json_str(&e.suite),
                     json_str(&e.configuration),
                     json_str(&e.task),
@@ -439,6 +598,52 @@ impl Baseline {
             }
             s.push(']');
         }
+        if !self.inputs.is_empty() {
+            // One record, task or judged task per line, so that a diff of the baseline shows
+            // which ones changed.
+            s.push_str(",\n  \"inputs\": {");
+            let n = self.inputs.len();
+            for (i, (name, inp)) in self.inputs.iter().enumerate() {
+                let _ = write!(s, "\n    {}: {{", json_str(name));
+                let map = |s: &mut String, key: &str, items: Vec<String>, last: bool| {
+                    let _ = write!(s, "\n      \"{key}\": {{");
+                    let m = items.len();
+                    for (j, it) in items.into_iter().enumerate() {
+                        let _ = write!(
+                            s,
+                            "\n        {it}{}",
+                            if j + 1 < m { "," } else { "\n      " }
+                        );
+                    }
+                    s.push('}');
+                    if !last {
+                        s.push(',');
+                    }
+                };
+                let pairs = |m: &BTreeMap<String, String>| {
+                    m.iter()
+                        .map(|(k, v)| format!("{}: {}", json_str(k), json_str(v)))
+                        .collect::<Vec<_>>()
+                };
+                map(&mut s, "records", pairs(&inp.records), false);
+                map(&mut s, "tasks", pairs(&inp.tasks), false);
+                let judged = inp
+                    .judgments
+                    .iter()
+                    .map(|(t, docs)| {
+                        let inner = docs
+                            .iter()
+                            .map(|(d, g)| format!("{}: {g}", json_str(d)))
+                            .collect::<Vec<_>>()
+                            .join(", ");
+                        format!("{}: {{ {inner} }}", json_str(t))
+                    })
+                    .collect();
+                map(&mut s, "judgments", judged, true);
+                let _ = write!(s, "\n    }}{}", if i + 1 < n { "," } else { "\n  " });
+            }
+            s.push('}');
+        }
         s.push_str("\n}\n");
         s
     }
@@ -447,6 +652,16 @@ impl Baseline {
     pub fn row_suites(&self) -> BTreeSet<&str> {
         self.rows.values().map(|r| r.suite.as_str()).collect()
     }
+}
+
+/// `"by": ..., "at": ..., "why": ...` of an acceptance.
+fn who(a: &Accepted) -> String {
+    format!(
+        "\"by\": {}, \"at\": {}, \"why\": {}",
+        json_str(&a.by),
+        json_str(&a.at),
+        json_str(&a.why)
+    )
 }
 
 /// The 1-based line of the first line holding every needle; failing that, of the first needle
@@ -486,6 +701,8 @@ mod tests {
                 tolerance: DEFAULT_TOLERANCE,
                 spread: None,
                 rise_fails: c == "legacy",
+                config: None,
+                accepted: None,
                 line: 0,
             };
             b.rows.insert(r.key(), r);
@@ -529,6 +746,7 @@ mod tests {
             task: "B01".into(),
             document: "aar-gcp-exodus".into(),
             within: 1,
+            accepted: None,
             line: 0,
         });
         let text = b.render();

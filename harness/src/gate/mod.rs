@@ -15,6 +15,11 @@
 //! (sha256 of each, else an error asking for a reviewed `--update`).
 
 pub mod baseline;
+pub mod changes;
+pub mod measure;
+pub mod plan;
+pub mod render;
+pub mod update;
 pub mod verdict;
 
 use std::collections::{BTreeMap, HashMap};
@@ -27,7 +32,7 @@ use sha2::Digest;
 use crate::replay::{replay_with, Engine};
 use crate::report::{per_task_values, MeasureSet};
 use crate::suite::{Configuration, Experiments, Suite};
-use baseline::{Fixed, Kind, SuiteEntry};
+use baseline::{Fixed, Inputs, Kind, SuiteEntry};
 use ranklab_engine::policy::Wiring;
 
 /// The BEIR configurations gated by default (nDCG@10 of each).
@@ -56,6 +61,37 @@ pub fn suite_hash(suite: &Suite) -> String {
         h.update([0]);
     }
     ranklab_engine::models::hex(&h.finalize())
+}
+
+/// The first 16 hex digits of the sha256 of `bytes`.
+fn short_sha(bytes: &[u8]) -> String {
+    let h = sha2::Sha256::digest(bytes);
+    ranklab_engine::models::hex(&h)[..16].to_string()
+}
+
+/// The fingerprint of a configuration's settings: the first 16 hex digits of the sha256 of its
+/// canonical form, every field as ranklab read it from the experiments file (defaults not
+/// filled in), with the practice file's bytes in place of its path (so moving the checkout does
+/// not change it, and editing the weights does). A ranklab version that adds a setting may
+/// change every fingerprint: the gate then names each configuration as changed, and still
+/// compares.
+pub fn config_fingerprint(c: &Configuration) -> String {
+    let mut canon = c.clone();
+    let practice = canon.practice.take();
+    let mut text = format!("{canon:?}");
+    if let Some(p) = practice {
+        text.push_str("\u{1}practice\u{1}");
+        match std::fs::read(&p) {
+            Ok(bytes) => text.push_str(&ranklab_engine::models::hex(&sha2::Sha256::digest(&bytes))),
+            Err(_) => text.push_str("unreadable"),
+        }
+    }
+    short_sha(text.as_bytes())
+}
+
+/// The fingerprint of a task's query and cutoff (its judgments are recorded one by one).
+pub fn task_fingerprint(t: &crate::suite::Task) -> String {
+    short_sha(format!("{}\u{1}{}", t.query, t.k).as_bytes())
 }
 
 /// What gated rows are measured on: a suite or a BEIR collection, loaded and checked.
@@ -185,6 +221,40 @@ impl Subject {
             corpus_sha256: self.corpus.content_hash(),
             suite_sha256: suite_hash(&self.suite),
         }
+    }
+
+    /// The per-record, per-task and per-judgment fingerprints recorded in the baseline's
+    /// `inputs` (suites only; None for a BEIR collection).
+    pub fn inputs(&self) -> Option<Inputs> {
+        if self.kind != Kind::Suite {
+            return None;
+        }
+        Some(Inputs {
+            records: self
+                .corpus
+                .docs
+                .iter()
+                .map(|d| (d.id.clone(), short_sha(d.fingerprint().as_bytes())))
+                .collect(),
+            tasks: self
+                .suite
+                .tasks
+                .iter()
+                .map(|t| (t.id.clone(), task_fingerprint(t)))
+                .collect(),
+            judgments: self
+                .suite
+                .tasks
+                .iter()
+                .filter(|t| !t.expected.is_empty())
+                .map(|t| (t.id.clone(), t.expected.clone()))
+                .collect(),
+        })
+    }
+
+    /// The fingerprint of configuration `name` ([`config_fingerprint`]), None when unknown.
+    pub fn config_fingerprint(&self, name: &str) -> Option<String> {
+        self.configuration(name).map(config_fingerprint)
     }
 
     /// Replays the named configurations (first stage once per task) and returns the mean of

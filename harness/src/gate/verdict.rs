@@ -6,7 +6,11 @@
 //! wiring's, which must keep showing its bug): there it fails. Values are compared as
 //! four-decimal integers ([`Fixed`]), so the verdict never depends on float rounding.
 
-use super::baseline::{Fixed, Row};
+use serde::Serialize;
+
+use super::baseline::{Expectation, Fixed, Kind, Row};
+use super::measure::{Measured, PairedFile};
+use super::plan::Plan;
 
 /// The verdict of one row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +33,8 @@ pub enum Verdict {
     SkippedSuite,
     /// Not in the baseline yet (`--update` adds it).
     New,
+    /// In the baseline, but its configuration or metric no longer exists: fails.
+    Gone,
 }
 
 impl Verdict {
@@ -55,7 +61,22 @@ impl Verdict {
 
     /// Whether the gate fails on this row.
     pub fn fails(self) -> bool {
-        matches!(self, Verdict::Regression | Verdict::Rose)
+        matches!(self, Verdict::Regression | Verdict::Rose | Verdict::Gone)
+    }
+
+    /// The verdict's name in `--json`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Verdict::Same => "pass",
+            Verdict::Improved => "improved",
+            Verdict::Rose => "rose",
+            Verdict::WithinTolerance => "within-tolerance",
+            Verdict::Okish => "okish",
+            Verdict::Regression => "regression",
+            Verdict::Skipped | Verdict::SkippedSuite => "skipped",
+            Verdict::New => "new",
+            Verdict::Gone => "gone",
+        }
     }
 
     /// As printed in the table.
@@ -69,7 +90,8 @@ impl Verdict {
             Verdict::Regression => "REGRESSION",
             Verdict::Skipped => "skipped (collection not given; pass --beir DIR)",
             Verdict::SkippedSuite => "skipped (suite not given; --tasks names one suite)",
-            Verdict::New => "new row",
+            Verdict::New => "new row (not gated yet; `ranklab gate --update` records it)",
+            Verdict::Gone => "FAIL (gone)",
         }
     }
 }
@@ -83,6 +105,213 @@ pub struct Line {
     pub now: Option<Fixed>,
     /// The verdict.
     pub verdict: Verdict,
+    /// Why a gone row is gone.
+    pub note: Option<String>,
+}
+
+/// The verdict of one per-task expectation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpectationVerdict {
+    /// Ranked within `within`.
+    Pass,
+    /// Failing, but within the rank accepted with `--accept-regressions`: passes.
+    Accepted,
+    /// Ranked below `within`, or not at all: fails.
+    Fail,
+    /// Its configuration, task or document no longer exists: fails.
+    Gone,
+    /// Its collection was not given (`--beir`) or its suite not gated (`--tasks`).
+    Skipped,
+}
+
+impl ExpectationVerdict {
+    /// Whether the gate fails on it.
+    pub fn fails(self) -> bool {
+        matches!(self, ExpectationVerdict::Fail | ExpectationVerdict::Gone)
+    }
+    /// The verdict's name in `--json`.
+    pub fn key(self) -> &'static str {
+        match self {
+            ExpectationVerdict::Pass => "pass",
+            ExpectationVerdict::Accepted => "accepted",
+            ExpectationVerdict::Fail => "fail",
+            ExpectationVerdict::Gone => "gone",
+            ExpectationVerdict::Skipped => "skipped",
+        }
+    }
+}
+
+/// One per-task expectation, checked.
+#[derive(Debug, Clone)]
+pub struct ExpectationLine {
+    /// The expectation as in the baseline.
+    pub expectation: Expectation,
+    /// The document's rank now (None: not ranked, or not measured).
+    pub rank: Option<usize>,
+    /// The verdict.
+    pub verdict: ExpectationVerdict,
+    /// Why a gone expectation is gone.
+    pub note: Option<String>,
+}
+
+/// Exact counts of the verdicts: every row in exactly one of the first six.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Counts {
+    /// Rows equal to the baseline or within their allowance.
+    pub passed: usize,
+    /// Rows OKISH (a drop beyond the allowance, within 1.5x: passes).
+    pub okish: usize,
+    /// Rows risen beyond the allowance (passes; record with --update).
+    pub improved: usize,
+    /// Rows not in the baseline yet.
+    pub new: usize,
+    /// Rows not measured (collection or suite not given).
+    pub skipped: usize,
+    /// Rows failing: REGRESSION, a must-not-rise row risen, or gone.
+    pub failed: usize,
+    /// Expectations holding.
+    pub expectations_held: usize,
+    /// Expectations failing within an accepted rank.
+    pub expectations_accepted: usize,
+    /// Expectations failing (or gone).
+    pub expectations_failed: usize,
+    /// Expectations not checked.
+    pub expectations_skipped: usize,
+    /// Paired assertions (per half) holding.
+    pub paired_held: usize,
+    /// Paired assertions (per half) failing.
+    pub paired_failed: usize,
+}
+
+/// Every verdict of a gate run.
+pub struct Outcome {
+    /// One line per row, sorted by key.
+    pub lines: Vec<Line>,
+    /// One line per expectation, baseline order.
+    pub expectations: Vec<ExpectationLine>,
+    /// The paired assertion files and their verdicts.
+    pub paired: Vec<PairedFile>,
+    /// The counts.
+    pub counts: Counts,
+}
+
+impl Outcome {
+    /// Grades every row, expectation and paired assertion of `plan` from `measured`.
+    pub fn grade(plan: &Plan, measured: Measured) -> Outcome {
+        let mut lines = Vec::new();
+        for (key, want) in &plan.wanted {
+            let now = measured.values.get(key).copied();
+            let line = match (&want.row, now) {
+                (Some(r), _) if want.gone.is_some() => Line {
+                    row: r.clone(),
+                    now: None,
+                    verdict: Verdict::Gone,
+                    note: want.gone.clone(),
+                },
+                (Some(r), Some(n)) => Line {
+                    row: r.clone(),
+                    now: Some(n),
+                    verdict: Verdict::of(r, n),
+                    note: None,
+                },
+                (Some(r), None) => Line {
+                    row: r.clone(),
+                    now: None,
+                    verdict: match plan.old.suites.get(&r.suite).map(|e| e.kind) {
+                        Some(Kind::Suite) => Verdict::SkippedSuite,
+                        _ => Verdict::Skipped,
+                    },
+                    note: None,
+                },
+                (None, n) => {
+                    let s = plan.subjects.get(&key.0);
+                    let mut row = Row::new(
+                        key.clone(),
+                        n.unwrap_or(Fixed(0)),
+                        s.is_some_and(|s| s.is_legacy(&key.1)),
+                    );
+                    row.config = s.and_then(|s| s.config_fingerprint(&key.1));
+                    Line {
+                        row,
+                        now: n,
+                        verdict: Verdict::New,
+                        note: None,
+                    }
+                }
+            };
+            lines.push(line);
+        }
+        let expectations: Vec<ExpectationLine> = plan
+            .old
+            .expectations
+            .iter()
+            .zip(&measured.ranks)
+            .zip(&plan.expectation_gone)
+            .map(|((e, &rank), gone)| {
+                let verdict = if !plan.subjects.contains_key(&e.suite) {
+                    ExpectationVerdict::Skipped
+                } else if gone.is_some() {
+                    ExpectationVerdict::Gone
+                } else if rank.is_some_and(|r| r <= e.within) {
+                    ExpectationVerdict::Pass
+                } else if e.accepted.as_ref().is_some_and(|a| match a.rank {
+                    None => true,
+                    Some(limit) => rank.is_some_and(|r| r <= limit),
+                }) {
+                    ExpectationVerdict::Accepted
+                } else {
+                    ExpectationVerdict::Fail
+                };
+                ExpectationLine {
+                    expectation: e.clone(),
+                    rank,
+                    verdict,
+                    note: gone.clone(),
+                }
+            })
+            .collect();
+        let mut c = Counts::default();
+        for l in &lines {
+            match l.verdict {
+                Verdict::Same | Verdict::WithinTolerance => c.passed += 1,
+                Verdict::Okish => c.okish += 1,
+                Verdict::Improved => c.improved += 1,
+                Verdict::New => c.new += 1,
+                Verdict::Skipped | Verdict::SkippedSuite => c.skipped += 1,
+                Verdict::Regression | Verdict::Rose | Verdict::Gone => c.failed += 1,
+            }
+        }
+        for e in &expectations {
+            match e.verdict {
+                ExpectationVerdict::Pass => c.expectations_held += 1,
+                ExpectationVerdict::Accepted => c.expectations_accepted += 1,
+                ExpectationVerdict::Fail | ExpectationVerdict::Gone => c.expectations_failed += 1,
+                ExpectationVerdict::Skipped => c.expectations_skipped += 1,
+            }
+        }
+        for p in &measured.paired {
+            for v in &p.verdicts {
+                if v.pass() {
+                    c.paired_held += 1;
+                } else {
+                    c.paired_failed += 1;
+                }
+            }
+        }
+        Outcome {
+            lines,
+            expectations,
+            paired: measured.paired,
+            counts: c,
+        }
+    }
+
+    /// Whether the gate fails: a row, an expectation or a paired assertion.
+    pub fn failed(&self) -> bool {
+        self.counts.failed > 0
+            || self.counts.expectations_failed > 0
+            || self.counts.paired_failed > 0
+    }
 }
 
 /// The gate table in Markdown.
@@ -103,8 +332,12 @@ pub fn table(lines: &[Line]) -> String {
             Some(n) => (n.show(), "-".into()),
             None => ("-".into(), "-".into()),
         };
+        let verdict = match &l.note {
+            Some(n) => format!("{}: {n}", l.verdict.as_str()),
+            None => l.verdict.as_str().to_string(),
+        };
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {verdict} |\n",
             l.row.suite,
             l.row.configuration,
             l.row.metric,
@@ -112,7 +345,6 @@ pub fn table(lines: &[Line]) -> String {
             now,
             delta,
             allowance(&l.row),
-            l.verdict.as_str()
         ));
     }
     s
@@ -141,6 +373,8 @@ mod tests {
             tolerance: Fixed(tolerance),
             spread: None,
             rise_fails: false,
+            config: None,
+            accepted: None,
             line: 1,
         }
     }
@@ -200,7 +434,8 @@ mod tests {
         assert!(table(&[Line {
             row: r.clone(),
             now: Some(Fixed(9700)),
-            verdict: Verdict::Regression
+            verdict: Verdict::Regression,
+            note: None,
         }])
         .contains("| 0.0036 (3 × spread 0.0012) |"));
     }
@@ -211,6 +446,7 @@ mod tests {
             row: row(9792, 10),
             now: Some(Fixed(9584)),
             verdict: Verdict::Regression,
+            note: None,
         }]);
         assert!(
             t.contains("| s | c | MRR | 0.9792 | 0.9584 | -0.0208 | 0.0010 | REGRESSION |"),

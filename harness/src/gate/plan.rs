@@ -1,0 +1,330 @@
+//! The checked plan of a gate run, made from the flags and the baseline before anything is
+//! replayed: the subjects (suites under `tasks/`, BEIR collections given with `--beir`), the
+//! baseline, the rows to measure (the baseline's, each suite's default rows, and with
+//! `--update` each `--also`), which rows and expectations are gone (their configuration, metric,
+//! task or document no longer exists), and what changed in the inputs since the baseline
+//! ([`super::changes`]). Bad input (an unknown suite in the baseline, a bad `--also`, an empty
+//! `--accept-regressions` reason) is an error here, before any replay: exit 2, nothing written.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+
+use super::baseline::{Baseline, Kind, Row};
+use super::changes::Changes;
+use super::Subject;
+
+/// A row's key: (suite, configuration, metric).
+pub type Key = (String, String, String);
+
+/// The flags of `ranklab gate`, as the plan needs them.
+#[derive(Debug, Clone)]
+pub struct Flags {
+    /// The baseline file.
+    pub baseline: PathBuf,
+    /// The tasks directory, or one suite.
+    pub tasks: PathBuf,
+    /// `--update`.
+    pub update: bool,
+    /// `--also SUITE/CONFIGURATION`.
+    pub also: Vec<String>,
+    /// `--accept-regressions WHY`.
+    pub accept_regressions: Option<String>,
+    /// `--beir DIR`.
+    pub beir: Vec<PathBuf>,
+    /// `--split`.
+    pub split: String,
+    /// How external configurations are replayed.
+    pub external: crate::external::Mode,
+    /// Root of the recordings (`<root>/<suite>/runs`).
+    pub recordings: PathBuf,
+    /// `--calibrate N`.
+    pub calibrate: Option<usize>,
+}
+
+/// What the run does after measuring.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    /// Grade against the baseline.
+    Gate,
+    /// Grade, then rewrite the baseline (refused on a regression unless `accept` gives why).
+    Update {
+        /// The reason given with `--accept-regressions`.
+        accept: Option<String>,
+    },
+    /// Replay N times and record each row's spread.
+    Calibrate(usize),
+}
+
+/// One row to measure.
+#[derive(Debug, Clone)]
+pub struct Want {
+    /// The baseline row (None: a new row, not in the baseline yet).
+    pub row: Option<Row>,
+    /// Why the row cannot be measured any more (its configuration or metric is gone).
+    pub gone: Option<String>,
+}
+
+/// The checked plan.
+pub struct Plan {
+    /// The baseline file's path.
+    pub path: PathBuf,
+    /// The baseline as read (empty when `--update` records a first one).
+    pub old: Baseline,
+    /// The suites and collections, by name.
+    pub subjects: BTreeMap<String, Subject>,
+    /// Every row to measure or show, sorted by key.
+    pub wanted: BTreeMap<Key, Want>,
+    /// Per expectation of the baseline (same order): why it cannot be checked any more.
+    pub expectation_gone: Vec<Option<String>>,
+    /// Gate, update or calibrate.
+    pub mode: Mode,
+    /// What changed since the baseline.
+    pub changes: Changes,
+}
+
+impl Plan {
+    /// Loads the subjects and the baseline and checks them against each other.
+    pub fn new(flags: &Flags) -> Result<Plan> {
+        let subjects = subjects(flags)?;
+        let old = match Baseline::load(&flags.baseline) {
+            Ok(b) => b,
+            Err(_) if flags.update && !flags.baseline.exists() => Baseline {
+                path: flags.baseline.clone(),
+                ..Default::default()
+            },
+            Err(e) => return Err(e),
+        };
+        let mode = match (flags.calibrate, flags.update, &flags.accept_regressions) {
+            (Some(n), _, _) => Mode::Calibrate(n),
+            (None, true, Some(why)) if why.trim().is_empty() => bail!(
+                "--accept-regressions needs a reason, e.g. --accept-regressions \"the webhook record was cut on purpose\""
+            ),
+            (None, true, accept) => Mode::Update {
+                accept: accept.clone(),
+            },
+            (None, false, Some(_)) => bail!("--accept-regressions is given with --update only"),
+            (None, false, None) => Mode::Gate,
+        };
+        // `--tasks` naming one suite (its folder or suite.yaml) gates that suite alone: the
+        // baseline's other suites are shown skipped, and kept by --update.
+        let one_suite = flags.tasks.is_file() || flags.tasks.join("suite.yaml").is_file();
+        check_suites(&old, &subjects, one_suite)?;
+
+        let mut wanted: BTreeMap<Key, Want> = BTreeMap::new();
+        for (key, row) in &old.rows {
+            wanted.insert(
+                key.clone(),
+                Want {
+                    row: Some(row.clone()),
+                    gone: subjects.get(&row.suite).and_then(|s| gone_row(s, row)),
+                },
+            );
+        }
+        // Each suite's default rows: new rows when the baseline lacks them (shown by the gate,
+        // recorded by --update).
+        for s in subjects.values().filter(|s| s.kind == Kind::Suite) {
+            for c in &s.default_configurations {
+                for m in &s.default_metrics {
+                    wanted
+                        .entry((s.name.clone(), c.clone(), m.clone()))
+                        .or_insert(Want {
+                            row: None,
+                            gone: None,
+                        });
+                }
+            }
+        }
+        if matches!(mode, Mode::Update { .. }) {
+            for s in subjects.values().filter(|s| s.kind == Kind::Beir) {
+                for c in &s.default_configurations {
+                    for m in &s.default_metrics {
+                        wanted
+                            .entry((s.name.clone(), c.clone(), m.clone()))
+                            .or_insert(Want {
+                                row: None,
+                                gone: None,
+                            });
+                    }
+                }
+            }
+        }
+        for a in &flags.also {
+            let (suite, config) = a.split_once('/').with_context(|| {
+                format!("--also {a:?}: write SUITE/CONFIGURATION, e.g. brain/current")
+            })?;
+            let s = subjects.get(suite).with_context(|| {
+                format!(
+                    "--also {a:?}: no suite {suite:?} (suites: {})",
+                    subjects.keys().cloned().collect::<Vec<_>>().join(", ")
+                )
+            })?;
+            if s.configuration(config).is_none() {
+                bail!(
+                    "--also {a:?}: suite {suite:?} has no configuration {config:?} (configurations: {})",
+                    s.configuration_list()
+                );
+            }
+            for m in &s.default_metrics {
+                wanted
+                    .entry((suite.to_string(), config.to_string(), m.clone()))
+                    .or_insert(Want {
+                        row: None,
+                        gone: None,
+                    });
+            }
+        }
+        let expectation_gone = old
+            .expectations
+            .iter()
+            .map(|e| {
+                let s = subjects.get(&e.suite)?;
+                let at = format!("{}:{}", old.path.display(), e.line);
+                if s.configuration(&e.configuration).is_none() {
+                    Some(format!("{at}: suite {:?} has no configuration {:?} any more (configurations: {}); restore it, or fix or delete the expectation", e.suite, e.configuration, s.configuration_list()))
+                } else if !s.suite.tasks.iter().any(|t| t.id == e.task) {
+                    Some(format!(
+                        "{at}: suite {:?} has no task {:?} any more{}; restore it, or fix or delete the expectation",
+                        e.suite,
+                        e.task,
+                        ranklab_engine::suggest::did_you_mean(
+                            &e.task,
+                            s.suite.tasks.iter().map(|t| t.id.as_str())
+                        )
+                    ))
+                } else if s.corpus.index_of(&e.document).is_none() {
+                    Some(format!(
+                        "{at}: document {:?} is not in the corpus of {:?} any more{}; restore it, or fix or delete the expectation",
+                        e.document,
+                        e.suite,
+                        ranklab_engine::suggest::did_you_mean(
+                            &e.document,
+                            crate::suite::corpus_ids(&s.corpus)
+                        )
+                    ))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let changes = Changes::of(&old, &subjects);
+        if let Mode::Calibrate(n) = mode {
+            if n < 2 {
+                bail!("--calibrate {n}: give at least 2 replays to measure a spread, e.g. --calibrate 5");
+            }
+            if old.rows.is_empty() {
+                bail!(
+                    "{}: no rows to calibrate; record the baseline with `ranklab gate --update` first",
+                    old.path.display()
+                );
+            }
+            if changes
+                .suites
+                .iter()
+                .any(|s| s.corpus.is_some() || s.tasks.is_some())
+            {
+                bail!(
+                    "{}: {}; a spread measured on other inputs would not apply: review the change, run `ranklab gate --update`, then calibrate",
+                    old.path.display(),
+                    changes.banner()[0]
+                );
+            }
+        }
+        Ok(Plan {
+            path: flags.baseline.clone(),
+            old,
+            subjects,
+            wanted,
+            expectation_gone,
+            mode,
+            changes,
+        })
+    }
+
+    /// Whether this run rewrites the baseline.
+    pub fn updates(&self) -> bool {
+        matches!(self.mode, Mode::Update { .. })
+    }
+}
+
+/// The suites under `--tasks` and the collections of `--beir`, by name (unique).
+fn subjects(flags: &Flags) -> Result<BTreeMap<String, Subject>> {
+    let mut subjects: BTreeMap<String, Subject> = BTreeMap::new();
+    for p in crate::suite::suites(&flags.tasks)? {
+        let mut s = Subject::from_suite(&p)?;
+        s.replay = crate::replay::ReplayOptions {
+            external: flags.external.clone(),
+            recordings: Some(flags.recordings.join(&s.name).join("runs")),
+            ..Default::default()
+        };
+        if let Some(prev) = subjects.get(&s.name) {
+            bail!(
+                "{}: suite name {:?} is also used by {}; suite names must be unique",
+                p.display(),
+                s.name,
+                prev.suite.path.display()
+            );
+        }
+        subjects.insert(s.name.clone(), s);
+    }
+    for dir in &flags.beir {
+        let s = Subject::from_beir(dir, &flags.split)?;
+        if subjects.contains_key(&s.name) {
+            bail!(
+                "{}: collection name {:?} is also a suite name; rename one",
+                dir.display(),
+                s.name
+            );
+        }
+        subjects.insert(s.name.clone(), s);
+    }
+    Ok(subjects)
+}
+
+/// Why a baseline row cannot be measured any more (None: it can).
+fn gone_row(s: &Subject, r: &Row) -> Option<String> {
+    if s.configuration(&r.configuration).is_none() {
+        Some(format!(
+            "suite {:?} has no configuration {:?} (configurations: {}); restore it, or fix or delete the row (baseline line {})",
+            r.suite,
+            r.configuration,
+            s.configuration_list(),
+            r.line
+        ))
+    } else if !s.metric_names().contains(&r.metric) {
+        Some(format!(
+            "suite {:?} has no metric {:?} (metrics: {}); fix or delete the row (baseline line {})",
+            r.suite,
+            r.metric,
+            s.metric_names().join(", "),
+            r.line
+        ))
+    } else {
+        None
+    }
+}
+
+/// Every suite the baseline names must exist (collections not given with --beir are not
+/// checked: their rows are skipped), and be of the kind recorded.
+fn check_suites(b: &Baseline, subjects: &BTreeMap<String, Subject>, one_suite: bool) -> Result<()> {
+    let path = b.path.display();
+    for (name, entry) in &b.suites {
+        let line = b.suite_lines.get(name).copied().unwrap_or(0);
+        match (subjects.get(name), entry.kind) {
+            (None, Kind::Suite) if one_suite => {}
+            (None, Kind::Suite) => bail!(
+                "{path}:{line}: the baseline names suite {name:?}, which is not a suite under the tasks directory (suites: {}); remove its entry and rows, or restore the suite",
+                subjects.values().filter(|s| s.kind == Kind::Suite).map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+            (None, Kind::Beir) => {}
+            (Some(s), k) if s.kind != k => bail!(
+                "{path}:{line}: {name:?} is recorded as a {} but is given as a {}",
+                if k == Kind::Beir { "BEIR collection" } else { "suite" },
+                if s.kind == Kind::Beir { "BEIR collection" } else { "suite" }
+            ),
+            _ => {}
+        }
+    }
+    Ok(())
+}
