@@ -12,7 +12,10 @@
 //!   named like `ranklab tune`'s report; a name that writes other files is accepted;
 //! - a paired file naming a configuration two experiments files define differently is refused
 //!   by `ranklab check` (exit 2) instead of binding to the first;
-//! - two suites of one name under `bench --tasks` exit 2 naming both suite files.
+//! - two suites of one name under `bench --tasks` exit 2 naming both suite files;
+//! - a configuration two files share whose two replays differ (an engine answering differently
+//!   from one start to the next) exits 2 with nothing written; under two names both runs are
+//!   written, each with its own answer.
 //!
 //! The fixture is `tests/fixtures/bad_input` (BM25 only: no model is needed). Its
 //! `tasks/p/experiments.yaml` is: line 1 `experiment: e`, line 4 `- name: bm25`.
@@ -237,4 +240,53 @@ fn bench_refuses_two_suites_of_one_name_and_accepts_two_names() {
     // q's paired file names its own suite file, so both suites are whole.
     accepted(dir, bench);
     assert!(dir.join("reports/p/e.md").is_file() && dir.join("reports/q/e.md").is_file());
+}
+
+/// An engine whose answer alternates from one start to the next: `alpha` above `beta` on even
+/// starts, below on odd ones (a counter file beside it).
+const ALTERNATING: &str = r#"n=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count
+while read -r line; do
+  t=$(printf '%s' "$line" | sed 's/.*"task":"\([^"]*\)".*/\1/')
+  if [ $((n % 2)) -eq 0 ]; then a=2; b=1; else a=1; b=2; fi
+  printf '{"task":"%s","hits":[{"id":"alpha","score":%s},{"id":"beta","score":%s}]}\n' "$t" $a $b
+done
+"#;
+
+#[test]
+fn a_shared_configuration_whose_two_replays_differ_writes_nothing_and_an_unshared_one_runs() {
+    let tmp = common::fixture_copy("bad_input");
+    let dir = tmp.path();
+    write(dir, "tasks/p/engine.sh", ALTERNATING);
+    let ex = |name: &str, config: &str| {
+        format!("experiment: {name}\nconfigurations:\n  - name: {config}\n    engine: {{ command: [sh, engine.sh] }}\n")
+    };
+    // One name, the same settings in both files (experiments-2.yaml sorts first): allowed at
+    // load, but the two replays (one engine start each) rank differently, so the two reports
+    // cannot share runs/alt.trec.
+    write(dir, EXPERIMENTS, &ex("e", "alt"));
+    write(dir, "tasks/p/experiments-2.yaml", &ex("e2", "alt"));
+    refused(
+        dir,
+        RUN,
+        &[
+            "experiments \"e2\" and \"e\" both write reports/<suite>/runs/alt.trec with different contents",
+            "nothing was written",
+        ],
+    );
+    // Two names: two run files, the engine's two answers (alpha first in one, beta in the other).
+    write(dir, "tasks/p/experiments-2.yaml", &ex("e2", "alt2"));
+    accepted(dir, RUN);
+    let first = |c: &str| {
+        let run = std::fs::read_to_string(dir.join(format!("reports/p/runs/{c}.trec"))).unwrap();
+        run.lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .nth(2)
+            .unwrap()
+            .to_string()
+    };
+    let mut firsts = [first("alt"), first("alt2")];
+    firsts.sort();
+    assert_eq!(firsts, ["alpha", "beta"]);
 }
