@@ -33,9 +33,10 @@ pub(crate) struct Cli {
 enum Command {
     /// Evaluate a TREC run against qrels, like trec_eval (same measures, same output lines).
     Eval(cmd::eval::EvalArgs),
-    /// Replay one suite (tasks/<suite>) under every configuration and write reports/<suite>/.
+    /// Replay one suite (tasks/<suite>) under every configuration and write reports/<suite>/;
+    /// exit 1 when a paired assertion fails or engine errors were counted as empty rankings.
     Run(cmd::run::RunArgs),
-    /// Replay every suite under tasks/ and regenerate reports/.
+    /// Replay every suite under tasks/ and regenerate reports/; exit 1 as `run`.
     Bench(cmd::bench::BenchArgs),
     /// Run paired assertions (paired.yaml) through the legacy and current wiring; exit 1 on failure.
     Check(cmd::check::CheckArgs),

@@ -189,10 +189,13 @@ impl Paired {
                 lines.of("assertions", "")
             );
         }
-        let files = crate::suite::experiment_files(&suite)?;
+        // Loaded and checked together: a configuration name means one setting in every file
+        // (or the load fails naming both), so the first file naming it is the one.
+        let loaded = crate::suite::load_experiments(&suite, &[])?;
+        let files: Vec<PathBuf> = loaded.iter().map(|ex| ex.path.clone()).collect();
         let mut all = Vec::new();
-        for f in &files {
-            let ex = Experiments::load(f)?;
+        for ex in loaded {
+            let f = ex.path.clone();
             all.extend(ex.configurations.into_iter().map(|c| (c, f.clone())));
         }
         let find = |field: &str, name: &str| {

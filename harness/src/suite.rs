@@ -18,8 +18,10 @@ use serde::Deserialize;
 
 pub mod beir;
 mod discover;
+mod names;
 
 pub use discover::{experiment_files, suites};
+pub use names::{check_names, load_experiments};
 
 /// Largest accepted cutoff; larger values are almost certainly a typo.
 pub const MAX_K: usize = 10_000;

@@ -43,6 +43,8 @@ enum Expect {
     Accepted,
     /// Exit 0; stdout contains every one of these.
     AcceptedSaying(&'static [&'static str]),
+    /// Exit 1 (the input is fine, a check of the run failed); stdout contains every one of these.
+    CheckFails(&'static [&'static str]),
     /// Exit 2; stderr contains `at` and every one of `says`.
     Fails {
         at: &'static str,
@@ -115,7 +117,7 @@ fn baseline_not_utf8(b: &[u8]) -> Vec<u8> {
 }
 
 use Edit::{Map, Sub, Write};
-use Expect::{Accepted, AcceptedSaying, Fails};
+use Expect::{Accepted, AcceptedSaying, CheckFails, Fails};
 
 mod common;
 
@@ -690,6 +692,15 @@ fn check(pristine: &Path, case: &Case) -> Result<(), String> {
             Err(format!("expected success, got {code:?}:\n{err}"))
         }
         Accepted => unreachable!(),
+        CheckFails(says) => {
+            let out = String::from_utf8_lossy(&out.stdout);
+            let missing: Vec<_> = says.iter().filter(|s| !out.contains(*s)).collect();
+            match (code, missing.is_empty()) {
+                (Some(1), true) => Ok(()),
+                (Some(1), false) => Err(format!("stdout does not say {missing:?}:\n{out}")),
+                _ => Err(format!("exit code {code:?}, expected 1:\n{err}")),
+            }
+        }
         AcceptedSaying(says) => {
             let out = String::from_utf8_lossy(&out.stdout);
             let missing: Vec<_> = says.iter().filter(|s| !out.contains(*s)).collect();
@@ -838,10 +849,10 @@ fn external_engine_cases() -> Vec<Case> {
         case("engine: errors are not empty rankings", answering!(r#""error":"index offline""#), RUN,
             Fails { at: "configuration \"ext\"", says: &["engine errors: 3 (first: T1: index offline)", "on_error: empty"] }),
         Case {
-            name: "engine: on_error empty counts errors as empty rankings",
+            name: "engine: on_error empty counts errors as empty rankings, and the run fails",
             edits: vec![Write(EXPERIMENTS, b"experiment: e\nconfigurations:\n  - name: ext\n    engine: { command: [sh, engine.sh], on_error: empty }\n"), Write(ENGINE, answering!(r#""error":"index offline""#))],
             args: RUN,
-            expect: Accepted,
+            expect: CheckFails(&["FAIL: p: configuration `ext` answered 3 of 3 tasks with an error, counted as empty rankings (`on_error: empty`)"]),
         },
         Case {
             name: "engine: neither retriever nor engine",
@@ -1011,11 +1022,11 @@ fn every_bad_http_engine_exits_2_naming_configuration_and_task() {
             },
         ),
         case(
-            "http: on_error empty counts failed requests as empty rankings",
+            "http: on_error empty counts failed requests as empty rankings, and the run fails",
             ex("/503", "")
                 .to_vec()
                 .leak_sub("    engine:\n", "    engine:\n      on_error: empty\n"),
-            Accepted,
+            CheckFails(&["FAIL: p: configuration `ext` answered 3 of 3 tasks with an error"]),
         ),
         case(
             "http: HTTP 4xx",

@@ -1,5 +1,6 @@
 //! `ranklab bench`: replay every suite under `tasks/` and regenerate `reports/`. All suites are
-//! computed before any file is written.
+//! computed before any file is written. Exit 1 when a check of any suite failed (a paired
+//! assertion not met, an engine's errors counted as empty rankings), as `ranklab run`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,8 +33,10 @@ pub(crate) struct BenchArgs {
 pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
     // One cluster (one driver, one Ray Client connection) for every suite.
     let remote = args.cluster.remote()?;
+    let suite_files = suites(&args.tasks)?;
+    distinct_report_folders(&suite_files)?;
     let mut rendered = Vec::new();
-    for s in suites(&args.tasks)? {
+    for s in suite_files {
         rendered.push(report::render_suite(
             &s,
             &[],
@@ -52,5 +55,36 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
             report::print_report(r, &dir, args.print, true);
         }
     }
-    Ok(ExitCode::SUCCESS)
+    // The reports are written either way (they show what failed); the exit code says it.
+    let (line, failed) = report::verdict_line(&rendered);
+    println!("{line}");
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Two suites of one name would write one report folder (`reports/<suite>/`), the second over
+/// the first: refused before anything runs, naming both suite files.
+fn distinct_report_folders(suite_files: &[PathBuf]) -> Result<()> {
+    let mut seen: Vec<(String, PathBuf, usize)> = Vec::new();
+    for path in suite_files {
+        let suite = crate::suite::Suite::load(path)?;
+        let text = std::fs::read_to_string(&suite.path).unwrap_or_default();
+        let line = ranklab_engine::yaml::Lines::new(&text).of("suite", &suite.name);
+        if let Some((_, other, other_line)) = seen
+            .iter()
+            .find(|(n, _, _)| n.to_lowercase() == suite.name.to_lowercase())
+        {
+            anyhow::bail!(
+                "{}:{line}: suite name {:?} is also the name of {}:{other_line}; each suite writes reports/<suite name>/, so one would overwrite the other (names that differ only in case are one folder on macOS and Windows): rename one of the two",
+                suite.path.display(),
+                suite.name,
+                other.display()
+            );
+        }
+        seen.push((suite.name, suite.path, line));
+    }
+    Ok(())
 }

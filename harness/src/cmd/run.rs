@@ -1,7 +1,8 @@
 //! `ranklab run`: replay one suite under every configuration of its experiment files and write
 //! `reports/<suite>/`. Everything is computed before the first file is written, so a bad input
 //! leaves the previous report untouched, and the directory is replaced as a whole, so a kill
-//! while writing does too.
+//! while writing does too. Exit 1 when a check failed (a paired assertion not met, an engine's
+//! errors counted as empty rankings): the reports are written and the last line says `FAIL`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,5 +55,12 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode> {
     for r in &rendered.reports {
         report::print_report(r, &dir, args.print, !args.dry_run);
     }
-    Ok(ExitCode::SUCCESS)
+    // The reports are written either way (they show what failed); the exit code says it.
+    let (line, failed) = report::verdict_line(std::slice::from_ref(&rendered));
+    println!("{line}");
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -220,6 +220,17 @@ fn join_or(items: &[&str]) -> String {
     }
 }
 
+/// The sentence that opens the Decision when a check of the run failed (`failures`: one phrase
+/// each, see `report::failures`); None when every check held.
+pub fn failed_checks(failures: &[String]) -> Option<String> {
+    (!failures.is_empty()).then(|| {
+        format!(
+            "FAIL — {}; the run exits 1 whatever the comparison shows.",
+            failures.join("; ")
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

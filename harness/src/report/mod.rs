@@ -29,7 +29,7 @@ use ranklab_engine::models::remote::Remote;
 
 use crate::metrics::{evaluate_ranking, Measure};
 use crate::replay::{ConfigRun, Engine, Replay};
-use crate::suite::{experiment_files, Experiments, Suite, Task};
+use crate::suite::{Experiments, Suite, Task};
 
 /// The measures of a suite table, at cutoff `k`, with their column names.
 pub fn suite_measures(k: usize) -> Vec<(Measure, String)> {
@@ -308,7 +308,49 @@ pub struct SuiteReport {
     pub stem: String,
     /// Files to write, relative to the report directory.
     pub files: Vec<(PathBuf, Vec<u8>)>,
+    /// The checks of the run that failed, one phrase each (a paired file with expectations not
+    /// met, an external configuration whose errors were counted as empty rankings); empty when
+    /// every check held. Any makes `run` and `bench` exit 1.
+    pub failures: Vec<String>,
 }
+
+/// What an experiment named `stem` writes into its suite's report folder, besides `qrels.txt`
+/// and its configurations' files ([`configuration_file_names`]). [`render_suite`] refuses to
+/// write any other, so the names checked at load ([`crate::suite::check_names`]) are these.
+pub fn experiment_file_names(stem: &str) -> Vec<String> {
+    [
+        ".md",
+        ".csv",
+        ".json",
+        ".stats.csv",
+        ".warranty.csv",
+        ".tasks.csv",
+        ".metrics.svg",
+        ".delta.svg",
+        ".tasks.svg",
+    ]
+    .iter()
+    .map(|suffix| format!("{stem}{suffix}"))
+    .collect()
+}
+
+/// What a configuration named `name` writes into its suite's report folder: its run and, for an
+/// external engine under `--record`, its recording.
+pub fn configuration_file_names(name: &str) -> Vec<String> {
+    vec![
+        format!("runs/{name}.trec"),
+        format!("runs/{}", crate::external::recording::file_name(name)),
+    ]
+}
+
+/// Files another command writes into a suite's report folder, which no experiment may write:
+/// `(file, command)` (`ranklab tune --reports`, see `tune/session.rs`).
+pub const OTHER_WRITERS: &[(&str, &str)] = &[
+    ("tuning.md", "ranklab tune"),
+    ("tuning.csv", "ranklab tune"),
+    ("tuning.json", "ranklab tune"),
+    ("tuning.heatmap.svg", "ranklab tune"),
+];
 
 impl SuiteReport {
     /// `wrote reports/docir/retrieval.md (+ 5 csv, json, 3 svg, 6 runs, qrels)`, `dir` being
@@ -433,7 +475,12 @@ pub fn render_with(
     let stats = stats_section::section_of(&computed)?;
     let warranty = warranty::compute(&all, suite, replay, set, &computed)?;
     let task_ids: Vec<String> = suite.tasks.iter().map(|t| t.id.clone()).collect();
+    let failures = failures(paired, replay, suite.tasks.len());
     let decision = decision::decision(&computed, &task_ids, &ranks, crate::stats::ALPHA);
+    let decision = match decision::failed_checks(&failures) {
+        Some(fail) => format!("{fail} {decision}"),
+        None => decision,
+    };
     let wtl = decision::wtl_columns(&computed);
     let mut headline = metrics.clone();
     for c in wtl.clone() {
@@ -555,6 +602,10 @@ pub fn render_with(
         "paired_assertions": paired_json(paired),
         "reading": reading,
     });
+    // Absent when every check held, so the reports of passing runs keep their bytes.
+    if !failures.is_empty() {
+        json["failures"] = serde_json::json!(failures);
+    }
     // What each external engine did, as in the Markdown's "External engines" section (absent
     // when the experiment has none, so other reports keep their bytes).
     if !replay.external.is_empty() {
@@ -580,7 +631,45 @@ pub fn render_with(
         summary,
         stem: stem.clone(),
         files,
+        failures,
     })
+}
+
+/// The failed checks of one experiment's run: per paired file, the expectations not met; per
+/// external configuration, the tasks its errors turned into empty rankings (`on_error: empty`).
+fn failures(paired: &[PairedResult], replay: &Replay, tasks: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in paired {
+        let failed: Vec<String> = p
+            .verdicts
+            .iter()
+            .filter(|v| !v.pass())
+            .map(|v| match &v.configuration {
+                None => format!("{} under {}", v.id, v.wiring),
+                Some(c) => format!("{} under {} (`{c}`)", v.id, v.wiring),
+            })
+            .collect();
+        if failed.is_empty() {
+            continue;
+        }
+        let more = if failed.len() > 5 { ", …" } else { "" };
+        out.push(format!(
+            "{} of {} paired expectations in `{}` not met ({}{more})",
+            failed.len(),
+            p.verdicts.len(),
+            shown(&p.path),
+            failed[..failed.len().min(5)].join(", ")
+        ));
+    }
+    for e in &replay.external {
+        if e.empty_tasks > 0 {
+            out.push(format!(
+                "configuration `{}` answered {} of {tasks} tasks with an error, counted as empty rankings (`on_error: empty`)",
+                e.configuration, e.empty_tasks
+            ));
+        }
+    }
+    out
 }
 
 /// The `## Paired assertions` section (empty when the suite has none).
@@ -657,6 +746,17 @@ pub struct Rendered {
 }
 
 impl Rendered {
+    /// The failed checks of the suite's reports ([`SuiteReport::failures`]), each once.
+    pub fn failures(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for f in self.reports.iter().flat_map(|r| &r.failures) {
+            if !out.contains(f) {
+                out.push(f.clone());
+            }
+        }
+        out
+    }
+
     /// One line saying how many records used the documented defaults, when any did.
     pub fn defaults_note(&self) -> Option<String> {
         let ids = &self.without_front_matter;
@@ -674,6 +774,31 @@ impl Rendered {
     }
 }
 
+/// The last line `run` and `bench` print, and whether it is a failure (exit 1): `FAIL: <suite>:
+/// <what failed>; …`, or `PASS: …` when every paired expectation was met and no engine error was
+/// counted as an empty ranking.
+pub fn verdict_line(rendered: &[Rendered]) -> (String, bool) {
+    let failed: Vec<String> = rendered
+        .iter()
+        .flat_map(|r| {
+            r.failures()
+                .into_iter()
+                .map(|f| format!("{}: {f}", r.suite.name))
+        })
+        .collect();
+    if !failed.is_empty() {
+        return (format!("FAIL: {}", failed.join("; ")), true);
+    }
+    let reports: usize = rendered.iter().map(|r| r.reports.len()).sum();
+    (
+        format!(
+            "PASS: {reports} report{} rendered; every paired expectation checked was met and no engine error was counted as an empty ranking",
+            if reports == 1 { "" } else { "s" }
+        ),
+        false,
+    )
+}
+
 /// Replays a suite and renders one report per experiment file (nothing written yet).
 ///
 /// External configurations follow `mode`; their recordings are read from
@@ -688,15 +813,7 @@ pub fn render_suite(
     remote: Option<&Arc<dyn Remote>>,
 ) -> Result<Rendered> {
     let suite = Suite::load(suite_path)?;
-    let paths = if experiment_paths.is_empty() {
-        experiment_files(&suite)?
-    } else {
-        experiment_paths.to_vec()
-    };
-    let experiments = paths
-        .iter()
-        .map(|p| Experiments::load(p))
-        .collect::<Result<Vec<_>>>()?;
+    let experiments = crate::suite::load_experiments(&suite, experiment_paths)?;
     let corpus = suite.load_corpus()?;
     let refs: Vec<&Experiments> = experiments.iter().collect();
     let engine = Engine::build_with(&corpus, &refs, remote.cloned())?;
@@ -725,12 +842,54 @@ pub fn render_suite(
             &paired,
         )?);
     }
+    check_files(&reports)?;
     Ok(Rendered {
         suite,
         reports,
         documents: corpus.len(),
         without_front_matter: corpus.without_front_matter.clone(),
     })
+}
+
+/// The files of a suite's reports, before any is written: each is one the names checked at load
+/// promise ([`experiment_file_names`], [`configuration_file_names`], `qrels.txt`), and a file two
+/// reports write (`qrels.txt`, the run of a configuration two experiments share) has the same
+/// bytes in both, so writing one after the other overwrites nothing.
+fn check_files(reports: &[SuiteReport]) -> Result<()> {
+    let mut seen: HashMap<&Path, (&str, &[u8])> = HashMap::new();
+    for r in reports {
+        let own: Vec<PathBuf> = experiment_file_names(&r.stem)
+            .into_iter()
+            .map(PathBuf::from)
+            .chain([PathBuf::from("qrels.txt")])
+            .collect();
+        for (path, bytes) in &r.files {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let run = path.parent() == Some(Path::new("runs"))
+                && name.as_deref().is_some_and(|n| {
+                    n.ends_with(".trec") || n.ends_with(&crate::external::recording::file_name(""))
+                });
+            if !run && !own.contains(path) {
+                anyhow::bail!(
+                    "internal error: the report of experiment {:?} writes {}, a file name the checks at load do not know (report::experiment_file_names); please report this",
+                    r.stem,
+                    path.display()
+                );
+            }
+            match seen.get(path.as_path()) {
+                Some((other, theirs)) if *theirs != bytes.as_slice() => anyhow::bail!(
+                    "experiments {other:?} and {:?} both write reports/<suite>/{} with different contents, and one would overwrite the other; nothing was written. A configuration two experiments files share should answer the same in both (an external engine that answers one query differently from call to call?): give it a name per experiments file",
+                    r.stem,
+                    path.display()
+                ),
+                Some(_) => {}
+                None => {
+                    seen.insert(path, (&r.stem, bytes));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks every `paired*.yaml` beside the suite file whose suite is this suite (as

@@ -6,8 +6,17 @@ use anyhow::{bail, Context, Result};
 
 use super::Suite;
 
-/// Experiment files beside a suite: `experiments*.yaml`, sorted by name.
+/// Experiment files beside a suite: `experiments*.yaml`, sorted by name, loaded and their names
+/// checked together ([`super::load_experiments`]: no two write one file).
 pub fn experiment_files(suite: &Suite) -> Result<Vec<PathBuf>> {
+    Ok(super::load_experiments(suite, &[])?
+        .into_iter()
+        .map(|ex| ex.path)
+        .collect())
+}
+
+/// The `experiments*.yaml` files beside a suite, sorted by name, unread.
+pub(super) fn experiment_paths(suite: &Suite) -> Result<Vec<PathBuf>> {
     let out = suite.files_named("experiments")?;
     if out.is_empty() {
         bail!(
