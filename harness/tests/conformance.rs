@@ -11,6 +11,10 @@
 //!   lines for those measures;
 //! - bad input (wrong field count, NaN or non-numeric score, a document twice in a query, a qrels
 //!   query missing from the run without `-c`) exits 2, names file:line, prints nothing on stdout;
+//!   the missing-query message and the README say what trec_eval 10.0 does instead;
+//! - a document twice is looked for where trec_eval looks (its `form_res_rels.c`): not in a run
+//!   query the qrels lack (results.test with such a query appended still prints out.test.aq),
+//!   not past the `-M` cut (hand-computed values), and still refused in a judged query;
 //! - what trec_eval accepts (tabs, CRLF, a BOM, interleaved queries) gives the same numbers;
 //! - the parallel reader (forced with `RANKLAB_EVAL_CHUNK`, on one thread and two) prints every
 //!   expected file byte for byte too, on grouped copies of the runs in two orders and on the
@@ -554,12 +558,116 @@ fn missing_query_without_c_exits_2_naming_the_query() {
     let dir = temp_dir();
     let qrels = write(dir.path(), "qrels", b"q1 0 a 1\nq2 0 b 1\n");
     let run = write(dir.path(), "run", b"q1 Q0 a 1 2.0 t\n");
+    // What the message says of trec_eval is what its 10.0 source does (trec_eval.c walks the
+    // qrels queries and, without -c, keeps the last query's results for one the run lacks), and
+    // what the README says.
     assert_fails(
         &["-m", "map", &qrels, &run],
-        &[&format!("{qrels}:2: query `q2`"), "pass -c"],
+        &[
+            &format!("{qrels}:2: query `q2`"),
+            "pass -c",
+            "leave them out of the qrels to average over the others",
+            "trec_eval 10.0 does neither without -c: it gives a missing query the values of the \
+             query it evaluated before",
+        ],
     );
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .expect("read README.md");
+    let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        readme.contains("trec_eval 10.0 does not skip such a query either")
+            && readme.contains("the missing query repeats the previous query's values"),
+        "README.md no longer says what trec_eval 10.0 does with a missing query"
+    );
+    let out = ranklab_eval(&["-m", "map", &qrels, &run]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("stops here"));
     let out = eval_ok(&["-c", "-m", "map", &qrels, &run]);
     assert_eq!(out, "map                   \tall\t0.5000\n");
+}
+
+/// trec_eval 10.0 looks for a document listed twice only while it evaluates a query
+/// (`form_res_rels.c`), and it evaluates only the queries of the qrels: a run query the qrels
+/// lack is never looked at, duplicates and all. So results.test with such a query appended,
+/// holding a document twice, prints trec_eval's own out.test.aq byte for byte; the same
+/// duplicate in a judged query is still refused (exit 2, naming both lines).
+#[test]
+fn duplicate_doc_in_a_query_the_qrels_lack_is_ignored_as_trec_eval_ignores_it() {
+    let run = std::fs::read_to_string(data_dir().join("results.test")).unwrap();
+    let dir = temp_dir();
+    // The appended lines keep results.test's tag, so that the runid line is the same too.
+    let unjudged = format!(
+        "{run}999 Q0 DUP-1 1 5.0 STANDARD\n999 Q0 OTHER 2 4.0 STANDARD\n999 Q0 DUP-1 3 3.0 STANDARD\n"
+    );
+    let r = write(dir.path(), "unjudged_dup", unjudged.as_bytes());
+    let got = eval_ok(&["-m", "all_trec", "-q", &path("qrels.test"), &r]);
+    assert_whole_file("out.test.aq", &got);
+
+    let judged = format!("{run}301 Q0 DUP-1 1 5.0 STANDARD\n301 Q0 DUP-1 2 3.0 STANDARD\n");
+    let lines = run.lines().count();
+    let r = write(dir.path(), "judged_dup", judged.as_bytes());
+    assert_fails(
+        &["-m", "all_trec", &path("qrels.test"), &r],
+        &[&format!(
+            "{r}:{}: document `DUP-1` appears twice in query `301` (first at line {})",
+            lines + 2,
+            lines + 1
+        )],
+    );
+}
+
+/// trec_eval cuts a query to its first -M documents (score descending, then docno descending)
+/// before it looks for duplicates (`form_res_rels.c`), so a copy past the cut is not seen.
+/// Hand-computed: judged a and c relevant (R = 2); the run ranks a (3.0), b (2.0), c (1.0), and
+/// c again at 0.5 on line 4.
+/// - -M 2: a, b; map = (1/1) / 2 = 0.5, num_ret 2.
+/// - -M 3: a, b, c; map = (1/1 + 2/3) / 2 = 0.8333, num_rel_ret 2.
+/// - -M 4: both copies of c are in: refused, naming line 4 and line 3.
+/// - c twice at the same score 1.0 with -M 2: a, c are kept and the copy takes rank 3, cut:
+///   map = (1/1 + 2/2) / 2 = 1.0, num_rel_ret 2 (not 3: the two copies are two ranks).
+#[test]
+fn duplicate_past_the_max_docs_cut_is_not_seen_as_in_trec_eval() {
+    let dir = temp_dir();
+    let qrels = write(dir.path(), "qrels", b"q1 0 a 1\nq1 0 c 1\n");
+    let run = write(
+        dir.path(),
+        "run",
+        b"q1 Q0 a 1 3.0 t\nq1 Q0 b 2 2.0 t\nq1 Q0 c 3 1.0 t\nq1 Q0 c 4 0.5 t\n",
+    );
+    let ms = ["-m", "map", "-m", "num_ret", "-m", "num_rel_ret"];
+    let with = |m: &str, r: &str| {
+        let mut a: Vec<&str> = ms.to_vec();
+        a.extend(["-M", m, &qrels, r]);
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run_at = |m: &str, r: &str| {
+        let a = with(m, r);
+        eval_ok(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    assert_eq!(
+        run_at("2", &run),
+        "num_ret               \tall\t2\nnum_rel_ret           \tall\t1\nmap                   \tall\t0.5000\n"
+    );
+    assert_eq!(
+        run_at("3", &run),
+        "num_ret               \tall\t3\nnum_rel_ret           \tall\t2\nmap                   \tall\t0.8333\n"
+    );
+    let a = with("4", &run);
+    assert_fails(
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[&format!(
+            "{run}:4: document `c` appears twice in query `q1` (first at line 3)"
+        )],
+    );
+    let tie = write(
+        dir.path(),
+        "tie",
+        b"q1 Q0 a 1 3.0 t\nq1 Q0 c 2 1.0 t\nq1 Q0 c 3 1.0 t\n",
+    );
+    assert_eq!(
+        run_at("2", &tie),
+        "num_ret               \tall\t2\nnum_rel_ret           \tall\t2\nmap                   \tall\t1.0000\n"
+    );
 }
 
 #[test]

@@ -50,8 +50,8 @@ pub(crate) struct EvalArgs {
     pub per_query: bool,
 
     /// Average over every query of the qrels: a query missing from the run counts 0 in every
-    /// average (trec_eval -c). Without it, a missing query is an error (trec_eval would quietly
-    /// average the others).
+    /// average (trec_eval -c). Without it, a missing query is an error (trec_eval 10.0 would give
+    /// it the values of the query it evaluated before).
     #[arg(
         short = 'c',
         long = "complete",

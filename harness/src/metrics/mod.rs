@@ -149,7 +149,7 @@ pub enum Measure {
     SetRelativeP,
     /// `set_recall`: relevant retrieved / R.
     SetRecall,
-    /// `set_map`: set_P · set_recall.
+    /// `set_map`: relevant retrieved² / (retrieved · relevant), trec_eval's way.
     SetMap,
     /// `set_F`: F-measure of the retrieved set.
     SetF,

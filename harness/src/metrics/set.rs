@@ -1,5 +1,6 @@
 //! The set measures: the ranking read as an unordered set of `num_ret` documents.
-//! `set_P`, `set_relative_P`, `set_recall`, `set_map` (set_P · set_recall), `set_F`, `utility`.
+//! `set_P`, `set_relative_P`, `set_recall`, `set_map` (relevant retrieved² / (retrieved ·
+//! relevant)), `set_F`, `utility`.
 
 use super::QueryView;
 
@@ -32,9 +33,18 @@ pub(super) fn set_recall(q: &QueryView<'_>) -> f64 {
     rel_ret(q) as f64 / q.judgments.num_rel as f64
 }
 
-/// set_P · set_recall.
+/// Relevant retrieved² / (retrieved · relevant), 0 when either is 0. Equal to set_P · set_recall
+/// in exact arithmetic, but computed as trec_eval 10.0 computes it (one division of the two
+/// products, `m_set_map.c`), so that the last printed digit agrees: 7 of 8 relevant in 20
+/// retrieved is 49 / 160 = 0.30625, whose nearest double lies above the tie and prints 0.3063,
+/// where 0.35 · 0.875 lands just below it and prints 0.3062.
 pub(super) fn set_map(q: &QueryView<'_>) -> f64 {
-    set_p(q) * set_recall(q)
+    let rel = q.judgments.num_rel;
+    if q.num_ret == 0 || rel == 0 {
+        return 0.0;
+    }
+    let rr = rel_ret(q) as f64;
+    (rr * rr) / (q.num_ret as f64 * rel as f64)
 }
 
 /// (β² + 1) · P · R / (β² · P + R), 0 when nothing relevant was retrieved.

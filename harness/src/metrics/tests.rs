@@ -116,6 +116,28 @@ fn hand_computed_cases() {
     );
 }
 
+/// set_map for 7 of 8 relevant documents in 20 retrieved, by hand: trec_eval 10.0's
+/// `m_set_map.c` divides rel_ret² by ret · rel, 7² / (20 · 8) = 49 / 160 = 0.30625 exactly. The
+/// nearest double to 0.30625 is 0.306250000000000022..., which prints 0.3063 at trec_eval's
+/// four decimals; set_P · set_recall = 0.35 · 0.875 rounds to 0.306249999999999966... and
+/// prints 0.3062 (the fourth-decimal difference that issue 25 found against trec_eval).
+#[test]
+fn set_map_is_trec_evals_quotient_to_the_last_digit() {
+    let ranked: Vec<String> = (0..20).map(|i| format!("d{i:02}")).collect();
+    let ranked: Vec<&str> = ranked.iter().map(String::as_str).collect();
+    // relevant: d00..d06 (7 retrieved) and `gone` (never retrieved): R = 8
+    let mut judged: Vec<(&str, i32)> = ranked[..7].iter().map(|d| (*d, 1)).collect();
+    judged.push(("gone", 1));
+    let got = eval1(SetMap, &ranked, &judged, 1);
+    assert_eq!(got.to_bits(), (49.0f64 / 160.0).to_bits(), "{got}");
+    assert_eq!(format!("{got:6.4}"), "0.3063");
+    // The product form is the wrong one at the fourth decimal (the bug this test pins).
+    assert_eq!(format!("{:6.4}", (7.0f64 / 20.0) * (7.0 / 8.0)), "0.3062");
+    // Nothing retrieved, or nothing relevant: 0.
+    assert_eq!(eval1(SetMap, &[], &judged, 1), 0.0);
+    assert_eq!(eval1(SetMap, &ranked, &[("d00", 0)], 1), 0.0);
+}
+
 #[test]
 fn evaluate_ranking_keeps_measure_order() {
     let judged = qrels(&[("a", 1)]);

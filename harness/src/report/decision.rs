@@ -3,10 +3,11 @@
 //!
 //! The decision recommends switching to a configuration only when it is detectably better
 //! (Holm-adjusted p below α, positive Δ) on a Δ measure and detectably worse on none; otherwise
-//! it recommends keeping the baseline. It then states, per configuration, the tasks it lost on
-//! the first Δ measure with the rank of the first expected document (baseline -> it), so the
-//! ADR can name what would get worse; where that rank did not change (a later expected document
-//! moved down), the measure's values follow in brackets.
+//! it recommends keeping the baseline. It then states, for every Δ measure and per
+//! configuration, its wins, ties and lost tasks, each lost task with the rank of the first
+//! expected document (baseline -> it), so the ADR can name what would get worse; where that
+//! rank did not change (a later expected document moved down), the measure's values follow in
+//! brackets.
 
 use crate::report::stats_section::Computed;
 use crate::report::table::Column;
@@ -160,56 +161,80 @@ pub fn decision(
     if !worse.is_empty() {
         out.push_str(&format!(" Detectably worse: {}.", worse.join(", ")));
     }
-    // Lost tasks on the first Δ measure.
-    if let Some(&m) = c.delta_measures.first() {
-        let parts: Vec<String> = (0..c.names.len())
-            .filter(|&i| i != c.baseline)
-            .map(|i| {
-                let lost = lost_tasks(c, i, m);
-                let p = c.paired[m][i].as_ref();
-                let (w, t) = p.map_or((0, 0), |p| (p.wins, p.ties));
-                let show = |r: Option<usize>| r.map_or("-".to_string(), |x| x.to_string());
-                let listed: Vec<String> = lost
-                    .iter()
-                    .take(LISTED)
-                    .map(|&t| {
-                        let (rb, rn) = (ranks[c.baseline][t], ranks[i][t]);
-                        // The first expected document kept its rank: a later one moved down, so
-                        // the rank alone would read as no change; name the measure's values.
-                        let values = if rb == rn {
-                            format!(
-                                " ({} {:.4} -> {:.4})",
-                                c.measures[m],
-                                c.column(c.baseline, m)[t],
-                                c.column(i, m)[t]
-                            )
-                        } else {
-                            String::new()
-                        };
-                        format!("{}: {} -> {}{values}", tasks[t], show(rb), show(rn))
-                    })
-                    .collect();
-                let more = match lost.len().saturating_sub(LISTED) {
-                    0 => String::new(),
-                    k => format!(", and {k} more"),
-                };
-                let lost_text = match lost.len() {
-                    0 => "loses no task".to_string(),
-                    1 => format!("loses 1 task ({})", listed.join(", ")),
-                    k => format!("loses {k} tasks ({}{more})", listed.join(", ")),
-                };
-                format!("`{}` wins {w}, ties {t}, {lost_text}", c.names[i])
-            })
-            .collect();
-        if !parts.is_empty() {
-            out.push_str(&format!(
-                " On {} against `{base}` (rank of the first expected document, baseline -> configuration): {}.",
-                c.measures[m],
-                parts.join("; ")
-            ));
+    // Wins, ties and lost tasks on every Δ measure.
+    for (i, &m) in c.delta_measures.iter().enumerate() {
+        if let Some(sentence) = wtl_sentence(c, tasks, ranks, m, i == 0) {
+            out.push(' ');
+            out.push_str(&sentence);
         }
     }
     out
+}
+
+/// "On MRR against `base`: `x` wins 6, ties 18, loses no task; ..." for Δ measure `m`, every
+/// configuration but the baseline, with up to [`LISTED`] lost tasks and their first expected
+/// document's rank (baseline -> configuration); `explain` says what those ranks are (the first
+/// sentence). None when there is no configuration to compare.
+fn wtl_sentence(
+    c: &Computed,
+    tasks: &[String],
+    ranks: &[Vec<Option<usize>>],
+    m: usize,
+    explain: bool,
+) -> Option<String> {
+    let parts: Vec<String> = (0..c.names.len())
+        .filter(|&i| i != c.baseline)
+        .map(|i| {
+            let lost = lost_tasks(c, i, m);
+            let p = c.paired[m][i].as_ref();
+            let (w, t) = p.map_or((0, 0), |p| (p.wins, p.ties));
+            let show = |r: Option<usize>| r.map_or("-".to_string(), |x| x.to_string());
+            let listed: Vec<String> = lost
+                .iter()
+                .take(LISTED)
+                .map(|&t| {
+                    let (rb, rn) = (ranks[c.baseline][t], ranks[i][t]);
+                    // The first expected document kept its rank: a later one moved down, so
+                    // the rank alone would read as no change; name the measure's values.
+                    let values = if rb == rn {
+                        format!(
+                            " ({} {:.4} -> {:.4})",
+                            c.measures[m],
+                            c.column(c.baseline, m)[t],
+                            c.column(i, m)[t]
+                        )
+                    } else {
+                        String::new()
+                    };
+                    format!("{}: {} -> {}{values}", tasks[t], show(rb), show(rn))
+                })
+                .collect();
+            let more = match lost.len().saturating_sub(LISTED) {
+                0 => String::new(),
+                k => format!(", and {k} more"),
+            };
+            let lost_text = match lost.len() {
+                0 => "loses no task".to_string(),
+                1 => format!("loses 1 task ({})", listed.join(", ")),
+                k => format!("loses {k} tasks ({}{more})", listed.join(", ")),
+            };
+            format!("`{}` wins {w}, ties {t}, {lost_text}", c.names[i])
+        })
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    let explain = if explain {
+        " (rank of the first expected document, baseline -> configuration)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "On {} against `{}`{explain}: {}.",
+        c.measures[m],
+        c.baseline_name(),
+        parts.join("; ")
+    ))
 }
 
 fn join_or(items: &[&str]) -> String {
@@ -290,6 +315,42 @@ mod tests {
         assert_eq!(cols[0].get(0).unwrap().to_string(), "—");
         assert_eq!(cols[0].get(1).unwrap().to_string(), "1/2/1");
         assert_eq!(cols[1].get(1).unwrap().to_string(), "1/2/1");
+    }
+
+    #[test]
+    fn every_delta_measure_gets_its_own_wins_ties_and_losses() {
+        // By hand, one expected document per task, recall@5 = 1 when its rank is <= 5, MRR =
+        // 1 / rank. fusion ranks it 1, 2, 10, 2 (recall@5 1, 1, 0, 1; MRR 1, 0.5, 0.1, 0.5);
+        // fusion+ce 1, 1, 4, 8 (recall@5 1, 1, 1, 0; MRR 1, 1, 0.25, 0.125).
+        // recall@5: T3 won, T4 lost, T1 and T2 tied: 1/2/1.
+        // MRR: T2 and T3 won, T4 lost, T1 tied: 2/1/1.
+        let c = computed(
+            &[[1.0, 1.0], [1.0, 0.5], [0.0, 0.1], [1.0, 0.5]],
+            &[[1.0, 1.0], [1.0, 1.0], [1.0, 0.25], [0.0, 0.125]],
+        );
+        let tasks: Vec<String> = ["T1", "T2", "T3", "T4"].map(String::from).to_vec();
+        let ranks = vec![
+            vec![Some(1), Some(2), Some(10), Some(2)],
+            vec![Some(1), Some(1), Some(4), Some(8)],
+        ];
+        let d = decision(&c, &tasks, &ranks, 0.05);
+        assert!(
+            d.contains(
+                "On recall@5 against `fusion` (rank of the first expected document, baseline -> configuration): `fusion+ce` wins 1, ties 2, loses 1 task (T4: 2 -> 8)."
+            ),
+            "{d}"
+        );
+        assert!(
+            d.ends_with(
+                " On MRR against `fusion`: `fusion+ce` wins 2, ties 1, loses 1 task (T4: 2 -> 8)."
+            ),
+            "{d}"
+        );
+        assert_eq!(
+            d.matches("rank of the first expected document").count(),
+            1,
+            "{d}"
+        );
     }
 
     #[test]

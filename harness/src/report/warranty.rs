@@ -552,9 +552,10 @@ pub fn judged_warning(
 }
 
 /// The power sentence of a reading: `opening` ("With 35 tasks this suite detects"), then per
-/// measure the range of the minimum detectable Δ over the compared `noun`s, how many observed Δs
-/// are below theirs, and the largest such Δ with the `units` it would need. `rows`: per measure,
-/// its name and each compared item's power.
+/// measure the range of the minimum detectable Δ over the compared `noun`s; then every observed
+/// Δ set against its own `noun`'s MDE, in words ("+0.15 for `fusion`, below its MDE of 0.18"),
+/// how many are below theirs, and the largest such Δ with the `units` it would need. `rows`:
+/// per measure, its name and each compared item's power.
 pub fn power_sentence(
     opening: &str,
     aside: &str,
@@ -563,6 +564,7 @@ pub fn power_sentence(
     rows: &[(&str, Vec<(&str, Power)>)],
 ) -> Option<String> {
     let mut per_measure = Vec::new();
+    let mut each_measure = Vec::new();
     let mut below = 0;
     let mut total = 0;
     // The example: the largest |Δ| below its own MDE.
@@ -579,59 +581,178 @@ pub fn power_sentence(
         } else {
             format!("Δ {measure} ≥ {lo:.2} to {hi:.2}")
         });
+        let mut each = Vec::new();
         for (name, p) in items {
-            let Some(mde) = p.mde else { continue };
+            let Some(mde) = p.mde else {
+                each.push(format!("no difference for `{name}`"));
+                continue;
+            };
             total += 1;
-            if p.delta.abs() < mde {
+            let (delta, mde_text) = delta_and_mde(p.delta, mde);
+            let size = p.delta.abs();
+            let side = if size < mde {
+                "below"
+            } else if size > mde {
+                "above"
+            } else {
+                "at"
+            };
+            each.push(format!(
+                "{delta} for `{name}`, {side} its MDE of {mde_text}"
+            ));
+            if size < mde {
                 below += 1;
-                if p.delta.abs() > stats::TIE_EPSILON
-                    && example.is_none_or(|e| p.delta.abs() > e.2.delta.abs())
-                {
+                if size > stats::TIE_EPSILON && example.is_none_or(|e| size > e.2.delta.abs()) {
                     example = Some((name, measure, *p));
                 }
             }
         }
+        each_measure.push(format!("on {measure}, {}", each.join("; ")));
     }
     if per_measure.is_empty() {
         return None;
     }
     let mut s = format!(
-        "{opening} {} with {:.0}% power at α = {ALPHA} (two-sided paired t-test, {aside})",
+        "{opening} {} with {:.0}% power at α = {ALPHA} (two-sided paired t-test, {aside}). Against each {noun}'s own MDE, ",
         join_and(&per_measure),
         POWER * 100.0
     );
     if below == total {
-        s.push_str("; every observed Δ is below that: none is a detectable loss or gain");
+        s.push_str("every observed Δ is below it, none a detectable loss or gain");
     } else if below > 0 {
         let _ = write!(
             s,
-            "; {below} of the {total} observed Δs are below their {noun}'s minimum: neither a detectable loss nor a detectable gain"
+            "{below} of the {total} observed Δs are below it, neither a detectable loss nor a detectable gain"
         );
     } else {
-        s.push_str("; every observed Δ reaches it");
+        s.push_str("every observed Δ reaches it");
     }
+    let _ = write!(s, ": {}.", each_measure.join("; "));
     if let Some((name, measure, p)) = example {
         let need = match p.tasks_needed {
-            Some(n) => format!("about {} {units} would be needed to see it", thousands(n)),
-            None => format!(
-                "more than {} {units} would be needed to see it",
-                thousands(MAX_TASKS)
-            ),
+            Some(n) => format!("about {} {units}", thousands(n)),
+            None => format!("more than {} {units}", thousands(MAX_TASKS)),
         };
         let _ = write!(
             s,
-            " (`{name}`: Δ {measure} {} against {:.2}; {need})",
-            format_signed(p.delta),
-            p.mde.unwrap_or(0.0)
+            " `{name}`'s Δ {measure} of {} would need {need} to be seen.",
+            format_signed(p.delta)
         );
     }
-    s.push('.');
     Some(s)
+}
+
+/// An observed Δ (signed, `0` when it is nothing) and an MDE, at two decimals, or more (up to
+/// four) when two would print them alike or print a Δ that is not nothing as 0: "+0.15" and
+/// "0.18", "-0.173" and "0.175", "-0.004" and "0.140".
+fn delta_and_mde(delta: f64, mde: f64) -> (String, String) {
+    let nothing = delta.abs() <= stats::TIE_EPSILON;
+    let mut digits = 2;
+    while digits < 4 && {
+        let d = format!("{:.digits$}", delta.abs());
+        d == format!("{mde:.digits$}") || (!nothing && d.bytes().all(|b| b == b'0' || b == b'.'))
+    } {
+        digits += 1;
+    }
+    let delta = if nothing {
+        "0".to_string()
+    } else {
+        format!("{delta:+.digits$}")
+    };
+    (delta, format!("{mde:.digits$}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn power(delta: f64, mde: f64, tasks_needed: usize) -> Power {
+        Power {
+            n: 35,
+            delta,
+            sd: 0.1,
+            mde: Some(mde),
+            tasks_needed: Some(tasks_needed),
+        }
+    }
+
+    /// Issue 25's case, by hand: MDEs 0.12 (`dense`) to 0.176 (`fusion+ce`) make the range
+    /// "0.12 to 0.18"; `fusion+ce`'s Δ +0.15 is above the range's low end but below its own MDE,
+    /// so the sentence must set it against 0.18, by name, and must not claim every Δ is below a
+    /// range it partly exceeds. `dense`'s Δ +0.05 is below its 0.12; `bm25`'s -0.1731 prints
+    /// alike with its MDE 0.1749 at two decimals (0.17), so both get three.
+    #[test]
+    fn each_observed_delta_is_set_against_its_own_configurations_mde() {
+        let rows = vec![(
+            "MRR",
+            vec![
+                ("dense", power(0.05, 0.12, 200)),
+                ("fusion+ce", power(0.15, 0.176, 48)),
+                ("bm25", power(-0.1731, 0.1749, 36)),
+            ],
+        )];
+        let s = power_sentence(
+            "With 35 tasks this suite detects",
+            "by configuration: see the warranty table",
+            "configuration",
+            "tasks",
+            &rows,
+        )
+        .unwrap();
+        assert!(
+            s.starts_with("With 35 tasks this suite detects Δ MRR ≥ 0.12 to 0.18 with 80% power"),
+            "{s}"
+        );
+        assert!(
+            s.contains("+0.15 for `fusion+ce`, below its MDE of 0.18"),
+            "{s}"
+        );
+        assert!(
+            s.contains("+0.05 for `dense`, below its MDE of 0.12"),
+            "{s}"
+        );
+        assert!(
+            s.contains("-0.173 for `bm25`, below its MDE of 0.175"),
+            "{s}"
+        );
+        assert_eq!(
+            delta_and_mde(-0.0042, 0.14),
+            ("-0.004".into(), "0.140".into())
+        );
+        assert_eq!(delta_and_mde(0.0, 0.12), ("0".into(), "0.12".into()));
+        assert!(
+            s.contains("Against each configuration's own MDE, every observed Δ is below it"),
+            "{s}"
+        );
+        assert!(!s.contains("below that"), "{s}");
+        // The largest Δ below its MDE is the example, with the tasks it would need.
+        assert!(
+            s.ends_with("`bm25`'s Δ MRR of -0.1731 would need about 36 tasks to be seen."),
+            "{s}"
+        );
+
+        // One Δ above its MDE: counted apart, and said so.
+        let rows = vec![(
+            "MRR",
+            vec![
+                ("dense", power(0.05, 0.12, 200)),
+                ("current", power(0.53, 0.20, 5)),
+            ],
+        )];
+        let s = power_sentence(
+            "With 24 tasks this suite detects",
+            "x",
+            "configuration",
+            "tasks",
+            &rows,
+        )
+        .unwrap();
+        assert!(s.contains("1 of the 2 observed Δs are below it"), "{s}");
+        assert!(
+            s.contains("+0.53 for `current`, above its MDE of 0.20"),
+            "{s}"
+        );
+    }
 
     #[test]
     fn tie_orders_put_relevant_first_or_last_inside_equal_scores_only() {

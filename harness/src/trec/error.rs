@@ -120,7 +120,7 @@ pub enum TrecError {
         first_line: u64,
     },
     /// A query of the qrels without results in the run (and no `-c`).
-    #[error("{at}: query `{qid}` of the qrels has no results in run {} ({more} more such queries); trec_eval stops here too: pass -c to count missing queries as 0 in every average", run.display())]
+    #[error("{at}: query `{qid}` of the qrels has no results in run {} ({more} more such queries); pass -c to count missing queries as 0 in every average, or leave them out of the qrels to average over the others (trec_eval 10.0 does neither without -c: it gives a missing query the values of the query it evaluated before)", run.display())]
     MissingQuery {
         /// Where the query is first judged.
         at: Location,

@@ -45,16 +45,21 @@ pub(crate) fn map(problem: &Problem, grid: &Grid, at: [u16; 4]) -> Map {
     }
 }
 
+/// The lowest computed cell's colour: a pale blue, visibly apart from the white page that
+/// blank cells (outside the rules) show.
+const LOW: [f64; 3] = [200.0, 218.0, 238.0];
+/// The highest: the report blue (#1f5fa8).
+const HIGH: [f64; 3] = [31.0, 95.0, 168.0];
+/// The page, which blank cells show (the SVG's background).
+const BLANK: &str = "#ffffff";
+/// Cells that break a paired assertion.
+const BROKEN: &str = "#9a9a9a";
+
 fn colour(t: f64) -> String {
-    // White (low) to the report blue (#1f5fa8) (high).
+    // Pale blue (low) to the report blue (high): no computed cell is white.
     let t = t.clamp(0.0, 1.0);
-    let mix = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
-    format!(
-        "#{:02x}{:02x}{:02x}",
-        mix(255.0, 31.0),
-        mix(255.0, 95.0),
-        mix(255.0, 168.0)
-    )
+    let mix = |i: usize| (LOW[i] + (HIGH[i] - LOW[i]) * t).round() as u8;
+    format!("#{:02x}{:02x}{:02x}", mix(0), mix(1), mix(2))
 }
 
 /// The SVG of the map, chosen and current marked.
@@ -75,8 +80,8 @@ pub(crate) fn svg(m: &Map, title: &str, chosen: &Weights, current: &Weights) -> 
     let mut svg = Svg::new();
     svg.text((8.0, 22.0), 14.0, Anchor::Start, INK, true, title);
     let notes = [
-        format!("window MRR {lo:.4} (white) .. {hi:.4} (blue)"),
-        "grey: breaks a paired assertion; blank: deprecated < superseded".to_string(),
+        format!("window MRR {lo:.4} (pale blue) .. {hi:.4} (dark blue)"),
+        "grey: breaks a paired assertion; blank (white): deprecated < superseded".to_string(),
     ];
     for (i, note) in notes.iter().enumerate() {
         svg.text(
@@ -97,9 +102,9 @@ pub(crate) fn svg(m: &Map, title: &str, chosen: &Weights, current: &Weights) -> 
             let fill = if *ok {
                 colour(if hi > lo { (mrr - lo) / (hi - lo) } else { 1.0 })
             } else {
-                "#bbbbbb".to_string()
+                BROKEN.to_string()
             };
-            svg.rect(x(s as f64), y(d as f64), CELL, CELL, &fill, Some("#ffffff"));
+            svg.rect(x(s as f64), y(d as f64), CELL, CELL, &fill, Some(BLANK));
         }
     }
     let unit = f64::from(m.unit) / 100.0;
@@ -202,4 +207,83 @@ pub(crate) fn sensitivity(problem: &Problem, grid: &Grid, at: [u16; 4]) -> Strin
         md.push_str("|\n");
     }
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A drawn cell: its top-left corner and its fill.
+    type Cell = ((f64, f64), String);
+
+    /// `(x, y) -> fill` of every `<rect>` with a position, and the page's fill.
+    fn fills(svg: &str) -> (Vec<Cell>, String) {
+        let attr = |tag: &str, name: &str| -> Option<String> {
+            let key = format!(" {name}=\"");
+            let at = tag.find(&key)? + key.len();
+            Some(tag[at..at + tag[at..].find('"')?].to_string())
+        };
+        let mut cells = Vec::new();
+        let mut page = String::new();
+        for tag in svg.split("<rect").skip(1) {
+            let tag = &tag[..tag.find("/>").unwrap()];
+            let fill = attr(tag, "fill").unwrap();
+            match (attr(tag, "x"), attr(tag, "y")) {
+                (Some(x), Some(y)) => {
+                    cells.push(((x.parse().unwrap(), y.parse().unwrap()), fill));
+                }
+                _ => page = fill,
+            }
+        }
+        (cells, page)
+    }
+
+    fn rgb(hex: &str) -> [i32; 3] {
+        let c = |i: usize| i32::from_str_radix(&hex[1 + 2 * i..3 + 2 * i], 16).unwrap();
+        [c(0), c(1), c(2)]
+    }
+
+    /// A 3 × 3 map by hand: superseded s on x, deprecated d on y (top = 2), cells below the
+    /// diagonal blank, one cell breaking a pair. The lowest computed cell (s 0, d 0: MRR 0.2,
+    /// drawn at x 70, y 84 + 2 · 18 = 120) must be drawn in a colour that is neither white nor
+    /// the page's (what blank cells show), and visibly apart from it (a channel at least 15
+    /// below 255); the blank cells are not drawn; the highest is the report blue.
+    #[test]
+    fn the_lowest_computed_cell_is_coloured_apart_from_blank() {
+        let m = Map {
+            side: 2,
+            unit: 5,
+            cells: vec![
+                vec![Some((0.2, true)), Some((0.5, true)), Some((0.9, true))],
+                vec![None, Some((0.3, false)), Some((0.6, true))],
+                vec![None, None, Some((0.7, true))],
+            ],
+        };
+        let w = weights_of([0, 5, 0, 0]);
+        let svg = svg(&m, "t", &w, &w);
+        let (cells, page) = fills(&svg);
+        assert_eq!(page, "#ffffff");
+        let at = |x: f64, y: f64| {
+            cells
+                .iter()
+                .find(|(p, _)| *p == (x, y))
+                .map(|(_, f)| f.clone())
+        };
+        let lowest = at(70.0, 120.0).expect("the lowest cell is drawn");
+        assert_ne!(lowest, "#ffffff");
+        assert_ne!(lowest, page);
+        assert!(
+            rgb(&lowest).iter().any(|&c| c <= 240),
+            "{lowest} is too close to white"
+        );
+        // (s 1, d 0) and (s 2, d 0), (s 2, d 1) are blank: nothing drawn there.
+        assert_eq!(at(88.0, 120.0), None);
+        assert_eq!(at(106.0, 120.0), None);
+        assert_eq!(at(106.0, 102.0), None);
+        // The highest passing cell (s 0, d 2: MRR 0.9) is the report blue; the broken one grey.
+        assert_eq!(at(70.0, 84.0).as_deref(), Some("#1f5fa8"));
+        assert_eq!(at(88.0, 102.0).as_deref(), Some(BROKEN));
+        assert_ne!(BROKEN, lowest);
+        assert!(svg.contains("(pale blue)"), "{svg}");
+    }
 }

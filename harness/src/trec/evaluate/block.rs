@@ -100,27 +100,26 @@ pub(super) fn rank_hits(block: &Block, scratch: &mut Scratch) {
                 ties += (t == s) as usize;
             }
             if ties > 1 {
+                // A copy of the same document at the same score (a duplicate past the -M cut,
+                // which trec_eval does not see) is put after the earlier line, so that the two
+                // copies take two ranks, as in trec_eval's sort.
                 let id = block.docno(d);
                 ahead += (0..n)
-                    .filter(|&j| j != d && block.scores[j] == s && block.docno(j) > id)
+                    .filter(|&j| {
+                        j != d
+                            && block.scores[j] == s
+                            && match block.docno(j).cmp(id) {
+                                std::cmp::Ordering::Greater => true,
+                                std::cmp::Ordering::Equal => j < d,
+                                std::cmp::Ordering::Less => false,
+                            }
+                    })
                     .count();
             }
             scratch.ranked.push(Hit { rank: ahead, rel });
         }
     } else {
-        scratch.order.clear();
-        scratch.order.extend(0..n as u32);
-        scratch.order.sort_unstable_by(|&a, &b| {
-            let (a, b) = (a as usize, b as usize);
-            let (sa, sb) = (block.scores[a], block.scores[b]);
-            if sa > sb {
-                std::cmp::Ordering::Less
-            } else if sa < sb {
-                std::cmp::Ordering::Greater
-            } else {
-                block.docno(b).cmp(block.docno(a))
-            }
-        });
+        sort_in_trec_order(block, &mut scratch.order);
         scratch.rank_of.clear();
         scratch.rank_of.resize(n, 0);
         for (rank, &i) in scratch.order.iter().enumerate() {
@@ -136,6 +135,24 @@ pub(super) fn rank_hits(block: &Block, scratch: &mut Scratch) {
     scratch.ranked.sort_unstable_by_key(|h| h.rank);
 }
 
+/// Every document index of `block` in trec_eval's order: score descending, then document id
+/// descending (byte order).
+fn sort_in_trec_order(block: &Block, order: &mut Vec<u32>) {
+    order.clear();
+    order.extend(0..block.len() as u32);
+    order.sort_unstable_by(|&a, &b| {
+        let (a, b) = (a as usize, b as usize);
+        let (sa, sb) = (block.scores[a], block.scores[b]);
+        if sa > sb {
+            std::cmp::Ordering::Less
+        } else if sa < sb {
+            std::cmp::Ordering::Greater
+        } else {
+            block.docno(b).cmp(block.docno(a))
+        }
+    });
+}
+
 /// The hash of a document id for [`check_duplicates`] (rustc-hash's FxHasher, whose `finish`
 /// moves its best-mixed bits down to the bucket index).
 #[inline]
@@ -147,27 +164,31 @@ pub(super) fn hash_bytes(bytes: &[u8]) -> u64 {
 
 /// The duplicate check (trec_eval rejects a document listed twice in one query): an
 /// open-addressing table of (document index + 1, hash), cleared per query; ids are compared only
-/// when their hashes agree.
+/// when their hashes agree. With `max_docs` (trec_eval `-M`) below the query's length, only the
+/// first `max_docs` documents in trec_eval's order are checked, as trec_eval cuts before it
+/// checks; they are visited in line order, so the error names the later line of the two.
 pub(super) fn check_duplicates(
     block: &Block,
     scratch: &mut Scratch,
     path: &Path,
+    max_docs: Option<usize>,
 ) -> Result<(), TrecError> {
     let n = block.len();
     let cap = (n * 2).next_power_of_two().max(16);
     let mask = cap - 1;
-    scratch.slots.clear();
-    scratch.slots.resize(cap, (0, 0));
-    for i in 0..n {
+    let Scratch { slots, order, .. } = scratch;
+    slots.clear();
+    slots.resize(cap, (0, 0));
+    let mut visit = |i: usize| -> Result<(), TrecError> {
         let id = block.docno(i);
         let hash = hash_bytes(id);
         let tag = (hash >> 32) as u32;
         let mut h = hash as usize & mask;
         loop {
-            let (slot, slot_tag) = scratch.slots[h];
+            let (slot, slot_tag) = slots[h];
             if slot == 0 {
-                scratch.slots[h] = (i as u32 + 1, tag);
-                break;
+                slots[h] = (i as u32 + 1, tag);
+                return Ok(());
             }
             let j = slot as usize - 1;
             if slot_tag == tag && bytes_eq(block.docno(j), id) {
@@ -180,6 +201,14 @@ pub(super) fn check_duplicates(
             }
             h = (h + 1) & mask;
         }
+    };
+    match max_docs {
+        Some(max) if max < n => {
+            sort_in_trec_order(block, order);
+            order.truncate(max);
+            order.sort_unstable();
+            order.iter().try_for_each(|&i| visit(i as usize))
+        }
+        _ => (0..n).try_for_each(visit),
     }
-    Ok(())
 }

@@ -261,7 +261,8 @@ impl Join {
         Some(())
     }
 
-    /// Evaluates the joined runs (every one is checked for duplicates, judged or not).
+    /// Evaluates the joined runs (a judged one is checked for duplicates, as the sequential
+    /// reader checks it).
     fn evaluate(&mut self, ctx: &Ctx<'_, '_>) -> Option<()> {
         let outs: Option<Vec<Option<QueryOut>>> = self
             .joined

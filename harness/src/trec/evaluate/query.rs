@@ -30,10 +30,13 @@ impl Ctx<'_, '_> {
         block: &Block,
         scratch: &mut Scratch,
     ) -> Result<Option<QueryOut>, TrecError> {
-        check_duplicates(block, scratch, self.path)?;
+        // trec_eval 10.0 looks for a document listed twice only in the queries it evaluates
+        // (those of the qrels: a run query the qrels lack is never read again), and only among
+        // the first -M documents in its order (`form_res_rels.c` cuts, then checks).
         let Some(q) = block.q else {
             return Ok(None);
         };
+        check_duplicates(block, scratch, self.path, self.opts.max_docs)?;
         rank_hits(block, scratch);
         let mut num_ret = block.len();
         if let Some(max) = self.opts.max_docs {
