@@ -697,6 +697,9 @@ pub fn render_suite(
         .iter()
         .map(|p| Experiments::load(p))
         .collect::<Result<Vec<_>>>()?;
+    for ex in &experiments {
+        crate::suite::check_depth(&suite, ex)?;
+    }
     let corpus = suite.load_corpus()?;
     let refs: Vec<&Experiments> = experiments.iter().collect();
     let engine = Engine::build_with(&corpus, &refs, remote.cloned())?;
