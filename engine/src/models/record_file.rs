@@ -77,9 +77,9 @@ fn any_payload(_: &[u8]) -> bool {
 
 /// What reading one record found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Sound {
+enum Verdict {
     /// The checksum matches and the payload passes the cache's check.
-    Sound,
+    Usable,
     /// The checksum does not match.
     Damaged,
     /// The checksum matches but the cache's check refuses the payload.
@@ -254,7 +254,7 @@ impl RecordFile {
             damaged.insert(tail[..32].try_into().expect("32 bytes"));
         }
         // The checksums on rayon's pool (a warm run's cache is megabytes); kept in file order.
-        let sound: Vec<Sound> = {
+        let verdicts: Vec<Verdict> = {
             use rayon::prelude::*;
             body[..body.len() - tail.len()]
                 .par_chunks_exact(record_len)
@@ -262,24 +262,24 @@ impl RecordFile {
                     let (key, rest) = rec.split_at(32);
                     let (payload, sum) = rest.split_at(self.payload);
                     match (record_sum(key, payload) == sum, (self.sound)(payload)) {
-                        (false, _) => Sound::Damaged,
-                        (true, false) => Sound::Refused,
-                        (true, true) => Sound::Sound,
+                        (false, _) => Verdict::Damaged,
+                        (true, false) => Verdict::Refused,
+                        (true, true) => Verdict::Usable,
                     }
                 })
                 .collect()
         };
-        for (rec, sound) in chunks.zip(sound) {
+        for (rec, verdict) in chunks.zip(verdicts) {
             let (key, rest) = rec.split_at(32);
             let payload = &rest[..self.payload];
-            match sound {
-                Sound::Sound => {
+            match verdict {
+                Verdict::Usable => {
                     records.insert(key.try_into().expect("32 bytes"), payload.into());
                 }
-                Sound::Damaged => corrupt += 1,
-                Sound::Refused => refused += 1,
+                Verdict::Damaged => corrupt += 1,
+                Verdict::Refused => refused += 1,
             }
-            if sound != Sound::Sound {
+            if verdict != Verdict::Usable {
                 damaged.insert(key.try_into().expect("32 bytes"));
             }
         }
