@@ -3,7 +3,9 @@
 //! `.git`). Default paths (`tasks`, `reports`, `reports/baseline.json`) are taken relative to it,
 //! and every path a report shows is relative to it, so teammates running ranklab from different
 //! folders of one repository write the same bytes. Without such a folder the root is the
-//! current directory.
+//! current directory. Paths given on the command line are taken from the current directory, as
+//! usual; a message that cannot read one names the absolute path it tried and, from a folder
+//! other than the root, both folders ([`tried`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -42,6 +44,66 @@ pub fn default(rel: &str) -> PathBuf {
     }
 }
 
+/// `path` as given on the command line, with a bare file name made explicit: `suite.yaml`
+/// becomes `./suite.yaml`, whose folder is `.` (the folder of a bare name is the empty path,
+/// which cannot be listed). Anything else is returned as it is.
+pub fn explicit(path: &Path) -> PathBuf {
+    if path.is_relative() && path.parent() == Some(Path::new("")) {
+        Path::new(".").join(path)
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// The folder of the file `path`: its parent, or `.` for a bare file name.
+pub fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// What a "cannot read PATH" message adds after the path: the absolute path tried (when `path`
+/// is relative) and, when ranklab runs in a folder other than the root, how paths were resolved
+/// (see [`where_from`]). Empty for an absolute path read from the root.
+pub fn tried(path: &Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    tried_from(path, cwd.as_deref(), root())
+}
+
+fn tried_from(path: &Path, cwd: Option<&Path>, root: &Path) -> String {
+    let mut parts = Vec::new();
+    if let (true, Some(cwd)) = (path.is_relative(), cwd) {
+        let abs: PathBuf = cwd
+            .components()
+            .chain(
+                path.components()
+                    .filter(|c| *c != std::path::Component::CurDir),
+            )
+            .collect();
+        parts.push(format!("tried {}", abs.display()));
+    }
+    if let Some(w) = cwd.and_then(|c| where_from(c, root)) {
+        parts.push(w);
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join("; "))
+    }
+}
+
+/// When `cwd` is not the root: which paths resolve against which folder.
+fn where_from(cwd: &Path, root: &Path) -> Option<String> {
+    (cwd != root).then(|| {
+        format!(
+            "ranklab runs in {}: paths given on the command line are read from there, default paths (tasks, reports) from the repository root {}",
+            cwd.display(),
+            root.display()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,6 +123,39 @@ mod tests {
         assert_eq!(
             find(&repo.join("team/suite/deep")),
             Some(repo.join("team/suite"))
+        );
+    }
+
+    #[test]
+    fn a_bare_file_name_is_made_explicit_and_its_folder_is_dot() {
+        assert_eq!(explicit(Path::new("suite.yaml")), Path::new("./suite.yaml"));
+        for kept in ["./suite.yaml", "tasks/kb/suite.yaml", "/abs/suite.yaml"] {
+            assert_eq!(explicit(Path::new(kept)), Path::new(kept));
+        }
+        assert_eq!(Path::new("suite.yaml").parent(), Some(Path::new("")));
+        assert_eq!(dir_of(Path::new("suite.yaml")), Path::new("."));
+        assert_eq!(
+            dir_of(Path::new("tasks/kb/suite.yaml")),
+            Path::new("tasks/kb")
+        );
+    }
+
+    #[test]
+    fn tried_names_the_absolute_path_and_from_a_subfolder_the_root() {
+        let (root, sub) = (Path::new("/repo"), Path::new("/repo/tasks/kb"));
+        assert_eq!(
+            tried_from(Path::new("./suite.yaml"), Some(root), root),
+            " (tried /repo/suite.yaml)"
+        );
+        assert_eq!(tried_from(Path::new("/x/suite.yaml"), Some(root), root), "");
+        let t = tried_from(Path::new("tasks/kb"), Some(sub), root);
+        assert!(
+            t.starts_with(" (tried /repo/tasks/kb/tasks/kb; ranklab runs in /repo/tasks/kb:"),
+            "{t}"
+        );
+        assert!(
+            t.contains("default paths (tasks, reports) from the repository root /repo)"),
+            "{t}"
         );
     }
 }

@@ -17,9 +17,11 @@ use ranklab_engine::yaml::Lines;
 use serde::Deserialize;
 
 pub mod beir;
+mod depth;
 mod discover;
 mod names;
 
+pub use depth::check_depth;
 pub use discover::{experiment_files, suites};
 pub use names::{check_names, load_experiments};
 
@@ -104,7 +106,11 @@ enum Expected {
 /// errors name the file, line and column and say what to do.
 pub fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, String)> {
     ranklab_engine::yaml::read(path).map_err(|e| match e {
-        ranklab_engine::Error::Io { .. } => anyhow::anyhow!("cannot read {e}"),
+        ranklab_engine::Error::Io { path, source } => anyhow::anyhow!(
+            "cannot read {}{}: {source}",
+            path.display(),
+            crate::root::tried(&path)
+        ),
         e => e.into(),
     })
 }
@@ -114,6 +120,8 @@ impl Suite {
     pub fn load(path: &Path) -> Result<Self> {
         let path = if path.is_dir() {
             path.join("suite.yaml")
+        } else if path.is_file() {
+            crate::root::explicit(path)
         } else {
             path.to_path_buf()
         };

@@ -29,16 +29,27 @@ struct FrontMatter {
 }
 
 /// Loads every `*.md` file of `dir` (sorted by file name), then checks cross-references.
+///
+/// Nothing in the folder is skipped silently. An entry that looks like a record but cannot be
+/// read as one is an error naming it and what to do: a symbolic link that is dangling or cannot
+/// be followed (it points to itself or loops), a record name whose extension is `.md` in
+/// another case (`ledger.MD`), a `.md` entry that is not a regular file (a folder, a device).
+/// Every other entry (`README.txt`, `.gitkeep`, a subfolder) is not a record: it is listed in
+/// [`Corpus::not_records`] and named once per process in a note on stderr.
 pub fn load_dir(dir: &Path) -> Result<Corpus> {
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
     let mut paths = Vec::new();
+    let mut others = Vec::new();
     for e in entries {
         let p = e.map_err(|e| Error::io(dir, e))?.path();
-        if p.extension().is_some_and(|x| x == "md") && p.is_file() {
+        if is_record(&p)? {
             paths.push(p);
+        } else {
+            others.push(p);
         }
     }
     paths.sort();
+    others.sort();
     let mut defaulted = Vec::new();
     let docs = paths
         .iter()
@@ -54,7 +65,109 @@ pub fn load_dir(dir: &Path) -> Result<Corpus> {
     let mut corpus = Corpus::new(dir, docs)?;
     corpus.without_front_matter = defaulted;
     check_references(&corpus)?;
+    note_not_records(dir, &others);
+    corpus.not_records = others;
     Ok(corpus)
+}
+
+/// Whether the folder entry `p` is a record to read (a regular file, or a link to one, named
+/// `*.md`); false for an entry that is plainly not a record; an error for one that looks like a
+/// record but cannot be read as one, or for a link that leads nowhere.
+fn is_record(p: &Path) -> Result<bool> {
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let link = std::fs::symlink_metadata(p).map_err(|e| Error::io(p, e))?;
+    // Follows links; for anything else the same entry.
+    let target = std::fs::metadata(p);
+    if link.file_type().is_symlink() {
+        let to = std::fs::read_link(p)
+            .map(|t| t.display().to_string())
+            .unwrap_or_else(|_| "?".into());
+        match &target {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::parse(
+                    p,
+                    0,
+                    format!(
+                        "a dangling symbolic link: its target {to} does not exist; restore the target or remove the link from the corpus folder"
+                    ),
+                ))
+            }
+            Err(e) => {
+                return Err(Error::parse(
+                    p,
+                    0,
+                    format!(
+                        "a symbolic link that cannot be followed (to {to}: {e}); a link that points to itself or into a loop: remove it, or point it at a record"
+                    ),
+                ))
+            }
+            Ok(_) => {}
+        }
+    }
+    let ext = p.extension().map(|x| x.to_string_lossy().into_owned());
+    match ext.as_deref() {
+        Some("md") => match target {
+            Ok(m) if m.is_file() => Ok(true),
+            Ok(_) => Err(Error::parse(
+                p,
+                0,
+                "named like a record (.md) but not a regular file (a folder or a special file); records are regular .md files: rename it or move it out of the corpus folder",
+            )),
+            Err(e) => Err(Error::io(p, e)),
+        },
+        Some(x) if x.eq_ignore_ascii_case("md") => {
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Err(Error::parse(
+                p,
+                0,
+                format!(
+                    "{name:?} ends in `.{x}`, and only `.md` (lower case) names a record, so it would not be read; rename it to {stem}.md, or move it out of the corpus folder"
+                ),
+            ))
+        }
+        _ => Ok(false),
+    }
+}
+
+/// Names the entries of `dir` that are not records, once per folder per process, on stderr.
+fn note_not_records(dir: &Path, others: &[std::path::PathBuf]) {
+    static NOTED: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+    if others.is_empty() {
+        return;
+    }
+    let mut noted = NOTED.lock().unwrap_or_else(|p| p.into_inner());
+    let key = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if noted.contains(&key) {
+        return;
+    }
+    noted.push(key);
+    let names: Vec<String> = others
+        .iter()
+        .map(|p| {
+            let n = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if p.is_dir() {
+                format!("{n}/")
+            } else {
+                n
+            }
+        })
+        .collect();
+    eprintln!(
+        "note: corpus {}: {} entr{} not read (only *.md files are records): {}",
+        dir.display(),
+        names.len(),
+        if names.len() == 1 { "y is" } else { "ies are" },
+        names.join(", ")
+    );
 }
 
 /// Every `superseded_by`, `cites` and log `by` must name a record of the corpus.
@@ -452,6 +565,104 @@ mod tests {
         std::fs::write(dir.path().join("c.md"), "---\n---\n# C\nz\n").unwrap();
         let c = load_dir(dir.path()).unwrap();
         assert_eq!(c.without_front_matter, ["b"]);
+    }
+
+    /// A folder with two good records.
+    fn two_records() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), "# A\nx\n").unwrap();
+        std::fs::write(dir.path().join("b.md"), "# B\ny\n").unwrap();
+        dir
+    }
+
+    fn load_err(dir: &Path) -> String {
+        load_dir(dir).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_dangling_link_is_an_error_naming_it() {
+        let dir = two_records();
+        let link = dir.path().join("c.md");
+        std::os::unix::fs::symlink(dir.path().join("gone.md"), &link).unwrap();
+        let e = load_err(dir.path());
+        assert!(
+            e.starts_with(&format!("{}: a dangling symbolic link", link.display())),
+            "{e}"
+        );
+        assert!(e.contains("restore the target or remove the link"), "{e}");
+        // Without the .md extension it is still named, not skipped.
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink("nowhere", dir.path().join("notes")).unwrap();
+        assert!(load_err(dir.path()).contains("notes: a dangling symbolic link"));
+    }
+
+    #[test]
+    fn a_self_referencing_or_looping_link_is_an_error_naming_it() {
+        let dir = two_records();
+        let me = dir.path().join("me.md");
+        std::os::unix::fs::symlink("me.md", &me).unwrap();
+        let e = load_err(dir.path());
+        assert!(
+            e.starts_with(&format!(
+                "{}: a symbolic link that cannot be followed",
+                me.display()
+            )),
+            "{e}"
+        );
+        std::fs::remove_file(&me).unwrap();
+        std::os::unix::fs::symlink("y.md", dir.path().join("x.md")).unwrap();
+        std::os::unix::fs::symlink("x.md", dir.path().join("y.md")).unwrap();
+        let e = load_err(dir.path());
+        assert!(
+            e.contains("x.md: a symbolic link that cannot be followed"),
+            "{e}"
+        );
+        assert!(e.contains("points to itself or into a loop"), "{e}");
+    }
+
+    #[test]
+    fn an_md_extension_in_another_case_is_an_error_naming_the_fix() {
+        for name in ["ledger.MD", "ledger.Md", "ledger.mD"] {
+            let dir = two_records();
+            std::fs::write(dir.path().join(name), "# L\nz\n").unwrap();
+            let e = load_err(dir.path());
+            assert!(e.contains(&format!("{name}: \"{name}\" ends in `.")), "{e}");
+            assert!(e.contains("rename it to ledger.md"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_folder_named_like_a_record_is_an_error() {
+        let dir = two_records();
+        std::fs::create_dir(dir.path().join("c.md")).unwrap();
+        assert!(
+            load_err(dir.path()).contains("c.md: named like a record (.md) but not a regular file")
+        );
+    }
+
+    #[test]
+    fn other_entries_are_listed_and_a_link_to_a_record_is_read() {
+        let dir = two_records();
+        std::fs::write(dir.path().join("README.txt"), "about").unwrap();
+        std::fs::write(dir.path().join(".gitkeep"), "").unwrap();
+        std::fs::create_dir(dir.path().join("drafts")).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("c.md"), "# C\nw\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("c.md"), dir.path().join("c.md")).unwrap();
+        let c = load_dir(dir.path()).unwrap();
+        let ids: Vec<&str> = c.docs.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+        let others: Vec<String> = c
+            .not_records
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(others, [".gitkeep", "README.txt", "drafts"]);
+        // The paired half: a folder of records only lists nothing.
+        assert!(load_dir(two_records().path())
+            .unwrap()
+            .not_records
+            .is_empty());
     }
 
     #[test]

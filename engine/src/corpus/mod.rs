@@ -29,6 +29,9 @@ pub struct Corpus {
     pub docs: Vec<Document>,
     /// Ids of the Markdown records that had no front matter (every field at its default).
     pub without_front_matter: Vec<String>,
+    /// Entries of a Markdown corpus folder that are not records (not `*.md`: `README.txt`,
+    /// `.gitkeep`, a subfolder), sorted; they are not read, and are named once on stderr.
+    pub not_records: Vec<PathBuf>,
     by_id: HashMap<String, usize>,
     /// See [`Corpus::id_rank`]; computed on first use.
     id_rank: std::sync::OnceLock<Vec<u32>>,
@@ -69,6 +72,7 @@ impl Corpus {
             root,
             docs,
             without_front_matter: Vec::new(),
+            not_records: Vec::new(),
             by_id,
             id_rank: std::sync::OnceLock::new(),
         })
@@ -81,11 +85,20 @@ impl Corpus {
         } else if path.is_dir() {
             markdown::load_dir(path)
         } else {
+            let what = if path.exists() {
+                "not a directory"
+            } else {
+                "no such directory"
+            };
+            let tried = match std::path::absolute(path) {
+                Ok(abs) if abs != path => format!(" (tried {})", abs.display()),
+                _ => String::new(),
+            };
             Err(Error::io(
                 path,
                 std::io::Error::new(
                     std::io::ErrorKind::NotFound,
-                    "no corpus here: expected a directory of .md records or a BEIR directory with corpus.jsonl",
+                    format!("no corpus here, {what}{tried}: expected a directory of .md records or a BEIR directory with corpus.jsonl"),
                 ),
             ))
         }

@@ -4,8 +4,9 @@
 //! (format and integrity rules in `models::record_file`): the identity names the model file's
 //! sha256, the max length, pooling, normalization and embedding scheme, so anything that
 //! changes a vector changes the file; within it a record's key is the sha256 of the exact text
-//! embedded (query instruction included). A damaged entry is reported, discarded and
-//! recomputed; a vector read back is bit-identical to the one computed.
+//! embedded (query instruction included). A damaged entry, or one holding a NaN or an infinity
+//! under a matching checksum, is reported (once per file), discarded and recomputed; a vector
+//! read back is bit-identical to the one computed.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -70,7 +71,14 @@ impl EmbeddingCache {
     /// verified now; damaged entries are reported on stderr.
     pub fn open(dir: &Path, embedder: &dyn Embedder) -> Result<EmbeddingCache> {
         Ok(EmbeddingCache {
-            records: KeyedCache::open(dir, "emb", KIND, embedder.identity(), embedder.dim() * 4)?,
+            records: KeyedCache::open(
+                dir,
+                "emb",
+                KIND,
+                embedder.identity(),
+                embedder.dim() * 4,
+                remote::finite_f32s,
+            )?,
             dim: embedder.dim(),
             totals: Mutex::new(CacheStats::default()),
             offload: None,

@@ -41,17 +41,20 @@ pub(crate) struct Lookup<T> {
 }
 
 impl KeyedCache {
-    /// The cache `<dir>/<sha256(identity)>.<ext>`, read and verified now; damaged records are
-    /// reported on stderr and counted in [`KeyedCache::discarded_at_open`].
+    /// The cache `<dir>/<sha256(identity)>.<ext>`, read and verified now; damaged records, and
+    /// records whose checksum matches but whose payload `sound` refuses (a non-finite value),
+    /// are reported on stderr once, counted in [`KeyedCache::discarded_at_open`] and recomputed
+    /// when asked for.
     pub fn open(
         dir: &Path,
         ext: &str,
         kind: &'static str,
         identity: &str,
         payload: usize,
+        sound: fn(&[u8]) -> bool,
     ) -> Result<KeyedCache> {
         let path = dir.join(format!("{}.{ext}", hex(&sha256(identity.as_bytes()))));
-        let (file, report) = RecordFile::open(&path, kind, identity, payload)?;
+        let (file, report) = RecordFile::open_checked(&path, kind, identity, payload, sound)?;
         Ok(KeyedCache {
             kind,
             identity: identity.to_string(),

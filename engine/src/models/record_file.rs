@@ -12,9 +12,13 @@
 //!
 //! Records have a fixed size, so one damaged record costs only itself: a record whose sum does
 //! not match, or a partial record at the end (a truncated file), is discarded with a warning on
-//! stderr and counted, and its value is recomputed by the caller as an ordinary miss. A damaged
-//! header, or a header for another identity, discards the whole file. Nothing unverified is
-//! ever returned.
+//! stderr and counted, and its value is recomputed by the caller as an ordinary miss. So is a
+//! record whose sum matches but whose payload its cache refuses ([`RecordFile::open_checked`]:
+//! the vector and score caches refuse a NaN or an infinity, which a checksum recomputed over a
+//! poisoned value would otherwise let through). A damaged header, or a header for another
+//! identity, discards the whole file. Nothing unverified is ever returned. The warning is
+//! printed once per file, when it is opened: the re-read that merges the disk's records before
+//! a write discards the same records again without repeating it.
 //!
 //! Writes are atomic: the file is written in full to a temporary file in the same directory and
 //! renamed over the old one. Before writing, the records on disk are merged in, so two processes
@@ -38,8 +42,11 @@ pub(crate) struct LoadReport {
     /// Records read and verified.
     pub loaded: usize,
     /// Records (or the whole file) discarded as damaged: checksum mismatch, truncation, bad
-    /// header, another identity.
+    /// header, another identity, a payload the cache refuses (counted in `refused` too).
     pub discarded: usize,
+    /// Of `discarded`, records whose checksum matched but whose payload the cache's check
+    /// refused (a non-finite value).
+    pub refused: usize,
 }
 
 /// An in-memory copy of one record file.
@@ -49,6 +56,8 @@ pub(crate) struct RecordFile {
     header: Vec<u8>,
     payload: usize,
     records: BTreeMap<[u8; 32], Box<[u8]>>,
+    /// Whether a payload read from disk may be used (see [`RecordFile::open_checked`]).
+    sound: fn(&[u8]) -> bool,
     /// Keys of records discarded as damaged (as far as their key bytes could be read): a later
     /// miss on one of them is a rebuild.
     damaged: HashSet<[u8; 32]>,
@@ -60,6 +69,22 @@ pub(crate) struct RecordFile {
 /// How long new records may stay in memory only during a long computation: a run killed
 /// after an hour of model work loses at most this much of it.
 pub(crate) const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What a record file without a payload check accepts: every payload.
+fn any_payload(_: &[u8]) -> bool {
+    true
+}
+
+/// What reading one record found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// The checksum matches and the payload passes the cache's check.
+    Usable,
+    /// The checksum does not match.
+    Damaged,
+    /// The checksum matches but the cache's check refuses the payload.
+    Refused,
+}
 
 fn header_json(kind: &str, identity: &str, payload: usize) -> Vec<u8> {
     serde_json::to_vec(&serde_json::json!({
@@ -135,6 +160,7 @@ impl RecordFile {
             header: header_json(kind, identity, payload),
             payload,
             records: BTreeMap::new(),
+            sound: any_payload,
             damaged: HashSet::new(),
             dirty: false,
             saved_at: std::time::Instant::now(),
@@ -143,17 +169,32 @@ impl RecordFile {
 
     /// Opens `path` (absent is fine: an empty cache), verifying every record. Damage is
     /// reported on stderr and in the returned report.
+    #[cfg(test)]
     pub(crate) fn open(
         path: &Path,
         kind: &str,
         identity: &str,
         payload: usize,
     ) -> Result<(RecordFile, LoadReport)> {
+        RecordFile::open_checked(path, kind, identity, payload, any_payload)
+    }
+
+    /// [`RecordFile::open`], also discarding (as damaged, with the warning) every record whose
+    /// checksum matches but whose payload `sound` refuses; such records are never merged back
+    /// from disk either.
+    pub(crate) fn open_checked(
+        path: &Path,
+        kind: &str,
+        identity: &str,
+        payload: usize,
+        sound: fn(&[u8]) -> bool,
+    ) -> Result<(RecordFile, LoadReport)> {
         let mut file = RecordFile {
             path: Some(path.to_path_buf()),
+            sound,
             ..RecordFile::in_memory(kind, identity, payload)
         };
-        let (records, damaged, report) = file.read_disk()?;
+        let (records, damaged, report) = file.read_disk(true)?;
         file.records = records;
         file.damaged = damaged;
         Ok((file, report))
@@ -168,9 +209,12 @@ impl RecordFile {
         self.path.as_deref()
     }
 
-    /// Parses the file on disk into verified records, warning about damage.
+    /// Parses the file on disk into verified records, warning about damage when `warn`.
     #[allow(clippy::type_complexity)]
-    fn read_disk(&self) -> Result<(BTreeMap<[u8; 32], Box<[u8]>>, HashSet<[u8; 32]>, LoadReport)> {
+    fn read_disk(
+        &self,
+        warn: bool,
+    ) -> Result<(BTreeMap<[u8; 32], Box<[u8]>>, HashSet<[u8; 32]>, LoadReport)> {
         let mut records = BTreeMap::new();
         let mut damaged = HashSet::new();
         let mut report = LoadReport::default();
@@ -193,14 +237,16 @@ impl RecordFile {
                     .saturating_sub(self.header.len() + 44)
                     .div_ceil(record_len)
                     .max(1);
-                eprintln!(
+                if warn {
+                    eprintln!(
                     "warning: cache file {}: {why}; discarding it, its entries will be recomputed",
                     path.display()
-                );
+                    );
+                }
                 return Ok((records, damaged, report));
             }
         };
-        let mut corrupt = 0;
+        let (mut corrupt, mut refused) = (0, 0);
         let chunks = body.chunks_exact(record_len);
         let tail = chunks.remainder();
         let truncated = usize::from(!tail.is_empty());
@@ -208,40 +254,59 @@ impl RecordFile {
             damaged.insert(tail[..32].try_into().expect("32 bytes"));
         }
         // The checksums on rayon's pool (a warm run's cache is megabytes); kept in file order.
-        let sound: Vec<bool> = {
+        let verdicts: Vec<Verdict> = {
             use rayon::prelude::*;
             body[..body.len() - tail.len()]
                 .par_chunks_exact(record_len)
                 .map(|rec| {
                     let (key, rest) = rec.split_at(32);
                     let (payload, sum) = rest.split_at(self.payload);
-                    record_sum(key, payload) == sum
+                    match (record_sum(key, payload) == sum, (self.sound)(payload)) {
+                        (false, _) => Verdict::Damaged,
+                        (true, false) => Verdict::Refused,
+                        (true, true) => Verdict::Usable,
+                    }
                 })
                 .collect()
         };
-        for (rec, sound) in chunks.zip(sound) {
+        for (rec, verdict) in chunks.zip(verdicts) {
             let (key, rest) = rec.split_at(32);
             let payload = &rest[..self.payload];
-            if sound {
-                records.insert(key.try_into().expect("32 bytes"), payload.into());
-            } else {
-                corrupt += 1;
+            match verdict {
+                Verdict::Usable => {
+                    records.insert(key.try_into().expect("32 bytes"), payload.into());
+                }
+                Verdict::Damaged => corrupt += 1,
+                Verdict::Refused => refused += 1,
+            }
+            if verdict != Verdict::Usable {
                 damaged.insert(key.try_into().expect("32 bytes"));
             }
         }
         report.loaded = records.len();
-        report.discarded = corrupt + truncated;
-        if report.discarded > 0 {
+        report.discarded = corrupt + refused + truncated;
+        report.refused = refused;
+        if report.discarded > 0 && warn {
+            let mut what = Vec::new();
+            if corrupt > 0 {
+                what.push(format!(
+                    "{corrupt} damaged entr{} (checksum mismatch)",
+                    if corrupt == 1 { "y" } else { "ies" }
+                ));
+            }
+            if refused > 0 {
+                what.push(format!(
+                    "{refused} entr{} holding a non-finite value (NaN or infinity) under a matching checksum",
+                    if refused == 1 { "y" } else { "ies" }
+                ));
+            }
+            if truncated > 0 {
+                what.push("a truncated entry at the end".to_string());
+            }
             eprintln!(
-                "warning: cache file {}: {corrupt} damaged entr{} (checksum mismatch){}; discarded, \
-                 they will be recomputed",
+                "warning: cache file {}: {}; discarded, they will be recomputed",
                 path.display(),
-                if corrupt == 1 { "y" } else { "ies" },
-                if truncated > 0 {
-                    ", and a truncated entry at the end"
-                } else {
-                    ""
-                }
+                what.join(", and ")
             );
         }
         Ok((records, damaged, report))
@@ -312,7 +377,8 @@ impl RecordFile {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         // Held until the end of this function: read, merge and rename as one step.
         let _lock = lock(&path)?;
-        let (on_disk, _, _) = self.read_disk()?;
+        // Quiet: what is damaged on disk was reported when the file was opened.
+        let (on_disk, _, _) = self.read_disk(false)?;
         for (k, v) in on_disk {
             self.records.entry(k).or_insert(v);
         }
@@ -460,7 +526,8 @@ mod tests {
             report,
             LoadReport {
                 loaded: 5,
-                discarded: 0
+                discarded: 0,
+                refused: 0
             }
         );
         assert_eq!(f.get(&key(3)), Some(&[3u8; 4][..]));
@@ -482,11 +549,49 @@ mod tests {
             report,
             LoadReport {
                 loaded: 4,
-                discarded: 1
+                discarded: 1,
+                refused: 0
             }
         );
         assert_eq!(f.get(&key(2)), None);
         assert_eq!(f.get(&key(4)), Some(&[4u8; 4][..]));
+    }
+
+    #[test]
+    fn a_refused_payload_under_a_matching_checksum_is_discarded_and_not_merged_back() {
+        // Written by the writer itself, so every checksum matches: one finite value, a NaN and
+        // an infinity.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.bin");
+        let (mut f, _) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        for (i, v) in [1.5f32, f32::NAN, f32::INFINITY].into_iter().enumerate() {
+            f.insert(key(i as u8), &v.to_le_bytes());
+        }
+        f.flush().unwrap();
+        let finite = |b: &[u8]| f32::from_le_bytes(b.try_into().unwrap()).is_finite();
+        // Without a check the file is whole (the checksums are right) ...
+        let (_, report) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        assert_eq!((report.loaded, report.discarded), (3, 0));
+        // ... with the check, the two non-finite records are discarded and marked damaged.
+        let (mut f, report) = RecordFile::open_checked(&path, "t", "id", 4, finite).unwrap();
+        assert_eq!(
+            report,
+            LoadReport {
+                loaded: 1,
+                discarded: 2,
+                refused: 2
+            }
+        );
+        assert_eq!(f.get(&key(1)), None);
+        assert!(f.was_damaged(&key(1)) && f.was_damaged(&key(2)));
+        assert_eq!(f.get(&key(0)), Some(&1.5f32.to_le_bytes()[..]));
+        // Recomputing one and writing: the other poisoned record is not merged back from disk.
+        f.insert(key(1), &2.5f32.to_le_bytes());
+        f.flush().unwrap();
+        let (g, report) = RecordFile::open(&path, "t", "id", 4).unwrap();
+        assert_eq!((report.loaded, report.discarded), (2, 0));
+        assert_eq!(g.get(&key(1)), Some(&2.5f32.to_le_bytes()[..]));
+        assert_eq!(g.get(&key(2)), None);
     }
 
     #[test]
@@ -500,7 +605,8 @@ mod tests {
             report,
             LoadReport {
                 loaded: 4,
-                discarded: 1
+                discarded: 1,
+                refused: 0
             }
         );
         assert_eq!(f.get(&key(4)), None);

@@ -4,7 +4,9 @@
 //! (format and integrity rules in `models::record_file`); a record's key is
 //! `sha256(sha256(query) | sha256(passage))`. The identity names the model file's sha256, so a
 //! score of one model can never be read for another: they live in different files, and each
-//! file's header names its identity and is checked when read.
+//! file's header names its identity and is checked when read. A score read back that is NaN or
+//! infinite (even under a matching checksum) is discarded with a warning, once per file, and
+//! scored again.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -74,7 +76,7 @@ impl ScoreCache {
     /// now; damaged entries are reported on stderr.
     pub fn open(dir: &Path, ce: &dyn CrossEncoder) -> Result<ScoreCache> {
         Ok(ScoreCache {
-            records: KeyedCache::open(dir, "ce", KIND, ce.identity(), 4)?,
+            records: KeyedCache::open(dir, "ce", KIND, ce.identity(), 4, remote::finite_f32s)?,
             totals: Mutex::new(PairStats::default()),
             offload: None,
         })

@@ -50,10 +50,7 @@ pub(crate) fn run(args: JudgeArgs) -> Result<ExitCode> {
     let dir = if args.suite.is_dir() {
         args.suite.clone()
     } else {
-        args.suite
-            .parent()
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("."))
+        crate::root::dir_of(&args.suite).to_path_buf()
     };
     let judge = judge_name(args.judge, &dir)?;
     let session = Session::load(&args.suite, judge)?;

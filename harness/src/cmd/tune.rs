@@ -56,12 +56,14 @@ the weights.
 Example: ranklab tune --suite tasks/brain --window-days 90 --as-of 2026-11-30 --write --keep
 
 Exit codes: 0 ok; 2 bad input (every merge after --as-of, a bad date, an unknown record, an empty \
-window) or --write refused, nothing written.")]
+window, no --suite while the tasks folder has no suite or several suites with a merges.yaml) or \
+--write refused, nothing written.")]
 pub(crate) struct TuneArgs {
     /// The suite: a directory holding suite.yaml, experiments*.yaml, merges.yaml, paired*.yaml
-    /// and the practice file.
-    #[arg(long, default_value_os_t = crate::root::default("tasks/brain"))]
-    pub suite: PathBuf,
+    /// and the practice file. Default: the only suite of the repository's tasks/ folder that has
+    /// a merges.yaml (with none or several, tune asks for --suite).
+    #[arg(long)]
+    pub suite: Option<PathBuf>,
     /// The merges file (default: merges.yaml beside the suite file).
     #[arg(long)]
     pub merges: Option<PathBuf>,
@@ -130,8 +132,19 @@ pub(crate) fn run(args: TuneArgs) -> Result<ExitCode> {
         })?,
         None => chrono::Local::now().date_naive(),
     };
+    let suite = match args.suite {
+        Some(s) => s,
+        None => {
+            let s = crate::tune::assemble::suite_with_merges(&crate::root::default("tasks"))?;
+            eprintln!(
+                "tune: no --suite given; tuning {}, the only suite with a merges.yaml",
+                s.display()
+            );
+            s
+        }
+    };
     let md = tune(&Request {
-        suite: args.suite,
+        suite,
         merges: args.merges,
         configuration: args.configuration,
         window_days: args.window_days,

@@ -313,9 +313,9 @@ impl Baseline {
     pub fn load(path: &Path) -> Result<Baseline> {
         let bytes = std::fs::read(path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                anyhow!("{}: no baseline file; record one with `ranklab gate --update` (after reviewing the numbers)", path.display())
+                anyhow!("{}{}: no baseline file; record one with `ranklab gate --update` (after reviewing the numbers)", path.display(), crate::root::tried(path))
             } else {
-                anyhow!("cannot read {}: {e}", path.display())
+                anyhow!("cannot read {}{}: {e}", path.display(), crate::root::tried(path))
             }
         })?;
         let text = String::from_utf8(bytes).map_err(|e| {

@@ -130,6 +130,7 @@ impl Subject {
         let mut default_configurations = Vec::new();
         for f in &files {
             let ex = Experiments::load(f)?;
+            crate::suite::check_depth(&suite, &ex)?;
             for c in &ex.configurations {
                 let mut c = c.clone();
                 if c.wiring != Wiring::None {

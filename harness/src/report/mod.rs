@@ -814,6 +814,9 @@ pub fn render_suite(
 ) -> Result<Rendered> {
     let suite = Suite::load(suite_path)?;
     let experiments = crate::suite::load_experiments(&suite, experiment_paths)?;
+    for ex in &experiments {
+        crate::suite::check_depth(&suite, ex)?;
+    }
     let corpus = suite.load_corpus()?;
     let refs: Vec<&Experiments> = experiments.iter().collect();
     let engine = Engine::build_with(&corpus, &refs, remote.cloned())?;

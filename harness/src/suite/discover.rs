@@ -39,8 +39,9 @@ pub fn suites(tasks: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(tasks).with_context(|| {
         format!(
-            "cannot list the suites folder {} (pass --tasks DIR, or run inside a repository with a ranklab.toml or a tasks/ folder; {})",
+            "cannot list the suites folder {}{} (pass --tasks DIR, or run inside a repository with a ranklab.toml or a tasks/ folder; {})",
             tasks.display(),
+            crate::root::tried(tasks),
             crate::help_formats::SEE_FORMATS
         )
     })? {

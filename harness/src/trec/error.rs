@@ -41,7 +41,7 @@ impl fmt::Display for Location {
 #[non_exhaustive]
 pub enum TrecError {
     /// The file could not be opened or read.
-    #[error("cannot read {}", path.display())]
+    #[error("cannot read {}{}", path.display(), crate::root::tried(path))]
     Io {
         /// The file.
         path: PathBuf,

@@ -57,6 +57,7 @@ impl Inputs {
     ) -> Result<Inputs> {
         let suite = Suite::load(suite_path)?;
         let (config, ex_path, practice_path) = shipped_configuration(&suite, name)?;
+        crate::suite::check_depth(&suite, &single(config.clone(), &ex_path))?;
         let practice = Practice::load(&practice_path).with_context(|| {
             format!(
                 "reading the practice file of configuration {:?}",
@@ -317,6 +318,46 @@ impl Inputs {
             bail!("internal error: for the {what} weights {w:?} the fast scorer and `ranklab check` disagree on the paired assertions; please report this");
         }
         Ok(())
+    }
+}
+
+/// The suite `ranklab tune` tunes when no `--suite` is given: the only suite under `tasks` (a
+/// folder of `<suite>/suite.yaml`) whose folder holds a `merges.yaml`. None or several is an
+/// error listing the suites and asking for `--suite`.
+pub(crate) fn suite_with_merges(tasks: &Path) -> Result<PathBuf> {
+    if !tasks.is_dir() {
+        bail!(
+            "no --suite given, and there is no tasks folder {}{} to look for a suite with a merges.yaml in; pass --suite DIR",
+            tasks.display(),
+            crate::root::tried(tasks)
+        );
+    }
+    let suites = crate::suite::suites(tasks)?;
+    let dirs: Vec<&Path> = suites.iter().map(|s| crate::root::dir_of(s)).collect();
+    let with: Vec<&Path> = dirs
+        .iter()
+        .copied()
+        .filter(|d| d.join("merges.yaml").is_file())
+        .collect();
+    let list = |ds: &[&Path]| {
+        ds.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match with.as_slice() {
+        [one] => Ok(one.to_path_buf()),
+        [] => bail!(
+            "no --suite given, and no suite under {} has a merges.yaml (suites: {}); pass --suite DIR (and --merges FILE if the merges are elsewhere)",
+            tasks.display(),
+            list(&dirs)
+        ),
+        several => bail!(
+            "no --suite given, and {} suites under {} have a merges.yaml: {}; choose one with --suite DIR",
+            several.len(),
+            tasks.display(),
+            list(several)
+        ),
     }
 }
 

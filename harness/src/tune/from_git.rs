@@ -227,8 +227,13 @@ pub(crate) fn from_git(
         .collect();
     if !appended.is_empty() {
         let mut text = if existing.is_some() {
-            std::fs::read_to_string(merges_path)
-                .with_context(|| format!("cannot read {}", merges_path.display()))?
+            std::fs::read_to_string(merges_path).with_context(|| {
+                format!(
+                    "cannot read {}{}",
+                    merges_path.display(),
+                    crate::root::tried(merges_path)
+                )
+            })?
         } else {
             "# Merges read from the corpus's git history by `ranklab merges from-git` (Query: trailers).\nmerges:\n".to_string()
         };

@@ -11,7 +11,7 @@
 //! rounding to 1e-9, so two rank vectors with mathematically equal MRR tie whatever the float
 //! summation did. A candidate that breaks any paired assertion (under either wiring) is rejected.
 
-mod assemble;
+pub(crate) mod assemble;
 pub(crate) mod from_git;
 pub(crate) mod grid;
 mod heatmap;
