@@ -163,3 +163,37 @@ fn on_error_empty_with_a_failing_engine_fails_the_run_and_with_an_answering_one_
     let md = std::fs::read_to_string(dir.join("reports/p/e.md")).unwrap();
     assert!(md.contains("3 tasks the engine answered with an error counted as empty rankings"));
 }
+
+/// A `paired*.yaml` beside the suite that cannot be checked (here: it names a configuration the
+/// suite does not have) stops `run` with exit 2 naming the file, and no report is written; the
+/// checker refuses the same file with exit 2 (the oracle). Without the broken file the run
+/// passes (exit 0), so the refusal is the file's doing. Before, the file was left out of the
+/// report with a note on stderr and the run exited 0.
+#[test]
+fn a_paired_file_that_cannot_be_checked_stops_the_run() {
+    let tmp = common::fixture_copy("bad_input");
+    let dir = tmp.path();
+    let good = ranklab(dir, &["run", "tasks/p", "--reports", "reports"]);
+    assert_eq!(common::code(&good), 0, "{}", common::stderr(&good));
+    std::fs::remove_dir_all(dir.join("reports")).unwrap();
+
+    let text = std::fs::read_to_string(dir.join("tasks/p/paired.yaml")).unwrap();
+    let broken = text.replacen(
+        "configuration: bm25",
+        "configuration: no-such-configuration",
+        1,
+    );
+    assert_ne!(broken, text);
+    std::fs::write(dir.join("tasks/p/paired-broken.yaml"), &broken).unwrap();
+    let check = ranklab(dir, &["check", "tasks/p/paired-broken.yaml"]);
+    assert_eq!(common::code(&check), 2, "{}", common::stderr(&check));
+
+    let out = ranklab(dir, &["run", "tasks/p", "--reports", "reports"]);
+    assert_eq!(common::code(&out), 2, "{}", common::stderr(&out));
+    assert!(
+        common::stderr(&out).contains("paired-broken.yaml"),
+        "{}",
+        common::stderr(&out)
+    );
+    assert!(!dir.join("reports/p").exists());
+}

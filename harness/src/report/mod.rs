@@ -905,17 +905,16 @@ fn check_paired(
     recordings: Option<&Path>,
 ) -> Result<Vec<PairedResult>> {
     let dir = suite.path.parent().unwrap_or(Path::new("."));
-    let Ok(files) = crate::paired::files_in(dir) else {
-        return Ok(Vec::new());
-    };
+    let files = crate::paired::files_in(dir)
+        .map_err(|e| anyhow::anyhow!("cannot list {}: {e}", dir.display()))?;
     let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
     let mut out = Vec::new();
     for path in files {
-        // A paired file the run was not asked about does not stop the run: what is wrong with
-        // it goes to stderr (`ranklab check` refuses it with exit 2) and the report leaves it out.
+        // A paired file that cannot be checked stops the run (exit 2), as `ranklab check` refuses
+        // it: a report that silently left its assertions out would pass what it never checked.
         let checked = (|| -> Result<Option<Vec<crate::paired::Verdict>>> {
             let (paired, corpus) = crate::paired::Paired::load(&path)?;
             if !same(&paired.suite.path, &suite.path) {
@@ -929,16 +928,14 @@ fn check_paired(
         match checked {
             Ok(Some(verdicts)) => out.push(PairedResult { path, verdicts }),
             Ok(None) => {}
-            Err(e)
-                if e.chain()
-                    .any(|c| c.is::<crate::external::recording::NotRecorded>()) =>
-            {
-                return Err(e)
+            Err(e) => {
+                return Err(e.context(format!(
+                    "{}: the paired assertions beside the suite cannot be checked; fix the file \
+                     (`ranklab check {}` says the same) or move it out of the suite's folder",
+                    path.display(),
+                    path.display()
+                )))
             }
-            Err(e) => eprintln!(
-                "note: the paired assertions of {} are left out of the report: {e:#}",
-                path.display()
-            ),
         }
     }
     Ok(out)
