@@ -45,28 +45,41 @@ fn spawn_ranklab(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::proces
     cmd.spawn().expect("start ranklab")
 }
 
-/// Waits for `child` at most [`HUNG`]; a run still going then is killed and the test fails.
-fn wait_bounded(child: &mut std::process::Child, what: &str) -> ExitStatus {
+/// Waits for `child` at most [`HUNG`]; a run still going then is killed, and the error says
+/// so (the caller cleans up what the engine left, then fails).
+fn wait_bounded(child: &mut std::process::Child, what: &str) -> Result<ExitStatus, String> {
     let start = Instant::now();
     loop {
         if let Some(s) = child.try_wait().unwrap() {
-            return s;
+            return Ok(s);
         }
         if start.elapsed() > HUNG {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{what}: ranklab still running after {HUNG:?} (hung)");
+            return Err(format!(
+                "{what}: ranklab still running after {HUNG:?} (hung)"
+            ));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
-/// Runs ranklab to its end (bounded); the exit status and stderr.
-fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (ExitStatus, String) {
+/// Runs ranklab to its end (bounded); the exit status (or that it hung) and stderr.
+fn try_run(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Result<ExitStatus, String>, String) {
     let mut child = spawn_ranklab(dir, args, env);
     let status = wait_bounded(&mut child, &args.join(" "));
     let err = std::fs::read_to_string(dir.join("ranklab.err")).unwrap();
     (status, err)
+}
+
+/// [`try_run`], failing the test when ranklab hung.
+fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (ExitStatus, String) {
+    let (status, err) = try_run(dir, args, env);
+    (status.unwrap_or_else(|e| panic!("{e}")), err)
 }
 
 /// Whether process `pid` is running (a zombie, dead but not yet reaped, is not).
@@ -148,13 +161,14 @@ fn a_command_engine_whose_background_process_holds_its_pipes_ends_at_its_timeout
         experiments("{ command: [sh, ../../engine.sh], timeout_ms: 1500 }"),
     )
     .unwrap();
-    let (status, err) = run(dir, &["run", "tasks/p", "--reports", "reports"], &[]);
+    let (status, err) = try_run(dir, &["run", "tasks/p", "--reports", "reports"], &[]);
     let (child, grandchild) = (
         read_pid(&dir.join("child.pid")),
         read_pid(&dir.join("grandchild.pid")),
     );
     let (child_gone, grandchild_gone) = (gone(child), gone(grandchild));
     cleanup(&[child, grandchild]);
+    let status = status.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(status.code(), Some(2), "{err}");
     assert!(err.contains("did not answer within 1500 ms"), "{err}");
     assert!(child_gone, "the engine process {child} is still running");
@@ -222,6 +236,7 @@ fn sigterm_or_sigint_to_ranklab_kills_the_engines_process_group() {
         let status = wait_bounded(&mut ranklab, signal);
         let (child_gone, grandchild_gone) = (gone(child), gone(grandchild));
         cleanup(&[child, grandchild]);
+        let status = status.unwrap_or_else(|e| panic!("{e}"));
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(
             status.signal(),
