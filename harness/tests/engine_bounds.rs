@@ -13,7 +13,8 @@
 //! - a request the engine never answers holds back no other task: every other task reaches the
 //!   engine while it is held (concurrency 2);
 //! - an engine that echoes the `Authorization` header and the body puts neither secret into the
-//!   recording, and `${NAME}` in a `body:` reaches the engine expanded;
+//!   recording, and `${NAME}` in a `body:` reaches the engine expanded; a command engine that
+//!   echoes a value its `env` got from `${NAME}` puts it into no written file either;
 //! - a hit id holding a control character is refused, naming the configuration and the task, and
 //!   no run file of that configuration is written.
 //!
@@ -468,6 +469,42 @@ fn secrets_an_engine_echoes_stay_out_of_the_recording_and_a_body_name_is_expande
         std::fs::read(dir.join("replayed/p/runs/ext.trec")).unwrap(),
         std::fs::read(dir.join("reports/p/runs/ext.trec")).unwrap()
     );
+}
+
+/// The command adapter: an engine that echoes the value its `env` got from `${NAME}` puts it
+/// into no written file; the recording has `${NAME}` in its place.
+#[test]
+fn a_secret_a_command_engine_echoes_stays_out_of_the_recording() {
+    const TOKEN: &str = "cmd-token-31d7-SECRET";
+    let tmp = common::fixture_copy("bad_input");
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("engine.py"),
+        "import json, os, sys\nfor line in sys.stdin:\n    req = json.loads(line)\n    print(json.dumps({\"task\": req[\"task\"], \"hits\": [{\"id\": \"alpha\", \"score\": 1.0}], \"debug\": \"token=\" + os.environ[\"TOKEN\"]}), flush=True)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tasks/p/experiments.yaml"),
+        experiments(
+            "{ command: [python3, ../../engine.py], env: { TOKEN: \"${RANKLAB_TEST_CMD_TOKEN}\" } }",
+        ),
+    )
+    .unwrap();
+    let (status, err) = run(
+        dir,
+        &["run", "tasks/p", "--reports", "reports", "--record"],
+        &[("RANKLAB_TEST_CMD_TOKEN", TOKEN)],
+    );
+    assert!(status.success(), "{err}");
+    let rec = std::fs::read_to_string(dir.join("reports/p/runs/ext.recording.json")).unwrap();
+    assert!(
+        rec.contains("token=${RANKLAB_TEST_CMD_TOKEN}"),
+        "the echo is recorded with the name in place of the value: {rec}"
+    );
+    for (path, bytes) in common::tree(&dir.join("reports")) {
+        let found = bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes());
+        assert!(!found, "the token is in {}", path.display());
+    }
 }
 
 #[test]
