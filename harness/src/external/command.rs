@@ -11,14 +11,27 @@
 //! The child's stderr is kept (its last lines): an engine that is not found, exits early,
 //! answers with a line that is not JSON or does not answer within `timeout_ms` is an error that
 //! names the configuration, the task, the exit code and that tail.
+//!
+//! The child runs in a process group of its own, and that whole group is killed (SIGKILL) when
+//! the engine is done with: after its last answer once the child has exited (or `timeout_ms`
+//! after stdin was closed), on a timeout or any other failure, when ranklab leaves the run by
+//! an error or a panic (the engine's `Drop`), and on SIGINT or SIGTERM to ranklab (a signal
+//! thread, started with the first engine, kills every running engine's group and then ends
+//! ranklab as the signal would have). A process the engine left in the background (`sleep 100 &`)
+//! therefore never outlives the run, and never holds ranklab on the pipes it inherited: every
+//! read of the child's output waits at most `timeout_ms`, and the stderr tail at most a second
+//! after the group is killed. Only a SIGKILL to ranklab itself leaves the group running.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
+
+use rustix::process::{kill_process_group, Pid, Signal};
 
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
@@ -29,15 +42,53 @@ use crate::suite::Task;
 /// How many lines of the child's stderr are kept.
 const STDERR_LINES: usize = 20;
 
+/// How long the stderr tail is waited for once the engine's group was killed (its pipes then
+/// close at once; this bounds a process that left the group and still holds them).
+const STDERR_WAIT: Duration = Duration::from_secs(1);
+
+/// The process groups of the engines running now (the group id is the child's pid).
+static GROUPS: Mutex<Vec<Pid>> = Mutex::new(Vec::new());
+
+/// Starts, once, the thread that kills every running engine's group on SIGINT or SIGTERM and
+/// then ends ranklab as that signal does by default.
+fn watch_signals() {
+    static WATCH: Once = Once::new();
+    WATCH.call_once(|| {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
+            Ok(mut signals) => {
+                std::thread::spawn(move || {
+                    if let Some(sig) = signals.forever().next() {
+                        for g in groups().iter() {
+                            let _ = kill_process_group(*g, Signal::KILL);
+                        }
+                        let _ = signal_hook::low_level::emulate_default_handler(sig);
+                    }
+                });
+            }
+            Err(e) => eprintln!(
+                "warning: cannot watch for SIGINT/SIGTERM ({e}); an interrupted run may leave its engine processes running"
+            ),
+        }
+    });
+}
+
+fn groups() -> std::sync::MutexGuard<'static, Vec<Pid>> {
+    GROUPS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A running engine process.
 struct Engine {
     name: String,
     argv: Vec<String>,
     child: Child,
+    /// The child's process group, until it is killed.
+    group: Option<Pid>,
     stdin: Option<ChildStdin>,
     lines: Receiver<std::io::Result<String>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
-    stderr_done: Option<std::thread::JoinHandle<()>>,
+    /// Disconnected when the stderr reader has read to the end.
+    stderr_done: Receiver<()>,
     line_no: usize,
     timeout: Duration,
 }
@@ -65,11 +116,16 @@ fn start(name: &str, spec: &EngineSpec, base: &Path) -> Result<Engine> {
         .current_dir(&cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        .process_group(0);
     for (k, v) in &spec.env {
         let v = expand_env(v).with_context(|| format!("configuration {name:?}: engine env {k}"))?;
         cmd.env(k, v);
     }
+    watch_signals();
+    // The group is registered before a signal can find it missing: the signal thread waits for
+    // the lock held across the spawn.
+    let mut running = groups();
     let mut child = cmd.spawn().with_context(|| {
         format!(
             "configuration {name:?}: cannot start engine command {:?} (in {}); check that it is installed and on PATH",
@@ -77,8 +133,13 @@ fn start(name: &str, spec: &EngineSpec, base: &Path) -> Result<Engine> {
             cwd.display()
         )
     })?;
-    let stdout = child.stdout.take().expect("piped stdout");
-    let stderr = child.stderr.take().expect("piped stderr");
+    let group = Pid::from_child(&child);
+    running.push(group);
+    drop(running);
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        let _ = kill_process_group(group, Signal::KILL);
+        bail!("configuration {name:?}: the engine's pipes were not opened");
+    };
     let (tx, lines) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -90,7 +151,9 @@ fn start(name: &str, spec: &EngineSpec, base: &Path) -> Result<Engine> {
     });
     let tail = Arc::new(Mutex::new(VecDeque::new()));
     let keep = Arc::clone(&tail);
-    let stderr_done = std::thread::spawn(move || {
+    let (done, stderr_done) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let _done = done;
         for line in BufReader::new(stderr).lines() {
             let Ok(line) = line else { break };
             let mut t = keep.lock().unwrap_or_else(|e| e.into_inner());
@@ -105,23 +168,33 @@ fn start(name: &str, spec: &EngineSpec, base: &Path) -> Result<Engine> {
         argv,
         stdin: child.stdin.take(),
         child,
+        group: Some(group),
         lines,
         stderr: tail,
-        stderr_done: Some(stderr_done),
+        stderr_done,
         line_no: 0,
         timeout: spec.timeout(),
     })
 }
 
 impl Engine {
-    /// The last lines of the child's stderr, indented, or a note that it wrote none.
-    fn stderr_tail(&mut self) -> String {
-        // Give the stderr reader a moment to drain after an exit.
-        if let Some(h) = self.stderr_done.take() {
-            if self.child.try_wait().ok().flatten().is_some() {
-                let _ = h.join();
-            }
+    /// Kills the child's whole process group (the child and whatever it started) and reaps the
+    /// child; its pipes close with it.
+    fn kill_group(&mut self) {
+        if let Some(g) = self.group.take() {
+            let _ = kill_process_group(g, Signal::KILL);
+            groups().retain(|x| *x != g);
         }
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// The last lines of the child's stderr, indented, or a note that it wrote none. Called
+    /// once the group is killed: the reader is given up to [`STDERR_WAIT`] to drain.
+    fn stderr_tail(&mut self) -> String {
+        let _ = self.stderr_done.recv_timeout(STDERR_WAIT);
         let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
         if t.is_empty() {
             "; it wrote nothing on stderr".to_string()
@@ -160,11 +233,12 @@ impl Engine {
         let status = match exited {
             true => self.exit_status(),
             false => {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
+                self.kill_group();
                 "ranklab stopped it".to_string()
             }
         };
+        // Whatever the child left running goes with it.
+        self.kill_group();
         let tail = self.stderr_tail();
         anyhow::anyhow!(
             "configuration {:?}, task {task}: engine {:?} {what} ({status}){tail}",
@@ -183,6 +257,7 @@ impl Engine {
         };
         if let Err(e) = sent {
             let status = self.exit_status();
+            self.kill_group();
             let tail = self.stderr_tail();
             bail!(
                 "configuration {:?}, task {task}: engine {:?} {status} before reading the request ({e}){tail}",
@@ -229,30 +304,23 @@ impl Engine {
         }
     }
 
-    /// Closes stdin and waits for the child to exit (killing it after the timeout).
+    /// Closes stdin and waits for the child to exit (at most the timeout), then kills its
+    /// group: what it left in the background goes too.
     fn finish(mut self) -> Result<()> {
         drop(self.stdin.take());
         let deadline = std::time::Instant::now() + self.timeout;
-        loop {
-            if let Some(_s) = self.child.try_wait()? {
-                return Ok(());
-            }
-            if std::time::Instant::now() > deadline {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                return Ok(());
-            }
+        while self.child.try_wait()?.is_none() && std::time::Instant::now() <= deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
+        self.kill_group();
+        Ok(())
     }
 }
 
 impl Drop for Engine {
+    /// On every way out of a run (an error, a panic), the engine's group is killed.
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        self.kill_group();
     }
 }
 

@@ -8,7 +8,12 @@
 //! - `headers` (and the URL) may name environment variables as `${NAME}`; they are expanded
 //!   only for the request sent, never in what is recorded or printed.
 //! - Connection errors, timeouts, 429 and 5xx are retried `retries` times (default 3) with
-//!   exponential back-off (100 ms, 200 ms, 400 ms, ...); the count is printed with the rate.
+//!   exponential back-off (100 ms, 200 ms, 400 ms, ...), or, when a 429 or 503 carries
+//!   `Retry-After` (seconds or an HTTP date), after the wait it asks for, at most 30 s (said on
+//!   stderr once per engine); the count is printed with the rate.
+//! - The tasks are one shared queue: a worker takes the next task only when it is free to send
+//!   it, so a request the engine never answers holds back no other task (it fails after
+//!   `timeout_ms` and its retries).
 //!   A request that finally fails is the task's engine error (`HTTP 503: <first 200 bytes>`).
 //!
 //! The client: for `http://`, [`wire`] (one keep-alive connection per worker, `httparse` for the
@@ -109,6 +114,40 @@ fn fill(template: &str, f: impl Fn(&str) -> String) -> String {
     out
 }
 
+/// `template` with every `${NAME}` replaced by `f(NAME)` (an unclosed `${` is left as is:
+/// [`HttpSpec::check`] refuses it).
+fn env_filled(template: &str, mut f: impl FnMut(&str) -> String) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(i) = rest.find("${") {
+        let after = &rest[i + 2..];
+        let Some(j) = after.find('}') else { break };
+        out.push_str(&rest[..i]);
+        out.push_str(&f(&after[..j]));
+        rest = &after[j + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The body template with each `${NAME}` replaced by the environment variable, JSON-escaped
+/// (write it inside a JSON string: `"key": "${API_KEY}"`). Expanded before the placeholders
+/// are filled, so a query that holds `${...}` is sent as written.
+fn expand_body(template: &str) -> Result<String> {
+    let mut missing = None;
+    let out = env_filled(template, |name| match std::env::var(name) {
+        Ok(v) => json_escaped(&v),
+        Err(_) => {
+            missing.get_or_insert_with(|| name.to_string());
+            String::new()
+        }
+    });
+    if let Some(name) = missing {
+        bail!("environment variable {name} (named as ${{{name}}}) is not set; set it, or replay from the recording with --from-recording");
+    }
+    Ok(out)
+}
+
 /// A string's JSON escape, without the quotes.
 fn json_escaped(s: &str) -> String {
     let q = Value::String(s.to_string()).to_string();
@@ -137,7 +176,7 @@ impl HttpSpec {
         }
         if let Some(b) = &self.body {
             placeholders("body", b)?;
-            let sample = fill(b, |n| match n {
+            let sample = fill(&env_filled(b, |_| "x".to_string()), |n| match n {
                 "k" => "10".to_string(),
                 _ => "x".to_string(),
             });
@@ -156,6 +195,9 @@ impl HttpSpec {
             super::env_refs(v)?;
         }
         super::env_refs(&self.url)?;
+        if let Some(b) = &self.body {
+            super::env_refs(b).context("`body`")?;
+        }
         Ok(())
     }
 
@@ -215,7 +257,7 @@ impl HttpSpec {
 /// filled, `${NAME}` left as written; headers are not recorded (they hold secrets).
 pub fn request(h: &HttpSpec, task: &Task, k: usize) -> Value {
     let url = url_text(h, task, k);
-    let body = body_text(h, task, k)
+    let body = body_text(h.body.as_deref(), task, k)
         .map(|text| serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text)));
     serde_json::json!({
         "method": h.method().unwrap_or("POST"),
@@ -233,9 +275,10 @@ fn url_text(h: &HttpSpec, task: &Task, k: usize) -> String {
     })
 }
 
-/// The body sent for a task: the template with its placeholders filled, byte for byte.
-fn body_text(h: &HttpSpec, task: &Task, k: usize) -> Option<String> {
-    h.body.as_ref().map(|b| {
+/// The body of a task: `template` (the configuration's, or it with `${NAME}` expanded: what is
+/// sent) with its placeholders filled, byte for byte.
+fn body_text(template: Option<&str>, task: &Task, k: usize) -> Option<String> {
+    template.map(|b| {
         fill(b, |n| match n {
             "query" => json_escaped(&task.query),
             "task" => json_escaped(&task.id),
@@ -432,7 +475,7 @@ fn attempt_tls(
     url: &str,
     headers: &[(String, String)],
     body: Option<&str>,
-) -> std::result::Result<(u16, Vec<u8>), String> {
+) -> std::result::Result<(u16, Vec<u8>, Option<String>), String> {
     let result = match method {
         "GET" => {
             let mut r = agent.get(url);
@@ -457,11 +500,16 @@ fn attempt_tls(
     match result {
         Ok(mut resp) => {
             let status = resp.status().as_u16();
+            let asked = resp
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
             resp.body_mut()
                 .with_config()
                 .limit(wire::MAX_BODY as u64)
                 .read_to_vec()
-                .map(|b| (status, b))
+                .map(|b| (status, b, asked))
                 .map_err(|e| format!("reading the response: {e}"))
         }
         Err(e) => Err(format!("request failed: {e}")),
@@ -492,16 +540,42 @@ fn ready<'a>(
     Ready { url, body, plain }
 }
 
-/// One request, retried on connection errors, timeouts, 429 and 5xx. `meanwhile` runs once,
-/// while the engine works on the first attempt (after its request was written, before its
-/// response is read), so that the worker's own work is not added to each request's round trip.
+/// The longest wait a `Retry-After` header is honoured for.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
+
+/// How the requests of a configuration are retried.
+struct Retry<'a> {
+    name: &'a str,
+    h: &'a HttpSpec,
+    headers: &'a [(String, String)],
+    retries: u32,
+    retried: &'a AtomicUsize,
+    /// Whether a `Retry-After` wait was said on stderr (once per engine).
+    waited_as_asked: std::sync::atomic::AtomicBool,
+}
+
+/// The wait a `Retry-After` value asks for: delay-seconds, or an HTTP date (RFC 9110 10.2.3),
+/// counted from now (a date past is no wait); `None` for a value that is neither.
+pub fn retry_after(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
+    let v = value.trim();
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(Duration::from_secs(v.parse::<u64>().unwrap_or(u64::MAX)));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+    let ms = (at.with_timezone(&chrono::Utc) - now).num_milliseconds();
+    Some(Duration::from_millis(ms.max(0) as u64))
+}
+
+/// One request, retried on connection errors, timeouts, 429 and 5xx, after an exponential
+/// back-off (100 ms, 200 ms, 400 ms, ... at most 5 s) or, when a 429 or 503 says
+/// `Retry-After`, after the wait it asks for, at most [`MAX_RETRY_AFTER`]. `meanwhile` runs
+/// once, while the engine works on the first attempt (after its request was written, before
+/// its response is read), so that the worker's own work is not added to each request's round
+/// trip.
 fn send(
     clients: &mut Clients<'_>,
-    h: &HttpSpec,
-    headers: &[(String, String)],
+    policy: &Retry<'_>,
     r: &Ready<'_>,
-    retries: u32,
-    retried: &AtomicUsize,
     meanwhile: impl FnOnce(),
 ) -> Got {
     let mut meanwhile = Some(meanwhile);
@@ -517,7 +591,7 @@ fn send(
             return Got::Failed(e.clone());
         }
     };
-    let method = h.method().unwrap_or("POST");
+    let method = policy.h.method().unwrap_or("POST");
     let mut attempt = 0;
     let mut buf = Vec::new();
     loop {
@@ -527,7 +601,10 @@ fn send(
                 meanwhile();
                 begun
                     .and_then(|()| clients.plain.finish(connect, request, &mut buf))
-                    .map(|status| (status, std::mem::take(&mut buf)))
+                    .map(|status| {
+                        let asked = clients.plain.retry_after.take();
+                        (status, std::mem::take(&mut buf), asked)
+                    })
                     .map_err(|f| match f {
                         wire::Failure::Request(e) => format!("request failed: {e}"),
                         wire::Failure::Body(e) => format!("reading the response: {e}"),
@@ -535,21 +612,42 @@ fn send(
             }
             None => {
                 meanwhile();
-                attempt_tls(clients.agent(), method, url, headers, r.body)
+                attempt_tls(clients.agent(), method, url, policy.headers, r.body)
             }
         };
         let retry = match &outcome {
-            Ok((status, _)) => *status == 429 || *status >= 500,
+            Ok((status, _, _)) => *status == 429 || *status >= 500,
             Err(_) => true,
         };
-        if !retry || attempt >= retries {
+        if !retry || attempt >= policy.retries {
             return match outcome {
-                Ok((status, b)) => Got::Reply(status, b),
+                Ok((status, b, _)) => Got::Reply(status, b),
                 Err(e) => Got::Failed(e),
             };
         }
-        retried.fetch_add(1, Ordering::Relaxed);
-        std::thread::sleep(Duration::from_millis((100u64 << attempt.min(6)).min(5_000)));
+        policy.retried.fetch_add(1, Ordering::Relaxed);
+        let backoff = Duration::from_millis((100u64 << attempt.min(6)).min(5_000));
+        let asked = match &outcome {
+            Ok((429 | 503, _, Some(v))) => retry_after(v, chrono::Utc::now()).map(|d| (v, d)),
+            _ => None,
+        };
+        let wait = match asked {
+            Some((v, d)) => {
+                let d = d.min(MAX_RETRY_AFTER);
+                if !policy.waited_as_asked.swap(true, Ordering::Relaxed) {
+                    eprintln!(
+                        "{}: the engine asked to wait before retrying (Retry-After: {}); waiting {:.1} s (at most {} s)",
+                        policy.name,
+                        v.trim(),
+                        d.as_secs_f64(),
+                        MAX_RETRY_AFTER.as_secs()
+                    );
+                }
+                d.max(backoff)
+            }
+            None => backoff,
+        };
+        std::thread::sleep(wait);
         attempt += 1;
     }
 }
@@ -565,6 +663,7 @@ fn answer(
     got: Got,
     k: usize,
     keep: bool,
+    secrets: &super::Secrets,
 ) -> (
     Option<Value>,
     Result<std::result::Result<Vec<super::ExtHit>, String>>,
@@ -579,7 +678,12 @@ fn answer(
             return (None, rank_found(task, &found, k).map(Ok));
         }
     }
-    let v = recorded(&got);
+    let mut v = recorded(&got);
+    // What is recorded holds no secret (an engine may echo a header), and is read as the
+    // recording will be.
+    if keep {
+        secrets.redact(&mut v);
+    }
     let parsed = ranking(p, task, &v, k);
     (keep.then_some(v), parsed)
 }
@@ -617,9 +721,10 @@ pub type Answers = (
     Vec<Result<std::result::Result<Vec<super::ExtHit>, String>>>,
 );
 
-/// Asks the engine every task, `concurrency` at a time. Each worker keeps its own work off the
-/// round trip: while the engine answers one task, the worker readies the next task's request and
-/// reads the answer to the previous one ([`send`]'s `meanwhile`). The exchanges (for `--record`)
+/// Asks the engine every task, `concurrency` at a time, each worker taking the next task from a
+/// shared queue when it is free. Each worker keeps its own work off the round trip: while the
+/// engine answers one task, the worker reads the answer to the previous one ([`send`]'s
+/// `meanwhile`). The exchanges (for `--record`)
 /// are kept only when `keep` says so, in suite order.
 ///
 /// Each worker has its own agent (its own keep-alive connection, no lock shared with the other
@@ -642,6 +747,13 @@ pub fn run(
         })
         .collect::<Result<_>>()?;
     expand_env(&h.url).with_context(|| format!("configuration {name:?}: url"))?;
+    let body = h
+        .body
+        .as_deref()
+        .map(expand_body)
+        .transpose()
+        .with_context(|| format!("configuration {name:?}: body"))?;
+    let secrets = super::Secrets::of(spec);
     let n = h.concurrency().min(tasks.len().max(1));
     let pointers = h.pointers()?;
     let config = ureq::Agent::config_builder()
@@ -658,7 +770,10 @@ pub fn run(
         .build();
     // What is sent; the requests as recorded only for a recording.
     let urls: Vec<String> = tasks.iter().map(|t| url_text(h, t, k)).collect();
-    let bodies: Vec<Option<String>> = tasks.iter().map(|t| body_text(h, t, k)).collect();
+    let bodies: Vec<Option<String>> = tasks
+        .iter()
+        .map(|t| body_text(body.as_deref(), t, k))
+        .collect();
     type Slot = Option<(
         Option<Value>,
         Result<std::result::Result<Vec<super::ExtHit>, String>>,
@@ -666,7 +781,14 @@ pub fn run(
     let answers: Vec<Mutex<Slot>> = tasks.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let retried = AtomicUsize::new(0);
-    let retries = h.retries.unwrap_or(DEFAULT_RETRIES);
+    let policy = Retry {
+        name,
+        h,
+        headers: &headers,
+        retries: h.retries.unwrap_or(DEFAULT_RETRIES),
+        retried: &retried,
+        waited_as_asked: std::sync::atomic::AtomicBool::new(false),
+    };
     let pb = crate::progress::rate_bar(tasks.len() as u64, name);
     let start = Instant::now();
     std::thread::scope(|s| {
@@ -677,31 +799,28 @@ pub fn run(
                     tls: None,
                     config: &config,
                 };
-                // One task claimed ahead: while the engine answers task i, the worker readies
-                // the request of the next and reads the answer to the previous.
+                // The tasks are one shared queue, and a worker claims a task only when it is
+                // free to send it: a request the engine never answers holds back no other task.
+                // While the engine answers task i, the worker reads the answer to the previous.
                 let claim = || {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     (i < tasks.len())
                         .then(|| (i, ready(h, &headers, (&urls[i], bodies[i].as_deref()))))
                 };
                 let store = |i: usize, got: Got| {
-                    let (v, parsed) = answer(&pointers, &tasks[i].id, got, k, keep);
+                    let (v, parsed) = answer(&pointers, &tasks[i].id, got, k, keep, &secrets);
                     *answers[i].lock().unwrap_or_else(|e| e.into_inner()) = Some((v, parsed));
                     pb.inc(1);
                 };
-                let mut current = claim();
                 let mut done: Option<(usize, Got)> = None;
-                while let Some((i, r)) = current.take() {
+                while let Some((i, r)) = claim() {
                     let previous = done.take();
-                    let mut upcoming = None;
-                    let got = send(&mut clients, h, &headers, &r, retries, &retried, || {
-                        upcoming = claim();
+                    let got = send(&mut clients, &policy, &r, || {
                         if let Some((j, g)) = previous {
                             store(j, g);
                         }
                     });
                     done = Some((i, got));
-                    current = upcoming;
                 }
                 if let Some((j, g)) = done {
                     store(j, g);
@@ -872,6 +991,25 @@ mod tests {
             r["url"],
             "http://127.0.0.1:9/search?q=say%20%22hi%22%5C%20%0A%26%20caf%C3%A9"
         );
+    }
+
+    /// Both forms of RFC 9110's `Retry-After`, against waits computed by hand from a fixed
+    /// "now" (2026-12-02 04:00:00 UTC, a Wednesday).
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T04:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let secs = |v: &str| retry_after(v, now).map(|d| d.as_millis());
+        assert_eq!(secs("1"), Some(1_000));
+        assert_eq!(secs(" 120 "), Some(120_000));
+        assert_eq!(secs("Wed, 02 Dec 2026 04:00:10 GMT"), Some(10_000));
+        assert_eq!(secs("Wed, 02 Dec 2026 04:01:30 GMT"), Some(90_000));
+        // A date past is no wait.
+        assert_eq!(secs("Wed, 02 Dec 2026 03:59:00 GMT"), Some(0));
+        assert_eq!(secs("soon"), None);
+        assert_eq!(secs("-1"), None);
+        assert_eq!(secs(""), None);
     }
 
     /// The oracle is serde_json's own `Value::pointer` (RFC 6901), on every pointer below over

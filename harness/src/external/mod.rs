@@ -17,7 +17,11 @@
 //! empty ranking: the run fails with "engine errors: N (first: T07: ...)" unless the configuration
 //! says `on_error: empty`, and then the report says how many tasks were counted empty.
 //! Configuration values of the form `${NAME}` are read from the environment when the engine is
-//! started and never written anywhere (recordings keep the `${NAME}` form).
+//! started and never written anywhere: recordings keep the `${NAME}` form, and a recorded
+//! request or response that holds a secret value (an engine that echoes its `Authorization`
+//! header) has it replaced ([`Secrets`]) before it is read or written. A hit id holding a
+//! control character (NUL, newline, tab, DEL, ...) is an error naming the configuration and
+//! the task; it never reaches a run file.
 //!
 //! The protocol and the YAML fields are in `docs/engines.md`.
 
@@ -146,6 +150,110 @@ pub fn expand_env(value: &str) -> Result<String> {
     Ok(out)
 }
 
+/// Header names whose whole value is a credential, redacted from recordings even when written
+/// in the configuration as plain text (compared case-insensitively; a name that contains
+/// `token`, `secret`, `auth`, `key`, `password` or `cookie` counts too).
+fn is_secret_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["token", "secret", "auth", "key", "password", "cookie"]
+        .iter()
+        .any(|w| n.contains(w))
+}
+
+/// The secret values of a configuration and what each is replaced with in a recording: the
+/// value of every `${NAME}` the configuration names (in a command's `env`, an HTTP engine's
+/// headers, URL and body) becomes `${NAME}`; the whole value of a credential header
+/// ([`is_secret_header`]), and each word of it after the first (`Bearer <token>`), becomes
+/// `[redacted]`. Longer values are replaced first.
+#[derive(Debug, Clone, Default)]
+pub struct Secrets(Vec<(String, String)>);
+
+impl Secrets {
+    /// The secrets of `spec`, read from the environment now (an unset variable has none).
+    pub fn of(spec: &EngineSpec) -> Secrets {
+        let mut templates: Vec<&str> = spec.env.values().map(String::as_str).collect();
+        let mut out = Vec::new();
+        if let Some(h) = &spec.http {
+            templates.push(&h.url);
+            templates.extend(h.body.as_deref());
+            for (name, v) in &h.headers {
+                templates.push(v);
+                if is_secret_header(name) {
+                    if let Ok(full) = expand_env(v) {
+                        let words: Vec<&str> = full.split_whitespace().collect();
+                        if words.len() > 1 {
+                            out.extend(
+                                words[1..]
+                                    .iter()
+                                    .map(|w| (w.to_string(), "[redacted]".to_string())),
+                            );
+                        }
+                        out.push((full.trim().to_string(), "[redacted]".to_string()));
+                    }
+                }
+            }
+        }
+        for t in templates {
+            for name in env_refs(t).unwrap_or_default() {
+                if let Ok(v) = std::env::var(&name) {
+                    out.push((v, format!("${{{name}}}")));
+                }
+            }
+        }
+        out.retain(|(v, _)| !v.is_empty());
+        out.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
+        out.dedup_by(|a, b| a.0 == b.0);
+        Secrets(out)
+    }
+
+    /// Whether there is nothing to redact.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `s` with every secret value replaced.
+    pub fn redact_str(&self, s: &str) -> String {
+        let mut out = s.to_string();
+        for (v, with) in &self.0 {
+            if out.contains(v.as_str()) {
+                out = out.replace(v.as_str(), with);
+            }
+        }
+        out
+    }
+
+    /// Every string and object key of `v`, redacted in place.
+    pub fn redact(&self, v: &mut Value) {
+        if self.is_empty() {
+            return;
+        }
+        match v {
+            Value::String(s) => {
+                let r = self.redact_str(s);
+                if r != *s {
+                    *s = r;
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| self.redact(x)),
+            Value::Object(m) => {
+                let keys: Vec<String> = m.keys().cloned().collect();
+                for k in keys {
+                    let r = self.redact_str(&k);
+                    if r != k {
+                        if let Some(x) = m.remove(&k) {
+                            m.insert(r.clone(), x);
+                        }
+                    }
+                    if let Some(x) = m.get_mut(&r) {
+                        self.redact(x);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// One hit as the engine gave it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExtHit {
@@ -265,6 +373,13 @@ pub(crate) fn rank_hits<'a>(
         if id.is_empty() || id.chars().any(char::is_whitespace) {
             bail!("task {task}: hit {} has id {id:?}; ids must be non-empty and hold no white space (they are TREC docnos)", i + 1);
         }
+        if let Some(c) = id.chars().find(|c| c.is_control()) {
+            bail!(
+                "task {task}: hit {} has id {id:?}, which holds the control character U+{:04X}; ids are TREC docnos: printable text with no white space",
+                i + 1,
+                c as u32
+            );
+        }
         let score = match score {
             None | Some(Value::Null) => None,
             Some(Value::Number(n)) => match n.as_f64() {
@@ -360,7 +475,14 @@ pub fn fetch(
             (exchanges, parsed, None)
         }
         (None, None) => {
-            let (exchanges, version) = command::run(name, spec, base, tasks, k)?;
+            let (mut exchanges, version) = command::run(name, spec, base, tasks, k)?;
+            // What is recorded holds no secret, and is read as the recording will be.
+            if keep_exchanges {
+                let secrets = Secrets::of(spec);
+                for x in &mut exchanges {
+                    secrets.redact(&mut x.response);
+                }
+            }
             let parsed: Vec<_> = tasks
                 .iter()
                 .zip(&exchanges)
@@ -650,5 +772,41 @@ impl RecordingArgs {
             (_, true) => Mode::FromRecording,
             _ => Mode::Live,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The redaction of a recorded response, against the expected value written by hand: a
+    /// `${NAME}` value becomes `${NAME}`, a credential header's whole value and its token become
+    /// `[redacted]`, in strings and object keys at any depth; other text is untouched.
+    #[test]
+    fn secrets_are_replaced_in_strings_and_keys_at_any_depth() {
+        let spec: EngineSpec = serde_json::from_value(serde_json::json!({"http": {
+            "url": "http://h/x?key=${RANKLAB_UNIT_URL_KEY}",
+            "headers": {"Authorization": "Bearer literal-token-1234", "X-Trace": "plain"},
+            "body": "{\"k\": \"${RANKLAB_UNIT_BODY_KEY}\"}",
+            "preset": "opensearch",
+        }}))
+        .unwrap();
+        std::env::set_var("RANKLAB_UNIT_URL_KEY", "urlsecret99");
+        std::env::set_var("RANKLAB_UNIT_BODY_KEY", "bodysecret77");
+        let secrets = Secrets::of(&spec);
+        let mut v = serde_json::json!({
+            "echo": ["Bearer literal-token-1234", "token literal-token-1234 again"],
+            "urlsecret99": {"deep": "a bodysecret77 b", "trace": "plain"},
+            "n": 3,
+        });
+        secrets.redact(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "echo": ["[redacted]", "token [redacted] again"],
+                "${RANKLAB_UNIT_URL_KEY}": {"deep": "a ${RANKLAB_UNIT_BODY_KEY} b", "trace": "plain"},
+                "n": 3,
+            })
+        );
     }
 }

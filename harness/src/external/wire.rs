@@ -91,6 +91,8 @@ pub struct Client {
     buf: Vec<u8>,
     /// What one read fills (zeroed once, not per read).
     scratch: Vec<u8>,
+    /// The `Retry-After` header of the last response read, when it had one.
+    pub retry_after: Option<String>,
 }
 
 /// Why a request failed.
@@ -113,6 +115,7 @@ impl Client {
             head: Vec::with_capacity(512),
             buf: Vec::with_capacity(16 * 1024),
             scratch: vec![0; 64 * 1024],
+            retry_after: None,
         }
     }
 
@@ -254,6 +257,7 @@ impl Client {
     fn response(&mut self, body: &mut Vec<u8>) -> Result<(u16, bool), Attempt> {
         let deadline = self.deadline;
         let timeout = self.timeout;
+        self.retry_after = None;
         let Some((_, s)) = self.conn.as_mut() else {
             return Err(Attempt::Failed(Failure::Request(
                 "no request was sent".into(),
@@ -284,6 +288,11 @@ impl Client {
                         }
                         let (framing, keep) =
                             framing(&r, status).map_err(|e| Attempt::Failed(Failure::Body(e)))?;
+                        self.retry_after = r
+                            .headers
+                            .iter()
+                            .find(|h| h.name.eq_ignore_ascii_case("retry-after"))
+                            .map(|h| String::from_utf8_lossy(h.value).into_owned());
                         break (status, n, framing, keep);
                     }
                     Ok(httparse::Status::Partial) => {
