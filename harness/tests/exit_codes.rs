@@ -17,17 +17,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn ranklab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .args(args)
-        .current_dir(dir)
-        .env("RANKLAB_CACHE", dir.join("cache"))
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .expect("run ranklab")
-}
+use common::ranklab_in as ranklab;
 
 fn last_line(out: &Output) -> String {
     common::stdout(out)

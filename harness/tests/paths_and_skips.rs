@@ -15,20 +15,11 @@
 //! - `ranklab tune` without `--suite` tunes the only suite with a `merges.yaml` (the same output
 //!   as naming it), and with several or none exits 2 listing them and asking for `--suite`.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 mod common;
 
-fn ranklab(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .args(args)
-        .current_dir(cwd)
-        .env("RANKLAB_CACHE", cwd.join("cache"))
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .expect("run ranklab")
-}
+use common::ranklab_in as ranklab;
 
 const RUN: &[&str] = &["run", "tasks/p", "--reports", "reports"];
 

@@ -123,8 +123,12 @@ impl Plan {
             );
         }
         // Each suite's default rows: new rows when the baseline lacks them (shown by the gate,
-        // recorded by --update).
-        for s in subjects.values().filter(|s| s.kind == Kind::Suite) {
+        // recorded by --update); a BEIR collection's only with --update.
+        let update = matches!(mode, Mode::Update { .. });
+        for s in subjects
+            .values()
+            .filter(|s| s.kind == Kind::Suite || update)
+        {
             for c in &s.default_configurations {
                 for m in &s.default_metrics {
                     wanted
@@ -133,20 +137,6 @@ impl Plan {
                             row: None,
                             gone: None,
                         });
-                }
-            }
-        }
-        if matches!(mode, Mode::Update { .. }) {
-            for s in subjects.values().filter(|s| s.kind == Kind::Beir) {
-                for c in &s.default_configurations {
-                    for m in &s.default_metrics {
-                        wanted
-                            .entry((s.name.clone(), c.clone(), m.clone()))
-                            .or_insert(Want {
-                                row: None,
-                                gone: None,
-                            });
-                    }
                 }
             }
         }

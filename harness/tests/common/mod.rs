@@ -69,6 +69,17 @@ pub fn gate(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("run ranklab")
 }
 
+/// `ranklab ARGS` run in `dir` with its own cache (`dir/cache`), without `$GITHUB_STEP_SUMMARY`.
+pub fn ranklab_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args(args)
+        .current_dir(dir)
+        .env("RANKLAB_CACHE", dir.join("cache"))
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("run ranklab")
+}
+
 /// A finished process's stdout as text.
 pub fn stdout(o: &std::process::Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
