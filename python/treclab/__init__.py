@@ -1,0 +1,192 @@
+"""treclab: ranklab's trec_eval-exact evaluator for Python.
+
+Every number comes from the Rust code of ``ranklab eval`` (the ``ranklab`` crate): the same
+measure parser, the same TREC file reader, the same evaluator. Nothing is computed in Python.
+
+>>> import treclab
+>>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
+>>> run = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
+>>> treclab.evaluate(qrels, run, ["map", "P.2", "nDCG@10"])
+{'map': 0.8333333333333333, 'P_2': 0.5, 'ndcg_cut_10': 0.7601875334318685}
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Iterable, Mapping, Optional, Union
+
+from . import _native
+
+__all__ = ["evaluate", "RelevanceEvaluator", "measure_names", "supported_measures"]
+
+#: A qrels or run: a TREC file path, or ``{query_id: {doc_id: judgment or score}}``.
+Source = Union[str, "os.PathLike[str]", Mapping[str, Mapping[str, Union[int, float]]]]
+
+
+def _specs(measures: Union[str, Iterable[str]]) -> list:
+    """A list of measure specifications; a set is sorted so that the result is reproducible."""
+    if isinstance(measures, str):
+        return [measures]
+    if isinstance(measures, (set, frozenset)):
+        return sorted(measures)
+    out = list(measures)
+    for m in out:
+        if not isinstance(m, str):
+            raise ValueError(f"measures: {m!r} is not a str; name measures like 'map', 'P.10' or 'nDCG@10'")
+    return out
+
+
+def _source(x: Any) -> Any:
+    if isinstance(x, (str, os.PathLike, dict)):
+        return x
+    if isinstance(x, Mapping):
+        return {q: dict(d) if not isinstance(d, dict) else d for q, d in x.items()}
+    return x
+
+
+def evaluate(
+    qrels: Source,
+    run: Source,
+    measures: Union[str, Iterable[str]],
+    *,
+    per_query: bool = False,
+    relevance_level: int = 1,
+    judged_only: bool = False,
+    complete: bool = False,
+    as_frame: bool = False,
+) -> Any:
+    """Evaluate ``run`` against ``qrels`` exactly as ``ranklab eval`` (and trec_eval 10.0) does.
+
+    ``qrels`` and ``run`` are TREC file paths (parsed in Rust: the fastest way) or dicts
+    ``{query_id: {doc_id: judgment}}`` and ``{query_id: {doc_id: score}}`` (ids are ``str``,
+    judgments ``int``, scores finite numbers). ``measures`` are trec_eval specifications
+    (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, ``"official"``) or ir_measures names
+    (``"nDCG@10"``, ``"R@100"``, ``"RR"``, ``"AP"``, ``"Judged@10"``), as ``ranklab eval -m``
+    accepts them.
+
+    Returns ``{measure: value}`` (the summary, keyed by trec_eval's output names such as
+    ``ndcg_cut_10`` and ``P_10``; ``runid`` and ``num_q`` too when the measures include
+    ``official`` or another nickname) or, with ``per_query=True``, ``{query_id: {measure:
+    value}}`` for every query of the qrels. ``relevance_level`` is trec_eval's ``-l``,
+    ``judged_only`` its ``-J``, ``complete`` its ``-c`` (a qrels query missing from the run
+    counts 0; without it such a run is an error). ``as_frame=True`` returns a pandas DataFrame
+    (one row per query with ``per_query``, else one row).
+
+    Raises ``ValueError`` with the CLI's message on bad input: a malformed file (its name and
+    line), an unknown measure (the nearest names), a dict id that is not a ``str``, a
+    non-finite score, a judged query missing from the run without ``complete=True``.
+
+    >>> qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 2}}
+    >>> run = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"y": 5, "c": 1}}
+    >>> evaluate(qrels, run, ["P.1", "RR"], per_query=True)
+    {'q1': {'recip_rank': 1.0, 'P_1': 1.0}, 'q2': {'recip_rank': 0.5, 'P_1': 0.0}}
+    >>> evaluate(qrels, {"q1": {"a": 1.0}}, "map")
+    Traceback (most recent call last):
+    ...
+    ValueError: qrels: query `q2` of the qrels has no results in run <run dict> (0 more such queries); trec_eval stops here too: pass complete=True to count missing queries as 0 in every average
+    >>> evaluate(qrels, {"q1": {"a": 1.0}}, "map", complete=True)
+    {'map': 0.25}
+    """
+    summary, queries = _native.evaluate(
+        _source(qrels),
+        _source(run),
+        _specs(measures),
+        per_query,
+        relevance_level,
+        judged_only,
+        complete,
+        False,
+        True,
+    )
+    result = queries if per_query else summary
+    if as_frame:
+        return _frame(result, per_query)
+    return result
+
+
+def _frame(result: Dict[str, Any], per_query: bool) -> Any:
+    try:
+        import pandas as pd
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("as_frame=True needs pandas: pip install pandas") from e
+    if per_query:
+        frame = pd.DataFrame.from_dict(result, orient="index")
+        frame.index.name = "query_id"
+        return frame
+    return pd.DataFrame([result])
+
+
+def measure_names(measures: Union[str, Iterable[str]]) -> list:
+    """The output names ``evaluate`` gives for ``measures``, in trec_eval's order.
+
+    >>> measure_names(["nDCG@10", "P.5,10", "AP"])
+    ['map', 'P_5', 'P_10', 'ndcg_cut_10']
+    """
+    return _native.measure_names(_specs(measures))
+
+
+def _merge_pytrec(measures: Iterable[str]) -> list:
+    """pytrec_eval merges the parameters of one measure named several times (``{"P.5",
+    "P.10"}`` gives P_5 and P_10); trec_eval (and ``evaluate``) keeps the first. Merge them."""
+    merged: Dict[str, list] = {}
+    plain: list = []
+    for m in sorted(measures):
+        name, dot, params = m.partition(".")
+        if dot and params and all(p.strip().replace(".", "", 1).isdigit() for p in params.split(",")):
+            cuts = merged.setdefault(name, [])
+            for p in params.split(","):
+                if p not in cuts:
+                    cuts.append(p)
+        else:
+            plain.append(m)
+    for name, cuts in merged.items():
+        cuts.sort(key=float)
+        plain.append(f"{name}.{','.join(cuts)}")
+    return plain
+
+
+class RelevanceEvaluator:
+    """pytrec_eval's ``RelevanceEvaluator``, on ranklab: same signature, same output shape.
+
+    ``RelevanceEvaluator(qrels, measures).evaluate(run)`` returns ``{query_id: {measure:
+    value}}`` for the queries both in the qrels and in the run (as pytrec_eval does; queries of
+    the qrels the run lacks are left out, not an error).
+
+    >>> ev = RelevanceEvaluator({"q1": {"a": 1}, "q2": {"b": 1}}, {"map", "P.1"})
+    >>> ev.evaluate({"q1": {"a": 0.5, "z": 0.9}})
+    {'q1': {'map': 0.5, 'P_1': 0.0}}
+    """
+
+    def __init__(
+        self,
+        query_relevance: Mapping[str, Mapping[str, int]],
+        measures: Iterable[str],
+        relevance_level: int = 1,
+        judged_docs_only_flag: bool = False,
+    ) -> None:
+        self._qrels = _source(query_relevance)
+        self._measures = _merge_pytrec(_specs(measures))
+        self._relevance_level = relevance_level
+        self._judged_only = judged_docs_only_flag
+        # Refuse an unknown measure now, as pytrec_eval does.
+        _native.measure_names(self._measures)
+
+    def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
+        """``{query_id: {measure: value}}`` for ``scores`` (``{query_id: {doc_id: score}}``)."""
+        _, queries = _native.evaluate(
+            self._qrels,
+            _source(scores),
+            self._measures,
+            True,
+            self._relevance_level,
+            self._judged_only,
+            True,
+            True,
+            False,
+        )
+        return queries
+
+
+def supported_measures() -> list:
+    """The trec_eval measure families ``evaluate`` accepts (besides ir_measures names)."""
+    return list(_native.SUPPORTED)
