@@ -309,11 +309,78 @@ fn measure_names(measures: Vec<String>) -> PyResult<Vec<String>> {
         .collect())
 }
 
+/// `ranklab compare --format json` on `qrels` and `runs` (`(name, path or dict)`, baseline
+/// first): the command's JSON text, which `treclab.compare` turns into a table. Dicts are
+/// written as TREC files named after their run (`<name>.trec`) in a temporary directory, so that
+/// the command's labels are the names given.
+#[pyfunction]
+#[pyo3(signature = (qrels, runs, measures, relevance_level, complete, seed, judged_at, per_query))]
+#[allow(clippy::too_many_arguments)]
+fn compare(
+    py: Python<'_>,
+    qrels: &Bound<'_, PyAny>,
+    runs: Vec<(String, Bound<'_, PyAny>)>,
+    measures: Vec<String>,
+    relevance_level: i32,
+    complete: bool,
+    seed: u64,
+    judged_at: usize,
+    per_query: bool,
+) -> PyResult<String> {
+    let qrels = source(qrels, "qrels", qrels_line)?;
+    let mut sources = Vec::with_capacity(runs.len());
+    for (name, run) in &runs {
+        sources.push((
+            name.clone(),
+            source(run, &format!("run `{name}`"), run_line)?,
+        ));
+    }
+    py.detach(move || -> anyhow::Result<String> {
+        let dir = tempfile::tempdir()?;
+        let file = |name: &str, src: Source| -> anyhow::Result<PathBuf> {
+            match src {
+                Source::File(path) => Ok(path),
+                Source::Text(text) => {
+                    let path = dir.path().join(format!("{name}.trec"));
+                    std::fs::write(&path, text)?;
+                    Ok(path)
+                }
+            }
+        };
+        let qrels = file("qrels", qrels)?;
+        let mut paths = Vec::with_capacity(sources.len());
+        for (i, (name, src)) in sources.into_iter().enumerate() {
+            let safe = !name.is_empty()
+                && name != "qrels"
+                && name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || "-_+@=,".contains(c));
+            let stem = if safe { name } else { format!("run{i}") };
+            paths.push(file(&stem, src)?);
+        }
+        ranklab::compare::compare_json(
+            &qrels,
+            &paths,
+            &measures,
+            relevance_level,
+            complete,
+            seed,
+            judged_at,
+            per_query,
+        )
+    })
+    .map_err(|e| {
+        PyValueError::new_err(format!("{e:#}").replace("pass -c to", "pass complete=True to"))
+    })
+}
+
 /// The extension module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(measure_names, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add("DEFAULT_SEED", ranklab::stats::DEFAULT_SEED)?;
     m.add("RANKLAB_VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add("SUPPORTED", ranklab::metrics::IMPLEMENTED.to_vec())?;
     Ok(())

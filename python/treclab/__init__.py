@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Union
 
 from . import _native
 
-__all__ = ["evaluate", "RelevanceEvaluator", "measure_names", "supported_measures"]
+__all__ = ["evaluate", "compare", "RelevanceEvaluator", "measure_names", "supported_measures"]
 
 #: A qrels or run: a TREC file path, or ``{query_id: {doc_id: judgment or score}}``.
 Source = Union[str, "os.PathLike[str]", Mapping[str, Mapping[str, Union[int, float]]]]
@@ -185,6 +185,93 @@ class RelevanceEvaluator:
             False,
         )
         return queries
+
+
+def compare(
+    qrels: Source,
+    runs: Mapping[str, Source],
+    measures: Union[str, Iterable[str], None] = None,
+    baseline: Optional[str] = None,
+    *,
+    complete: bool = False,
+    relevance_level: int = 1,
+    seed: Optional[int] = None,
+    judged_at: int = 10,
+    as_frame: Optional[bool] = None,
+) -> Any:
+    """Compare runs with a baseline, as ``ranklab compare`` does (the same Rust code and numbers).
+
+    ``runs`` maps a name to a run (a path or a dict); the baseline is ``baseline`` or the first
+    run. ``measures`` default to ``ranklab compare``'s (map, recip_rank, P.10, recall.100,
+    ndcg_cut.10). For every measure and run: the mean, Δ against the baseline with its paired
+    bootstrap 95% CI, the two-sided paired randomization p (raw and Holm-adjusted across the
+    runs), wins/ties/losses, the minimum detectable effect and the queries needed to detect Δ,
+    and the run's Judged@k and unjudged documents in its top k. Values are rounded as the
+    command prints them (4 decimals).
+
+    Returns a pandas DataFrame indexed by (measure, run) when pandas is installed (``as_frame``
+    None or True), its ``attrs`` holding the command's readings and settings; otherwise (or with
+    ``as_frame=False``) ``{"rows": [...], **readings and settings}``. Without ``complete``, every
+    run must hold every judged query (``ValueError`` naming what each run lacks).
+
+    >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    >>> base = {"q1": {"a": 1.0, "x": 2.0}, "q2": {"b": 1.0, "y": 2.0}, "q3": {"c": 1.0}}
+    >>> new = {"q1": {"a": 3.0, "x": 2.0}, "q2": {"b": 3.0, "y": 2.0}, "q3": {"c": 1.0}}
+    >>> out = compare(qrels, {"base": base, "new": new}, ["recip_rank"], as_frame=False)
+    >>> [(r["run"], r["mean"], r["delta"], r["wins"], r["ties"], r["losses"]) for r in out["rows"]]
+    [('base', 0.6667, None, None, None, None), ('new', 1.0, 0.3333, 2, 1, 0)]
+    """
+    import json
+
+    names = list(runs)
+    if len(names) < 2:
+        raise ValueError(f"compare needs at least two runs (the baseline and one more), got {len(names)}")
+    if baseline is not None:
+        if baseline not in runs:
+            raise ValueError(f"baseline {baseline!r} is not one of the runs: {names}")
+        names.remove(baseline)
+        names.insert(0, baseline)
+    specs = [] if measures is None else _specs(measures)
+    text = _native.compare(
+        _source(qrels),
+        [(n, _source(runs[n])) for n in names],
+        specs,
+        relevance_level,
+        complete,
+        _native.DEFAULT_SEED if seed is None else seed,
+        judged_at,
+        False,
+    )
+    out = json.loads(text)
+    # The command labels runs by file stem: give back the names the caller used.
+    label = {r["label"]: n for r, n in zip(out["runs"], names)}
+    power = {(p["measure"], label.get(p["run"], p["run"])): p for p in out.get("power", [])}
+    judged = {label.get(j["run"], j["run"]): j for j in out.get("judged", [])}
+    rows = []
+    for r in out["summary"]:
+        run = label.get(r["run"], r["run"])
+        row = {"measure": r["measure"], "run": run}
+        row.update({k: v for k, v in r.items() if k not in ("measure", "run", "path")})
+        p = power.get((r["measure"], run), {})
+        row["mde"] = p.get("mde")
+        row["queries_needed"] = p.get("queries_needed")
+        row.update({k: v for k, v in judged.get(run, {}).items() if k != "run"})
+        rows.append(row)
+    rest = {k: v for k, v in out.items() if k not in ("summary", "power", "judged")}
+    for r in rest.get("runs", []):
+        r["label"] = label.get(r["label"], r["label"])
+    rest["baseline"] = names[0]
+    if as_frame is False:
+        return {"rows": rows, **rest}
+    try:
+        import pandas as pd
+    except ImportError:
+        if as_frame:
+            raise ImportError("as_frame=True needs pandas: pip install pandas") from None
+        return {"rows": rows, **rest}
+    frame = pd.DataFrame(rows).set_index(["measure", "run"])
+    frame.attrs.update(rest)
+    return frame
 
 
 def supported_measures() -> list:
