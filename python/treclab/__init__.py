@@ -19,8 +19,10 @@ from . import _native
 
 __all__ = ["evaluate", "compare", "RelevanceEvaluator", "measure_names", "supported_measures"]
 
-#: A qrels or run: a TREC file path, or ``{query_id: {doc_id: judgment or score}}``.
-Source = Union[str, "os.PathLike[str]", Mapping[str, Mapping[str, Union[int, float]]]]
+#: A qrels or run: a TREC file path, ``{query_id: {doc_id: judgment or score}}``, a pandas or
+#: polars DataFrame (``query_id, doc_id, relevance | score``), or an iterable of ir_measures'
+#: ``Qrel`` / ``ScoredDoc`` namedtuples.
+Source = Union[str, "os.PathLike[str]", Mapping[str, Mapping[str, Union[int, float]]], Any]
 
 
 def _specs(measures: Union[str, Iterable[str]]) -> list:
@@ -36,12 +38,48 @@ def _specs(measures: Union[str, Iterable[str]]) -> list:
     return out
 
 
-def _source(x: Any) -> Any:
+def _column(frame: Any, name: str) -> list:
+    col = frame[name]
+    return col.tolist() if hasattr(col, "tolist") else col.to_list()
+
+
+def _source(x: Any, value: str = "relevance") -> Any:
+    """A qrels (``value="relevance"``) or run (``value="score"``) as the native layer takes it:
+    a path or a ``{query_id: {doc_id: value}}`` dict. DataFrames (pandas, polars) with columns
+    ``query_id, doc_id, relevance | score`` and iterables of ir_measures' ``Qrel`` / ``ScoredDoc``
+    namedtuples (or ``(query_id, doc_id, value)`` tuples) become such dicts; a document twice in
+    one query is refused, as in a file."""
     if isinstance(x, (str, os.PathLike, dict)):
         return x
     if isinstance(x, Mapping):
         return {q: dict(d) if not isinstance(d, dict) else d for q, d in x.items()}
-    return x
+    if hasattr(x, "columns") and hasattr(x, "shape"):
+        missing = [c for c in ("query_id", "doc_id", value) if c not in list(x.columns)]
+        if missing:
+            raise ValueError(
+                f"a DataFrame given as {'qrels' if value == 'relevance' else 'run'} needs the columns "
+                f"query_id, doc_id, {value}; missing: {', '.join(missing)}"
+            )
+        rows = zip(_column(x, "query_id"), _column(x, "doc_id"), _column(x, value))
+    else:
+        try:
+            it = iter(x)
+        except TypeError:
+            return x  # the native layer names what it got
+        rows = (
+            (r.query_id, r.doc_id, getattr(r, value)) if hasattr(r, "query_id") else tuple(r)
+            for r in it
+        )
+    out: dict = {}
+    for row in rows:
+        if len(row) != 3:
+            raise ValueError(f"expected (query_id, doc_id, {value}) rows, got {row!r}")
+        q, d, v = row
+        docs = out.setdefault(q, {})
+        if d in docs:
+            raise ValueError(f"document `{d}` appears twice in query `{q}`; keep one {value} per (query, document)")
+        docs[d] = v
+    return out
 
 
 def evaluate(
@@ -57,9 +95,11 @@ def evaluate(
 ) -> Any:
     """Evaluate ``run`` against ``qrels`` exactly as ``ranklab eval`` (and trec_eval 10.0) does.
 
-    ``qrels`` and ``run`` are TREC file paths (parsed in Rust: the fastest way) or dicts
+    ``qrels`` and ``run`` are TREC file paths (parsed in Rust: the fastest way), dicts
     ``{query_id: {doc_id: judgment}}`` and ``{query_id: {doc_id: score}}`` (ids are ``str``,
-    judgments ``int``, scores finite numbers). ``measures`` are trec_eval specifications
+    judgments ``int``, scores finite numbers), pandas or polars DataFrames with columns
+    ``query_id, doc_id, relevance`` / ``query_id, doc_id, score``, or iterables of ir_measures'
+    ``Qrel`` / ``ScoredDoc`` namedtuples. ``measures`` are trec_eval specifications
     (``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, ``"official"``) or ir_measures names
     (``"nDCG@10"``, ``"R@100"``, ``"RR"``, ``"AP"``, ``"Judged@10"``), as ``ranklab eval -m``
     accepts them.
@@ -89,7 +129,7 @@ def evaluate(
     """
     summary, queries = _native.evaluate(
         _source(qrels),
-        _source(run),
+        _source(run, "score"),
         _specs(measures),
         per_query,
         relevance_level,
@@ -175,7 +215,7 @@ class RelevanceEvaluator:
         """``{query_id: {measure: value}}`` for ``scores`` (``{query_id: {doc_id: score}}``)."""
         _, queries = _native.evaluate(
             self._qrels,
-            _source(scores),
+            _source(scores, "score"),
             self._measures,
             True,
             self._relevance_level,
@@ -234,7 +274,7 @@ def compare(
     specs = [] if measures is None else _specs(measures)
     text = _native.compare(
         _source(qrels),
-        [(n, _source(runs[n])) for n in names],
+        [(n, _source(runs[n], "score")) for n in names],
         specs,
         relevance_level,
         complete,
