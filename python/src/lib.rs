@@ -156,8 +156,16 @@ fn trec_error(err: TrecError, qrels_dict: bool) -> PyErr {
         msg.push_str(&s.to_string());
         source = s.source();
     }
-    // The CLI's flag, in this API's words; a dict has no line to point at.
+    // The CLI's flag, in this API's words; a dict has no line to point at, nor a file.
     msg = msg.replace("pass -c to", "pass complete=True to");
+    if let TrecError::Empty { path, kind, .. } = &err {
+        if path == Path::new(QRELS_DICT) || path == Path::new(RUN_DICT) {
+            return PyValueError::new_err(format!(
+                "{kind}: the {kind} dict holds no document; pass {{query_id: {{doc_id: {}}}}}",
+                if *kind == "run" { "score" } else { "judgment" }
+            ));
+        }
+    }
     if qrels_dict {
         if let Some(rest) = msg
             .strip_prefix(QRELS_DICT)

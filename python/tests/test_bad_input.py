@@ -78,3 +78,13 @@ def test_missing_query_needs_complete():
 def test_negative_relevance_level_is_refused():
     with pytest.raises(ValueError, match=r"relevance_level=-1"):
         treclab.evaluate(QRELS, RUN, "map", relevance_level=-1)
+
+
+def test_empty_dicts():
+    with pytest.raises(ValueError, match=r"run: the run dict holds no document"):
+        treclab.evaluate(QRELS, {}, "map")
+    with pytest.raises(ValueError, match=r"qrels: the qrels dict holds no document"):
+        treclab.evaluate({"q1": {}}, RUN, "map")
+    # pytrec_eval's API: an empty run evaluates to nothing, as pytrec_eval's does.
+    assert treclab.RelevanceEvaluator(QRELS, {"map"}).evaluate({}) == {}
+    assert treclab.RelevanceEvaluator(QRELS, {"map"}).evaluate({"q1": {}}) == {}

@@ -212,7 +212,10 @@ class RelevanceEvaluator:
         _native.measure_names(self._measures)
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
-        """``{query_id: {measure: value}}`` for ``scores`` (``{query_id: {doc_id: score}}``)."""
+        """``{query_id: {measure: value}}`` for ``scores`` (``{query_id: {doc_id: score}}``);
+        a run without documents gives ``{}``, as in pytrec_eval."""
+        if isinstance(scores, Mapping) and not any(len(d) for d in scores.values()):
+            return {}
         _, queries = _native.evaluate(
             self._qrels,
             _source(scores, "score"),
