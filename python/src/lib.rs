@@ -11,6 +11,7 @@
 //! (file and line for a malformed file, the nearest names for an unknown measure), `OSError`
 //! when a file cannot be read.
 
+use std::borrow::Cow;
 use std::error::Error as _;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -67,26 +68,33 @@ fn source(
     Ok(Source::Text(text))
 }
 
-/// An id of a dict: a non-empty `str` without whitespace (a TREC field).
-fn id(obj: &Bound<'_, PyAny>, what: &str, kind: &str, qid: Option<&str>) -> PyResult<String> {
-    let place = qid.map(|q| format!(" in query `{q}`")).unwrap_or_default();
+/// An id of a dict: a non-empty `str` without whitespace (a TREC field). Borrowed when Python
+/// can lend its UTF-8 bytes; the message's place is only built on an error.
+fn id<'a>(
+    obj: &'a Bound<'_, PyAny>,
+    what: &str,
+    kind: &str,
+    qid: Option<&str>,
+) -> PyResult<Cow<'a, str>> {
+    let place = || qid.map(|q| format!(" in query `{q}`")).unwrap_or_default();
     let s = obj.cast::<PyString>().map_err(|_| {
         PyValueError::new_err(format!(
-            "{what}: {kind} {}{place} is a {}, not a str; ids are strings, as in a TREC file \
+            "{what}: {kind} {}{} is a {}, not a str; ids are strings, as in a TREC file \
              (convert them with str())",
             repr(obj),
+            place(),
             type_name(obj)
         ))
     })?;
     let s = s.to_cow()?;
     if s.is_empty() || s.contains(char::is_whitespace) {
         return Err(PyValueError::new_err(format!(
-            "{what}: {kind} {}{place} is empty or contains whitespace; TREC ids are single \
-             fields",
-            repr(obj)
+            "{what}: {kind} {}{} is empty or contains whitespace; TREC ids are single fields",
+            repr(obj),
+            place()
         )));
     }
-    Ok(s.into_owned())
+    Ok(s)
 }
 
 /// `qid 0 docid rel`: the judgment must be an integer (a `bool` is refused too).
