@@ -20,6 +20,7 @@ test: models engines
     cargo clippy --workspace --all-targets -- -D warnings
     cargo test --workspace --release
     just pytrec
+    just python
     for p in tasks/*/paired.yaml; do cargo run --release -q -p ranklab -- check "$p"; done
 
 # Seeded random comparison of `ranklab eval` with trec_eval's C code (pytrec-eval-terrier 0.5.11,
@@ -28,6 +29,18 @@ pytrec:
     test -x target/pytrec-venv/bin/python || python3 -m venv target/pytrec-venv
     target/pytrec-venv/bin/python -c 'import pytrec_eval' 2>/dev/null || target/pytrec-venv/bin/pip install -q pytrec-eval-terrier==0.5.11
     RANKLAB_PYTREC_PYTHON="$PWD/target/pytrec-venv/bin/python" cargo test --release -p ranklab --test pytrec_random -- --ignored
+
+# The Python package (python/, import name treclab): the wheel built with `maturin build --release`
+# and installed into a fresh venv under target/, as a user would, then its pytest suite (against
+# pytrec-eval-terrier 0.5.11, `ranklab compare` and trec_eval's test files in {{shared}}/trec_eval; pandas
+# for the DataFrame forms, ir-measures for its provider).
+python:
+    rm -rf target/python-venv target/wheels
+    python3 -m venv target/python-venv
+    target/python-venv/bin/pip install -q maturin==1.16.0 pytest==9.2.0 pytrec-eval-terrier==0.5.11 pandas==2.3.3 ir-measures==0.4.3
+    cd python && ../target/python-venv/bin/maturin build --release -q -o ../target/wheels
+    target/python-venv/bin/pip install -q target/wheels/treclab-*.whl
+    cd python && ../target/python-venv/bin/pytest -q tests
 
 # Regenerate reports/ from every suite under tasks/ (real tantivy, real ONNX models). External
 # engines (tasks/docir/experiments-engines.yaml) are rendered from their committed recordings, so

@@ -22,7 +22,7 @@
 pub mod cli;
 pub(crate) mod cluster;
 pub(crate) mod cmd;
-pub(crate) mod compare;
+pub mod compare;
 pub mod external;
 pub mod gate;
 pub(crate) mod help_formats;

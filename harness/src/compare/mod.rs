@@ -195,6 +195,24 @@ pub(crate) fn compare(plan: Plan, qrels_path: &Path) -> Result<Comparison> {
     })
 }
 
+/// `ranklab compare --format json [--per-query]` as a library call (what the Python package's
+/// `compare` runs): the same plan, evaluations, statistics and JSON as the command, for the run
+/// files `runs`, baseline first.
+#[allow(clippy::too_many_arguments)]
+pub fn compare_json(
+    qrels: &Path,
+    runs: &[PathBuf],
+    measures: &[String],
+    rel_level: i32,
+    complete: bool,
+    seed: u64,
+    judged_k: usize,
+    per_query: bool,
+) -> Result<String> {
+    let plan = Plan::new(runs, measures, rel_level, complete, seed, judged_k)?;
+    compare(plan, qrels)?.render(Format::Json, per_query)
+}
+
 /// Without `-c`: every run must have every judged query. Names, per run, the queries it lacks.
 fn check_coverage(plan: &Plan, qrels: &Path, evaluations: &[Evaluation]) -> Result<()> {
     let missing: Vec<Vec<&str>> = evaluations
