@@ -151,6 +151,25 @@ fn one_configuration_name_with_two_settings_is_refused_and_with_one_shares_its_r
         let md = std::fs::read_to_string(dir.join(format!("reports/p/{stem}.md"))).unwrap();
         assert!(md.contains("| bm25"), "{stem}.md does not show bm25");
     }
+    // The gate loads the suite as `run` does: what `run` accepts, the gate measures (it once
+    // compared the two definitions without their defaults and exited 2 here).
+    let update = ranklab(
+        dir,
+        &[
+            "gate",
+            "--tasks",
+            "tasks",
+            "--baseline",
+            "baseline.json",
+            "--update",
+        ],
+    );
+    assert_eq!(common::code(&update), 0, "{}", common::stderr(&update));
+    let gate = ranklab(
+        dir,
+        &["gate", "--tasks", "tasks", "--baseline", "baseline.json"],
+    );
+    assert_eq!(common::code(&gate), 0, "{}", common::stderr(&gate));
 }
 
 #[test]

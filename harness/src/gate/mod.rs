@@ -22,10 +22,10 @@ pub mod render;
 pub mod update;
 pub mod verdict;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use ranklab_engine::corpus::{beir, Corpus};
 use sha2::Digest;
 
@@ -124,31 +124,22 @@ impl Subject {
     /// Loads a suite (`<dir>/suite.yaml`), its experiments files, corpus and paired files.
     pub fn from_suite(path: &Path) -> Result<Subject> {
         let suite = Suite::load(path)?;
-        let files = crate::suite::experiment_files(&suite)?;
+        // Loaded together, their names checked as `run` checks them: a configuration name in two
+        // files means the same settings (defaults filled in), so the first definition stands.
+        let all = crate::suite::load_experiments(&suite, &[])?;
         let mut configurations: Vec<Configuration> = Vec::new();
-        let mut defined_in: HashMap<String, PathBuf> = HashMap::new();
         let mut default_configurations = Vec::new();
-        for f in &files {
-            let ex = Experiments::load(f)?;
-            crate::suite::check_depth(&suite, &ex)?;
+        for ex in &all {
+            crate::suite::check_depth(&suite, ex)?;
             for c in &ex.configurations {
+                if configurations.iter().any(|d| d.name == c.name) {
+                    continue;
+                }
                 let mut c = c.clone();
                 if c.wiring != Wiring::None {
                     c.practice = Some(std::path::absolute(ex.practice_path(&c))?);
                 }
-                match configurations.iter().find(|d| d.name == c.name) {
-                    Some(d) if *d != c => bail!(
-                        "{}: configuration {:?} is also defined, differently, in {}; the gate cannot tell which one to measure, rename one",
-                        f.display(),
-                        c.name,
-                        defined_in[&c.name].display()
-                    ),
-                    Some(_) => {}
-                    None => {
-                        defined_in.insert(c.name.clone(), f.clone());
-                        configurations.push(c);
-                    }
-                }
+                configurations.push(c);
             }
             if !default_configurations.iter().any(|n| n == ex.baseline()) {
                 default_configurations.push(ex.baseline().to_string());
