@@ -521,7 +521,7 @@ fn a_hit_id_with_a_control_character_is_refused_naming_configuration_and_task() 
 for line in sys.stdin:
     req = json.loads(line)
     bad = req["task"] == "T2"
-    hits = [{{"id": "beta", "score": 2.0}}, {{"id": json.loads('"{id}"') if bad else "alpha", "score": 1.0}}]
+    hits = [{{"id": "beta", "score": 2.0}}, {{"id": json.loads(r'"{id}"') if bad else "alpha", "score": 1.0}}]
     print(json.dumps({{"task": req["task"], "hits": hits}}), flush=True)
 "#
         );

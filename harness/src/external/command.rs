@@ -15,12 +15,15 @@
 //! The child runs in a process group of its own, and that whole group is killed (SIGKILL) when
 //! the engine is done with: after its last answer once the child has exited (or `timeout_ms`
 //! after stdin was closed), on a timeout or any other failure, when ranklab leaves the run by
-//! an error or a panic (the engine's `Drop`), and on SIGINT or SIGTERM to ranklab (a signal
+//! an error or a panic (the engine's `Drop`), and on SIGINT, SIGTERM, SIGHUP or SIGQUIT to ranklab (a signal
 //! thread, started with the first engine, kills every running engine's group and then ends
 //! ranklab as the signal would have). A process the engine left in the background (`sleep 100 &`)
 //! therefore never outlives the run, and never holds ranklab on the pipes it inherited: every
 //! read of the child's output waits at most `timeout_ms`, and the stderr tail at most a second
-//! after the group is killed. Only a SIGKILL to ranklab itself leaves the group running.
+//! after the group is killed. A SIGKILL to ranklab itself (or another signal it does not catch)
+//! leaves the group running. Writes of requests to the engine's stdin are not bounded by
+//! `timeout_ms`: an engine that stops reading while over 64 KiB of requests wait blocks ranklab
+//! until a signal.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -49,13 +52,14 @@ const STDERR_WAIT: Duration = Duration::from_secs(1);
 /// The process groups of the engines running now (the group id is the child's pid).
 static GROUPS: Mutex<Vec<Pid>> = Mutex::new(Vec::new());
 
-/// Starts, once, the thread that kills every running engine's group on SIGINT or SIGTERM and
-/// then ends ranklab as that signal does by default.
+/// Starts, once, the thread that kills every running engine's group on SIGINT, SIGTERM, SIGHUP
+/// (the terminal closed) or SIGQUIT, and then ends ranklab as that signal does by default. (The
+/// engine runs in its own process group, so a terminal's signals no longer reach it directly.)
 fn watch_signals() {
     static WATCH: Once = Once::new();
     WATCH.call_once(|| {
-        use signal_hook::consts::{SIGINT, SIGTERM};
-        match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+        match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]) {
             Ok(mut signals) => {
                 std::thread::spawn(move || {
                     if let Some(sig) = signals.forever().next() {
@@ -67,7 +71,7 @@ fn watch_signals() {
                 });
             }
             Err(e) => eprintln!(
-                "warning: cannot watch for SIGINT/SIGTERM ({e}); an interrupted run may leave its engine processes running"
+                "warning: cannot watch for SIGINT/SIGTERM/SIGHUP/SIGQUIT ({e}); an interrupted run may leave its engine processes running"
             ),
         }
     });

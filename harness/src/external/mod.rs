@@ -150,57 +150,88 @@ pub fn expand_env(value: &str) -> Result<String> {
     Ok(out)
 }
 
-/// Header names whose whole value is a credential, redacted from recordings even when written
-/// in the configuration as plain text (compared case-insensitively; a name that contains
-/// `token`, `secret`, `auth`, `key`, `password` or `cookie` counts too).
-fn is_secret_header(name: &str) -> bool {
+/// The words that make a name a credential's (compared case-insensitively, as parts of the
+/// name): a header or environment variable named with one holds a secret.
+const CREDENTIAL_WORDS: [&str; 10] = [
+    "token", "secret", "auth", "key", "pass", "cookie", "cred", "dsn", "session", "private",
+];
+
+/// Whether `name` (a header, an `env` entry, a `${NAME}`) names a credential: it contains one of
+/// [`CREDENTIAL_WORDS`], case-insensitively (`Authorization`, `X-Api-Key`, `PG_PASSWORD`).
+fn is_credential_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    ["token", "secret", "auth", "key", "password", "cookie"]
-        .iter()
-        .any(|w| n.contains(w))
+    CREDENTIAL_WORDS.iter().any(|w| n.contains(w))
 }
 
-/// The secret values of a configuration and what each is replaced with in a recording: the
-/// value of every `${NAME}` the configuration names (in a command's `env`, an HTTP engine's
-/// headers, URL and body) becomes `${NAME}`; the whole value of a credential header
-/// ([`is_secret_header`]), and each word of it after the first (`Bearer <token>`), becomes
-/// `[redacted]`. Longer values are replaced first.
+/// The shortest value treated as a secret: shorter ones (a port's digits, a thread count) would
+/// rewrite unrelated text, hit ids included, and are no credential.
+const MIN_SECRET_LEN: usize = 6;
+
+/// The secret values of a configuration and what each is replaced with in a recording (and in
+/// the engine's version answer):
+/// - the value of a `${NAME}` that names a credential ([`is_credential_name`]: the variable's
+///   name, or the `env` entry or header it is given to), or that stands in the URL's user
+///   information or query string, becomes `${NAME}`;
+/// - the whole value of a credential header, and for an `Authorization`-like header the part
+///   after its scheme (`Bearer <token>`), becomes `[redacted]`.
+///
+/// Other `${NAME}` values (a host, a port, an index name) are not secrets: replacing them would
+/// rewrite hit ids that happen to contain them. Values shorter than 6 characters are never
+/// replaced, for the same reason. Longer values are replaced first.
 #[derive(Debug, Clone, Default)]
 pub struct Secrets(Vec<(String, String)>);
 
 impl Secrets {
     /// The secrets of `spec`, read from the environment now (an unset variable has none).
     pub fn of(spec: &EngineSpec) -> Secrets {
-        let mut templates: Vec<&str> = spec.env.values().map(String::as_str).collect();
+        // (template, whether every `${NAME}` in it is a secret whatever its name)
+        let mut templates: Vec<(&str, bool)> = spec
+            .env
+            .iter()
+            .map(|(k, v)| (v.as_str(), is_credential_name(k)))
+            .collect();
         let mut out = Vec::new();
         if let Some(h) = &spec.http {
-            templates.push(&h.url);
-            templates.extend(h.body.as_deref());
+            // The URL's user information and query string hold credentials (`?api_key=${K}`).
+            let (head, query) = h.url.split_once('?').unwrap_or((&h.url, ""));
+            let (userinfo, rest) = match head.split_once("://") {
+                Some((_, after)) => match after.split_once('@') {
+                    Some((u, _)) if !u.contains('/') => (u, head),
+                    _ => ("", head),
+                },
+                None => ("", head),
+            };
+            templates.push((rest, false));
+            templates.push((userinfo, true));
+            templates.push((query, true));
+            templates.extend(h.body.as_deref().map(|b| (b, false)));
             for (name, v) in &h.headers {
-                templates.push(v);
-                if is_secret_header(name) {
+                let credential = is_credential_name(name);
+                templates.push((v, credential));
+                if credential {
                     if let Ok(full) = expand_env(v) {
-                        let words: Vec<&str> = full.split_whitespace().collect();
-                        if words.len() > 1 {
-                            out.extend(
-                                words[1..]
-                                    .iter()
-                                    .map(|w| (w.to_string(), "[redacted]".to_string())),
-                            );
+                        let full = full.trim();
+                        if name.to_ascii_lowercase().contains("auth") {
+                            if let Some((_, token)) = full.split_once(char::is_whitespace) {
+                                out.push((token.trim().to_string(), "[redacted]".to_string()));
+                            }
                         }
-                        out.push((full.trim().to_string(), "[redacted]".to_string()));
+                        out.push((full.to_string(), "[redacted]".to_string()));
                     }
                 }
             }
         }
-        for t in templates {
+        for (t, all) in templates {
             for name in env_refs(t).unwrap_or_default() {
+                if !(all || is_credential_name(&name)) {
+                    continue;
+                }
                 if let Ok(v) = std::env::var(&name) {
                     out.push((v, format!("${{{name}}}")));
                 }
             }
         }
-        out.retain(|(v, _)| !v.is_empty());
+        out.retain(|(v, _)| v.chars().count() >= MIN_SECRET_LEN);
         out.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
         out.dedup_by(|a, b| a.0 == b.0);
         Secrets(out)
@@ -476,13 +507,15 @@ pub fn fetch(
         }
         (None, None) => {
             let (mut exchanges, version) = command::run(name, spec, base, tasks, k)?;
-            // What is recorded holds no secret, and is read as the recording will be.
+            // What is recorded holds no secret, and is read as the recording will be. The
+            // version answer is shown in reports and recorded: it is redacted always.
+            let secrets = Secrets::of(spec);
             if keep_exchanges {
-                let secrets = Secrets::of(spec);
                 for x in &mut exchanges {
                     secrets.redact(&mut x.response);
                 }
             }
+            let version = version.map(|v| secrets.redact_str(&v));
             let parsed: Vec<_> = tasks
                 .iter()
                 .zip(&exchanges)
@@ -808,5 +841,48 @@ mod tests {
                 "n": 3,
             })
         );
+    }
+
+    /// A `${NAME}` that names no credential and stands outside the URL's query and user
+    /// information (a port, an index) is not a secret: a hit id holding its value is left as the
+    /// engine gave it. The same variable given to a credential header, or in the query string,
+    /// is one.
+    #[test]
+    fn a_port_or_an_index_is_not_a_secret_and_a_query_key_is() {
+        std::env::set_var("RANKLAB_UNIT_PORT", "9200");
+        std::env::set_var("RANKLAB_UNIT_INDEX", "release-notes");
+        std::env::set_var("RANKLAB_UNIT_Q", "querysecret42");
+        std::env::set_var("RANKLAB_UNIT_USERINFO", "user:pw-secret-1");
+        let spec: EngineSpec = serde_json::from_value(serde_json::json!({"http": {
+            "url": "http://${RANKLAB_UNIT_USERINFO}@h:${RANKLAB_UNIT_PORT}/${RANKLAB_UNIT_INDEX}/_search?k=${RANKLAB_UNIT_Q}",
+            "headers": {"X-Trace": "${RANKLAB_UNIT_INDEX}"},
+            "preset": "opensearch",
+        }}))
+        .unwrap();
+        let secrets = Secrets::of(&spec);
+        let mut v = serde_json::json!({
+            "hits": ["release-notes-9200", "doc-9200"],
+            "echo": "k=querysecret42 as user:pw-secret-1",
+        });
+        secrets.redact(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "hits": ["release-notes-9200", "doc-9200"],
+                "echo": "k=${RANKLAB_UNIT_Q} as ${RANKLAB_UNIT_USERINFO}",
+            })
+        );
+        // A command engine: an `env` entry named as a credential makes its value a secret,
+        // another entry's (a thread count) is not one.
+        std::env::set_var("RANKLAB_UNIT_THREADS", "4");
+        std::env::set_var("RANKLAB_UNIT_CMD", "cmd-secret-value");
+        let spec: EngineSpec = serde_json::from_value(serde_json::json!({
+            "command": ["engine"],
+            "env": {"API_KEY": "${RANKLAB_UNIT_CMD}", "THREADS": "${RANKLAB_UNIT_THREADS}"},
+        }))
+        .unwrap();
+        let mut v = serde_json::json!(["id-4", "got cmd-secret-value"]);
+        Secrets::of(&spec).redact(&mut v);
+        assert_eq!(v, serde_json::json!(["id-4", "got ${RANKLAB_UNIT_CMD}"]));
     }
 }
