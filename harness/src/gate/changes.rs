@@ -139,6 +139,14 @@ impl SuiteChanges {
                 if !j.is_empty() {
                     s.push(format!("judgments {}", j.join(" ")));
                 }
+                if s.is_empty() {
+                    // The suite file's hash moved, yet every task and judgment is as recorded:
+                    // tasks reordered, or text outside them (comments, layout) edited.
+                    s.push(
+                        "suite file edited (tasks reordered or layout; every task and judgment as recorded)"
+                            .into(),
+                    );
+                }
                 parts.push(s.join(", "));
             }
         }
@@ -387,6 +395,24 @@ mod tests {
         assert_eq!(
             s.describe(),
             "kb: corpus cec0540b → 4b022e6a, 2 records added (x, y), 1 edited (z); judgments +6"
+        );
+    }
+
+    /// A suite file whose hash changed with every task and judgment as recorded (two tasks
+    /// swapped) is described, not left blank after the suite's name.
+    #[test]
+    fn a_reordered_suite_file_is_named_not_blank() {
+        let s = SuiteChanges {
+            suite: "kb".into(),
+            tasks: Some(TasksChange {
+                recorded: true,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            s.describe(),
+            "kb: suite file edited (tasks reordered or layout; every task and judgment as recorded)"
         );
     }
 }
