@@ -116,6 +116,31 @@ fn calibrate_needs_two_replays_and_an_unchanged_corpus() {
     assert_eq!(baseline(dir.path()), before);
 }
 
+/// A gated configuration whose settings changed since the baseline: its spread would be the new
+/// configuration's, allowing a drop of the old value nobody accepted; refused (exit 2, baseline
+/// unchanged). Unchanged, the same calibration runs (exit 0).
+#[test]
+fn calibrate_refuses_a_configuration_changed_since_the_baseline() {
+    let dir = recorded();
+    let o = gate(dir.path(), &["--calibrate", "2"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let before = baseline(dir.path());
+    let ex = dir.path().join("tasks/fx/experiments.yaml");
+    let text = std::fs::read_to_string(&ex).unwrap();
+    let changed = text.replacen(
+        "  - name: current\n    retriever: bm25\n",
+        "  - name: current\n    retriever: bm25\n    bm25: { k1: 1.2, b: 0.75 }\n",
+        1,
+    );
+    assert_ne!(changed, text);
+    std::fs::write(&ex, changed).unwrap();
+    let o = gate(dir.path(), &["--calibrate", "2"]);
+    assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("configuration current changed"), "{err}");
+    assert_eq!(baseline(dir.path()), before);
+}
+
 #[test]
 fn a_drop_within_one_and_a_half_tolerances_is_okish_and_passes_beyond_it_fails() {
     // fx/current MRR is 0.8000 (gate_cli.rs derives it); tolerance 0.0010.

@@ -212,7 +212,7 @@ impl Plan {
             if changes
                 .suites
                 .iter()
-                .any(|s| s.corpus.is_some() || s.tasks.is_some())
+                .any(|s| s.corpus.is_some() || s.tasks.is_some() || !s.configurations.is_empty())
             {
                 bail!(
                     "{}: {}; a spread measured on other inputs would not apply: review the change, run `ranklab gate --update`, then calibrate",
