@@ -123,7 +123,7 @@ def evaluate(
     >>> evaluate(qrels, {"q1": {"a": 1.0}}, "map")
     Traceback (most recent call last):
     ...
-    ValueError: qrels: query `q2` of the qrels has no results in run <run dict> (0 more such queries); trec_eval stops here too: pass complete=True to count missing queries as 0 in every average
+    ValueError: qrels: query `q2` of the qrels has no results in run <run dict> (0 more such queries); pass complete=True to count missing queries as 0 in every average, or leave them out of the qrels to average over the others (trec_eval 10.0 does neither without -c: it gives a missing query the values of the query it evaluated before)
     >>> evaluate(qrels, {"q1": {"a": 1.0}}, "map", complete=True)
     {'map': 0.25}
     """
