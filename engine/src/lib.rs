@@ -10,6 +10,8 @@
 //! - [`suggest`]: the known names nearest to a misspelt one ("did you mean").
 //! - [`models`]: the pinned model catalogue, model cache and ONNX Runtime location.
 
+#![warn(missing_docs)]
+
 pub mod atomic;
 pub mod corpus;
 pub mod dense;

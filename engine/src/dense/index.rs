@@ -165,8 +165,8 @@ impl DenseIndex {
     }
 
     /// [`DenseIndex::search`] of every query, in order, the same hits bit for bit: queries are
-    /// scored in blocks of [`QUERY_BLOCK`] per pass over the matrix (each score is the same
-    /// [`dot`] of the same two vectors), blocks spread over rayon's pool.
+    /// scored in blocks of `QUERY_BLOCK` per pass over the matrix (each score is the same
+    /// `dot` of the same two vectors), blocks spread over rayon's pool.
     pub fn search_many(&self, query_vecs: &[Vec<f32>], depth: usize) -> Vec<Vec<Hit>> {
         use rayon::prelude::*;
         query_vecs

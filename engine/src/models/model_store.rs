@@ -48,6 +48,7 @@ impl ModelStore {
         self
     }
 
+    /// The cache root (models live under `<root>/models/<id>`).
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -32,6 +32,7 @@ pub enum Source {
 pub struct PinnedFile {
     /// File name inside the installed directory.
     pub name: &'static str,
+    /// Where its bytes come from.
     pub source: Source,
     /// Lowercase hex sha256 of the file.
     pub sha256: &'static str,
@@ -42,11 +43,15 @@ pub struct PinnedFile {
 /// A model ranklab can install by itself.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PinnedModel {
+    /// The model id (as configurations and `ranklab models` name it).
     pub id: &'static str,
+    /// Bi-encoder or cross-encoder.
     pub kind: ModelKind,
     /// What it is, in a line (shown by `ranklab models list`).
     pub description: &'static str,
+    /// The package its files come from.
     pub package: Package,
+    /// Every file installed, each with its pinned sha256 and size.
     pub files: &'static [PinnedFile],
     /// Tokens per input the model reads (longer inputs are truncated).
     pub max_length: usize,

@@ -6,7 +6,7 @@
 //! remote sends it the keys it misses, split into shards; a worker computes a shard with the
 //! local code path (an in-memory cache of the same kind, so the same batching and settings) and
 //! writes a record file in the cache's own format (`models::record_file`). The cache merges a
-//! returned file only when the whole of it verifies ([`verify`]): its header names the cache's
+//! returned file only when the whole of it verifies (`verify`): its header names the cache's
 //! kind, identity and payload size, every record's checksum holds, its keys are exactly the
 //! shard's (none missing, none not asked for), and every payload decodes to finite values.
 //! Anything else is refused and the shard is retried; an unverified record never enters a cache.

@@ -8,40 +8,72 @@ use super::sha256_file;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FetchOutcome {
     /// Already installed and verified; nothing downloaded.
-    Present { id: String, path: PathBuf },
+    Present {
+        /// The model (or runtime) id.
+        id: String,
+        /// Its installed directory (for the runtime, the library file).
+        path: PathBuf,
+    },
     /// Downloaded, verified and installed.
-    Fetched { id: String, path: PathBuf },
+    Fetched {
+        /// The model (or runtime) id.
+        id: String,
+        /// Its installed directory (for the runtime, the library file).
+        path: PathBuf,
+    },
     /// `ORT_DYLIB_PATH` is set: the runtime is the user's, ranklab installs none.
-    External { id: String, path: PathBuf },
+    External {
+        /// The runtime id.
+        id: String,
+        /// The library `ORT_DYLIB_PATH` names.
+        path: PathBuf,
+    },
 }
 
 /// The state of one file of a model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileState {
+    /// Present, and its sha256 is the expected one.
     Verified,
+    /// Not on disk.
     Missing,
-    Mismatch { expected: String, actual: String },
+    /// Present with another sha256 (never used).
+    Mismatch {
+        /// Lowercase hex sha256 of the pin or manifest.
+        expected: String,
+        /// Lowercase hex sha256 of the file on disk.
+        actual: String,
+    },
 }
 
 /// One file of a model, as found on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileStatus {
+    /// File name inside the model's directory.
     pub name: String,
+    /// Size in bytes on disk; None when missing.
     pub size: Option<u64>,
+    /// Verified, missing or mismatched.
     pub state: FileState,
 }
 
 /// One model (or the runtime) as `ranklab models list` shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelStatus {
+    /// The model (or runtime) id.
     pub id: String,
     /// `bi-encoder`, `cross-encoder` or `runtime`.
     pub kind: String,
+    /// Where it comes from: a package spec (`name==version`), `dir:<path>`, or `ORT_DYLIB_PATH`
+    /// for the user's runtime.
     pub source: String,
+    /// Its directory (for the runtime, the library's directory).
     pub path: PathBuf,
+    /// At least one of its files is on disk.
     pub installed: bool,
     /// Every file present and matching its hash.
     pub verified: bool,
+    /// Each expected file as found on disk.
     pub files: Vec<FileStatus>,
     /// sha256 of model.onnx (or of the runtime library) when present.
     pub sha256: Option<String>,

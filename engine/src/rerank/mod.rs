@@ -56,7 +56,9 @@ pub trait CrossEncoder: Send {
 /// One shortlisted document: its id (for errors and reports) and the passage scored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
+    /// The document id.
     pub doc_id: String,
+    /// The text the cross-encoder scores against the query.
     pub passage: String,
 }
 

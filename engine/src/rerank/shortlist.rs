@@ -107,8 +107,11 @@ pub fn score_shortlist(
 /// One shortlist to score: the query, its first-stage hits and the width.
 #[derive(Debug, Clone, Copy)]
 pub struct ShortlistRequest<'a> {
+    /// The query text.
     pub query: &'a str,
+    /// The first-stage list, best first.
     pub hits: &'a [Hit],
+    /// How many of the first hits to score (at least 1; capped at `hits.len()`).
     pub width: usize,
 }
 

@@ -25,6 +25,7 @@ fn words(s: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 impl OverlapCrossEncoder {
+    /// The stand-in with identity `overlap`.
     pub fn new() -> OverlapCrossEncoder {
         OverlapCrossEncoder::with_identity("overlap")
     }
