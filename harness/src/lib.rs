@@ -7,15 +7,21 @@
 //! - [`compare`]: paired comparison of TREC runs against a baseline.
 //! - [`metrics`]: one file per measure, trec_eval 10.0 conventions.
 //! - [`paired`]: paired legacy-vs-current assertions.
+//! - [`pool`]: TREC pooling: the unjudged documents in the top K of every run, to be judged.
+//! - [`judge`]: `ranklab judge`, a local page (127.0.0.1) to grade the pooled documents.
+//! - [`judgments`]: `tasks/<suite>/judgments.yaml`, the grades given, merged into the suite's.
 //! - [`trec`]: TREC run and qrels files (streaming parser, writer).
 //! - [`replay`]: runs every task under every configuration.
-//! - [`external`]: engines outside ranklab (command adapter), and their recordings.
+//! - [`external`]: engines outside ranklab as a first stage (a child process speaking JSON lines,
+//!   or HTTP with presets for OpenSearch, Solr, Vespa, ...), and their recordings.
 //! - [`report`]: typed tables to Markdown, CSV (the `csv` crate) and JSON; atomic writes.
 //! - [`gate`]: the CI regression gate (baseline file, one-sided verdicts).
 //! - [`tune`]: penalty weights tuned on an integer grid against dated merges.
+//! - [`cluster`]: model work on a Ray cluster (`--cluster ray://HOST:PORT`).
 //! - [`stats`]: paired statistics (randomization test, bootstrap CI, win/tie/loss, Holm).
 //! - [`root`]: the suite repository's root (nearest `ranklab.toml` or `tasks/`).
-//! - [`progress`]: indicatif bars, hidden when stderr is not a terminal.
+//! - [`progress`]: indicatif bars on a terminal; otherwise a plain line every 15 s.
+//! - [`help_formats`]: `ranklab help formats`, docs/formats.md built into the binary.
 
 #![warn(missing_docs, unreachable_pub)]
 
