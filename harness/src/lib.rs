@@ -2,13 +2,13 @@
 //! write ADR-ready reports, gates and tuned weights.
 //!
 //! - [`cli`]: argument parsing and dispatch; exit codes 0 ok, 1 failed check, 2 error.
-//! - [`cmd`]: one file per subcommand.
+//! - `cmd`: one file per subcommand.
 //! - [`suite`]: task suites and experiment files (YAML), suite discovery, BEIR as a suite.
 //! - [`compare`]: paired comparison of TREC runs against a baseline.
 //! - [`metrics`]: one file per measure, trec_eval 10.0 conventions.
 //! - [`paired`]: paired legacy-vs-current assertions.
 //! - [`pool`]: TREC pooling: the unjudged documents in the top K of every run, to be judged.
-//! - [`judge`]: `ranklab judge`, a local page (127.0.0.1) to grade the pooled documents.
+//! - `judge`: `ranklab judge`, a local page (127.0.0.1) to grade the pooled documents.
 //! - [`judgments`]: `tasks/<suite>/judgments.yaml`, the grades given, merged into the suite's.
 //! - [`trec`]: TREC run and qrels files (streaming parser, writer).
 //! - [`replay`]: runs every task under every configuration.
@@ -16,12 +16,12 @@
 //!   or HTTP with presets for OpenSearch, Solr, Vespa, ...), and their recordings.
 //! - [`report`]: typed tables to Markdown, CSV (the `csv` crate) and JSON; atomic writes.
 //! - [`gate`]: the CI regression gate (baseline file, one-sided verdicts).
-//! - [`tune`]: penalty weights tuned on an integer grid against dated merges.
-//! - [`cluster`]: model work on a Ray cluster (`--cluster ray://HOST:PORT`).
+//! - `tune`: penalty weights tuned on an integer grid against dated merges.
+//! - `cluster`: model work on a Ray cluster (`--cluster ray://HOST:PORT`).
 //! - [`stats`]: paired statistics (randomization test, bootstrap CI, win/tie/loss, Holm).
 //! - [`root`]: the suite repository's root (nearest `ranklab.toml` or `tasks/`).
-//! - [`progress`]: indicatif bars on a terminal; otherwise a plain line every 15 s.
-//! - [`help_formats`]: `ranklab help formats`, docs/formats.md built into the binary.
+//! - `progress`: indicatif bars on a terminal; otherwise a plain line every 15 s.
+//! - `help_formats`: `ranklab help formats`, docs/formats.md built into the binary.
 
 #![warn(missing_docs, unreachable_pub)]
 

@@ -118,17 +118,24 @@ fn walk(krate: &str, src: &Path, parent: &Path, dir: &Path, out: &mut Vec<Module
     }
 }
 
-/// Top-level modules missing from the `//!` module list of `lib_rs` (each must appear as
-/// ``[`name`]``).
+/// Top-level modules missing from the `//!` module list of `lib_rs`: each must open an item of
+/// it, as a link ``- [`name`]`` (a public module) or a code span ``- `name` `` (a private one,
+/// which public docs cannot link to).
 fn missing_from_lib_doc(lib_rs: &str, files: &[ModuleFile]) -> Vec<String> {
-    let doc: String = lib_rs
+    let items: Vec<&str> = lib_rs
         .lines()
-        .filter(|l| l.trim_start().starts_with("//!"))
-        .collect::<Vec<_>>()
-        .join("\n");
+        .filter_map(|l| l.trim_start().strip_prefix("//!"))
+        .filter_map(|l| l.trim_start().strip_prefix("- "))
+        .collect();
+    let listed = |t: &str| {
+        let (link, span) = (format!("[`{t}`]"), format!("`{t}`"));
+        items
+            .iter()
+            .any(|i| i.starts_with(&link) || i.starts_with(&span))
+    };
     let tops: BTreeSet<&str> = files.iter().map(ModuleFile::top).collect();
     tops.into_iter()
-        .filter(|t| !doc.contains(&format!("[`{t}`]")))
+        .filter(|t| !listed(t))
         .map(str::to_string)
         .collect()
 }
@@ -205,8 +212,9 @@ fn every_module_file_is_named_in_architecture_md() {
     );
 }
 
-/// A fixture crate: `lib.rs` declares `a` and `b` (and test-only `tests`), `b/mod.rs` declares
-/// `c` and a test-only `t`; `stray.rs` is declared nowhere.
+/// A fixture crate: `lib.rs` declares `a` and `b` (and test-only `tests`) and lists `a` as a link,
+/// `b` as a code span; `b/mod.rs` declares `c` and a test-only `t`; `stray.rs` is declared
+/// nowhere.
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     let src = dir.path().join("src");
@@ -217,7 +225,7 @@ fn fixture() -> tempfile::TempDir {
     };
     write(
         "lib.rs",
-        "//! - [`a`]: a.\n//! - [`b`]: b.\n\npub mod a;\nmod b;\n#[cfg(test)]\nmod tests;\n",
+        "//! - [`a`]: a.\n//! - `b`: b, private.\n\npub mod a;\nmod b;\n#[cfg(test)]\nmod tests;\n",
     );
     write("a.rs", "//! a\n");
     write("tests.rs", "//! test-only\n");
@@ -246,8 +254,11 @@ fn a_lib_rs_list_missing_a_module_is_reported_and_a_complete_one_is_not() {
     let files = module_files("fix", &src);
     let complete = read(&src.join("lib.rs"));
     assert!(missing_from_lib_doc(&complete, &files).is_empty());
-    let without_b = complete.replace("//! - [`b`]: b.\n", "");
+    let without_b = complete.replace("//! - `b`: b, private.\n", "");
     assert_eq!(missing_from_lib_doc(&without_b, &files), ["b"]);
+    // Named in passing, not as an item of the list, does not count.
+    let in_passing = complete.replace("//! - `b`: b, private.\n", "//! See also `b`.\n");
+    assert_eq!(missing_from_lib_doc(&in_passing, &files), ["b"]);
 }
 
 #[test]
