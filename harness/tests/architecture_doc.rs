@@ -23,8 +23,8 @@ impl ModuleFile {
     /// How ARCHITECTURE.md may name it: the path under `src/` (a `foo/mod.rs` as `foo/`, the
     /// folder), bare, or with `src/` or `<crate>/src/` in front.
     fn names(&self) -> Vec<String> {
-        let short = match self.rel.strip_suffix("mod.rs") {
-            Some(dir) => dir.to_string(),
+        let short = match self.rel.strip_suffix("/mod.rs") {
+            Some(dir) => format!("{dir}/"),
             None => self.rel.clone(),
         };
         let mut out = Vec::new();
