@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Why BM25 top-100 reranked by the int8 ms-marco-MiniLM-L-12-v2 does not beat BM25 on SciFact:
-# the measurements behind the README's "Reference check" paragraph. Not part of CI.
+# the measurements behind docs/beir.md's SciFact figures. Not part of CI.
 #
 #   bench/scifact-rerank/run.sh
 #

@@ -11,7 +11,7 @@
 //!   lines for those measures;
 //! - bad input (wrong field count, NaN or non-numeric score, a document twice in a query, a qrels
 //!   query missing from the run without `-c`) exits 2, names file:line, prints nothing on stdout;
-//!   the missing-query message and the README say what trec_eval 10.0 does instead;
+//!   the missing-query message and docs/eval.md say what trec_eval 10.0 does instead;
 //! - a document twice is looked for where trec_eval looks (its `form_res_rels.c`): not in a run
 //!   query the qrels lack (results.test with such a query appended still prints out.test.aq),
 //!   not past the `-M` cut (hand-computed values), and still refused in a judged query;
@@ -560,7 +560,7 @@ fn missing_query_without_c_exits_2_naming_the_query() {
     let run = write(dir.path(), "run", b"q1 Q0 a 1 2.0 t\n");
     // What the message says of trec_eval is what its 10.0 source does (trec_eval.c walks the
     // qrels queries and, without -c, keeps the last query's results for one the run lacks), and
-    // what the README says.
+    // what docs/eval.md says.
     assert_fails(
         &["-m", "map", &qrels, &run],
         &[
@@ -571,14 +571,14 @@ fn missing_query_without_c_exits_2_naming_the_query() {
              query it evaluated before",
         ],
     );
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .expect("read README.md");
-    let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    let guide =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/eval.md"))
+            .expect("read docs/eval.md");
+    let guide = guide.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        readme.contains("trec_eval 10.0 does not skip such a query either")
-            && readme.contains("the missing query repeats the previous query's values"),
-        "README.md no longer says what trec_eval 10.0 does with a missing query"
+        guide.contains("trec_eval 10.0 does not skip such a query either")
+            && guide.contains("the missing query repeats the previous query's values"),
+        "docs/eval.md no longer says what trec_eval 10.0 does with a missing query"
     );
     let out = ranklab_eval(&["-m", "map", &qrels, &run]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("stops here"));

@@ -1,7 +1,7 @@
-//! ranklab installed, not cloned (README "Use it in your own repository"): the built binary is
-//! copied into a temporary bin folder (a copy, not `cargo install`: installing rebuilds the
-//! whole dependency tree, minutes on this machine) and run against a suite that lives in
-//! another temporary git repository, from a subfolder and from the repository's top.
+//! ranklab installed, not cloned (docs/suites.md, "Use it in your own repository"): the built
+//! binary is copied into a temporary bin folder (a copy, not `cargo install`: installing
+//! rebuilds the whole dependency tree, minutes on this machine) and run against a suite that
+//! lives in another temporary git repository, from a subfolder and from the repository's top.
 
 mod common;
 

@@ -570,8 +570,8 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
     );
 }
 
-/// The README's recipe "The engine at the last release beside the engine at HEAD", run as
-/// written: its commands and its experiments file are read from README.md (so the README cannot
+/// The recipe "The engine at the last release beside the engine at HEAD" of docs/engines.md,
+/// run as written: its commands and its experiments file are read from that guide (so it cannot
 /// drift from what works), in a temporary git repository laid out like ranklab's (the docir
 /// suite and corpus, MiniSearch's adapter) with two commits of the engine: `v1.4.0` (the
 /// adapter as shipped) and HEAD (titles boosted 3x). The one step not run as written is `npm
@@ -582,15 +582,15 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
 /// verdicts equal MiniSearch's answers asked directly at both settings; a flipped expectation
 /// fails the gate (exit 1); an assertion whose query was never recorded stops it (exit 2).
 #[test]
-fn the_readmes_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
+fn the_guides_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
     let engine = examples("minisearch");
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("ranklab");
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let section = readme
-        .split("### The engine at the last release beside the engine at HEAD")
+    let guide = std::fs::read_to_string(root().join("docs/engines.md")).unwrap();
+    let section = guide
+        .split("\n## The engine at the last release beside the engine at HEAD\n")
         .nth(1)
-        .expect("README.md has the release recipe")
+        .expect("docs/engines.md has the release recipe")
         .split("\n## ")
         .next()
         .unwrap();
@@ -701,7 +701,7 @@ fn the_readmes_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
     .unwrap();
     ok(&repo, "git commit -qam 'boost titles'");
 
-    // The recipe, step by step; experiments file and paired.yaml as the README describes.
+    // The recipe, step by step; experiments file and paired.yaml as the guide describes.
     let modules = std::path::absolute(engine.join("node_modules")).unwrap();
     let mut rest = Vec::new();
     for c in &commands {
