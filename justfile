@@ -75,7 +75,7 @@ tune *flags: models
 check:
     for p in tasks/*/paired.yaml; do cargo run --release -q -p ranklab -- check "$p"; done
 
-# Run a BEIR-layout collection (default: SciFact from the shared data) into reports/beir/.
+# Run a BEIR-layout collection (default: SciFact from the shared data) into reports/beir/ (runs/ not committed).
 beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce,bm25+ce@20":
     cargo run --release -q -p ranklab -- beir {{dir}} --configs {{configs}}
 
