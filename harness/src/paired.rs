@@ -16,7 +16,7 @@ use ranklab_engine::policy::Weights;
 use serde::Deserialize;
 
 use crate::replay::{replay_with, Engine, Ranked, ReplayOptions};
-use crate::suite::{read_yaml, Experiments, Suite, Task};
+use crate::suite::{read_yaml, Configuration, Experiments, Suite, Task};
 use ranklab_engine::policy::Wiring;
 use ranklab_engine::yaml::Lines;
 
@@ -131,39 +131,20 @@ impl Verdict {
     }
 }
 
-/// A loaded paired file with its suite, corpus and the experiments it draws its first stage from.
-pub struct Paired {
-    /// The file.
-    pub file: PairedFile,
-    /// The suite it refers to.
-    pub suite: Suite,
-    /// Two configurations: the named first stage under legacy and under current wiring.
-    pub experiments: Experiments,
-}
-
-impl Paired {
-    /// Loads and checks `path` against `corpus` (the suite's corpus, loaded by the caller).
-    pub fn load(path: &Path) -> Result<(Paired, Corpus)> {
-        let (mut file, text): (PairedFile, String) = read_yaml(path)?;
-        let lines = Lines::new(&text);
-        file.path = path.to_path_buf();
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let suite = Suite::load(&dir.join(&file.suite)).with_context(|| {
-            format!(
-                "{}:{}: the suite of the assertions",
-                path.display(),
-                lines.of("suite", &file.suite.to_string_lossy())
-            )
-        })?;
-        let corpus = suite.load_corpus()?;
-        if file.assertions.is_empty() {
+impl PairedFile {
+    /// Refuses a file without assertions, a duplicate id, an assertion naming one record twice
+    /// or a record not in `corpus`, and a file in which no assertion expects the two wirings to
+    /// differ.
+    fn check_assertions(&self, lines: &Lines, suite: &Suite, corpus: &Corpus) -> Result<()> {
+        let path = &self.path;
+        if self.assertions.is_empty() {
             bail!(
                 "{}: no assertions; add at least one under `assertions:`",
                 path.display()
             );
         }
         let mut seen = HashSet::new();
-        for a in &file.assertions {
+        for a in &self.assertions {
             let at = format!("{}:{}", path.display(), lines.of("id", &a.id));
             if !seen.insert(a.id.as_str()) {
                 bail!("{at}: duplicate assertion id {:?}", a.id);
@@ -177,21 +158,28 @@ impl Paired {
                         "{at}: assertion {:?} names unknown record {r:?}; it is not in {}{}",
                         a.id,
                         suite.corpus_path.display(),
-                        ranklab_engine::suggest::did_you_mean(r, crate::suite::corpus_ids(&corpus))
+                        ranklab_engine::suggest::did_you_mean(r, crate::suite::corpus_ids(corpus))
                     );
                 }
             }
         }
-        if file.assertions.iter().all(|a| a.legacy == a.current) {
+        if self.assertions.iter().all(|a| a.legacy == a.current) {
             bail!(
                 "{}:{}: no assertion expects the legacy and the current wiring to differ (every one has `legacy` equal to `current`), so the file cannot show what the current wiring fixes; add one with `legacy: inverted` and `current: holds`",
                 path.display(),
                 lines.of("assertions", "")
             );
         }
+        Ok(())
+    }
+
+    /// The two halves as experiments: the named configuration under the legacy and the current
+    /// wiring, or the two named configurations, found in the experiments files beside the suite.
+    fn experiments(&self, lines: &Lines, suite: &Suite) -> Result<Experiments> {
+        let path = &self.path;
         // Loaded and checked together: a configuration name means one setting in every file
         // (or the load fails naming both), so the first file naming it is the one.
-        let loaded = crate::suite::load_experiments(&suite, &[])?;
+        let loaded = crate::suite::load_experiments(suite, &[])?;
         let files: Vec<PathBuf> = loaded.iter().map(|ex| ex.path.clone()).collect();
         let mut all = Vec::new();
         for ex in loaded {
@@ -220,28 +208,8 @@ impl Paired {
                     )
                 })
         };
-        let experiments = match (&file.configuration, &file.legacy, &file.current) {
-            (Some(name), None, None) => {
-                let (base, _) = find("configuration", name)?;
-                let practice = file
-                    .practice
-                    .clone()
-                    .unwrap_or_else(|| PathBuf::from("search-practice.yaml"));
-                let practice = std::path::absolute(dir.join(practice))?;
-                let mk = |name: &str, wiring| crate::suite::Configuration {
-                    name: name.to_string(),
-                    wiring,
-                    practice: Some(practice.clone()),
-                    ..base.clone()
-                };
-                Experiments {
-                    experiment: "paired".into(),
-                    baseline: Some("legacy".into()),
-                    description: None,
-                    configurations: vec![mk("legacy", Wiring::Legacy), mk("current", Wiring::Current)],
-                    path: path.to_path_buf(),
-                }
-            }
+        match (&self.configuration, &self.legacy, &self.current) {
+            (Some(name), None, None) => self.under_both_wirings(find("configuration", name)?.0),
             (None, Some(old), Some(new)) => {
                 if old == new {
                     bail!(
@@ -250,49 +218,111 @@ impl Paired {
                         lines.of("current", new)
                     );
                 }
-                if let Some(practice) = &file.practice {
+                if let Some(practice) = &self.practice {
                     bail!(
                         "{}:{}: `practice` applies to `configuration:` under two wirings; with `legacy` and `current` each configuration reads its own practice file (set `practice:` on the configuration)",
                         path.display(),
                         lines.of("practice", &practice.to_string_lossy())
                     );
                 }
-                let (old_c, old_file) = find("legacy", old)?;
-                let (new_c, new_file) = find("current", new)?;
-                // Each configuration keeps what its own experiments file resolves: its practice
-                // file and (an external engine's `cwd`) its folder, the suite's.
-                let own = |c: crate::suite::Configuration, f: &Path| -> Result<_> {
-                    let ex = Experiments {
-                        experiment: String::new(),
-                        baseline: None,
-                        description: None,
-                        configurations: Vec::new(),
-                        path: f.to_path_buf(),
-                    };
-                    let practice = std::path::absolute(ex.practice_path(&c))?;
-                    Ok(crate::suite::Configuration {
-                        practice: Some(practice),
-                        ..c
-                    })
-                };
-                Experiments {
-                    experiment: "paired".into(),
-                    baseline: Some(old.clone()),
-                    description: None,
-                    configurations: vec![own(old_c, &old_file)?, own(new_c, &new_file)?],
-                    path: old_file,
-                }
+                two_configurations(old, find("legacy", old)?, find("current", new)?)
             }
             _ => bail!(
                 "{}: name either `configuration:` (one configuration under the legacy and the current wiring) or both `legacy:` and `current:` (two configurations, e.g. an engine at its last release and at HEAD), not {}",
                 path.display(),
-                match (&file.configuration, &file.legacy, &file.current) {
+                match (&self.configuration, &self.legacy, &self.current) {
                     (None, None, None) => "neither".to_string(),
                     (Some(_), _, _) => "`configuration` with `legacy`/`current`".to_string(),
                     _ => "only one of `legacy` and `current`".to_string(),
                 }
             ),
+        }
+    }
+
+    /// `base` twice, as `legacy` and `current` under those wirings, reading the file's practice
+    /// file (default search-practice.yaml beside it).
+    fn under_both_wirings(&self, base: Configuration) -> Result<Experiments> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let practice = self
+            .practice
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("search-practice.yaml"));
+        let practice = std::path::absolute(dir.join(practice))?;
+        let mk = |name: &str, wiring| Configuration {
+            name: name.to_string(),
+            wiring,
+            practice: Some(practice.clone()),
+            ..base.clone()
         };
+        Ok(Experiments {
+            experiment: "paired".into(),
+            baseline: Some("legacy".into()),
+            description: None,
+            configurations: vec![mk("legacy", Wiring::Legacy), mk("current", Wiring::Current)],
+            path: self.path.clone(),
+        })
+    }
+}
+
+/// The legacy configuration `old` and the current one, each with the experiments file it was
+/// found in.
+fn two_configurations(
+    old: &str,
+    (old_c, old_file): (Configuration, PathBuf),
+    (new_c, new_file): (Configuration, PathBuf),
+) -> Result<Experiments> {
+    // Each configuration keeps what its own experiments file resolves: its practice
+    // file and (an external engine's `cwd`) its folder, the suite's.
+    let own = |c: Configuration, f: &Path| -> Result<_> {
+        let ex = Experiments {
+            experiment: String::new(),
+            baseline: None,
+            description: None,
+            configurations: Vec::new(),
+            path: f.to_path_buf(),
+        };
+        let practice = std::path::absolute(ex.practice_path(&c))?;
+        Ok(Configuration {
+            practice: Some(practice),
+            ..c
+        })
+    };
+    Ok(Experiments {
+        experiment: "paired".into(),
+        baseline: Some(old.to_string()),
+        description: None,
+        configurations: vec![own(old_c, &old_file)?, own(new_c, &new_file)?],
+        path: old_file,
+    })
+}
+
+/// A loaded paired file with its suite, corpus and the experiments it draws its first stage from.
+pub struct Paired {
+    /// The file.
+    pub file: PairedFile,
+    /// The suite it refers to.
+    pub suite: Suite,
+    /// Two configurations: the named first stage under legacy and under current wiring.
+    pub experiments: Experiments,
+}
+
+impl Paired {
+    /// Loads and checks `path` against `corpus` (the suite's corpus, loaded by the caller).
+    pub fn load(path: &Path) -> Result<(Paired, Corpus)> {
+        let (mut file, text): (PairedFile, String) = read_yaml(path)?;
+        let lines = Lines::new(&text);
+        file.path = path.to_path_buf();
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let suite = Suite::load(&dir.join(&file.suite)).with_context(|| {
+            format!(
+                "{}:{}: the suite of the assertions",
+                path.display(),
+                lines.of("suite", &file.suite.to_string_lossy())
+            )
+        })?;
+        let corpus = suite.load_corpus()?;
+        file.check_assertions(&lines, &suite, &corpus)?;
+        let experiments = file.experiments(&lines, &suite)?;
         Ok((
             Paired {
                 file,

@@ -90,6 +90,54 @@ struct RawTask {
     note: Option<String>,
 }
 
+impl RawTask {
+    /// Checks one task of the suite file (`at`: its place, `file:line`) and resolves its
+    /// judgments and cutoff (`default_k`: the suite's).
+    fn check(self, default_k: usize, line: usize, at: &str) -> Result<Task> {
+        if self.id.is_empty() || self.id.chars().any(char::is_whitespace) {
+            bail!(
+                "{}: task id {:?} must be non-empty and without white space (it is the query id of the TREC runs)",
+                at,
+                self.id
+            );
+        }
+        if self.query.trim().is_empty() {
+            bail!("{}: task {:?} has an empty query", at, self.id);
+        }
+        let mut expected: BTreeMap<String, i32> = match self.expected {
+            Expected::One(id) => [(id, 1)].into(),
+            Expected::Many(ids) => ids.into_iter().map(|id| (id, 1)).collect(),
+            Expected::Graded(m) => m,
+        };
+        for id in self.not_relevant {
+            if expected.insert(id.clone(), 0).is_some() {
+                bail!(
+                    "{}: task {:?} lists {id:?} both in `expected` and in `not_relevant`; a document has one judgment",
+                    at,
+                    self.id
+                );
+            }
+        }
+        if !expected.values().any(|&g| g >= 1) {
+            bail!(
+                "{}: task {:?} expects no relevant document (give at least one id with grade >= 1)",
+                at,
+                self.id
+            );
+        }
+        let k = self.k.unwrap_or(default_k);
+        check_k(k).with_context(|| format!("{}: task {:?}", at, self.id))?;
+        Ok(Task {
+            id: self.id,
+            query: self.query,
+            expected,
+            k,
+            note: self.note,
+            line,
+        })
+    }
+}
+
 /// `expected`: one id, a list of ids, or a map id -> grade.
 #[derive(Deserialize)]
 #[serde(
@@ -153,43 +201,7 @@ impl Suite {
                     t.id
                 );
             }
-            if t.id.is_empty() || t.id.chars().any(char::is_whitespace) {
-                bail!(
-                    "{}: task id {:?} must be non-empty and without white space (it is the query id of the TREC runs)",
-                    at(line),
-                    t.id
-                );
-            }
-            if t.query.trim().is_empty() {
-                bail!("{}: task {:?} has an empty query", at(line), t.id);
-            }
-            let mut expected: BTreeMap<String, i32> = match t.expected {
-                Expected::One(id) => [(id, 1)].into(),
-                Expected::Many(ids) => ids.into_iter().map(|id| (id, 1)).collect(),
-                Expected::Graded(m) => m,
-            };
-            for id in t.not_relevant {
-                if expected.insert(id.clone(), 0).is_some() {
-                    bail!(
-                        "{}: task {:?} lists {id:?} both in `expected` and in `not_relevant`; a document has one judgment",
-                        at(line),
-                        t.id
-                    );
-                }
-            }
-            if !expected.values().any(|&g| g >= 1) {
-                bail!("{}: task {:?} expects no relevant document (give at least one id with grade >= 1)", at(line), t.id);
-            }
-            let k = t.k.unwrap_or(raw.k);
-            check_k(k).with_context(|| format!("{}: task {:?}", at(line), t.id))?;
-            tasks.push(Task {
-                id: t.id,
-                query: t.query,
-                expected,
-                k,
-                note: t.note,
-                line,
-            });
+            tasks.push(t.check(raw.k, line, &at(line))?);
         }
         // Also for external engines: their ids are matched against the corpus (and the others
         // counted), and ranklab's stages after them read it.

@@ -8,15 +8,17 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::beir;
 use ranklab_engine::lexical::{Analyzer, Bm25Params};
+use ranklab_engine::models::remote::Remote;
 
 use crate::replay::{replay, Engine};
-use crate::report::{self, MeasureSet};
+use crate::report::{self, MeasureSet, SuiteReport};
 use crate::suite::beir::{collection_suite, configuration, measures};
-use crate::suite::{Configuration, Experiments};
+use crate::suite::{Configuration, Experiments, Suite};
 
 /// Arguments of `ranklab beir`.
 #[derive(Debug, clap::Args)]
@@ -92,10 +94,99 @@ fn bm25_params(args: &BeirArgs) -> Result<Option<Bm25Params>> {
     Ok(Some(p))
 }
 
-/// Runs the command.
+/// Runs the command: plan (flags, collection), replay, render, write.
 pub(crate) fn run(args: BeirArgs) -> Result<ExitCode> {
-    let bm25 = bm25_params(&args)?;
-    let remote = args.cluster.remote()?;
+    let plan = Plan::new(&args)?;
+    let rep = plan.measure()?;
+    let dir = args.reports.join(&plan.collection.name);
+    report::write_all(&dir, std::slice::from_ref(&rep))?;
+    report::print_report(&rep, &dir, args.print, true);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A checked run of a collection: its configurations, the collection loaded as a suite, and
+/// where the engines run.
+struct Plan {
+    /// The collection.
+    collection: beir::Collection,
+    /// One task per judged query.
+    suite: Suite,
+    /// The configurations, baseline first, with the description the report shows.
+    experiments: Experiments,
+    /// The cluster of `--cluster`, if any (None: models run here).
+    remote: Option<Arc<dyn Remote>>,
+}
+
+impl Plan {
+    /// Checks the flags (BM25 parameters, the cluster, each configuration named once and
+    /// known), loads the collection (a note on stderr for judgments naming unknown documents
+    /// or queries) and makes it a suite.
+    fn new(args: &BeirArgs) -> Result<Plan> {
+        let bm25 = bm25_params(args)?;
+        let remote = args.cluster.remote()?;
+        let configurations = configurations(args, bm25)?;
+        let bm25_note = match bm25 {
+            Some(p) => format!(" BM25 k1 {}, b {}.", p.k1, p.b),
+            None => String::new(),
+        };
+        let coll = beir::load_collection(&args.dir, &args.split)
+            .with_context(|| format!("loading the BEIR collection {}", args.dir.display()))?;
+        if !coll.unknown_docs.is_empty() || !coll.unknown_queries.is_empty() {
+            eprintln!(
+                "note: qrels name {} document(s) absent from the corpus (e.g. {}) and {} query(ies) absent from queries.jsonl (e.g. {}); as in trec_eval they never match",
+                coll.unknown_docs.len(),
+                coll.unknown_docs.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
+                coll.unknown_queries.len(),
+                coll.unknown_queries.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
+            );
+        }
+        let suite = collection_suite(&coll, &args.dir, &args.split)?;
+        let experiments = Experiments {
+            experiment: coll.name.clone(),
+            baseline: Some(configurations[0].name.clone()),
+            description: Some(format!(
+                "BEIR {} ({} split, {} judged queries, {} documents). Configurations: {}. Depth {}{}; queries with nothing retrieved count 0.{bm25_note}",
+                coll.name,
+                args.split,
+                suite.tasks.len(),
+                coll.corpus.len(),
+                args.configs.join(", "),
+                args.depth,
+                match args.analyzer {
+                    Some(a) => format!("; BM25 analyzer {}", a.name()),
+                    None => String::new(),
+                }
+            )),
+            configurations,
+            path: args.dir.clone(),
+        };
+        Ok(Plan {
+            collection: coll,
+            suite,
+            experiments,
+            remote,
+        })
+    }
+
+    /// Replays every configuration over the collection and renders the report.
+    fn measure(&self) -> Result<SuiteReport> {
+        let coll = &self.collection;
+        let engine = Engine::build_with(&coll.corpus, &[&self.experiments], self.remote.clone())?;
+        let r = replay(&engine, &self.suite, &self.experiments)?;
+        engine.finish()?;
+        report::render(
+            &coll.corpus,
+            &self.suite,
+            &self.experiments,
+            &r,
+            &MeasureSet::Fixed(measures()),
+        )
+    }
+}
+
+/// The configurations `--configs` names, each once, with the BM25 parameters, analyzer and
+/// depth the flags ask for.
+fn configurations(args: &BeirArgs, bm25: Option<Bm25Params>) -> Result<Vec<Configuration>> {
     for (i, c) in args.configs.iter().enumerate() {
         if args.configs[..i].contains(c) {
             bail!(
@@ -103,8 +194,7 @@ pub(crate) fn run(args: BeirArgs) -> Result<ExitCode> {
             );
         }
     }
-    let configurations = args
-        .configs
+    args.configs
         .iter()
         .map(|c| {
             configuration(c).map(|c| {
@@ -122,56 +212,7 @@ pub(crate) fn run(args: BeirArgs) -> Result<ExitCode> {
                 }
             })
         })
-        .collect::<Result<Vec<_>>>()?;
-    let bm25_note = match bm25 {
-        Some(p) => format!(" BM25 k1 {}, b {}.", p.k1, p.b),
-        None => String::new(),
-    };
-    let coll = beir::load_collection(&args.dir, &args.split)
-        .with_context(|| format!("loading the BEIR collection {}", args.dir.display()))?;
-    if !coll.unknown_docs.is_empty() || !coll.unknown_queries.is_empty() {
-        eprintln!(
-            "note: qrels name {} document(s) absent from the corpus (e.g. {}) and {} query(ies) absent from queries.jsonl (e.g. {}); as in trec_eval they never match",
-            coll.unknown_docs.len(),
-            coll.unknown_docs.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
-            coll.unknown_queries.len(),
-            coll.unknown_queries.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
-        );
-    }
-    let suite = collection_suite(&coll, &args.dir, &args.split)?;
-    let ex = Experiments {
-        experiment: coll.name.clone(),
-        baseline: Some(configurations[0].name.clone()),
-        description: Some(format!(
-            "BEIR {} ({} split, {} judged queries, {} documents). Configurations: {}. Depth {}{}; queries with nothing retrieved count 0.{bm25_note}",
-            coll.name,
-            args.split,
-            suite.tasks.len(),
-            coll.corpus.len(),
-            args.configs.join(", "),
-            args.depth,
-            match args.analyzer {
-                Some(a) => format!("; BM25 analyzer {}", a.name()),
-                None => String::new(),
-            }
-        )),
-        configurations,
-        path: args.dir.clone(),
-    };
-    let engine = Engine::build_with(&coll.corpus, &[&ex], remote)?;
-    let r = replay(&engine, &suite, &ex)?;
-    engine.finish()?;
-    let rep = report::render(
-        &coll.corpus,
-        &suite,
-        &ex,
-        &r,
-        &MeasureSet::Fixed(measures()),
-    )?;
-    let dir = args.reports.join(&coll.name);
-    report::write_all(&dir, std::slice::from_ref(&rep))?;
-    report::print_report(&rep, &dir, args.print, true);
-    Ok(ExitCode::SUCCESS)
+        .collect()
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::report;
+use super::reports::{emit, EngineArgs, Output, Plan};
 use crate::suite::suites;
 
 /// Arguments of `ranklab bench`.
@@ -24,45 +24,25 @@ pub(crate) struct BenchArgs {
     #[arg(long)]
     pub print: bool,
     #[command(flatten)]
-    pub recording: crate::external::RecordingArgs,
-    #[command(flatten)]
-    pub cluster: crate::cluster::ClusterArgs,
+    pub engines: EngineArgs,
 }
 
-/// Runs the command.
+/// Runs the command: plan (one cluster for every suite; suite names that would share a
+/// report folder refused), replay and render every suite, then write and print.
 pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
-    // One cluster (one driver, one Ray Client connection) for every suite.
-    let remote = args.cluster.remote()?;
+    let plan = Plan::new(&args.engines, &args.reports)?;
     let suite_files = suites(&args.tasks)?;
     distinct_report_folders(&suite_files)?;
-    let mut rendered = Vec::new();
-    for s in suite_files {
-        rendered.push(report::render_suite(
-            &s,
-            &[],
-            args.recording.recordings_root(&args.reports),
-            &args.recording.mode(),
-            remote.as_ref(),
-        )?);
-    }
-    for rendered in &rendered {
-        let dir = args.reports.join(&rendered.suite.name);
-        if let Some(note) = rendered.defaults_note() {
-            println!("{}: {note}\n", rendered.suite.name);
-        }
-        report::write_all(&dir, &rendered.reports)?;
-        for r in &rendered.reports {
-            report::print_report(r, &dir, args.print, true);
-        }
-    }
-    // The reports are written either way (they show what failed); the exit code says it.
-    let (line, failed) = report::verdict_line(&rendered);
-    println!("{line}");
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    let rendered = suite_files
+        .iter()
+        .map(|s| plan.render(s, &[]))
+        .collect::<Result<Vec<_>>>()?;
+    let out = Output {
+        write: true,
+        print: args.print,
+        name_notes: true,
+    };
+    emit(&rendered, &args.reports, &out)
 }
 
 /// Two suites of one name would write one report folder (`reports/<suite>/`), the second over

@@ -7,12 +7,12 @@
 //! each assertion's ranking is the recorded answer to its query in the suite's recording
 //! (`<RECORDINGS>/<suite>/runs/<configuration>.recording.json`), so no engine needs to run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::paired::{dependence_table, table, Paired};
+use crate::paired::{dependence_table, table, Dependence, Paired, Verdict};
 use crate::replay::Engine;
 
 /// Arguments of `ranklab check`.
@@ -30,22 +30,16 @@ pub(crate) struct CheckArgs {
     pub recordings: PathBuf,
 }
 
-/// Runs the command.
+/// Runs the command: the files to check (plan), then per file its verdicts and their weight
+/// dependence (measure) and its tables (render, printed as each file is done), then the total.
 pub(crate) fn run(args: CheckArgs) -> Result<ExitCode> {
-    let mut failed = 0;
     let mut files = Vec::new();
     for p in &args.paired {
         files.extend(paired_files(p)?);
     }
+    let mut failed = 0;
     for p in &files {
-        let (paired, corpus) = Paired::load(p)?;
-        let engine = Engine::build(&corpus, &[&paired.experiments])?;
-        let recordings = args
-            .from_recording
-            .then(|| args.recordings.join(&paired.suite.name).join("runs"));
-        let verdicts = paired.check_with(&engine, None, recordings.as_deref())?;
-        let dependence = paired.dependence_with(&engine, None, recordings.as_deref())?;
-        engine.finish()?;
+        let (verdicts, dependence) = check_file(p, &args)?;
         println!(
             "## {}\n\n{}\n{}",
             p.display(),
@@ -62,8 +56,23 @@ pub(crate) fn run(args: CheckArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// One paired file checked: each assertion's verdict under each wiring, and whether its
+/// current half depends on the weights (external engines answered from their recordings with
+/// `--from-recording`).
+fn check_file(path: &Path, args: &CheckArgs) -> Result<(Vec<Verdict>, Vec<Dependence>)> {
+    let (paired, corpus) = Paired::load(path)?;
+    let engine = Engine::build(&corpus, &[&paired.experiments])?;
+    let recordings = args
+        .from_recording
+        .then(|| args.recordings.join(&paired.suite.name).join("runs"));
+    let verdicts = paired.check_with(&engine, None, recordings.as_deref())?;
+    let dependence = paired.dependence_with(&engine, None, recordings.as_deref())?;
+    engine.finish()?;
+    Ok((verdicts, dependence))
+}
+
 /// `path` itself, or the `paired*.yaml` files of the folder `path`, sorted.
-fn paired_files(path: &std::path::Path) -> Result<Vec<PathBuf>> {
+fn paired_files(path: &Path) -> Result<Vec<PathBuf>> {
     if !path.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }

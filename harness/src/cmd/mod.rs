@@ -1,4 +1,5 @@
-//! One file per subcommand. Each defines its clap `Args` and a `run` returning an exit code.
+//! One file per subcommand. Each defines its clap `Args` and a `run` returning an exit code;
+//! `reports` holds what `run` and `bench` share.
 
 pub(crate) mod beir;
 pub(crate) mod bench;
@@ -10,6 +11,7 @@ pub(crate) mod judge;
 pub(crate) mod merges;
 pub(crate) mod models;
 pub(crate) mod pool;
+pub(crate) mod reports;
 pub(crate) mod run;
 pub(crate) mod synth_run;
 pub(crate) mod tune;

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::report;
+use super::reports::{emit, EngineArgs, Output, Plan};
 
 /// Arguments of `ranklab run`.
 #[derive(Debug, clap::Args)]
@@ -30,37 +30,17 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub print: bool,
     #[command(flatten)]
-    pub recording: crate::external::RecordingArgs,
-    #[command(flatten)]
-    pub cluster: crate::cluster::ClusterArgs,
+    pub engines: EngineArgs,
 }
 
-/// Runs the command.
+/// Runs the command: plan, replay and render the suite, then write and print.
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode> {
-    let remote = args.cluster.remote()?;
-    let rendered = report::render_suite(
-        &args.suite,
-        &args.experiments,
-        args.recording.recordings_root(&args.reports),
-        &args.recording.mode(),
-        remote.as_ref(),
-    )?;
-    let dir = args.reports.join(&rendered.suite.name);
-    if let Some(note) = rendered.defaults_note() {
-        println!("{note}\n");
-    }
-    if !args.dry_run {
-        report::write_all(&dir, &rendered.reports)?;
-    }
-    for r in &rendered.reports {
-        report::print_report(r, &dir, args.print, !args.dry_run);
-    }
-    // The reports are written either way (they show what failed); the exit code says it.
-    let (line, failed) = report::verdict_line(std::slice::from_ref(&rendered));
-    println!("{line}");
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    let plan = Plan::new(&args.engines, &args.reports)?;
+    let rendered = plan.render(&args.suite, &args.experiments)?;
+    let out = Output {
+        write: !args.dry_run,
+        print: args.print,
+        name_notes: false,
+    };
+    emit(std::slice::from_ref(&rendered), &args.reports, &out)
 }

@@ -111,8 +111,17 @@ pub(crate) struct TuneArgs {
     pub folds: usize,
 }
 
-/// Runs the command.
+/// Runs the command: the checked request from the flags, then the tuning (which scores,
+/// renders and writes what is asked, see [`tune`]), then the report on stdout.
 pub(crate) fn run(args: TuneArgs) -> Result<ExitCode> {
+    let md = tune(&request(args)?)?;
+    print!("{md}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The flags checked: the grid, ε in [0, 1), a window of at least a day, the as-of date (today
+/// when not given) and the suite (the only one with a merges.yaml when not given).
+fn request(args: TuneArgs) -> Result<Request> {
     let grid = Grid::new(&args.unit, args.max_units)?;
     if !(args.epsilon >= 0.0 && args.epsilon < 1.0) {
         bail!(
@@ -143,7 +152,7 @@ pub(crate) fn run(args: TuneArgs) -> Result<ExitCode> {
             s
         }
     };
-    let md = tune(&Request {
+    Ok(Request {
         suite,
         merges: args.merges,
         configuration: args.configuration,
@@ -157,7 +166,5 @@ pub(crate) fn run(args: TuneArgs) -> Result<ExitCode> {
         epsilon: args.epsilon,
         folds: args.folds,
         reports: args.reports,
-    })?;
-    print!("{md}");
-    Ok(ExitCode::SUCCESS)
+    })
 }

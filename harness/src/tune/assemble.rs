@@ -170,6 +170,32 @@ impl Inputs {
         ex_merges: &Experiments,
         ex_pairs: &[Experiments],
     ) -> Result<(Problem, Vec<MergeQuery>)> {
+        let pool_queries = self.pool_queries(engine, ex_merges)?;
+        let suffix = &self.pool[self.pool.len() - self.window.merges.len()..];
+        if suffix
+            .iter()
+            .map(|m| &m.id)
+            .ne(self.window.merges.iter().map(|m| &m.id))
+        {
+            bail!("internal error: the window's merges are not the newest merges of {}; please report this", self.merges_path.display());
+        }
+        let merge_queries = pool_queries[self.pool.len() - self.window.merges.len()..].to_vec();
+        let tasks = self.task_queries(engine, ex_merges)?;
+        let pairs = self.pair_queries(engine, ex_pairs)?;
+        Ok((
+            Problem {
+                merges: merge_queries,
+                train: self.window.train,
+                pairs,
+                tasks,
+                k: self.suite.k,
+            },
+            pool_queries,
+        ))
+    }
+
+    /// Every merge of the pool replayed once: its candidates and the expected record's place.
+    fn pool_queries(&self, engine: &Engine, ex_merges: &Experiments) -> Result<Vec<MergeQuery>> {
         let corpus = &self.corpus;
         let pool_suite = Suite {
             tasks: self
@@ -182,7 +208,7 @@ impl Inputs {
             ..self.suite.clone()
         };
         let lists = replay_with(engine, &pool_suite, ex_merges, &ReplayOptions::default())?;
-        let pool_queries: Vec<MergeQuery> = self
+        Ok(self
             .pool
             .iter()
             .zip(&lists.runs[0].per_task)
@@ -193,18 +219,15 @@ impl Inputs {
                     .and_then(|d| candidates.position(d));
                 MergeQuery { candidates, target }
             })
-            .collect();
-        let suffix = &self.pool[self.pool.len() - self.window.merges.len()..];
-        if suffix
-            .iter()
-            .map(|m| &m.id)
-            .ne(self.window.merges.iter().map(|m| &m.id))
-        {
-            bail!("internal error: the window's merges are not the newest merges of {}; please report this", self.merges_path.display());
-        }
-        let merge_queries = pool_queries[self.pool.len() - self.window.merges.len()..].to_vec();
+            .collect())
+    }
+
+    /// The suite's own tasks replayed once: their candidates and the places of their relevant
+    /// records (scored beside the merges, not tuned on).
+    fn task_queries(&self, engine: &Engine, ex_merges: &Experiments) -> Result<Vec<TaskQuery>> {
+        let corpus = &self.corpus;
         let own = replay_with(engine, &self.suite, ex_merges, &ReplayOptions::default())?;
-        let tasks = self
+        Ok(self
             .suite
             .tasks
             .iter()
@@ -223,7 +246,13 @@ impl Inputs {
                     targets,
                 }
             })
-            .collect();
+            .collect())
+    }
+
+    /// Every paired assertion replayed once through its file's first stage: its candidates and
+    /// the places of `above` and `below` (an error when neither is retrieved).
+    fn pair_queries(&self, engine: &Engine, ex_pairs: &[Experiments]) -> Result<Vec<PairQuery>> {
+        let corpus = &self.corpus;
         let mut pairs = Vec::new();
         for (p, ex) in self.paired.iter().zip(ex_pairs) {
             let tasks = Suite {
@@ -261,16 +290,7 @@ impl Inputs {
                 });
             }
         }
-        Ok((
-            Problem {
-                merges: merge_queries,
-                train: self.window.train,
-                pairs,
-                tasks,
-                k: self.suite.k,
-            },
-            pool_queries,
-        ))
+        Ok(pairs)
     }
 
     /// Re-checks the fast path for `w` through the real replay (current wiring) and the paired

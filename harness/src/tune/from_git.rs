@@ -23,7 +23,7 @@
 //! with a `Query:` trailer touches a file of the corpus folder that is not one of its records;
 //! a `Query:` trailer is empty.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -84,20 +84,9 @@ pub(crate) fn read_history(
     since: Option<NaiveDate>,
 ) -> Result<(usize, Vec<Entry>)> {
     let dir = &corpus.root;
-    let inside = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["rev-parse", "--is-inside-work-tree"])
-        .output()
-        .with_context(|| format!("cannot run git in {} (is git installed?)", dir.display()))?;
-    if !inside.status.success() || String::from_utf8_lossy(&inside.stdout).trim() != "true" {
-        bail!(
-            "{}: the corpus folder is not inside a git repository; `ranklab merges from-git` reads merges from the commits that touched it (run it in the repository that holds the corpus, or keep merges.yaml by hand)",
-            dir.display()
-        );
-    }
+    require_work_tree(dir)?;
     // Records by canonical path.
-    let mut records = std::collections::HashMap::new();
+    let mut records = HashMap::new();
     for d in &corpus.docs {
         let p = d.source.canonicalize().unwrap_or_else(|_| d.source.clone());
         records.insert(p, d.id.clone());
@@ -112,72 +101,16 @@ pub(crate) fn read_history(
     let mut n_commits = 0;
     let mut out = Vec::new();
     for hash in commits.lines().filter(|l| !l.is_empty()) {
-        let meta = git(
-            dir,
-            &[
-                "show",
-                "-s",
-                "--format=%cs%x00%s%x00%(trailers:key=Query,unfold=true)",
-                hash,
-            ],
-        )?;
-        let mut parts = meta.splitn(3, '\0');
-        let (date, subject, trailers) = (
-            parts.next().unwrap_or_default().trim(),
-            parts.next().unwrap_or_default(),
-            parts.next().unwrap_or_default(),
-        );
         let short = &hash[..hash.len().min(12)];
-        let mut queries = Vec::new();
-        for line in trailers.lines().filter(|l| !l.trim().is_empty()) {
-            let value = line.split_once(':').map_or("", |(_, v)| v).trim();
-            if value.is_empty() {
-                bail!(
-                    "commit {short} ({subject:?}): its `Query:` trailer is empty; write the query someone runs after the change, e.g. `Query: how often do we release` (amend the commit message, or remove the empty trailer)"
-                );
-            }
-            queries.push(value.to_string());
-        }
+        let (date, subject, queries) = queries_of(dir, hash, short)?;
         if queries.is_empty() {
             continue;
         }
         n_commits += 1;
-        let merged = parse_date(date).with_context(|| {
+        let merged = parse_date(&date).with_context(|| {
             format!("commit {short}: git gave the committer date {date:?}, not YYYY-MM-DD")
         })?;
-        let changed = git(
-            dir,
-            &[
-                "diff-tree",
-                "--root",
-                "--no-commit-id",
-                "-r",
-                "--relative",
-                "--name-status",
-                "--no-renames",
-                hash,
-            ],
-        )?;
-        let mut touched = Vec::new();
-        for line in changed.lines() {
-            let Some((status, name)) = line.split_once('\t') else {
-                continue;
-            };
-            if status.starts_with('D') {
-                continue;
-            }
-            let path = dir.join(name);
-            let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
-            match records.get(&canon) {
-                Some(id) => touched.push((name.to_string(), id.clone())),
-                None => bail!(
-                    "commit {short} ({subject:?}) has a `Query:` trailer but touches {}, which is not a record of the corpus {} (a record is a `*.md` file with front matter that the corpus loads); move the change to its own commit without a `Query:` trailer",
-                    path.display(),
-                    dir.display()
-                ),
-            }
-        }
-        touched.sort();
+        let touched = touched_records(dir, hash, &records, || format!("{short} ({subject:?})"))?;
         let several = queries.len() * touched.len() > 1;
         let mut n = 0;
         for q in &queries {
@@ -197,6 +130,99 @@ pub(crate) fn read_history(
         }
     }
     Ok((n_commits, out))
+}
+
+/// Refuses a corpus folder that is not inside a git work tree.
+fn require_work_tree(dir: &Path) -> Result<()> {
+    let inside = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--is-inside-work-tree"])
+        .output()
+        .with_context(|| format!("cannot run git in {} (is git installed?)", dir.display()))?;
+    if !inside.status.success() || String::from_utf8_lossy(&inside.stdout).trim() != "true" {
+        bail!(
+            "{}: the corpus folder is not inside a git repository; `ranklab merges from-git` reads merges from the commits that touched it (run it in the repository that holds the corpus, or keep merges.yaml by hand)",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// A commit's committer date (as git gives it), subject and `Query:` trailers, in order; an
+/// empty trailer is an error.
+fn queries_of(dir: &Path, hash: &str, short: &str) -> Result<(String, String, Vec<String>)> {
+    let meta = git(
+        dir,
+        &[
+            "show",
+            "-s",
+            "--format=%cs%x00%s%x00%(trailers:key=Query,unfold=true)",
+            hash,
+        ],
+    )?;
+    let mut parts = meta.splitn(3, '\0');
+    let (date, subject, trailers) = (
+        parts.next().unwrap_or_default().trim(),
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    );
+    let mut queries = Vec::new();
+    for line in trailers.lines().filter(|l| !l.trim().is_empty()) {
+        let value = line.split_once(':').map_or("", |(_, v)| v).trim();
+        if value.is_empty() {
+            bail!(
+                "commit {short} ({subject:?}): its `Query:` trailer is empty; write the query someone runs after the change, e.g. `Query: how often do we release` (amend the commit message, or remove the empty trailer)"
+            );
+        }
+        queries.push(value.to_string());
+    }
+    Ok((date.to_string(), subject.to_string(), queries))
+}
+
+/// The records a commit adds or modifies (deletions skipped), as (file name, record id) sorted;
+/// a file of the folder that is not a record is an error naming the commit (`commit`).
+fn touched_records(
+    dir: &Path,
+    hash: &str,
+    records: &HashMap<PathBuf, String>,
+    commit: impl Fn() -> String,
+) -> Result<Vec<(String, String)>> {
+    let changed = git(
+        dir,
+        &[
+            "diff-tree",
+            "--root",
+            "--no-commit-id",
+            "-r",
+            "--relative",
+            "--name-status",
+            "--no-renames",
+            hash,
+        ],
+    )?;
+    let mut touched = Vec::new();
+    for line in changed.lines() {
+        let Some((status, name)) = line.split_once('\t') else {
+            continue;
+        };
+        if status.starts_with('D') {
+            continue;
+        }
+        let path = dir.join(name);
+        let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
+        match records.get(&canon) {
+            Some(id) => touched.push((name.to_string(), id.clone())),
+            None => bail!(
+                "commit {} has a `Query:` trailer but touches {}, which is not a record of the corpus {} (a record is a `*.md` file with front matter that the corpus loads); move the change to its own commit without a `Query:` trailer",
+                commit(),
+                path.display(),
+                dir.display()
+            ),
+        }
+    }
+    touched.sort();
+    Ok(touched)
 }
 
 /// A YAML double-quoted scalar.

@@ -62,11 +62,25 @@ fn colour(t: f64) -> String {
     format!("#{:02x}{:02x}{:02x}", mix(0), mix(1), mix(2))
 }
 
+/// A cell's side, in pixels.
+const CELL: f64 = 18.0;
+/// The plot's left edge.
+const LEFT: f64 = 70.0;
+/// The plot's top edge.
+const TOP: f64 = 84.0;
+
+/// The left edge of column `s` (superseded, in units).
+fn x(s: f64) -> f64 {
+    LEFT + s * CELL
+}
+
+/// The top edge of row `d` (deprecated, in units): the largest at the top.
+fn y(m: &Map, d: f64) -> f64 {
+    TOP + (f64::from(m.side) - d) * CELL
+}
+
 /// The SVG of the map, chosen and current marked.
 pub(crate) fn svg(m: &Map, title: &str, chosen: &Weights, current: &Weights) -> String {
-    const CELL: f64 = 18.0;
-    const LEFT: f64 = 70.0;
-    const TOP: f64 = 84.0;
     let n = f64::from(m.side) + 1.0;
     let (lo, hi) = m
         .cells
@@ -93,9 +107,6 @@ pub(crate) fn svg(m: &Map, title: &str, chosen: &Weights, current: &Weights) -> 
             note,
         );
     }
-    // y: deprecated, top = largest; x: superseded.
-    let x = |s: f64| LEFT + s * CELL;
-    let y = |d: f64| TOP + (f64::from(m.side) - d) * CELL;
     for (s, col) in m.cells.iter().enumerate() {
         for (d, c) in col.iter().enumerate() {
             let Some((mrr, ok)) = c else { continue };
@@ -104,10 +115,23 @@ pub(crate) fn svg(m: &Map, title: &str, chosen: &Weights, current: &Weights) -> 
             } else {
                 BROKEN.to_string()
             };
-            svg.rect(x(s as f64), y(d as f64), CELL, CELL, &fill, Some(BLANK));
+            svg.rect(x(s as f64), y(m, d as f64), CELL, CELL, &fill, Some(BLANK));
         }
     }
-    let unit = f64::from(m.unit) / 100.0;
+    axes(&mut svg, m);
+    let ly = markers(&mut svg, m, chosen, current);
+    // Wide enough for the bold title (about 0.62 em per character in DejaVu Sans Bold).
+    let title_width = 16.0 + 14.0 * 0.62 * title.chars().count() as f64;
+    svg.finish(
+        (LEFT + n * CELL + 20.0).max(title_width.ceil()),
+        ly + 16.0,
+        title,
+    )
+}
+
+/// Tick labels every fourth unit on both axes, and the axes' names.
+fn axes(svg: &mut Svg, m: &Map) {
+    let n = f64::from(m.side) + 1.0;
     for i in (0..=m.side).step_by(4) {
         let v = hundredths(u32::from(i) * u32::from(m.unit));
         svg.text(
@@ -119,7 +143,7 @@ pub(crate) fn svg(m: &Map, title: &str, chosen: &Weights, current: &Weights) -> 
             &v,
         );
         svg.text(
-            (LEFT - 6.0, y(f64::from(i)) + CELL / 2.0 + 4.0),
+            (LEFT - 6.0, y(m, f64::from(i)) + CELL / 2.0 + 4.0),
             10.0,
             Anchor::End,
             MUTED,
@@ -143,14 +167,21 @@ pub(crate) fn svg(m: &Map, title: &str, chosen: &Weights, current: &Weights) -> 
         false,
         "deprecated",
     );
+}
+
+/// The current (white) and chosen (orange) points, and their legend below the plot; returns
+/// the legend's baseline.
+fn markers(svg: &mut Svg, m: &Map, chosen: &Weights, current: &Weights) -> f64 {
+    let n = f64::from(m.side) + 1.0;
+    let unit = f64::from(m.unit) / 100.0;
     // Markers at the weights' positions (cell centres for grid values).
-    let mark = |svg: &mut Svg, w: &Weights, fill: &str| {
+    let mut mark = |w: &Weights, fill: &str| {
         let cx = x(f64::from(w.superseded) / unit) + CELL / 2.0;
-        let cy = y(f64::from(w.deprecated) / unit) + CELL / 2.0;
+        let cy = y(m, f64::from(w.deprecated) / unit) + CELL / 2.0;
         svg.circle(cx, cy, 6.0, fill, INK);
     };
-    mark(&mut svg, current, "#ffffff");
-    mark(&mut svg, chosen, "#f0a030");
+    mark(current, "#ffffff");
+    mark(chosen, "#f0a030");
     let ly = TOP + n * CELL + 52.0;
     svg.circle(LEFT + 6.0, ly - 4.0, 6.0, "#f0a030", INK);
     svg.text((LEFT + 18.0, ly), 11.0, Anchor::Start, INK, false, "chosen");
@@ -163,13 +194,7 @@ pub(crate) fn svg(m: &Map, title: &str, chosen: &Weights, current: &Weights) -> 
         false,
         "current",
     );
-    // Wide enough for the bold title (about 0.62 em per character in DejaVu Sans Bold).
-    let title_width = 16.0 + 14.0 * 0.62 * title.chars().count() as f64;
-    svg.finish(
-        (LEFT + n * CELL + 20.0).max(title_width.ceil()),
-        ly + 16.0,
-        title,
-    )
+    ly
 }
 
 /// Sensitivity: window MRR with one weight moved by -2..=+2 grid units from `at` (others

@@ -44,18 +44,22 @@ pub(crate) struct Outcome<'a> {
 
 /// The report, without its last line (what was written).
 pub(crate) fn markdown(o: &Outcome<'_>) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# ranklab tune — {}\n", o.inputs.suite.name);
+    settings(&mut md, o);
+    weights_section(&mut md, o);
+    let _ = writeln!(md, "## Why these weights\n\n{}\n", o.chosen.why);
+    rolling_section(&mut md, o);
+    top_candidates(&mut md, o);
+    merge_ranks(&mut md, o);
+    md
+}
+
+/// The report's opening paragraphs: the merges of the window and its split, the first stage
+/// and the practice file, the grid and the objective.
+fn settings(md: &mut String, o: &Outcome<'_>) {
     let inp = o.inputs;
     let grid = o.grid;
-    let as_of = o.as_of;
-    let chosen = o.chosen;
-    let train_only = o.train_only;
-    let chosen_w = chosen.weights;
-    let train_w = train_only.weights;
-    let current_w = inp.practice.weights;
-    let current_score = o.problem.score(&current_w);
-    let current_ok = o.problem.paired_ok(&current_w);
-    let mut md = String::new();
-    let _ = writeln!(md, "# ranklab tune — {}\n", inp.suite.name);
     let _ = writeln!(
         md,
         "Merges `{}`: {} of {} merged in the window {}..={} ({} days up to the as-of date {}{}). Train: the older {}{}; held out: the newest {}{}.\n",
@@ -65,7 +69,7 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
         inp.window.from,
         inp.window.to,
         inp.window.days,
-        as_of,
+        o.as_of,
         match inp.window.ignored {
             0 => String::new(),
             1 => "; 1 merge dated after it ignored".to_string(),
@@ -103,6 +107,18 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
         inp.suite.k,
         o.epsilon
     );
+}
+
+/// "Chosen and current weights": the table of the chosen, train-selected and current weights,
+/// then the in-sample, held-out and suite-task comparisons.
+fn weights_section(md: &mut String, o: &Outcome<'_>) {
+    let inp = o.inputs;
+    let chosen = o.chosen;
+    let chosen_w = chosen.weights;
+    let train_w = o.train_only.weights;
+    let current_w = inp.practice.weights;
+    let current_score = o.problem.score(&current_w);
+    let current_ok = o.problem.paired_ok(&current_w);
     let k = inp.suite.k;
     let _ = writeln!(md, "## Chosen and current weights\n");
     let _ = writeln!(
@@ -114,7 +130,7 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
     let suite = |w: &Weights| o.problem.task_figures(w);
     let (chosen_t, current_t) = (suite(&chosen_w), suite(&current_w));
     weights_row(
-        &mut md,
+        md,
         if chosen.kept_current {
             "chosen (kept: no candidate beats the practice file)"
         } else {
@@ -126,7 +142,7 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
         true,
     );
     weights_row(
-        &mut md,
+        md,
         "selected on train only (held-out is out-of-sample)",
         &train_w,
         &train_s,
@@ -134,7 +150,7 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
         true,
     );
     weights_row(
-        &mut md,
+        md,
         "current (practice file)",
         &current_w,
         &current_score,
@@ -166,8 +182,11 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
             ""
         }
     );
-    let _ = writeln!(md, "## Why these weights\n\n{}\n", chosen.why);
-    rolling_section(&mut md, o);
+}
+
+/// "Top N candidates on the window": the best passing candidates, in the search's order.
+fn top_candidates(md: &mut String, o: &Outcome<'_>) {
+    let k = o.inputs.suite.k;
     let _ = writeln!(
         md,
         "## Top {} candidates on the window\n",
@@ -179,7 +198,7 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
         .take(o.top)
         .enumerate()
     {
-        let w = grid.weights(s.point);
+        let w = o.grid.weights(s.point);
         let f = s.score.expect("passing").window;
         let _ = writeln!(
             md,
@@ -193,9 +212,17 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
             f.recall()
         );
     }
+}
+
+/// "Rank of the expected record, per merge": under the current and the chosen weights.
+fn merge_ranks(md: &mut String, o: &Outcome<'_>) {
+    let inp = o.inputs;
     let _ = writeln!(md, "\n## Rank of the expected record, per merge\n");
     let _ = writeln!(md, "| merge | merged | part | expected | current weights | chosen weights |\n|---|---|---|---|---:|---:|");
-    let (rc, rn) = (o.problem.ranks(&current_w), o.problem.ranks(&chosen_w));
+    let (rc, rn) = (
+        o.problem.ranks(&inp.practice.weights),
+        o.problem.ranks(&o.chosen.weights),
+    );
     for (i, m) in inp.window.merges.iter().enumerate() {
         let r = |x: Option<usize>| x.map_or("-".to_string(), |v| v.to_string());
         let part = if i < inp.window.train {
@@ -213,8 +240,6 @@ pub(crate) fn markdown(o: &Outcome<'_>) -> String {
             r(rn[i])
         );
     }
-
-    md
 }
 
 fn span(m: &[Merge]) -> String {

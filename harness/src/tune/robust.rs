@@ -295,44 +295,21 @@ pub(crate) fn refine(
     if u <= 1 || choice.kept_current {
         return;
     }
-    let top = u.saturating_mul(grid.max_units);
     let c = choice.hundredths;
-    let lo: [u16; 4] = c.map(|x| x.saturating_sub(u - 1));
-    let hi: [u16; 4] = c.map(|x| (x + (u - 1)).min(top));
-    let dims: [usize; 4] = std::array::from_fn(|k| usize::from(hi[k] - lo[k]) + 1);
-    let n: usize = dims.iter().product();
-    let at = |i: usize| -> [u16; 4] {
-        let mut r = i;
-        let mut p = [0u16; 4];
-        for k in (0..4).rev() {
-            p[k] = lo[k] + (r % dims[k]) as u16;
-            r /= dims[k];
-        }
-        p
-    };
-    let valid = |p: &[u16; 4]| p[1] >= p[0] && p[3] >= p[2];
-    let figs: Vec<Option<Figures>> = (0..n)
-        .map(|i| {
-            let p = at(i);
-            if !valid(&p) {
-                return None;
-            }
-            let w = weights_of(p);
-            problem.paired_ok(&w).then(|| *problem.score(&w).part(part))
-        })
-        .collect();
-    let key = |f: &Figures| f.key();
+    let fine = FineBox::around(c, u, u.saturating_mul(grid.max_units));
+    let n = fine.len();
+    let figs = fine.figures(problem, part);
     let mut best = *coarse_best;
     for f in figs.iter().flatten() {
-        if key(f) > key(&best) {
+        if f.key() > best.key() {
             best = *f;
         }
     }
-    let points = (0..n).filter(|&i| valid(&at(i))).count();
+    let points = (0..n).filter(|&i| fine.valid(i)).count();
     let is_tied = |i: usize| figs[i].is_some_and(|f| tied(&best, &f, eps));
     let cells: Vec<Cell> = (0..n)
         .map(|i| {
-            if !valid(&at(i)) {
+            if !fine.valid(i) {
                 Cell::Invalid
             } else if is_tied(i) {
                 Cell::Tied
@@ -343,7 +320,7 @@ pub(crate) fn refine(
         .collect();
     let cands: Vec<([u16; 4], [u32; 4], [u16; 4])> = (0..n)
         .filter(|&i| is_tied(i))
-        .map(|i| (at(i), axis_margins(dims, &cells, i), at(i)))
+        .map(|i| (fine.at(i), axis_margins(fine.dims, &cells, i), fine.at(i)))
         .collect();
     let n_tied = cands.len();
     let refinement = |margin: [u32; 4]| Refinement {
@@ -357,8 +334,123 @@ pub(crate) fn refine(
         choice.refined = Some(refinement([0; 4]));
         return;
     }
-    // Largest margins, then nearest the coarse choice (not the core's centroid: the coarse
-    // choice already is a plateau's centre), then the point itself.
+    let (p, margin) = widest_nearest(&cands, c);
+    let moved = p != c;
+    let better = (best.key() > coarse_best.key()).then_some(&best);
+    choice.why.push_str(&refined_why(
+        u,
+        points,
+        n_tied,
+        better,
+        moved.then_some(p),
+        margin,
+    ));
+    if moved {
+        let w = weights_of(p);
+        choice.hundredths = p;
+        choice.weights = w;
+        choice.figures = *problem.score(&w).part(part);
+    }
+    choice.refined = Some(refinement(margin));
+}
+
+/// The sentence the finer search adds to the choice's why: the box searched, how many points
+/// tie, the better best it found (if any), and whether the choice moves (`moved_to`).
+fn refined_why(
+    u: u16,
+    points: usize,
+    n_tied: usize,
+    better: Option<&Figures>,
+    moved_to: Option<[u16; 4]>,
+    margin: [u32; 4],
+) -> String {
+    format!(
+        " Finer search at 0.01 within ±{} of it: {} points, {} tied{}; {}.",
+        hundredths(u32::from(u - 1)),
+        points,
+        n_tied,
+        match better {
+            Some(best) => format!(
+                " with a better best (MRR {:.4}, recall {:.4})",
+                best.mrr(),
+                best.recall()
+            ),
+            None => String::new(),
+        },
+        match moved_to {
+            Some(p) => format!(
+                "the choice moves to {} (margins {} inside the box)",
+                show(p),
+                margin_text(margin, "0.01")
+            ),
+            None => format!(
+                "the choice stands (margins {} inside the box)",
+                margin_text(margin, "0.01")
+            ),
+        }
+    )
+}
+
+/// The box of the finer search: the points at 0.01 within one coarse step `u` (exclusive) of
+/// a coarse choice, clipped to `0..=top` hundredths.
+struct FineBox {
+    /// The lowest corner, in hundredths.
+    lo: [u16; 4],
+    /// Points along each weight.
+    dims: [usize; 4],
+}
+
+impl FineBox {
+    fn around(c: [u16; 4], u: u16, top: u16) -> FineBox {
+        let lo: [u16; 4] = c.map(|x| x.saturating_sub(u - 1));
+        let hi: [u16; 4] = c.map(|x| (x + (u - 1)).min(top));
+        FineBox {
+            lo,
+            dims: std::array::from_fn(|k| usize::from(hi[k] - lo[k]) + 1),
+        }
+    }
+
+    /// How many points (valid or not).
+    fn len(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    /// The `i`-th point, the last weight varying fastest.
+    fn at(&self, i: usize) -> [u16; 4] {
+        let mut r = i;
+        let mut p = [0u16; 4];
+        for k in (0..4).rev() {
+            p[k] = self.lo[k] + (r % self.dims[k]) as u16;
+            r /= self.dims[k];
+        }
+        p
+    }
+
+    /// Whether the `i`-th point keeps the rules (deprecated >= superseded, editorial_only >=
+    /// amendment).
+    fn valid(&self, i: usize) -> bool {
+        let p = self.at(i);
+        p[1] >= p[0] && p[3] >= p[2]
+    }
+
+    /// Each point's figures on `part`; None for a point against the rules or breaking a pair.
+    fn figures(&self, problem: &Problem, part: Part) -> Vec<Option<Figures>> {
+        (0..self.len())
+            .map(|i| {
+                if !self.valid(i) {
+                    return None;
+                }
+                let w = weights_of(self.at(i));
+                problem.paired_ok(&w).then(|| *problem.score(&w).part(part))
+            })
+            .collect()
+    }
+}
+
+/// Among tied fine points (point, margins, point): the largest margins, then nearest the
+/// coarse choice `c` (not the core's centroid: the coarse choice already is a plateau's
+/// centre), then the point itself. `cands` is not empty.
+fn widest_nearest(cands: &[([u16; 4], [u32; 4], [u16; 4])], c: [u16; 4]) -> ([u16; 4], [u32; 4]) {
     let top_m = cands.iter().map(|x| x.1).max().expect("non-empty");
     let d2 = |p: &[u16; 4]| -> i64 {
         p.iter()
@@ -371,41 +463,7 @@ pub(crate) fn refine(
         .filter(|x| x.1 == top_m)
         .min_by(|a, b| d2(&a.0).cmp(&d2(&b.0)).then(a.2.cmp(&b.2)))
         .expect("non-empty");
-    let moved = p != c;
-    choice.why.push_str(&format!(
-        " Finer search at 0.01 within ±{} of it: {} points, {} tied{}; {}.",
-        hundredths(u32::from(u - 1)),
-        points,
-        n_tied,
-        if key(&best) > key(coarse_best) {
-            format!(
-                " with a better best (MRR {:.4}, recall {:.4})",
-                best.mrr(),
-                best.recall()
-            )
-        } else {
-            String::new()
-        },
-        if moved {
-            format!(
-                "the choice moves to {} (margins {} inside the box)",
-                show(p),
-                margin_text(margin, "0.01")
-            )
-        } else {
-            format!(
-                "the choice stands (margins {} inside the box)",
-                margin_text(margin, "0.01")
-            )
-        }
-    ));
-    if moved {
-        let w = weights_of(p);
-        choice.hundredths = p;
-        choice.weights = w;
-        choice.figures = *problem.score(&w).part(part);
-    }
-    choice.refined = Some(refinement(margin));
+    (p, margin)
 }
 
 #[cfg(test)]

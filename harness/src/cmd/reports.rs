@@ -1,0 +1,97 @@
+//! What `ranklab run` and `ranklab bench` share: the flags saying how engines are asked
+//! (recordings, cluster), replaying suites into reports, then writing them and printing the
+//! summaries and the verdict line.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Result;
+use ranklab_engine::models::remote::Remote;
+
+use crate::external::Mode;
+use crate::report::{self, Rendered};
+
+/// How engines are asked: external engines live or from their recordings, model work here or
+/// on a cluster.
+#[derive(Debug, clap::Args)]
+pub(crate) struct EngineArgs {
+    #[command(flatten)]
+    pub recording: crate::external::RecordingArgs,
+    #[command(flatten)]
+    pub cluster: crate::cluster::ClusterArgs,
+}
+
+/// A checked replay of suites: where recordings are read (or written), how external engines
+/// are asked, and the cluster (one driver, one connection, for every suite).
+pub(crate) struct Plan {
+    /// `<RECORDINGS>`: a suite's recordings are in `<RECORDINGS>/<suite>/runs/`.
+    recordings: PathBuf,
+    /// Live, recording or replaying recordings.
+    mode: Mode,
+    /// The cluster of `--cluster`, if any (None: models run here).
+    remote: Option<Arc<dyn Remote>>,
+}
+
+impl Plan {
+    /// Connects the cluster, if one is named; `reports` is the root of the report tree.
+    pub(crate) fn new(args: &EngineArgs, reports: &Path) -> Result<Plan> {
+        let remote = args.cluster.remote()?;
+        Ok(Plan {
+            recordings: args.recording.recordings_root(reports).to_path_buf(),
+            mode: args.recording.mode(),
+            remote,
+        })
+    }
+
+    /// Replays the suite under its experiment files (none: every experiments*.yaml beside it)
+    /// and renders its reports; nothing is written.
+    pub(crate) fn render(&self, suite: &Path, experiments: &[PathBuf]) -> Result<Rendered> {
+        report::render_suite(
+            suite,
+            experiments,
+            &self.recordings,
+            &self.mode,
+            self.remote.as_ref(),
+        )
+    }
+}
+
+/// What to do with rendered reports.
+pub(crate) struct Output {
+    /// Write each suite's reports to `<REPORTS>/<suite>/` (false: `--dry-run`).
+    pub write: bool,
+    /// Print every whole Markdown report (false: a summary of each).
+    pub print: bool,
+    /// Begin each suite's defaults note with the suite's name (several suites).
+    pub name_notes: bool,
+}
+
+/// Per suite: its defaults note, its reports written to `<reports>/<suite>/` and their
+/// summaries (or whole reports) printed; then the verdict line. The reports are written either
+/// way (they show what failed); the exit code says it: 1 when a check failed.
+pub(crate) fn emit(rendered: &[Rendered], reports: &Path, out: &Output) -> Result<ExitCode> {
+    for rendered in rendered {
+        let dir = reports.join(&rendered.suite.name);
+        if let Some(note) = rendered.defaults_note() {
+            if out.name_notes {
+                println!("{}: {note}\n", rendered.suite.name);
+            } else {
+                println!("{note}\n");
+            }
+        }
+        if out.write {
+            report::write_all(&dir, &rendered.reports)?;
+        }
+        for r in &rendered.reports {
+            report::print_report(r, &dir, out.print, out.write);
+        }
+    }
+    let (line, failed) = report::verdict_line(rendered);
+    println!("{line}");
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
