@@ -9,6 +9,7 @@
 //! - [`paired`]: paired legacy-vs-current assertions.
 //! - [`trec`]: TREC run and qrels files (streaming parser, writer).
 //! - [`replay`]: runs every task under every configuration.
+//! - [`engine_spec`]: `engine:` of a configuration (an external engine's settings), checked.
 //! - [`external`]: engines outside ranklab (command adapter), and their recordings.
 //! - [`report`]: typed tables to Markdown, CSV (the `csv` crate) and JSON; atomic writes.
 //! - [`gate`]: the CI regression gate (baseline file, one-sided verdicts).
@@ -23,6 +24,7 @@ pub mod cli;
 pub(crate) mod cluster;
 pub(crate) mod cmd;
 pub mod compare;
+pub mod engine_spec;
 pub mod external;
 pub mod gate;
 pub(crate) mod help_formats;

@@ -414,7 +414,7 @@ pub struct Configuration {
     pub retriever: Retriever,
     /// An external engine as the first stage (command or HTTP adapter).
     #[serde(default)]
-    pub engine: Option<crate::external::EngineSpec>,
+    pub engine: Option<crate::engine_spec::EngineSpec>,
     /// Bi-encoder model id (dense, fusion).
     #[serde(default)]
     pub embedder: Option<String>,
@@ -678,7 +678,7 @@ mod formats_reference_experiments {
     fn formats_md_names_every_experiments_field() {
         let reference = include_str!("../../docs/formats.md");
         let engines = include_str!("../../docs/engines.md");
-        let shape = ranklab_engine::yaml::shape::of::<crate::external::EngineSpec>();
+        let shape = ranklab_engine::yaml::shape::of::<crate::engine_spec::EngineSpec>();
         let elsewhere: Vec<&str> = shape
             .fields
             .keys()
@@ -691,7 +691,7 @@ mod formats_reference_experiments {
             &elsewhere,
         )
         .unwrap();
-        ranklab_engine::yaml::shape::documented::<crate::external::EngineSpec>(engines, "", &[])
+        ranklab_engine::yaml::shape::documented::<crate::engine_spec::EngineSpec>(engines, "", &[])
             .unwrap();
     }
 

@@ -17,7 +17,8 @@ use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use sha2::Digest;
 
-use super::{request_for, EngineSpec, Exchange};
+use super::{request_for, Exchange};
+use crate::engine_spec::EngineSpec;
 use crate::suite::Task;
 
 /// A recorded external configuration.
