@@ -693,7 +693,12 @@ pub fn replay_with(
             weights: *w,
         })
         .collect();
-    let mut ext = crate::external::run_all(corpus, suite, ex, opts)?;
+    let ext_opts = crate::external::RunOptions {
+        mode: &opts.external,
+        recordings: opts.recordings.as_deref(),
+        recorded: &opts.recorded,
+    };
+    let mut ext = crate::external::run_all(corpus, suite, ex, &ext_opts)?;
     if engine.offloaded {
         // Every query vector in one call, so the cluster gets them as shards, not one by one.
         let used: BTreeSet<&str> = ex

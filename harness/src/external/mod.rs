@@ -484,12 +484,26 @@ pub fn stub_document(id: &str) -> ranklab_engine::corpus::Document {
     }
 }
 
+/// How [`run_all`] runs the external configurations (a replay's options, as far as they concern
+/// external engines).
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions<'a> {
+    /// Live engines, `--record` or `--from-recording`.
+    pub mode: &'a Mode,
+    /// Where recordings are read from (`reports/<suite>/runs`); a live run compares its
+    /// rankings with a recording found there.
+    pub recordings: Option<&'a Path>,
+    /// Under `--from-recording`, recordings already drawn, by configuration name: used instead
+    /// of a file.
+    pub recorded: &'a [recording::Recording],
+}
+
 /// Runs every external configuration of `ex` (live, recording, or from recordings).
 pub fn run_all(
     corpus: &ranklab_engine::corpus::Corpus,
     suite: &crate::suite::Suite,
     ex: &crate::suite::Experiments,
-    opts: &crate::replay::ReplayOptions,
+    opts: &RunOptions,
 ) -> Result<Lists> {
     use ranklab_engine::ranking::Hit;
     let mut out = Lists {
@@ -507,7 +521,7 @@ pub fn run_all(
             .as_ref()
             .map(|d| d.join(recording::file_name(&c.name)));
         let drawn = opts.recorded.iter().find(|r| r.configuration == c.name);
-        let recorded = match (&opts.external, &rec_path) {
+        let recorded = match (opts.mode, &rec_path) {
             (Mode::FromRecording, _) if drawn.is_some() => drawn.cloned(),
             (Mode::FromRecording, Some(p)) => Some(recording::Recording::load(
                 p,
@@ -528,9 +542,9 @@ pub fn run_all(
             &suite.tasks,
             k,
             recorded.as_ref(),
-            opts.external != Mode::Live,
+            *opts.mode != Mode::Live,
         )?;
-        if opts.external == Mode::Live {
+        if *opts.mode == Mode::Live {
             if let Some(p) = rec_path.as_ref().filter(|p| p.is_file()) {
                 note_changes(p, &c.name, spec, suite, k, &fetched);
             }
@@ -579,7 +593,7 @@ pub fn run_all(
             lists.push(list);
         }
         out.lists.insert(ci, lists);
-        let recording = (opts.external != Mode::Live).then(|| recording::Recording {
+        let recording = (*opts.mode != Mode::Live).then(|| recording::Recording {
             configuration: c.name.clone(),
             hash: recording::config_hash(spec, k),
             version: fetched.version.clone(),
@@ -638,33 +652,6 @@ fn note_changes(
             changed.join(", ")
         );
     }
-}
-
-/// The report's lines on external engines (empty when the experiment has none).
-pub fn report_section(replay: &crate::replay::Replay) -> String {
-    if replay.external.is_empty() {
-        return String::new();
-    }
-    let mut s = String::from("## External engines\n\n");
-    for e in &replay.external {
-        let version = e
-            .version
-            .as_ref()
-            .map_or(String::new(), |v| format!(" (version {v})"));
-        s.push_str(&format!(
-            "- `{}`{version}: {} hits name documents outside the corpus (kept, unjudged: they count as misses)",
-            e.configuration, e.unjudged_hits
-        ));
-        if e.empty_tasks > 0 {
-            s.push_str(&format!(
-                "; {} tasks the engine answered with an error counted as empty rankings (`on_error: empty`)",
-                e.empty_tasks
-            ));
-        }
-        s.push_str(".\n");
-    }
-    s.push('\n');
-    s
 }
 
 /// `--record` / `--from-recording`, shared by `run`, `bench` and `gate`.

@@ -12,6 +12,7 @@ pub mod adr;
 pub mod atomic;
 pub mod configs;
 pub mod decision;
+pub mod external;
 pub mod plots;
 pub mod stats_section;
 pub mod table;
@@ -535,7 +536,7 @@ pub fn render_with(
     writeln!(md, "{}\n", stats.method)?;
     md.push_str(&configs::markdown(&replay.runs, &practice));
     md.push_str(&paired_markdown(paired));
-    md.push_str(&crate::external::report_section(replay));
+    md.push_str(&external::section(replay));
     md.push_str(&warranty.markdown()?);
     let plots = plots::render_computed(&computed, &all, suite, ex, replay, stem)?;
     md.push_str(&plots.markdown);
