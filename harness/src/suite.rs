@@ -16,6 +16,8 @@ use ranklab_engine::policy::Wiring;
 use ranklab_engine::yaml::Lines;
 use serde::Deserialize;
 
+pub use crate::root::read_yaml;
+
 pub mod beir;
 mod depth;
 mod discover;
@@ -23,7 +25,10 @@ mod names;
 
 pub use depth::check_depth;
 pub use discover::{experiment_files, suites};
-pub use names::{check_names, load_experiments};
+pub use names::{
+    check_names, configuration_file_names, experiment_file_names, load_experiments,
+    recording_file_name, OTHER_WRITERS,
+};
 
 /// Largest accepted cutoff; larger values are almost certainly a typo.
 pub const MAX_K: usize = 10_000;
@@ -100,19 +105,6 @@ enum Expected {
     One(String),
     Many(Vec<String>),
     Graded(BTreeMap<String, i32>),
-}
-
-/// Reads a YAML file into `T` through the engine's one loader ([`ranklab_engine::yaml::read`]):
-/// errors name the file, line and column and say what to do.
-pub fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, String)> {
-    ranklab_engine::yaml::read(path).map_err(|e| match e {
-        ranklab_engine::Error::Io { path, source } => anyhow::anyhow!(
-            "cannot read {}{}: {source}",
-            path.display(),
-            crate::root::tried(&path)
-        ),
-        e => e.into(),
-    })
 }
 
 impl Suite {

@@ -18,6 +18,8 @@ pub mod stats_section;
 pub mod table;
 pub mod warranty;
 
+pub use crate::suite::{configuration_file_names, experiment_file_names, OTHER_WRITERS};
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -315,44 +317,6 @@ pub struct SuiteReport {
     pub failures: Vec<String>,
 }
 
-/// What an experiment named `stem` writes into its suite's report folder, besides `qrels.txt`
-/// and its configurations' files ([`configuration_file_names`]). [`render_suite`] refuses to
-/// write any other, so the names checked at load ([`crate::suite::check_names`]) are these.
-pub fn experiment_file_names(stem: &str) -> Vec<String> {
-    [
-        ".md",
-        ".csv",
-        ".json",
-        ".stats.csv",
-        ".warranty.csv",
-        ".tasks.csv",
-        ".metrics.svg",
-        ".delta.svg",
-        ".tasks.svg",
-    ]
-    .iter()
-    .map(|suffix| format!("{stem}{suffix}"))
-    .collect()
-}
-
-/// What a configuration named `name` writes into its suite's report folder: its run and, for an
-/// external engine under `--record`, its recording.
-pub fn configuration_file_names(name: &str) -> Vec<String> {
-    vec![
-        format!("runs/{name}.trec"),
-        format!("runs/{}", crate::external::recording::file_name(name)),
-    ]
-}
-
-/// Files another command writes into a suite's report folder, which no experiment may write:
-/// `(file, command)` (`ranklab tune --reports`, see `tune/session.rs`).
-pub const OTHER_WRITERS: &[(&str, &str)] = &[
-    ("tuning.md", "ranklab tune"),
-    ("tuning.csv", "ranklab tune"),
-    ("tuning.json", "ranklab tune"),
-    ("tuning.heatmap.svg", "ranklab tune"),
-];
-
 impl SuiteReport {
     /// `wrote reports/docir/retrieval.md (+ 5 csv, json, 3 svg, 6 runs, qrels)`, `dir` being
     /// the report directory as the user should read it.
@@ -564,7 +528,7 @@ pub fn render_with(
     for s in &replay.external {
         if let Some(r) = &s.recording {
             files.push((
-                PathBuf::from("runs").join(crate::external::recording::file_name(&s.configuration)),
+                PathBuf::from("runs").join(crate::suite::recording_file_name(&s.configuration)),
                 r.to_bytes(),
             ));
         }
@@ -871,7 +835,7 @@ fn check_files(reports: &[SuiteReport]) -> Result<()> {
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
             let run = path.parent() == Some(Path::new("runs"))
                 && name.as_deref().is_some_and(|n| {
-                    n.ends_with(".trec") || n.ends_with(&crate::external::recording::file_name(""))
+                    n.ends_with(".trec") || n.ends_with(&crate::suite::recording_file_name(""))
                 });
             if !run && !own.contains(path) {
                 anyhow::bail!(
