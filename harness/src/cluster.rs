@@ -122,39 +122,6 @@ impl Ray {
     }
 }
 
-/// `--cluster`, `--shard-records`, `--ray-python`: shared by `beir`, `run` and `bench`.
-#[derive(Debug, Clone, clap::Args)]
-pub(crate) struct ClusterArgs {
-    /// Compute the vectors and cross-encoder scores missing from the cache on a Ray cluster
-    /// (ray://HOST:PORT, the head's Ray Client port): ranklab splits them into shards, runs
-    /// `ranklab work` on the nodes through harness/ray/driver.py, verifies every returned record
-    /// file and merges it into the cache; results are bit-identical to a local run. The binary
-    /// and $RANKLAB_CACHE/models must be on a path every node reads.
-    #[arg(long, value_name = "ray://HOST:PORT")]
-    pub cluster: Option<String>,
-    /// Records (texts or pairs) per shard with --cluster; a query's pairs are never split.
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
-    pub shard_records: u64,
-    /// The Python that has ray==2.40.0 (default: $RANKLAB_RAY_PYTHON, else python3).
-    #[arg(long)]
-    pub ray_python: Option<PathBuf>,
-}
-
-impl ClusterArgs {
-    /// The cluster `--cluster` names, checked ([`Ray::connect`]); None without the flag.
-    pub(crate) fn remote(&self) -> Result<Option<std::sync::Arc<dyn Remote>>> {
-        let Some(address) = &self.cluster else {
-            return Ok(None);
-        };
-        let ray = Ray::connect(
-            address,
-            self.ray_python.clone(),
-            self.shard_records as usize,
-        )?;
-        Ok(Some(std::sync::Arc::new(ray)))
-    }
-}
-
 impl std::fmt::Debug for Ray {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ray")

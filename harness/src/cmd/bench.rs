@@ -24,9 +24,9 @@ pub(crate) struct BenchArgs {
     #[arg(long)]
     pub print: bool,
     #[command(flatten)]
-    pub recording: crate::external::RecordingArgs,
+    pub recording: super::args::RecordingArgs,
     #[command(flatten)]
-    pub cluster: crate::cluster::ClusterArgs,
+    pub cluster: super::args::ClusterArgs,
 }
 
 /// Runs the command.

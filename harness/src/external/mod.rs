@@ -654,39 +654,6 @@ fn note_changes(
     }
 }
 
-/// `--record` / `--from-recording`, shared by `run`, `bench` and `gate`.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct RecordingArgs {
-    /// Ask external engines and keep every request and response beside each run
-    /// (`runs/<configuration>.recording.json`).
-    #[arg(long)]
-    pub record: bool,
-    /// Read external engines' responses from the recordings beside the runs instead of asking
-    /// them (no engine needs to run); the reports are byte-identical to the recorded run's.
-    #[arg(long, conflicts_with = "record")]
-    pub from_recording: bool,
-    /// Root of the report tree whose `<suite>/runs/` hold the recordings (default: the
-    /// `--reports` tree), so `--from-recording` can render into another, empty tree.
-    #[arg(long, value_name = "DIR")]
-    pub recordings: Option<PathBuf>,
-}
-
-impl RecordingArgs {
-    /// The report tree the recordings are read from (`--recordings`, else `reports`).
-    pub fn recordings_root<'a>(&'a self, reports: &'a Path) -> &'a Path {
-        self.recordings.as_deref().unwrap_or(reports)
-    }
-
-    /// The mode these flags ask for.
-    pub fn mode(&self) -> Mode {
-        match (self.record, self.from_recording) {
-            (true, _) => Mode::Record,
-            (_, true) => Mode::FromRecording,
-            _ => Mode::Live,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
