@@ -1,5 +1,5 @@
-//! The report's section on external engines: per external configuration, the hits outside the
-//! corpus, the tasks counted empty and the engine's version.
+//! The report's section on external engines (Markdown and JSON): per external configuration, the
+//! hits outside the corpus, the tasks counted empty and the engine's version.
 
 use crate::replay::Replay;
 
@@ -28,4 +28,26 @@ pub fn section(replay: &Replay) -> String {
     }
     s.push('\n');
     s
+}
+
+/// What each external engine did, as in the Markdown's section, for the report's JSON (None when
+/// the experiment has none, so other reports keep their bytes).
+pub fn json(replay: &Replay) -> Option<serde_json::Value> {
+    if replay.external.is_empty() {
+        return None;
+    }
+    Some(
+        replay
+            .external
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "configuration": e.configuration,
+                    "version": e.version,
+                    "hits_outside_corpus": e.unjudged_hits,
+                    "tasks_counted_empty": e.empty_tasks,
+                })
+            })
+            .collect(),
+    )
 }
