@@ -505,7 +505,6 @@ pub fn run_all(
     ex: &crate::suite::Experiments,
     opts: &RunOptions,
 ) -> Result<Lists> {
-    use ranklab_engine::ranking::Hit;
     let mut out = Lists {
         lists: Default::default(),
         unjudged: Vec::new(),
@@ -520,21 +519,7 @@ pub fn run_all(
             .recordings
             .as_ref()
             .map(|d| d.join(recording::file_name(&c.name)));
-        let drawn = opts.recorded.iter().find(|r| r.configuration == c.name);
-        let recorded = match (opts.mode, &rec_path) {
-            (Mode::FromRecording, _) if drawn.is_some() => drawn.cloned(),
-            (Mode::FromRecording, Some(p)) => Some(recording::Recording::load(
-                p,
-                &c.name,
-                spec,
-                &suite.tasks,
-                k,
-            )?),
-            (Mode::FromRecording, None) => {
-                bail!("--from-recording needs the directory of the recordings")
-            }
-            _ => None,
-        };
+        let recorded = recorded_for(opts, &c.name, spec, suite, k, rec_path.as_deref())?;
         let mut fetched = fetch(
             &c.name,
             spec,
@@ -549,49 +534,14 @@ pub fn run_all(
                 note_changes(p, &c.name, spec, suite, k, &fetched);
             }
         }
-        let mut lists = Vec::with_capacity(suite.tasks.len());
-        let (mut unjudged_hits, mut empty_tasks) = (0, 0);
-        for (t, r) in suite.tasks.iter().zip(&fetched.per_task) {
-            let Ok(hits) = r else {
-                empty_tasks += 1;
-                lists.push(Vec::new());
-                continue;
-            };
-            let n = hits.len();
-            let mut list = Vec::with_capacity(n);
-            for (i, h) in hits.iter().enumerate() {
-                let doc = match corpus.index_of(&h.id) {
-                    Some(d) => d,
-                    None => {
-                        unjudged_hits += 1;
-                        let next = corpus.len() + out.unjudged.len();
-                        *outside.entry(h.id.clone()).or_insert_with(|| {
-                            out.unjudged.push(h.id.clone());
-                            next
-                        })
-                    }
-                };
-                let score = match h.score {
-                    Some(s) => s as f32,
-                    None => (n - i) as f32,
-                };
-                if !score.is_finite() {
-                    bail!(
-                        "configuration {:?}, task {}: hit {:?} has score {}, outside the range of a 32-bit float",
-                        c.name,
-                        t.id,
-                        h.id,
-                        h.score.unwrap_or_default()
-                    );
-                }
-                list.push(Hit {
-                    doc,
-                    score,
-                    section: 0,
-                });
-            }
-            lists.push(list);
-        }
+        let (lists, unjudged_hits, empty_tasks) = as_hits(
+            corpus,
+            &c.name,
+            suite,
+            &fetched,
+            &mut outside,
+            &mut out.unjudged,
+        )?;
         out.lists.insert(ci, lists);
         let recording = (*opts.mode != Mode::Live).then(|| recording::Recording {
             configuration: c.name.clone(),
@@ -608,6 +558,88 @@ pub fn run_all(
         });
     }
     Ok(out)
+}
+
+/// The recording a configuration's responses are read from: under `--from-recording`, the one
+/// drawn already or the file at `rec_path`; otherwise none.
+fn recorded_for(
+    opts: &RunOptions,
+    name: &str,
+    spec: &EngineSpec,
+    suite: &crate::suite::Suite,
+    k: usize,
+    rec_path: Option<&Path>,
+) -> Result<Option<recording::Recording>> {
+    let drawn = opts.recorded.iter().find(|r| r.configuration == name);
+    Ok(match (opts.mode, rec_path) {
+        (Mode::FromRecording, _) if drawn.is_some() => drawn.cloned(),
+        (Mode::FromRecording, Some(p)) => {
+            Some(recording::Recording::load(p, name, spec, &suite.tasks, k)?)
+        }
+        (Mode::FromRecording, None) => {
+            bail!("--from-recording needs the directory of the recordings")
+        }
+        _ => None,
+    })
+}
+
+/// The hits of one external configuration as ranklab hits, per task: ids outside the corpus are
+/// numbered from `corpus.len()` in the order first met (`outside`, `unjudged`, shared by every
+/// configuration), an unscored hit scores by its rank, a task the engine failed is empty.
+/// Also returns how many hits were outside the corpus and how many tasks were counted empty.
+fn as_hits(
+    corpus: &ranklab_engine::corpus::Corpus,
+    name: &str,
+    suite: &crate::suite::Suite,
+    fetched: &Fetched,
+    outside: &mut std::collections::HashMap<String, usize>,
+    unjudged: &mut Vec<String>,
+) -> Result<(Vec<Vec<ranklab_engine::ranking::Hit>>, usize, usize)> {
+    use ranklab_engine::ranking::Hit;
+    let mut lists = Vec::with_capacity(suite.tasks.len());
+    let (mut unjudged_hits, mut empty_tasks) = (0, 0);
+    for (t, r) in suite.tasks.iter().zip(&fetched.per_task) {
+        let Ok(hits) = r else {
+            empty_tasks += 1;
+            lists.push(Vec::new());
+            continue;
+        };
+        let n = hits.len();
+        let mut list = Vec::with_capacity(n);
+        for (i, h) in hits.iter().enumerate() {
+            let doc = match corpus.index_of(&h.id) {
+                Some(d) => d,
+                None => {
+                    unjudged_hits += 1;
+                    let next = corpus.len() + unjudged.len();
+                    *outside.entry(h.id.clone()).or_insert_with(|| {
+                        unjudged.push(h.id.clone());
+                        next
+                    })
+                }
+            };
+            let score = match h.score {
+                Some(s) => s as f32,
+                None => (n - i) as f32,
+            };
+            if !score.is_finite() {
+                bail!(
+                    "configuration {:?}, task {}: hit {:?} has score {}, outside the range of a 32-bit float",
+                    name,
+                    t.id,
+                    h.id,
+                    h.score.unwrap_or_default()
+                );
+            }
+            list.push(Hit {
+                doc,
+                score,
+                section: 0,
+            });
+        }
+        lists.push(list);
+    }
+    Ok((lists, unjudged_hits, empty_tasks))
 }
 
 /// After a live run: says on stderr how many tasks rank differently than in the recording.
