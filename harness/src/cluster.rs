@@ -122,39 +122,6 @@ impl Ray {
     }
 }
 
-/// `--cluster`, `--shard-records`, `--ray-python`: shared by `beir`, `run` and `bench`.
-#[derive(Debug, Clone, clap::Args)]
-pub(crate) struct ClusterArgs {
-    /// Compute the vectors and cross-encoder scores missing from the cache on a Ray cluster
-    /// (ray://HOST:PORT, the head's Ray Client port): ranklab splits them into shards, runs
-    /// `ranklab work` on the nodes through harness/ray/driver.py, verifies every returned record
-    /// file and merges it into the cache; results are bit-identical to a local run. The binary
-    /// and $RANKLAB_CACHE/models must be on a path every node reads.
-    #[arg(long, value_name = "ray://HOST:PORT")]
-    pub cluster: Option<String>,
-    /// Records (texts or pairs) per shard with --cluster; a query's pairs are never split.
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
-    pub shard_records: u64,
-    /// The Python that has ray==2.40.0 (default: $RANKLAB_RAY_PYTHON, else python3).
-    #[arg(long)]
-    pub ray_python: Option<PathBuf>,
-}
-
-impl ClusterArgs {
-    /// The cluster `--cluster` names, checked ([`Ray::connect`]); None without the flag.
-    pub(crate) fn remote(&self) -> Result<Option<std::sync::Arc<dyn Remote>>> {
-        let Some(address) = &self.cluster else {
-            return Ok(None);
-        };
-        let ray = Ray::connect(
-            address,
-            self.ray_python.clone(),
-            self.shard_records as usize,
-        )?;
-        Ok(Some(std::sync::Arc::new(ray)))
-    }
-}
-
 impl std::fmt::Debug for Ray {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ray")
@@ -337,6 +304,9 @@ impl Driver {
         e.context(format!("the driver's log ends:\n{}", tail.join("\n")))
     }
 
+    /// Runs the shards of `work` on the cluster: each written to a file, submitted, and its
+    /// record file handed to `accept` as it comes back; a failed or refused shard is retried
+    /// away from its node, up to [`ATTEMPTS`] times.
     fn drive(
         &mut self,
         address: &str,
@@ -344,106 +314,153 @@ impl Driver {
         accept: &mut ranklab_engine::models::remote::Accept<'_>,
     ) -> Result<()> {
         let n = work.shards.len();
-        let call = self.calls;
-        let dir = self.dir.path().to_path_buf();
-        let file = |i: usize, ext: &str| dir.join(format!("c{call}-shard-{i}.{ext}"));
+        let mut shards = Shards::new(work, self.dir.path().to_path_buf(), self.calls);
         for (i, s) in work.shards.iter().enumerate() {
-            std::fs::write(file(i, "jsonl"), &s.input).context("writing a shard")?;
+            std::fs::write(shards.file(i, "jsonl"), &s.input).context("writing a shard")?;
         }
-        let total: usize = work.shards.iter().map(|s| s.records).sum();
         eprintln!(
-            "cluster {address}: {} {total} records of {} in {n} shards over {} node(s) \
+            "cluster {address}: {} {} records of {} in {n} shards over {} node(s) \
              (the driver on node {})",
             work.kind.name(),
+            shards.total,
             work.model,
             self.nodes,
             short(&self.driver_node)
         );
-        let mut attempts = vec![0usize; n];
-        let mut avoid: Vec<Vec<String>> = vec![Vec::new(); n];
-        let submit = |stdin: &mut std::process::ChildStdin,
-                      i: usize,
-                      attempts: &mut [usize],
-                      avoid: &[Vec<String>]|
-         -> Result<()> {
-            attempts[i] += 1;
-            let line = serde_json::json!({
-                "shard": i,
-                "attempt": attempts[i],
-                "kind": work.kind.name(),
-                "model": work.model,
-                "args": work.args,
-                "input": file(i, "jsonl"),
-                "output": file(i, "rec"),
-                "avoid": avoid[i],
-            });
-            writeln!(stdin, "{line}").context("writing to the Ray driver")?;
-            stdin.flush().context("writing to the Ray driver")
-        };
         for i in 0..n {
-            submit(&mut self.stdin, i, &mut attempts, &avoid)?;
+            shards.submit(&mut self.stdin, i)?;
         }
-        let started = Instant::now();
-        let (mut done, mut records) = (0usize, 0usize);
-        let mut finished = vec![false; n];
-        while done < n {
+        shards.started = Instant::now();
+        while shards.done < n {
             let r = self.next()?;
-            let i = r.shard;
-            if i >= n || finished[i] {
-                continue;
-            }
-            let node = r.node.clone().unwrap_or_else(|| "unknown".into());
-            let short = short(&node);
-            let refused = if r.ok {
-                let path = file(i, "rec");
-                let bytes =
-                    std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-                let _ = std::fs::remove_file(&path);
-                match accept(i, &bytes) {
-                    Ok(k) => {
-                        finished[i] = true;
-                        done += 1;
-                        records += k;
-                        let secs = started.elapsed().as_secs_f64();
-                        let rate = records as f64 / secs.max(1e-9);
-                        let eta = (total - records) as f64 / rate.max(1e-9);
-                        eprintln!(
-                            "cluster: shard {done}/{n} done (#{i} on node {short}), \
-                             {records}/{total} records, {rate:.1} records/s, ETA {eta:.0} s"
-                        );
-                        None
-                    }
-                    Err(why) => Some(format!("its record file was refused: {why}")),
-                }
-            } else {
-                Some(r.error.unwrap_or_else(|| "failed".into()))
-            };
-            if let Some(why) = refused {
-                if attempts[i] >= ATTEMPTS {
-                    bail!(
-                        "shard {i} failed {ATTEMPTS} times; the last time on node {short}: {why}"
-                    );
-                }
-                eprintln!(
-                    "cluster: shard #{i} on node {short}: {why}; retrying it away from that node \
-                     (attempt {} of {ATTEMPTS})",
-                    attempts[i] + 1
-                );
-                if r.node.is_some() {
-                    avoid[i].push(node);
-                }
-                submit(&mut self.stdin, i, &mut attempts, &avoid)?;
-            }
+            shards.reply(r, &mut self.stdin, accept)?;
         }
         for i in 0..n {
-            let _ = std::fs::remove_file(file(i, "jsonl"));
+            let _ = std::fs::remove_file(shards.file(i, "jsonl"));
         }
-        let secs = started.elapsed().as_secs_f64();
-        let retried = attempts.iter().filter(|&&a| a > 1).count();
+        let secs = shards.started.elapsed().as_secs_f64();
+        let retried = shards.attempts.iter().filter(|&&a| a > 1).count();
+        let records = shards.records;
         eprintln!(
             "cluster {address}: {n} shards ({retried} retried), {records} records in {secs:.1} s, {:.1} records/s",
             records as f64 / secs.max(1e-9)
         );
+        Ok(())
+    }
+}
+
+/// The shards of one call of [`Driver::drive`]: their files, attempts and progress.
+struct Shards<'w> {
+    work: &'w WorkRequest,
+    /// The driver's folder, where the shard files are.
+    dir: PathBuf,
+    /// Which call of the driver this is (the shard files are `c<call>-shard-<i>.*`).
+    call: usize,
+    /// Per shard: attempts so far, the nodes it failed on, whether its records were accepted.
+    attempts: Vec<usize>,
+    avoid: Vec<Vec<String>>,
+    finished: Vec<bool>,
+    /// Shards and records accepted, of `total` records; since when (for the rate).
+    done: usize,
+    records: usize,
+    total: usize,
+    started: Instant,
+}
+
+impl<'w> Shards<'w> {
+    fn new(work: &'w WorkRequest, dir: PathBuf, call: usize) -> Shards<'w> {
+        let n = work.shards.len();
+        Shards {
+            work,
+            dir,
+            call,
+            attempts: vec![0usize; n],
+            avoid: vec![Vec::new(); n],
+            finished: vec![false; n],
+            done: 0,
+            records: 0,
+            total: work.shards.iter().map(|s| s.records).sum(),
+            started: Instant::now(),
+        }
+    }
+
+    /// The file of shard `i` with extension `ext` (`jsonl` its input, `rec` its records).
+    fn file(&self, i: usize, ext: &str) -> PathBuf {
+        self.dir.join(format!("c{}-shard-{i}.{ext}", self.call))
+    }
+
+    /// Sends shard `i` (its next attempt) to the driver.
+    fn submit(&mut self, stdin: &mut std::process::ChildStdin, i: usize) -> Result<()> {
+        self.attempts[i] += 1;
+        let line = serde_json::json!({
+            "shard": i,
+            "attempt": self.attempts[i],
+            "kind": self.work.kind.name(),
+            "model": self.work.model,
+            "args": self.work.args,
+            "input": self.file(i, "jsonl"),
+            "output": self.file(i, "rec"),
+            "avoid": self.avoid[i],
+        });
+        writeln!(stdin, "{line}").context("writing to the Ray driver")?;
+        stdin.flush().context("writing to the Ray driver")
+    }
+
+    /// Takes one reply of the driver: a finished shard's record file is handed to `accept`
+    /// (progress on stderr); a failed or refused one is submitted again away from its node, or,
+    /// after [`ATTEMPTS`], is an error. A reply for an unknown or finished shard is ignored.
+    fn reply(
+        &mut self,
+        r: Reply,
+        stdin: &mut std::process::ChildStdin,
+        accept: &mut ranklab_engine::models::remote::Accept<'_>,
+    ) -> Result<()> {
+        let n = self.work.shards.len();
+        let i = r.shard;
+        if i >= n || self.finished[i] {
+            return Ok(());
+        }
+        let node = r.node.clone().unwrap_or_else(|| "unknown".into());
+        let short = short(&node);
+        let refused = if r.ok {
+            let path = self.file(i, "rec");
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            let _ = std::fs::remove_file(&path);
+            match accept(i, &bytes) {
+                Ok(k) => {
+                    self.finished[i] = true;
+                    self.done += 1;
+                    self.records += k;
+                    let (done, records, total) = (self.done, self.records, self.total);
+                    let secs = self.started.elapsed().as_secs_f64();
+                    let rate = records as f64 / secs.max(1e-9);
+                    let eta = (total - records) as f64 / rate.max(1e-9);
+                    eprintln!(
+                        "cluster: shard {done}/{n} done (#{i} on node {short}), \
+                         {records}/{total} records, {rate:.1} records/s, ETA {eta:.0} s"
+                    );
+                    None
+                }
+                Err(why) => Some(format!("its record file was refused: {why}")),
+            }
+        } else {
+            Some(r.error.unwrap_or_else(|| "failed".into()))
+        };
+        if let Some(why) = refused {
+            if self.attempts[i] >= ATTEMPTS {
+                bail!("shard {i} failed {ATTEMPTS} times; the last time on node {short}: {why}");
+            }
+            eprintln!(
+                "cluster: shard #{i} on node {short}: {why}; retrying it away from that node \
+                 (attempt {} of {ATTEMPTS})",
+                self.attempts[i] + 1
+            );
+            if r.node.is_some() {
+                self.avoid[i].push(node);
+            }
+            self.submit(stdin, i)?;
+        }
         Ok(())
     }
 }

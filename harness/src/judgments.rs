@@ -95,7 +95,7 @@ impl Judgments {
     /// Loads `path`, checking what can be checked without the suite: grades, judges, duplicates,
     /// and that `suite` is `suite_name`.
     pub fn load(path: &Path, suite_name: &str) -> Result<Self> {
-        let (raw, text): (Raw, String) = crate::suite::read_yaml(path)?;
+        let (raw, text): (Raw, String) = crate::root::read_yaml(path)?;
         let lines = ranklab_engine::yaml::Lines::new(&text);
         let at = |line: usize| format!("{}:{line}", path.display());
         if raw.suite != suite_name {
@@ -246,7 +246,7 @@ pub fn record(path: &Path, suite: &str, j: Judgment) -> Result<(Judgments, Optio
         .find(|o| o.task == j.task && o.document == j.document)
         .cloned();
     on_disk.set(j);
-    crate::report::atomic::write(path, on_disk.to_yaml().as_bytes())?;
+    ranklab_engine::atomic::write(path, on_disk.to_yaml().as_bytes())?;
     // Read back, for the lines of what was written.
     Ok((Judgments::load(path, suite)?, replaced))
 }

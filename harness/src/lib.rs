@@ -12,6 +12,7 @@
 //! - [`judgments`]: `tasks/<suite>/judgments.yaml`, the grades given, merged into the suite's.
 //! - [`trec`]: TREC run and qrels files (streaming parser, writer).
 //! - [`replay`]: runs every task under every configuration.
+//! - [`engine_spec`]: `engine:` of a configuration (an external engine's settings), checked.
 //! - [`external`]: engines outside ranklab as a first stage (a child process speaking JSON lines,
 //!   or HTTP with presets for OpenSearch, Solr, Vespa, ...), and their recordings.
 //! - [`report`]: typed tables to Markdown, CSV (the `csv` crate) and JSON; atomic writes.
@@ -29,6 +30,7 @@ pub mod cli;
 pub(crate) mod cluster;
 pub(crate) mod cmd;
 pub mod compare;
+pub mod engine_spec;
 pub mod external;
 pub mod gate;
 pub(crate) mod help_formats;

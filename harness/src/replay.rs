@@ -522,9 +522,22 @@ fn prefetch(
     external: &HashMap<usize, Vec<Vec<Hit>>>,
     max_depth: usize,
 ) -> Result<Vec<HashMap<ListKey, Vec<Hit>>>> {
-    use rayon::prelude::*;
-    let corpus = engine.corpus;
     let mut out: Vec<HashMap<ListKey, Vec<Hit>>> = vec![HashMap::new(); suite.tasks.len()];
+    let (bm25, dense) = prefetched_lists(ex, external, max_depth);
+    prefetch_bm25(engine, suite, bm25, max_depth, &mut out)?;
+    prefetch_dense(engine, suite, dense, max_depth, &mut out)?;
+    prefetch_fused(engine.corpus, ex, external, max_depth, &mut out);
+    Ok(out)
+}
+
+/// The first stages [`prefetch`] computes: the BM25 lists (by key, with their parameters) and
+/// the dense models (by model id, with the first configuration that uses each) of ranklab's
+/// own configurations, fusion's included.
+fn prefetched_lists<'x>(
+    ex: &'x Experiments,
+    external: &HashMap<usize, Vec<Vec<Hit>>>,
+    max_depth: usize,
+) -> (BTreeMap<ListKey, Bm25Params>, BTreeMap<String, &'x str>) {
     let mut bm25: BTreeMap<ListKey, Bm25Params> = BTreeMap::new();
     let mut dense: BTreeMap<String, &str> = BTreeMap::new();
     for (ci, c) in ex.configurations.iter().enumerate() {
@@ -544,6 +557,18 @@ fn prefetch(
             dense.entry(model).or_insert(&c.name);
         }
     }
+    (bm25, dense)
+}
+
+/// Every task's BM25 list for each key of `bm25`, one task per job.
+fn prefetch_bm25(
+    engine: &Engine,
+    suite: &Suite,
+    bm25: BTreeMap<ListKey, Bm25Params>,
+    max_depth: usize,
+    out: &mut [HashMap<ListKey, Vec<Hit>>],
+) -> Result<()> {
+    use rayon::prelude::*;
     for (key, p) in bm25 {
         let index = match p.analyzer {
             Analyzer::Lucene => engine.lexical_lucene.as_ref(),
@@ -555,7 +580,7 @@ fn prefetch(
             .par_iter()
             .map(|t| {
                 index
-                    .search(corpus, &t.query, max_depth, p)
+                    .search(engine.corpus, &t.query, max_depth, p)
                     .with_context(|| format!("BM25 search of task {}", t.id))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -563,6 +588,18 @@ fn prefetch(
             m.insert(key.clone(), l);
         }
     }
+    Ok(())
+}
+
+/// Every task's dense list for each model of `dense` (model id -> the configuration named in
+/// an error), the query vectors embedded in task order, searched in blocks of queries.
+fn prefetch_dense(
+    engine: &Engine,
+    suite: &Suite,
+    dense: BTreeMap<String, &str>,
+    max_depth: usize,
+    out: &mut [HashMap<ListKey, Vec<Hit>>],
+) -> Result<()> {
     for (model, config) in dense {
         let d = engine.dense(&model);
         let mut vecs = Vec::with_capacity(suite.tasks.len());
@@ -579,8 +616,19 @@ fn prefetch(
             m.insert(key.clone(), l);
         }
     }
-    // Fused lists, one task per job, from the lists above, fused as `TaskLists::get` fuses
-    // them. A task whose lists hold a non-finite score is left to `get`, which reports it.
+    Ok(())
+}
+
+/// Fused lists, one task per job, from the lists in `out`, fused as `TaskLists::get` fuses
+/// them. A task whose lists hold a non-finite score is left to `get`, which reports it.
+fn prefetch_fused(
+    corpus: &Corpus,
+    ex: &Experiments,
+    external: &HashMap<usize, Vec<Vec<Hit>>>,
+    max_depth: usize,
+    out: &mut [HashMap<ListKey, Vec<Hit>>],
+) {
+    use rayon::prelude::*;
     let mut fused_keys = BTreeSet::new();
     for (ci, c) in ex.configurations.iter().enumerate() {
         if external.contains_key(&ci) || c.retriever != Retriever::Fusion {
@@ -618,7 +666,6 @@ fn prefetch(
             }
         }
     }
-    Ok(out)
 }
 
 /// Options of a replay.
@@ -675,7 +722,6 @@ pub fn replay_with(
     ex: &Experiments,
     opts: &ReplayOptions,
 ) -> Result<Replay> {
-    let corpus = engine.corpus;
     let weights = weights_of(ex, opts)?;
     let max_depth = ex
         .configurations
@@ -693,41 +739,84 @@ pub fn replay_with(
             weights: *w,
         })
         .collect();
-    let mut ext = crate::external::run_all(corpus, suite, ex, opts)?;
+    let ext_opts = crate::external::RunOptions {
+        mode: &opts.external,
+        recordings: opts.recordings.as_deref(),
+        recorded: &opts.recorded,
+    };
+    let mut ext = crate::external::run_all(engine.corpus, suite, ex, &ext_opts)?;
     if engine.offloaded {
-        // Every query vector in one call, so the cluster gets them as shards, not one by one.
-        let used: BTreeSet<&str> = ex
-            .configurations
-            .iter()
-            .filter_map(|c| c.embedder())
-            .collect();
-        for id in used {
-            let d = engine.dense(id);
-            let texts: Vec<String> = suite
-                .tasks
-                .iter()
-                .map(|t| query_text(&*d.embedder.borrow(), &t.query))
-                .collect();
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            d.cache
-                .embed(&mut *d.embedder.borrow_mut(), &refs)
-                .with_context(|| format!("{id}: the query vectors"))?;
-        }
-    }
-    let pb = crate::progress::bar(suite.tasks.len() as u64, "first stage");
-    // Widest shortlist per (model, first stage): narrower widths reuse its scores.
-    let mut widest: BTreeMap<(String, ListKey), usize> = BTreeMap::new();
-    for c in &ex.configurations {
-        if let Some(r) = &c.rerank {
-            let w = widest.entry((r.model_key(), list_key(c))).or_default();
-            *w = (*w).max(r.shortlist);
-        }
+        embed_all_queries(engine, suite, ex)?;
     }
     // 1. Every task's first-stage lists, and per task the configuration whose list each
     //    (model, first stage) shortlist is cut from (the first that names it).
-    let mut first_stage: Vec<Vec<(Vec<Hit>, Vec<Hit>)>> = Vec::with_capacity(suite.tasks.len());
-    let mut cut_from: Vec<BTreeMap<(String, ListKey), usize>> = Vec::new();
-    let mut ready = prefetch(engine, suite, ex, &ext.lists, max_depth)?;
+    let (mut first_stage, cut_from) =
+        first_stages(engine, suite, ex, &runs, &mut ext.lists, max_depth)?;
+    // 2. Per cross-encoder, the widest shortlists of every task scored as one pooled work list
+    //    (each pair the same bits as one task at a time; see `rerank::score_shortlists`).
+    let shortlists = score_widest_shortlists(engine, suite, ex, &first_stage, &cut_from)?;
+    // 3. Every configuration's ranking of every task.
+    rank_every_task(
+        engine.corpus,
+        suite,
+        &mut runs,
+        &weights,
+        &mut first_stage,
+        &shortlists,
+    )?;
+    Ok(Replay {
+        runs,
+        models: models_used(engine, ex),
+        unjudged: ext.unjudged,
+        external: ext.summaries,
+    })
+}
+
+/// A cross-encoder's shortlists of one first stage: (model key, first-stage list).
+type ShortlistKey = (String, ListKey);
+
+/// Per task, per configuration: the first-stage hits that go through ranklab's stages, and the
+/// hits of an external engine outside the corpus, which skip them and stay below.
+type FirstStage = Vec<Vec<(Vec<Hit>, Vec<Hit>)>>;
+
+/// Every query vector in one call (`--cluster`), so the cluster gets them as shards, not one by
+/// one.
+fn embed_all_queries(engine: &Engine, suite: &Suite, ex: &Experiments) -> Result<()> {
+    let used: BTreeSet<&str> = ex
+        .configurations
+        .iter()
+        .filter_map(|c| c.embedder())
+        .collect();
+    for id in used {
+        let d = engine.dense(id);
+        let texts: Vec<String> = suite
+            .tasks
+            .iter()
+            .map(|t| query_text(&*d.embedder.borrow(), &t.query))
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        d.cache
+            .embed(&mut *d.embedder.borrow_mut(), &refs)
+            .with_context(|| format!("{id}: the query vectors"))?;
+    }
+    Ok(())
+}
+
+/// Step 1: every task's first-stage list under every configuration (an external engine's taken
+/// out of `external`), and per task the configuration whose list each shortlist is cut from.
+fn first_stages(
+    engine: &Engine,
+    suite: &Suite,
+    ex: &Experiments,
+    runs: &[ConfigRun],
+    external: &mut HashMap<usize, Vec<Vec<Hit>>>,
+    max_depth: usize,
+) -> Result<(FirstStage, Vec<BTreeMap<ShortlistKey, usize>>)> {
+    let corpus = engine.corpus;
+    let pb = crate::progress::bar(suite.tasks.len() as u64, "first stage");
+    let mut first_stage: FirstStage = Vec::with_capacity(suite.tasks.len());
+    let mut cut_from: Vec<BTreeMap<ShortlistKey, usize>> = Vec::new();
+    let mut ready = prefetch(engine, suite, ex, external, max_depth)?;
     for (ti, task) in suite.tasks.iter().enumerate() {
         let mut lists = TaskLists {
             engine,
@@ -742,7 +831,7 @@ pub fn replay_with(
         for (ci, run) in runs.iter().enumerate() {
             let c = &run.config;
             // An external list: hits outside the corpus skip ranklab's stages and stay below.
-            per_config.push(match ext.lists.get_mut(&ci) {
+            per_config.push(match external.get_mut(&ci) {
                 Some(l) => {
                     let hits = std::mem::take(&mut l[ti]);
                     if c.rerank.is_some() || c.wiring != Wiring::None {
@@ -772,9 +861,28 @@ pub fn replay_with(
         pb.inc(1);
     }
     pb.finish_and_clear();
-    // 2. Per cross-encoder, the widest shortlists of every task scored as one pooled work list
-    //    (each pair the same bits as one task at a time; see `rerank::score_shortlists`).
-    let mut shortlists: Vec<BTreeMap<(String, ListKey), ShortlistScores>> =
+    Ok((first_stage, cut_from))
+}
+
+/// Step 2: per cross-encoder, the widest shortlist of each (model, first stage) of every task,
+/// scored as one pooled work list; narrower widths reuse its scores.
+fn score_widest_shortlists(
+    engine: &Engine,
+    suite: &Suite,
+    ex: &Experiments,
+    first_stage: &FirstStage,
+    cut_from: &[BTreeMap<ShortlistKey, usize>],
+) -> Result<Vec<BTreeMap<ShortlistKey, ShortlistScores>>> {
+    let corpus = engine.corpus;
+    // Widest shortlist per (model, first stage): narrower widths reuse its scores.
+    let mut widest: BTreeMap<ShortlistKey, usize> = BTreeMap::new();
+    for c in &ex.configurations {
+        if let Some(r) = &c.rerank {
+            let w = widest.entry((r.model_key(), list_key(c))).or_default();
+            *w = (*w).max(r.shortlist);
+        }
+    }
+    let mut shortlists: Vec<BTreeMap<ShortlistKey, ShortlistScores>> =
         vec![BTreeMap::new(); suite.tasks.len()];
     for (model_key, m) in &engine.rerankers {
         let mut at = Vec::new();
@@ -815,9 +923,21 @@ pub fn replay_with(
             shortlists[ti].insert(key, s);
         }
     }
-    // 3. Every configuration's ranking of every task.
+    Ok(shortlists)
+}
+
+/// Step 3: every configuration's ranking of every task: its first-stage list, reranked on its
+/// shortlist, then its wiring's penalties; an external engine's hits outside the corpus below.
+fn rank_every_task(
+    corpus: &Corpus,
+    suite: &Suite,
+    runs: &mut [ConfigRun],
+    weights: &[Option<Weights>],
+    first_stage: &mut FirstStage,
+    shortlists: &[BTreeMap<ShortlistKey, ShortlistScores>],
+) -> Result<()> {
     for (ti, task) in suite.tasks.iter().enumerate() {
-        for (ci, (run, w)) in runs.iter_mut().zip(&weights).enumerate() {
+        for (ci, (run, w)) in runs.iter_mut().zip(weights).enumerate() {
             let c = &run.config;
             let (hits, outside) = std::mem::take(&mut first_stage[ti][ci]);
             let ranked: Vec<Ranked> = match &c.rerank {
@@ -845,6 +965,11 @@ pub fn replay_with(
             run.per_task.push(ranked);
         }
     }
+    Ok(())
+}
+
+/// The identities of the models the configurations of `ex` use.
+fn models_used(engine: &Engine, ex: &Experiments) -> BTreeMap<String, String> {
     let used: BTreeSet<String> = ex
         .configurations
         .iter()
@@ -855,17 +980,11 @@ pub fn replay_with(
                 .chain(c.rerank.as_ref().map(RerankSpec::model_key))
         })
         .collect();
-    let models = engine
+    engine
         .model_identities()
         .into_iter()
         .filter(|(id, _)| used.contains(id))
-        .collect();
-    Ok(Replay {
-        runs,
-        models,
-        unjudged: ext.unjudged,
-        external: ext.summaries,
-    })
+        .collect()
 }
 
 /// The reranked list with its ordering score: the logit inside the shortlist; below it, the

@@ -16,6 +16,8 @@ use ranklab_engine::policy::Wiring;
 use ranklab_engine::yaml::Lines;
 use serde::Deserialize;
 
+pub use crate::root::read_yaml;
+
 pub mod beir;
 mod depth;
 mod discover;
@@ -23,7 +25,10 @@ mod names;
 
 pub use depth::check_depth;
 pub use discover::{experiment_files, suites};
-pub use names::{check_names, load_experiments};
+pub use names::{
+    check_names, configuration_file_names, experiment_file_names, load_experiments,
+    recording_file_name, OTHER_WRITERS,
+};
 
 /// Largest accepted cutoff; larger values are almost certainly a typo.
 pub const MAX_K: usize = 10_000;
@@ -148,19 +153,6 @@ enum Expected {
     One(String),
     Many(Vec<String>),
     Graded(BTreeMap<String, i32>),
-}
-
-/// Reads a YAML file into `T` through the engine's one loader ([`ranklab_engine::yaml::read`]):
-/// errors name the file, line and column and say what to do.
-pub fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<(T, String)> {
-    ranklab_engine::yaml::read(path).map_err(|e| match e {
-        ranklab_engine::Error::Io { path, source } => anyhow::anyhow!(
-            "cannot read {}{}: {source}",
-            path.display(),
-            crate::root::tried(&path)
-        ),
-        e => e.into(),
-    })
 }
 
 impl Suite {
@@ -426,7 +418,7 @@ pub struct Configuration {
     pub retriever: Retriever,
     /// An external engine as the first stage (command or HTTP adapter).
     #[serde(default)]
-    pub engine: Option<crate::external::EngineSpec>,
+    pub engine: Option<crate::engine_spec::EngineSpec>,
     /// Bi-encoder model id (dense, fusion).
     #[serde(default)]
     pub embedder: Option<String>,
@@ -690,7 +682,7 @@ mod formats_reference_experiments {
     fn formats_md_names_every_experiments_field() {
         let reference = include_str!("../../docs/formats.md");
         let engines = include_str!("../../docs/engines.md");
-        let shape = ranklab_engine::yaml::shape::of::<crate::external::EngineSpec>();
+        let shape = ranklab_engine::yaml::shape::of::<crate::engine_spec::EngineSpec>();
         let elsewhere: Vec<&str> = shape
             .fields
             .keys()
@@ -703,7 +695,7 @@ mod formats_reference_experiments {
             &elsewhere,
         )
         .unwrap();
-        ranklab_engine::yaml::shape::documented::<crate::external::EngineSpec>(engines, "", &[])
+        ranklab_engine::yaml::shape::documented::<crate::engine_spec::EngineSpec>(engines, "", &[])
             .unwrap();
     }
 

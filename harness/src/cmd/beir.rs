@@ -66,7 +66,7 @@ pub(crate) struct BeirArgs {
     #[arg(long, value_parser = parse_analyzer)]
     pub analyzer: Option<Analyzer>,
     #[command(flatten)]
-    pub cluster: crate::cluster::ClusterArgs,
+    pub cluster: super::args::ClusterArgs,
 }
 
 fn parse_analyzer(s: &str) -> std::result::Result<Analyzer, String> {

@@ -86,7 +86,7 @@ pub(crate) struct GateArgs {
     #[arg(long, default_value_os_t = crate::root::default("reports"))]
     pub reports: PathBuf,
     #[command(flatten)]
-    pub recording: crate::external::RecordingArgs,
+    pub recording: super::args::RecordingArgs,
     /// Replay N times (N >= 2) and store each row's spread (largest minus smallest value) in the
     /// baseline; a row then allows max(tolerance, 3 x spread). For configurations whose output
     /// varies from run to run (external engines, approximate indexes). Values are not changed.

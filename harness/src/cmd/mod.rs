@@ -1,6 +1,7 @@
 //! One file per subcommand. Each defines its clap `Args` and a `run` returning an exit code;
-//! `reports` holds what `run` and `bench` share.
+//! `reports` holds what `run` and `bench` share; [`args`] the flags several commands share.
 
+pub(crate) mod args;
 pub(crate) mod beir;
 pub(crate) mod bench;
 pub(crate) mod check;

@@ -17,9 +17,9 @@ use crate::report::{self, Rendered};
 #[derive(Debug, clap::Args)]
 pub(crate) struct EngineArgs {
     #[command(flatten)]
-    pub recording: crate::external::RecordingArgs,
+    pub recording: super::args::RecordingArgs,
     #[command(flatten)]
-    pub cluster: crate::cluster::ClusterArgs,
+    pub cluster: super::args::ClusterArgs,
 }
 
 /// A checked replay of suites: where recordings are read (or written), how external engines

@@ -35,8 +35,8 @@ pub(crate) const DEFAULT_JUDGED_K: usize = 10;
 pub(crate) const DEFAULT_MEASURES: [&str; 5] =
     ["map", "recip_rank", "P.10", "recall.100", "ndcg_cut.10"];
 
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// Output format (`--format`; its [`clap::ValueEnum`] is in `cmd/args.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
     /// Markdown tables, the reading and the method notes.
     Md,

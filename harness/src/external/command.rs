@@ -39,7 +39,8 @@ use rustix::process::{kill_process_group, Pid, Signal};
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
-use super::{expand_env, request, EngineSpec, Exchange};
+use super::{request, Exchange};
+use crate::engine_spec::{expand_env, EngineSpec};
 use crate::suite::Task;
 
 /// How many lines of the child's stderr are kept.

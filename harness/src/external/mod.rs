@@ -1,8 +1,8 @@
 //! External engines: a configuration whose first stage is a search ranklab does not contain.
 //!
 //! - [`command`]: a long-lived child process speaking JSON lines on stdin/stdout;
-//! - [`http`]: a request template and JSON pointers into the response ([`preset`]s for the
-//!   engines teams run), `concurrency` requests in flight, retries with back-off;
+//! - [`http`]: a request template and JSON pointers into the response (presets for the engines
+//!   teams run), `concurrency` requests in flight, retries with back-off;
 //! - [`recording`]: every request and response of a configuration, kept beside its run, so
 //!   reports and the gate can be reproduced with no engine running.
 //!
@@ -23,132 +23,24 @@
 //! control character (NUL, newline, tab, DEL, ...) is an error naming the configuration and
 //! the task; it never reaches a run file.
 //!
-//! The protocol and the YAML fields are in `docs/engines.md`.
+//! What a configuration's `engine:` holds, and its checks, is [`crate::engine_spec`]. The
+//! protocol and the YAML fields are in `docs/engines.md`.
 
 pub mod command;
 pub mod http;
-pub mod preset;
 pub mod recording;
 pub mod walk;
 pub mod wire;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::engine_spec::{env_refs, expand_env, EngineSpec, OnError};
 use crate::suite::Task;
-
-/// What to do with a task the engine answered with an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OnError {
-    /// The run fails (exit 2) naming how many tasks failed and the first failure.
-    #[default]
-    Fail,
-    /// The task counts as an empty ranking; the report states how many.
-    Empty,
-}
-
-/// `engine:` of a configuration.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct EngineSpec {
-    /// The command adapter: program and arguments (the program is looked up on `PATH`, or,
-    /// when it contains a `/`, relative to `cwd`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<Vec<String>>,
-    /// The HTTP adapter.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http: Option<http::HttpSpec>,
-    /// Working directory of the command, relative to the experiments file (default: its
-    /// directory).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<PathBuf>,
-    /// Extra environment of the command; values may name variables as `${NAME}`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub env: BTreeMap<String, String>,
-    /// How long to wait for each response (HTTP: each phase of a request), in milliseconds
-    /// (default 30000).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
-    /// Ask the engine for its version (`{"version": true}`) before the first task; the answer
-    /// keys the recording.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub version: bool,
-    /// What a task the engine answered with an error becomes (default: the run fails).
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub on_error: OnError,
-}
-
-fn is_default<T: Default + PartialEq>(v: &T) -> bool {
-    *v == T::default()
-}
-
-/// Default response timeout.
-pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
-
-impl EngineSpec {
-    /// Checks the fields that need no engine: exactly one adapter, a non-empty command.
-    pub fn check(&self) -> Result<()> {
-        match (&self.command, &self.http) {
-            (None, None) => bail!("`engine` needs `command: [program, args...]` or `http: {{ url, ... }}` (see docs/engines.md)"),
-            (Some(_), Some(_)) => bail!("`engine` has both `command` and `http`; keep one"),
-            (Some(argv), None) if argv.is_empty() || argv[0].trim().is_empty() => {
-                bail!("`engine.command` is empty; give the program and its arguments")
-            }
-            (Some(_), None) => {}
-            (None, Some(h)) => {
-                h.check().context("`engine.http`")?;
-                if self.version {
-                    bail!("`engine.version` is for the command adapter; an HTTP engine's version is not asked");
-                }
-            }
-        }
-        if self.timeout_ms == Some(0) {
-            bail!("`engine.timeout_ms` must be at least 1");
-        }
-        for v in self.env.values() {
-            env_refs(v)?;
-        }
-        Ok(())
-    }
-
-    /// Per-response timeout.
-    pub fn timeout(&self) -> std::time::Duration {
-        std::time::Duration::from_millis(self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS))
-    }
-}
-
-/// The `${NAME}` references of a value (an error for an unclosed `${`).
-fn env_refs(value: &str) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    let mut rest = value;
-    while let Some(i) = rest.find("${") {
-        let after = &rest[i + 2..];
-        let Some(j) = after.find('}') else {
-            bail!("{value:?}: `${{` without a closing `}}`");
-        };
-        out.push(after[..j].to_string());
-        rest = &after[j + 1..];
-    }
-    Ok(out)
-}
-
-/// A value with every `${NAME}` replaced by the environment variable (an error naming the
-/// variable when it is unset). The expanded value is never written anywhere.
-pub fn expand_env(value: &str) -> Result<String> {
-    let mut out = value.to_string();
-    for name in env_refs(value)? {
-        let v = std::env::var(&name).with_context(|| {
-            format!("environment variable {name} (named as ${{{name}}}) is not set; set it, or replay from the recording with --from-recording")
-        })?;
-        out = out.replace(&format!("${{{name}}}"), &v);
-    }
-    Ok(out)
-}
 
 /// The words that make a name a credential's (compared case-insensitively, as parts of the
 /// name): a header or environment variable named with one holds a secret.
@@ -592,14 +484,27 @@ pub fn stub_document(id: &str) -> ranklab_engine::corpus::Document {
     }
 }
 
+/// How [`run_all`] runs the external configurations (a replay's options, as far as they concern
+/// external engines).
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions<'a> {
+    /// Live engines, `--record` or `--from-recording`.
+    pub mode: &'a Mode,
+    /// Where recordings are read from (`reports/<suite>/runs`); a live run compares its
+    /// rankings with a recording found there.
+    pub recordings: Option<&'a Path>,
+    /// Under `--from-recording`, recordings already drawn, by configuration name: used instead
+    /// of a file.
+    pub recorded: &'a [recording::Recording],
+}
+
 /// Runs every external configuration of `ex` (live, recording, or from recordings).
 pub fn run_all(
     corpus: &ranklab_engine::corpus::Corpus,
     suite: &crate::suite::Suite,
     ex: &crate::suite::Experiments,
-    opts: &crate::replay::ReplayOptions,
+    opts: &RunOptions,
 ) -> Result<Lists> {
-    use ranklab_engine::ranking::Hit;
     let mut out = Lists {
         lists: Default::default(),
         unjudged: Vec::new(),
@@ -614,21 +519,7 @@ pub fn run_all(
             .recordings
             .as_ref()
             .map(|d| d.join(recording::file_name(&c.name)));
-        let drawn = opts.recorded.iter().find(|r| r.configuration == c.name);
-        let recorded = match (&opts.external, &rec_path) {
-            (Mode::FromRecording, _) if drawn.is_some() => drawn.cloned(),
-            (Mode::FromRecording, Some(p)) => Some(recording::Recording::load(
-                p,
-                &c.name,
-                spec,
-                &suite.tasks,
-                k,
-            )?),
-            (Mode::FromRecording, None) => {
-                bail!("--from-recording needs the directory of the recordings")
-            }
-            _ => None,
-        };
+        let recorded = recorded_for(opts, &c.name, spec, suite, k, rec_path.as_deref())?;
         let mut fetched = fetch(
             &c.name,
             spec,
@@ -636,58 +527,23 @@ pub fn run_all(
             &suite.tasks,
             k,
             recorded.as_ref(),
-            opts.external != Mode::Live,
+            *opts.mode != Mode::Live,
         )?;
-        if opts.external == Mode::Live {
+        if *opts.mode == Mode::Live {
             if let Some(p) = rec_path.as_ref().filter(|p| p.is_file()) {
                 note_changes(p, &c.name, spec, suite, k, &fetched);
             }
         }
-        let mut lists = Vec::with_capacity(suite.tasks.len());
-        let (mut unjudged_hits, mut empty_tasks) = (0, 0);
-        for (t, r) in suite.tasks.iter().zip(&fetched.per_task) {
-            let Ok(hits) = r else {
-                empty_tasks += 1;
-                lists.push(Vec::new());
-                continue;
-            };
-            let n = hits.len();
-            let mut list = Vec::with_capacity(n);
-            for (i, h) in hits.iter().enumerate() {
-                let doc = match corpus.index_of(&h.id) {
-                    Some(d) => d,
-                    None => {
-                        unjudged_hits += 1;
-                        let next = corpus.len() + out.unjudged.len();
-                        *outside.entry(h.id.clone()).or_insert_with(|| {
-                            out.unjudged.push(h.id.clone());
-                            next
-                        })
-                    }
-                };
-                let score = match h.score {
-                    Some(s) => s as f32,
-                    None => (n - i) as f32,
-                };
-                if !score.is_finite() {
-                    bail!(
-                        "configuration {:?}, task {}: hit {:?} has score {}, outside the range of a 32-bit float",
-                        c.name,
-                        t.id,
-                        h.id,
-                        h.score.unwrap_or_default()
-                    );
-                }
-                list.push(Hit {
-                    doc,
-                    score,
-                    section: 0,
-                });
-            }
-            lists.push(list);
-        }
+        let (lists, unjudged_hits, empty_tasks) = as_hits(
+            corpus,
+            &c.name,
+            suite,
+            &fetched,
+            &mut outside,
+            &mut out.unjudged,
+        )?;
         out.lists.insert(ci, lists);
-        let recording = (opts.external != Mode::Live).then(|| recording::Recording {
+        let recording = (*opts.mode != Mode::Live).then(|| recording::Recording {
             configuration: c.name.clone(),
             hash: recording::config_hash(spec, k),
             version: fetched.version.clone(),
@@ -702,6 +558,88 @@ pub fn run_all(
         });
     }
     Ok(out)
+}
+
+/// The recording a configuration's responses are read from: under `--from-recording`, the one
+/// drawn already or the file at `rec_path`; otherwise none.
+fn recorded_for(
+    opts: &RunOptions,
+    name: &str,
+    spec: &EngineSpec,
+    suite: &crate::suite::Suite,
+    k: usize,
+    rec_path: Option<&Path>,
+) -> Result<Option<recording::Recording>> {
+    let drawn = opts.recorded.iter().find(|r| r.configuration == name);
+    Ok(match (opts.mode, rec_path) {
+        (Mode::FromRecording, _) if drawn.is_some() => drawn.cloned(),
+        (Mode::FromRecording, Some(p)) => {
+            Some(recording::Recording::load(p, name, spec, &suite.tasks, k)?)
+        }
+        (Mode::FromRecording, None) => {
+            bail!("--from-recording needs the directory of the recordings")
+        }
+        _ => None,
+    })
+}
+
+/// The hits of one external configuration as ranklab hits, per task: ids outside the corpus are
+/// numbered from `corpus.len()` in the order first met (`outside`, `unjudged`, shared by every
+/// configuration), an unscored hit scores by its rank, a task the engine failed is empty.
+/// Also returns how many hits were outside the corpus and how many tasks were counted empty.
+fn as_hits(
+    corpus: &ranklab_engine::corpus::Corpus,
+    name: &str,
+    suite: &crate::suite::Suite,
+    fetched: &Fetched,
+    outside: &mut std::collections::HashMap<String, usize>,
+    unjudged: &mut Vec<String>,
+) -> Result<(Vec<Vec<ranklab_engine::ranking::Hit>>, usize, usize)> {
+    use ranklab_engine::ranking::Hit;
+    let mut lists = Vec::with_capacity(suite.tasks.len());
+    let (mut unjudged_hits, mut empty_tasks) = (0, 0);
+    for (t, r) in suite.tasks.iter().zip(&fetched.per_task) {
+        let Ok(hits) = r else {
+            empty_tasks += 1;
+            lists.push(Vec::new());
+            continue;
+        };
+        let n = hits.len();
+        let mut list = Vec::with_capacity(n);
+        for (i, h) in hits.iter().enumerate() {
+            let doc = match corpus.index_of(&h.id) {
+                Some(d) => d,
+                None => {
+                    unjudged_hits += 1;
+                    let next = corpus.len() + unjudged.len();
+                    *outside.entry(h.id.clone()).or_insert_with(|| {
+                        unjudged.push(h.id.clone());
+                        next
+                    })
+                }
+            };
+            let score = match h.score {
+                Some(s) => s as f32,
+                None => (n - i) as f32,
+            };
+            if !score.is_finite() {
+                bail!(
+                    "configuration {:?}, task {}: hit {:?} has score {}, outside the range of a 32-bit float",
+                    name,
+                    t.id,
+                    h.id,
+                    h.score.unwrap_or_default()
+                );
+            }
+            list.push(Hit {
+                doc,
+                score,
+                section: 0,
+            });
+        }
+        lists.push(list);
+    }
+    Ok((lists, unjudged_hits, empty_tasks))
 }
 
 /// After a live run: says on stderr how many tasks rank differently than in the recording.
@@ -745,66 +683,6 @@ fn note_changes(
             path.display(),
             changed.join(", ")
         );
-    }
-}
-
-/// The report's lines on external engines (empty when the experiment has none).
-pub fn report_section(replay: &crate::replay::Replay) -> String {
-    if replay.external.is_empty() {
-        return String::new();
-    }
-    let mut s = String::from("## External engines\n\n");
-    for e in &replay.external {
-        let version = e
-            .version
-            .as_ref()
-            .map_or(String::new(), |v| format!(" (version {v})"));
-        s.push_str(&format!(
-            "- `{}`{version}: {} hits name documents outside the corpus (kept, unjudged: they count as misses)",
-            e.configuration, e.unjudged_hits
-        ));
-        if e.empty_tasks > 0 {
-            s.push_str(&format!(
-                "; {} tasks the engine answered with an error counted as empty rankings (`on_error: empty`)",
-                e.empty_tasks
-            ));
-        }
-        s.push_str(".\n");
-    }
-    s.push('\n');
-    s
-}
-
-/// `--record` / `--from-recording`, shared by `run`, `bench` and `gate`.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct RecordingArgs {
-    /// Ask external engines and keep every request and response beside each run
-    /// (`runs/<configuration>.recording.json`).
-    #[arg(long)]
-    pub record: bool,
-    /// Read external engines' responses from the recordings beside the runs instead of asking
-    /// them (no engine needs to run); the reports are byte-identical to the recorded run's.
-    #[arg(long, conflicts_with = "record")]
-    pub from_recording: bool,
-    /// Root of the report tree whose `<suite>/runs/` hold the recordings (default: the
-    /// `--reports` tree), so `--from-recording` can render into another, empty tree.
-    #[arg(long, value_name = "DIR")]
-    pub recordings: Option<PathBuf>,
-}
-
-impl RecordingArgs {
-    /// The report tree the recordings are read from (`--recordings`, else `reports`).
-    pub fn recordings_root<'a>(&'a self, reports: &'a Path) -> &'a Path {
-        self.recordings.as_deref().unwrap_or(reports)
-    }
-
-    /// The mode these flags ask for.
-    pub fn mode(&self) -> Mode {
-        match (self.record, self.from_recording) {
-            (true, _) => Mode::Record,
-            (_, true) => Mode::FromRecording,
-            _ => Mode::Live,
-        }
     }
 }
 

@@ -17,8 +17,12 @@ use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use sha2::Digest;
 
-use super::{request_for, EngineSpec, Exchange};
+use super::{request_for, Exchange};
+use crate::engine_spec::EngineSpec;
 use crate::suite::Task;
+
+/// The file name of a configuration's recording (beside `<name>.trec`).
+pub use crate::suite::recording_file_name as file_name;
 
 /// A recorded external configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,11 +50,6 @@ impl std::fmt::Display for NotRecorded {
 }
 
 impl std::error::Error for NotRecorded {}
-
-/// The file name of a configuration's recording (beside `<name>.trec`).
-pub fn file_name(configuration: &str) -> String {
-    format!("{configuration}.recording.json")
-}
 
 /// `v` as canonical JSON: keys sorted at every level, compact.
 pub fn canonical(v: &Value) -> String {

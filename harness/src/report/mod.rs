@@ -12,10 +12,13 @@ pub mod adr;
 pub mod atomic;
 pub mod configs;
 pub mod decision;
+pub mod external;
 pub mod plots;
 pub mod stats_section;
 pub mod table;
 pub mod warranty;
+
+pub use crate::suite::{configuration_file_names, experiment_file_names, OTHER_WRITERS};
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -314,44 +317,6 @@ pub struct SuiteReport {
     pub failures: Vec<String>,
 }
 
-/// What an experiment named `stem` writes into its suite's report folder, besides `qrels.txt`
-/// and its configurations' files ([`configuration_file_names`]). [`render_suite`] refuses to
-/// write any other, so the names checked at load ([`crate::suite::check_names`]) are these.
-pub fn experiment_file_names(stem: &str) -> Vec<String> {
-    [
-        ".md",
-        ".csv",
-        ".json",
-        ".stats.csv",
-        ".warranty.csv",
-        ".tasks.csv",
-        ".metrics.svg",
-        ".delta.svg",
-        ".tasks.svg",
-    ]
-    .iter()
-    .map(|suffix| format!("{stem}{suffix}"))
-    .collect()
-}
-
-/// What a configuration named `name` writes into its suite's report folder: its run and, for an
-/// external engine under `--record`, its recording.
-pub fn configuration_file_names(name: &str) -> Vec<String> {
-    vec![
-        format!("runs/{name}.trec"),
-        format!("runs/{}", crate::external::recording::file_name(name)),
-    ]
-}
-
-/// Files another command writes into a suite's report folder, which no experiment may write:
-/// `(file, command)` (`ranklab tune --reports`, see `tune/session.rs`).
-pub const OTHER_WRITERS: &[(&str, &str)] = &[
-    ("tuning.md", "ranklab tune"),
-    ("tuning.csv", "ranklab tune"),
-    ("tuning.json", "ranklab tune"),
-    ("tuning.heatmap.svg", "ranklab tune"),
-];
-
 impl SuiteReport {
     /// `wrote reports/docir/retrieval.md (+ 5 csv, json, 3 svg, 6 runs, qrels)`, `dir` being
     /// the report directory as the user should read it.
@@ -449,56 +414,154 @@ pub fn render_with(
 ) -> Result<SuiteReport> {
     // Rankings index into the corpus plus the ids external engines returned outside it.
     let all = replay.corpus_view(corpus);
-    let metrics = metrics_table(&all, suite, ex, replay, set)?;
-    let tasks = tasks_table(&all, suite, replay)?;
-    let tasks_md = tasks_markdown_table(&all, suite, replay)?;
-    let (ranks, _) = first_ranks(&all, suite, replay);
-    // The run files (one per configuration, in parallel) are built while the statistics are
-    // computed: neither needs the other, and the pool stays busy through either's tail.
-    let (computed, (run_files, corpus_sha256)) = rayon::join(
-        || stats_section::compute(&all, suite, ex, replay, set),
-        || {
-            use rayon::prelude::*;
-            rayon::join(
-                || {
-                    replay
-                        .runs
-                        .par_iter()
-                        .map(|run| run_file(&all, suite, run).into_bytes())
-                        .collect::<Vec<Vec<u8>>>()
-                },
-                || corpus.content_hash(),
-            )
-        },
-    );
-    let computed = computed?;
-    let stats = stats_section::section_of(&computed)?;
-    let warranty = warranty::compute(&all, suite, replay, set, &computed)?;
-    let task_ids: Vec<String> = suite.tasks.iter().map(|t| t.id.clone()).collect();
-    let failures = failures(paired, replay, suite.tasks.len());
-    let decision = decision::decision(&computed, &task_ids, &ranks, crate::stats::ALPHA);
-    let decision = match decision::failed_checks(&failures) {
-        Some(fail) => format!("{fail} {decision}"),
-        None => decision,
-    };
-    let wtl = decision::wtl_columns(&computed);
-    let mut headline = metrics.clone();
-    for c in wtl.clone() {
-        headline.with_column(c)?;
-    }
-    let mut metrics = metrics;
-    for c in warranty.columns() {
-        metrics.with_column(c)?;
-    }
-    let reading = match warranty.reading() {
-        w if w.is_empty() => stats.reading.clone(),
-        w => format!("{} {w}", stats.reading),
-    };
+    let mut parts = Parts::compute(&all, corpus, suite, ex, replay, set, paired)?;
     let practice = |c: &crate::suite::Configuration| shown(&ex.practice_path(c));
     let stem = &ex.experiment;
+    let (md, plots) = markdown(&parts, &all, suite, ex, replay, paired, &practice)?;
+    let mut summary = format!("{} — {}\n", suite.name, ex.experiment);
+    summary.push_str(&table::markdown(&parts.headline));
+    writeln!(summary, "Decision: {}", parts.decision)?;
+    let mut files: Vec<(PathBuf, Vec<u8>)> = plots.files;
+    let run_files = std::mem::take(&mut parts.run_files);
+    files.extend(data_files(&parts, run_files, suite, stem, replay, &md)?);
+    files.push((
+        PathBuf::from(format!("{stem}.json")),
+        json_file(&parts, suite, ex, replay, paired, &practice)?,
+    ));
+    Ok(SuiteReport {
+        markdown: md,
+        summary,
+        stem: stem.clone(),
+        files,
+        failures: parts.failures,
+    })
+}
+
+/// What one experiment's report is made of, each computed once and shown in the Markdown, the
+/// summary, the CSV and the JSON files.
+struct Parts {
+    /// The metrics table with the warranty columns (the CSV and JSON files).
+    metrics: Table,
+    /// The metrics table with the W/T/L columns (the summary on stdout).
+    headline: Table,
+    /// The metrics table with the warranty, Δ/CI/p and W/T/L columns (the Markdown).
+    shown: Table,
+    /// The per-task table (CSV, JSON) and its Markdown form.
+    tasks: Table,
+    tasks_md: Table,
+    /// The statistics, their section and the warranty.
+    computed: stats_section::Computed,
+    stats: stats_section::StatsSection,
+    warranty: warranty::Warranty,
+    /// Each configuration's run file, in replay order (taken for the files).
+    run_files: Vec<Vec<u8>>,
+    /// The corpus's size and content hash.
+    corpus_len: usize,
+    corpus_sha256: String,
+    /// The decision (with the failed checks before it), the failed checks and the reading.
+    decision: String,
+    failures: Vec<String>,
+    reading: String,
+}
+
+impl Parts {
+    /// Computes the parts of the report of `replay` (`all`: the corpus with the ids external
+    /// engines returned outside it).
+    fn compute(
+        all: &Corpus,
+        corpus: &Corpus,
+        suite: &Suite,
+        ex: &Experiments,
+        replay: &Replay,
+        set: &MeasureSet,
+        paired: &[PairedResult],
+    ) -> Result<Parts> {
+        let metrics = metrics_table(all, suite, ex, replay, set)?;
+        let tasks = tasks_table(all, suite, replay)?;
+        let tasks_md = tasks_markdown_table(all, suite, replay)?;
+        let (ranks, _) = first_ranks(all, suite, replay);
+        // The run files (one per configuration, in parallel) are built while the statistics are
+        // computed: neither needs the other, and the pool stays busy through either's tail.
+        let (computed, (run_files, corpus_sha256)) = rayon::join(
+            || stats_section::compute(all, suite, ex, replay, set),
+            || {
+                use rayon::prelude::*;
+                rayon::join(
+                    || {
+                        replay
+                            .runs
+                            .par_iter()
+                            .map(|run| run_file(all, suite, run).into_bytes())
+                            .collect::<Vec<Vec<u8>>>()
+                    },
+                    || corpus.content_hash(),
+                )
+            },
+        );
+        let computed = computed?;
+        let stats = stats_section::section_of(&computed)?;
+        let warranty = warranty::compute(all, suite, replay, set, &computed)?;
+        let task_ids: Vec<String> = suite.tasks.iter().map(|t| t.id.clone()).collect();
+        let failures = failures(paired, replay, suite.tasks.len());
+        let decision = decision::decision(&computed, &task_ids, &ranks, crate::stats::ALPHA);
+        let decision = match decision::failed_checks(&failures) {
+            Some(fail) => format!("{fail} {decision}"),
+            None => decision,
+        };
+        let wtl = decision::wtl_columns(&computed);
+        let mut headline = metrics.clone();
+        for c in wtl.clone() {
+            headline.with_column(c)?;
+        }
+        let mut metrics = metrics;
+        for c in warranty.columns() {
+            metrics.with_column(c)?;
+        }
+        let reading = match warranty.reading() {
+            w if w.is_empty() => stats.reading.clone(),
+            w => format!("{} {w}", stats.reading),
+        };
+        // The Markdown table shows the Δ/CI/p and W/T/L columns; the CSV and JSON tables stay
+        // numeric.
+        let mut shown = metrics.clone();
+        for c in stats.columns.clone() {
+            shown.with_column(c)?;
+        }
+        for c in wtl {
+            shown.with_column(c)?;
+        }
+        Ok(Parts {
+            metrics,
+            headline,
+            shown,
+            tasks,
+            tasks_md,
+            computed,
+            stats,
+            warranty,
+            run_files,
+            corpus_len: corpus.len(),
+            corpus_sha256,
+            decision,
+            failures,
+            reading,
+        })
+    }
+}
+
+/// The Markdown report, and its plots (whose files go beside it).
+fn markdown(
+    p: &Parts,
+    all: &Corpus,
+    suite: &Suite,
+    ex: &Experiments,
+    replay: &Replay,
+    paired: &[PairedResult],
+    practice: &dyn Fn(&crate::suite::Configuration) -> String,
+) -> Result<(String, plots::Plots)> {
     let mut md = String::new();
     writeln!(md, "# {} — {}\n", suite.name, ex.experiment)?;
-    writeln!(md, "**Decision:** {decision}\n")?;
+    writeln!(md, "**Decision:** {}\n", p.decision)?;
     if let Some(d) = &ex.description {
         writeln!(md, "{}\n", d.trim())?;
     }
@@ -509,8 +572,8 @@ pub fn render_with(
         suite.tasks.len(),
         suite.k,
         shown(&suite.corpus_path),
-        corpus.len(),
-        &corpus_sha256[..16],
+        p.corpus_len,
+        &p.corpus_sha256[..16],
         shown(&ex.path),
         ex.baseline(),
         ex.configurations.iter().map(|c| c.depth()).max().unwrap_or(0),
@@ -518,42 +581,42 @@ pub fn render_with(
     if let Some(line) = judgments_line(suite) {
         writeln!(md, "{line}\n")?;
     }
-    // The Markdown table shows the Δ/CI/p and W/T/L columns; the CSV and JSON tables stay numeric.
-    let mut shown_table = metrics.clone();
-    for c in stats.columns.clone() {
-        shown_table.with_column(c)?;
-    }
-    for c in wtl {
-        shown_table.with_column(c)?;
-    }
-    md.push_str(&table::markdown(&shown_table));
+    md.push_str(&table::markdown(&p.shown));
     writeln!(
         md,
         "\nMeans over tasks. recall@k, nDCG@k and P@k at each task's k; MRR is trec_eval's recip_rank (no cutoff); MAP is trec_eval's map. W/T/L: tasks where the configuration is above, equal to, below the baseline on that measure.\n"
     )?;
-    writeln!(md, "**Reading:** {reading}\n")?;
-    writeln!(md, "{}\n", stats.method)?;
-    md.push_str(&configs::markdown(&replay.runs, &practice));
+    writeln!(md, "**Reading:** {}\n", p.reading)?;
+    writeln!(md, "{}\n", p.stats.method)?;
+    md.push_str(&configs::markdown(&replay.runs, practice));
     md.push_str(&paired_markdown(paired));
-    md.push_str(&crate::external::report_section(replay));
-    md.push_str(&warranty.markdown()?);
-    let plots = plots::render_computed(&computed, &all, suite, ex, replay, stem)?;
+    md.push_str(&external::section(replay));
+    md.push_str(&p.warranty.markdown()?);
+    let plots = plots::render_computed(&p.computed, all, suite, ex, replay, &ex.experiment)?;
     md.push_str(&plots.markdown);
-    md.push_str(&adr::movements(&all, suite, ex, replay));
-    md.push_str(&adr::score_distributions(&all, suite, replay));
+    md.push_str(&adr::movements(all, suite, ex, replay));
+    md.push_str(&adr::score_distributions(all, suite, replay));
     md.push_str(&adr::model_identities(&replay.models));
     writeln!(md, "## Rank of the first expected document, per task\n")?;
     writeln!(
         md,
         "`-` = not in the run; `4 (doc)`: the expected document is first at rank 4 and `doc` ranked first.\n"
     )?;
-    md.push_str(&table::markdown(&tasks_md));
+    md.push_str(&table::markdown(&p.tasks_md));
+    Ok((md, plots))
+}
 
-    let mut summary = format!("{} — {}\n", suite.name, ex.experiment);
-    summary.push_str(&table::markdown(&headline));
-    writeln!(summary, "Decision: {decision}")?;
-
-    let mut files: Vec<(PathBuf, Vec<u8>)> = plots.files;
+/// The files of the report other than its plots and its JSON: the runs, the recordings, the
+/// qrels, the Markdown `md` and the CSV tables.
+fn data_files(
+    p: &Parts,
+    run_files: Vec<Vec<u8>>,
+    suite: &Suite,
+    stem: &str,
+    replay: &Replay,
+    md: &str,
+) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    let mut files = Vec::new();
     for (run, bytes) in replay.runs.iter().zip(run_files) {
         files.push((
             PathBuf::from("runs").join(format!("{}.trec", run.config.name)),
@@ -563,76 +626,65 @@ pub fn render_with(
     for s in &replay.external {
         if let Some(r) = &s.recording {
             files.push((
-                PathBuf::from("runs").join(crate::external::recording::file_name(&s.configuration)),
+                PathBuf::from("runs").join(crate::suite::recording_file_name(&s.configuration)),
                 r.to_bytes(),
             ));
         }
     }
     files.push((PathBuf::from("qrels.txt"), qrels_file(suite)?.into_bytes()));
-    files.push((PathBuf::from(format!("{stem}.md")), md.clone().into_bytes()));
+    files.push((PathBuf::from(format!("{stem}.md")), md.as_bytes().to_vec()));
     files.push((
         PathBuf::from(format!("{stem}.stats.csv")),
-        table::csv(&stats.table)?.into_bytes(),
+        table::csv(&p.stats.table)?.into_bytes(),
     ));
     files.push((
         PathBuf::from(format!("{stem}.csv")),
-        table::csv(&metrics)?.into_bytes(),
+        table::csv(&p.metrics)?.into_bytes(),
     ));
     files.push((
         PathBuf::from(format!("{stem}.warranty.csv")),
-        table::csv(&warranty.table(true)?)?.into_bytes(),
+        table::csv(&p.warranty.table(true)?)?.into_bytes(),
     ));
     files.push((
         PathBuf::from(format!("{stem}.tasks.csv")),
-        table::csv(&tasks)?.into_bytes(),
+        table::csv(&p.tasks)?.into_bytes(),
     ));
+    Ok(files)
+}
+
+/// The report's JSON file.
+fn json_file(
+    p: &Parts,
+    suite: &Suite,
+    ex: &Experiments,
+    replay: &Replay,
+    paired: &[PairedResult],
+    practice: &dyn Fn(&crate::suite::Configuration) -> String,
+) -> Result<Vec<u8>> {
     let mut json = serde_json::json!({
         "suite": suite.name,
         "experiment": ex.experiment,
         "baseline": ex.baseline(),
         "k": suite.k,
-        "corpus_sha256": corpus_sha256,
-        "decision": decision,
-        "configurations": configs::json(&replay.runs, &practice),
-        "metrics": table::json_rows(&metrics),
-        "win_tie_loss": decision::wtl_json(&computed),
-        "tasks": table::json_rows(&tasks),
-        "statistics": table::json_rows(&stats.table),
-        "warranty": warranty.json()?,
+        "corpus_sha256": p.corpus_sha256,
+        "decision": p.decision,
+        "configurations": configs::json(&replay.runs, practice),
+        "metrics": table::json_rows(&p.metrics),
+        "win_tie_loss": decision::wtl_json(&p.computed),
+        "tasks": table::json_rows(&p.tasks),
+        "statistics": table::json_rows(&p.stats.table),
+        "warranty": p.warranty.json()?,
         "paired_assertions": paired_json(paired),
-        "reading": reading,
+        "reading": p.reading,
     });
     // Absent when every check held, so the reports of passing runs keep their bytes.
-    if !failures.is_empty() {
-        json["failures"] = serde_json::json!(failures);
+    if !p.failures.is_empty() {
+        json["failures"] = serde_json::json!(p.failures);
     }
-    // What each external engine did, as in the Markdown's "External engines" section (absent
-    // when the experiment has none, so other reports keep their bytes).
-    if !replay.external.is_empty() {
-        json["external"] = replay
-            .external
-            .iter()
-            .map(|e| {
-                serde_json::json!({
-                    "configuration": e.configuration,
-                    "version": e.version,
-                    "hits_outside_corpus": e.unjudged_hits,
-                    "tasks_counted_empty": e.empty_tasks,
-                })
-            })
-            .collect();
+    if let Some(e) = external::json(replay) {
+        json["external"] = e;
     }
-    files.push((
-        PathBuf::from(format!("{stem}.json")),
-        (serde_json::to_string_pretty(&json)? + "\n").into_bytes(),
-    ));
-    Ok(SuiteReport {
-        markdown: md,
-        summary,
-        stem: stem.clone(),
-        files,
-        failures,
-    })
+    Ok((serde_json::to_string_pretty(&json)? + "\n").into_bytes())
 }
 
 /// The failed checks of one experiment's run: per paired file, the expectations not met; per
@@ -870,7 +922,7 @@ fn check_files(reports: &[SuiteReport]) -> Result<()> {
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
             let run = path.parent() == Some(Path::new("runs"))
                 && name.as_deref().is_some_and(|n| {
-                    n.ends_with(".trec") || n.ends_with(&crate::external::recording::file_name(""))
+                    n.ends_with(".trec") || n.ends_with(&crate::suite::recording_file_name(""))
                 });
             if !run && !own.contains(path) {
                 anyhow::bail!(

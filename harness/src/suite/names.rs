@@ -8,8 +8,8 @@
 //! - no name produces a file name another one produces (`exp.stats` writes `exp.stats.csv`, which
 //!   `exp` writes too), compared without regard to case (one file on macOS and Windows).
 //!
-//! The file names come from the report writer ([`crate::report::experiment_file_names`],
-//! [`crate::report::configuration_file_names`]), which checks at run time that it writes no other.
+//! The file names are listed here ([`experiment_file_names`], [`configuration_file_names`],
+//! [`OTHER_WRITERS`]); the report writer checks at run time that it writes no other.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -130,22 +130,66 @@ pub fn check_names(all: &[Experiments]) -> Result<()> {
         files.insert(key, (file, writer, at));
         Ok(())
     };
-    for (file, command) in crate::report::OTHER_WRITERS {
+    for (file, command) in OTHER_WRITERS {
         claim(file.to_string(), format!("`{command}`"), None)?;
     }
     for (name, (i, _)) in &configurations {
-        for file in crate::report::configuration_file_names(name) {
+        for file in configuration_file_names(name) {
             let at = configuration_at(*i, name).to_string();
             claim(file, format!("configuration {name:?}"), Some(at))?;
         }
     }
     for (name, &i) in &experiments {
-        for file in crate::report::experiment_file_names(name) {
+        for file in experiment_file_names(name) {
             let at = experiment_at(i).to_string();
             claim(file, format!("experiment {name:?}"), Some(at))?;
         }
     }
     Ok(())
+}
+
+/// What an experiment named `stem` writes into its suite's report folder, besides `qrels.txt`
+/// and its configurations' files ([`configuration_file_names`]). The report writer
+/// ([`crate::report::render_suite`]) refuses to write any other, so the names [`check_names`]
+/// checks are these.
+pub fn experiment_file_names(stem: &str) -> Vec<String> {
+    [
+        ".md",
+        ".csv",
+        ".json",
+        ".stats.csv",
+        ".warranty.csv",
+        ".tasks.csv",
+        ".metrics.svg",
+        ".delta.svg",
+        ".tasks.svg",
+    ]
+    .iter()
+    .map(|suffix| format!("{stem}{suffix}"))
+    .collect()
+}
+
+/// What a configuration named `name` writes into its suite's report folder: its run and, for an
+/// external engine under `--record`, its recording ([`recording_file_name`]).
+pub fn configuration_file_names(name: &str) -> Vec<String> {
+    vec![
+        format!("runs/{name}.trec"),
+        format!("runs/{}", recording_file_name(name)),
+    ]
+}
+
+/// Files another command writes into a suite's report folder, which no experiment may write:
+/// `(file, command)` (`ranklab tune --reports`, see `tune/session.rs`).
+pub const OTHER_WRITERS: &[(&str, &str)] = &[
+    ("tuning.md", "ranklab tune"),
+    ("tuning.csv", "ranklab tune"),
+    ("tuning.json", "ranklab tune"),
+    ("tuning.heatmap.svg", "ranklab tune"),
+];
+
+/// The file name of a configuration's recording (beside `<name>.trec`).
+pub fn recording_file_name(configuration: &str) -> String {
+    format!("{configuration}.recording.json")
 }
 
 /// What a configuration means, for comparing two of one name: the fields as written, with the
