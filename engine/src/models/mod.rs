@@ -41,7 +41,7 @@ pub use hashing::{hex, sha256, sha256_file};
 pub(crate) use model_cache::Shards;
 pub use model_cache::{CacheKind, ModelCache, Tally};
 pub use model_store::{pinned, ModelStore};
-pub(crate) use runtime::{default_workers, run_on_workers};
+pub(crate) use runtime::{fastembed_error, load_sessions, run_on_workers};
 pub use runtime::{ort_environment, runtime_library};
 pub use status::{FetchOutcome, FileState, FileStatus, ModelStatus};
 
