@@ -367,13 +367,7 @@ fn the_table_is_appended_to_the_github_step_summary() {
 
 /// Exit 2, nothing on stdout, and stderr starting with `error: <path>:<line>:` and holding `needles`.
 fn assert_bad_input(o: &Output, file_line: &str, needles: &[&str]) {
-    let err = stderr(o);
-    assert_eq!(code(o), 2, "stdout: {}\nstderr: {err}", stdout(o));
-    assert!(stdout(o).is_empty(), "{}", stdout(o));
-    assert!(err.starts_with(&format!("error: {file_line}:")), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "{n:?} not in {err}");
-    }
+    common::assert_bad_input(o, &format!("{file_line}:"), needles);
 }
 
 #[test]

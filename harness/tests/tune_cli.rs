@@ -26,16 +26,9 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
+use common::{assert_bad_input, code, ranklab, stderr, stdout};
 
 use ranklab::stats::thousands;
-
-fn ranklab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run ranklab")
-}
 
 /// `ranklab tune --suite tasks/fx --as-of 2026-11-30 --window-days 120 ARGS`.
 fn tune(dir: &Path, args: &[&str]) -> Output {
@@ -50,18 +43,6 @@ fn tune(dir: &Path, args: &[&str]) -> Output {
     ];
     all.extend_from_slice(args);
     ranklab(dir, &all)
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited")
 }
 
 /// The default grid, enumerated here: (superseded, deprecated, amendment, editorial_only), each
@@ -431,17 +412,6 @@ fn the_window_matters() {
         row(&recent, "chosen")[1..5],
         "{year}\n{recent}"
     );
-}
-
-/// Exit 2, nothing on stdout, stderr starting with `error: <file_line>:` and holding `needles`.
-fn assert_bad_input(o: &Output, file_line: &str, needles: &[&str]) {
-    let err = stderr(o);
-    assert_eq!(code(o), 2, "stdout: {}\nstderr: {err}", stdout(o));
-    assert!(stdout(o).is_empty(), "{}", stdout(o));
-    assert!(err.starts_with(&format!("error: {file_line}")), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "{n:?} not in {err}");
-    }
 }
 
 fn edit_merges(dir: &Path, from: &str, to: &str) -> usize {

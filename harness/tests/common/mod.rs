@@ -69,6 +69,15 @@ pub fn gate(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("run ranklab")
 }
 
+/// `ranklab ARGS` run in `dir`, in the test's own environment.
+pub fn ranklab(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run ranklab")
+}
+
 /// `ranklab ARGS` run in `dir` with its own cache (`dir/cache`), without `$GITHUB_STEP_SUMMARY`.
 pub fn ranklab_in(dir: &Path, args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
@@ -93,6 +102,18 @@ pub fn stderr(o: &std::process::Output) -> String {
 /// A finished process's exit code.
 pub fn code(o: &std::process::Output) -> i32 {
     o.status.code().expect("exited")
+}
+
+/// Asserts bad input: exit 2, nothing on stdout, stderr starting with `error: <prefix>` (a
+/// file, or `file:line:`) and holding each of `needles`.
+pub fn assert_bad_input(o: &std::process::Output, prefix: &str, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(code(o), 2, "stdout: {}\nstderr: {err}", stdout(o));
+    assert!(stdout(o).is_empty(), "{}", stdout(o));
+    assert!(err.starts_with(&format!("error: {prefix}")), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{n:?} not in {err}");
+    }
 }
 
 /// A fresh cache root under `dir` whose `models/` and `runtime/` are symlinks to the default
