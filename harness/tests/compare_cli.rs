@@ -19,22 +19,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::ok;
+
 fn ranklab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ranklab"))
         .args(args)
         .output()
         .expect("run ranklab")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = ranklab(args);
-    assert!(
-        out.status.success(),
-        "ranklab {args:?} failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn fails(args: &[&str]) -> String {

@@ -25,6 +25,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 fn data_dir() -> PathBuf {
     let base = match std::env::var_os("RANKLAB_SHARED_DATA") {
         Some(p) => PathBuf::from(p),
@@ -49,15 +51,9 @@ fn ranklab_eval(args: &[&str]) -> Output {
         .expect("run ranklab")
 }
 
+/// The stdout of `ranklab eval ARGS`, which must succeed.
 fn eval_ok(args: &[&str]) -> String {
-    let out = ranklab_eval(args);
-    assert!(
-        out.status.success(),
-        "ranklab {args:?} failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
+    common::ok(&[&["eval"], args].concat())
 }
 
 /// Every line: ranklab implements every measure these files hold.

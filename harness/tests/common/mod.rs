@@ -78,6 +78,22 @@ pub fn ranklab(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("run ranklab")
 }
 
+/// `ranklab ARGS` run in the current directory: its stdout, after asserting that it succeeded
+/// (its stderr in the message when it did not).
+pub fn ok(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args(args)
+        .output()
+        .expect("run ranklab");
+    assert!(
+        out.status.success(),
+        "ranklab {args:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
 /// `ranklab ARGS` run in `dir` with its own cache (`dir/cache`), without `$GITHUB_STEP_SUMMARY`.
 pub fn ranklab_in(dir: &Path, args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
