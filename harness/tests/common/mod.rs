@@ -7,6 +7,22 @@ pub mod ray;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Experiments over the docir suite: three BM25 configurations, anserini's defaults (the
+/// baseline), Robertson's k1 = 1.2, b = 0.75, and no length normalization (k1 = 2.0, b = 0).
+/// What the report tests (`stats_report.rs`, `warranty_report.rs`) render.
+pub const BM25_PARAMS_EXPERIMENTS: &str = "experiment: bm25-params
+baseline: anserini
+configurations:
+  - name: anserini
+    retriever: bm25
+  - name: robertson
+    retriever: bm25
+    bm25: { k1: 1.2, b: 0.75 }
+  - name: no-length-norm
+    retriever: bm25
+    bm25: { k1: 2.0, b: 0.0 }
+";
+
 /// File contents by path relative to the tree's root.
 pub type Tree = BTreeMap<PathBuf, Vec<u8>>;
 
