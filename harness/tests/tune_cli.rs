@@ -32,14 +32,19 @@ use ranklab::stats::thousands;
 
 /// `ranklab tune --suite tasks/fx --as-of 2026-11-30 --window-days 120 ARGS`.
 fn tune(dir: &Path, args: &[&str]) -> Output {
+    tune_at(dir, "2026-11-30", "120", args)
+}
+
+/// `ranklab tune --suite tasks/fx --as-of AS_OF --window-days DAYS ARGS`.
+fn tune_at(dir: &Path, as_of: &str, days: &str, args: &[&str]) -> Output {
     let mut all = vec![
         "tune",
         "--suite",
         "tasks/fx",
         "--as-of",
-        "2026-11-30",
+        as_of,
         "--window-days",
-        "120",
+        days,
     ];
     all.extend_from_slice(args);
     ranklab(dir, &all)
@@ -393,18 +398,7 @@ fn write_stores_the_chosen_weights_with_a_tuned_line_and_the_pairs_still_hold() 
 #[test]
 fn the_window_matters() {
     let dir = common::fixture_copy("gate");
-    let year = stdout(&ranklab(
-        dir.path(),
-        &[
-            "tune",
-            "--suite",
-            "tasks/fx",
-            "--as-of",
-            "2026-11-30",
-            "--window-days",
-            "365",
-        ],
-    ));
+    let year = stdout(&tune_at(dir.path(), "2026-11-30", "365", &[]));
     let recent = stdout(&tune(dir.path(), &[]));
     assert!(year.contains("12 of 12 merged"), "{year}");
     assert_ne!(
@@ -431,18 +425,7 @@ fn merges_after_the_as_of_date_are_ignored_and_counted() {
     // A backtest: as of 2026-11-01 the fixture's M11 (2026-11-02) and M12 (2026-11-03), counted
     // by hand in merges.yaml, had not merged yet.
     let dir = common::fixture_copy("gate");
-    let o = ranklab(
-        dir.path(),
-        &[
-            "tune",
-            "--suite",
-            "tasks/fx",
-            "--as-of",
-            "2026-11-01",
-            "--window-days",
-            "120",
-        ],
-    );
+    let o = tune_at(dir.path(), "2026-11-01", "120", &[]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.contains(" of 10 merged in the window"), "{out}");
@@ -490,19 +473,7 @@ fn an_unknown_record_is_an_error_at_its_line() {
 fn an_empty_window_is_an_error_and_writes_nothing() {
     let dir = common::fixture_copy("gate");
     let before = practice(dir.path());
-    let o = ranklab(
-        dir.path(),
-        &[
-            "tune",
-            "--suite",
-            "tasks/fx",
-            "--as-of",
-            "2026-12-31",
-            "--window-days",
-            "30",
-            "--write",
-        ],
-    );
+    let o = tune_at(dir.path(), "2026-12-31", "30", &["--write"]);
     assert_bad_input(
         &o,
         "tasks/fx/merges.yaml:",
