@@ -60,6 +60,23 @@ pub fn tree(dir: &Path) -> Tree {
     m
 }
 
+/// The trec_eval test data (`trec_eval/` of `$RANKLAB_SHARED_DATA`, else of `../shared/data`
+/// beside the repository): qrels.test, results.test and trec_eval's own outputs.
+pub fn trec_eval_data() -> PathBuf {
+    let base = match std::env::var_os("RANKLAB_SHARED_DATA") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
+    };
+    let dir = base.join("trec_eval");
+    assert!(
+        dir.join("qrels.test").is_file(),
+        "trec_eval test data not found at {}: set RANKLAB_SHARED_DATA to the shared data directory \
+         (the one holding trec_eval/ and scifact/)",
+        dir.display()
+    );
+    dir
+}
+
 /// `harness/tests/fixtures/<name>`.
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -97,8 +114,14 @@ pub fn ranklab(dir: &Path, args: &[&str]) -> std::process::Output {
 /// `ranklab ARGS` run in the current directory: its stdout, after asserting that it succeeded
 /// (its stderr in the message when it did not).
 pub fn ok(args: &[&str]) -> String {
+    ok_with(args, &[])
+}
+
+/// [`ok`] with the variables `env` set.
+pub fn ok_with(args: &[&str], env: &[(&str, &str)]) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("run ranklab");
     assert!(
