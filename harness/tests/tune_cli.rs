@@ -26,7 +26,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
-use common::{assert_bad_input, code, ranklab, stderr, stdout};
+use common::{assert_bad_input, code, ranklab, stderr, stdout, FX_EXPECTED};
 
 use ranklab::stats::thousands;
 
@@ -96,21 +96,11 @@ fn derived_rejections(dir: &Path) -> usize {
 
 /// MRR and recall@5 (four decimals) of `derived/fx/runs/current.trec`, written by
 /// [`derived_rejections`]: 1 / rank of the first expected document, share of expected documents
-/// in the top 5, mean over the five tasks of `tasks/fx/suite.yaml` (copied here by hand).
+/// in the top 5, mean over the five tasks of `tasks/fx/suite.yaml` ([`FX_EXPECTED`]).
 fn derived_current_suite_figures(dir: &Path) -> (String, String) {
-    let expected: [(&str, &[&str]); 5] = [
-        ("F1", &["howto-deploy-platform"]),
-        ("F2", &["adr-cache-valkey"]),
-        ("F3", &["runbook-backup"]),
-        ("F4", &["oncall-policy"]),
-        (
-            "F5",
-            &["note-release-1", "note-release-2", "note-release-3"],
-        ),
-    ];
     let run = std::fs::read_to_string(dir.join("derived/fx/runs/current.trec")).unwrap();
     let (mut mrr, mut recall) = (0.0, 0.0);
-    for (task, docs) in expected {
+    for (task, docs) in FX_EXPECTED {
         let ranks: Vec<usize> = run
             .lines()
             .map(|l| l.split_whitespace().collect::<Vec<_>>())

@@ -23,6 +23,19 @@ configurations:
     bm25: { k1: 2.0, b: 0.0 }
 ";
 
+/// The expected documents of each task of the gate fixture's suite
+/// (`fixtures/gate/tasks/fx/suite.yaml`), copied by hand: the oracle of the gate and tune tests.
+pub const FX_EXPECTED: [(&str, &[&str]); 5] = [
+    ("F1", &["howto-deploy-platform"]),
+    ("F2", &["adr-cache-valkey"]),
+    ("F3", &["runbook-backup"]),
+    ("F4", &["oncall-policy"]),
+    (
+        "F5",
+        &["note-release-1", "note-release-2", "note-release-3"],
+    ),
+];
+
 /// File contents by path relative to the tree's root.
 pub type Tree = BTreeMap<PathBuf, Vec<u8>>;
 
