@@ -29,8 +29,9 @@ cache_counts! {
     display "{} pairs scored, {} from cache, {} rebuilt"
 }
 
-/// The score cache's kind of records: one little-endian f32 logit, keyed by [`pair_key`], in
-/// `<sha256(identity)>.ce` files of kind `cross-encoder scores`.
+/// The score cache's kind of records: one little-endian f32 logit, keyed by
+/// `sha256(sha256(query) | sha256(passage))`, in `<sha256(identity)>.ce` files of kind
+/// `cross-encoder scores`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scores;
 
