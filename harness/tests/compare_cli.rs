@@ -16,25 +16,16 @@
 //!   the warning when the new run's Judged@k is more than 0.02 below the baseline's, and none
 //!   when it is not.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+mod common;
+use common::{ok, trec_eval_data};
 
 fn ranklab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ranklab"))
         .args(args)
         .output()
         .expect("run ranklab")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = ranklab(args);
-    assert!(
-        out.status.success(),
-        "ranklab {args:?} failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn fails(args: &[&str]) -> String {
@@ -348,20 +339,6 @@ fn csv_json_and_per_query() {
     let j: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(j["summary"][1]["delta"], serde_json::json!(-0.3889));
     assert_eq!(j["per_query"].as_array().unwrap().len(), 3);
-}
-
-fn trec_eval_data() -> PathBuf {
-    let base = match std::env::var_os("RANKLAB_SHARED_DATA") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-    };
-    let dir = base.join("trec_eval");
-    assert!(
-        dir.join("qrels.test").is_file(),
-        "trec_eval test data not found at {}: set RANKLAB_SHARED_DATA",
-        dir.display()
-    );
-    dir
 }
 
 #[test]

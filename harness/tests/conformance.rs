@@ -22,23 +22,11 @@
 //!
 //! A missing data directory fails the test: it must not pass silently.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn data_dir() -> PathBuf {
-    let base = match std::env::var_os("RANKLAB_SHARED_DATA") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-    };
-    let dir = base.join("trec_eval");
-    assert!(
-        dir.join("qrels.test").is_file(),
-        "trec_eval test data not found at {}: set RANKLAB_SHARED_DATA to the shared data directory \
-         (the one holding trec_eval/ and scifact/)",
-        dir.display()
-    );
-    dir
-}
+mod common;
+use common::trec_eval_data;
 
 /// Runs `ranklab eval ARGS`.
 fn ranklab_eval(args: &[&str]) -> Output {
@@ -49,15 +37,9 @@ fn ranklab_eval(args: &[&str]) -> Output {
         .expect("run ranklab")
 }
 
+/// The stdout of `ranklab eval ARGS`, which must succeed.
 fn eval_ok(args: &[&str]) -> String {
-    let out = ranklab_eval(args);
-    assert!(
-        out.status.success(),
-        "ranklab {args:?} failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
+    common::ok(&[&["eval"], args].concat())
 }
 
 /// Every line: ranklab implements every measure these files hold.
@@ -71,7 +53,7 @@ fn measure_of(line: &str) -> &str {
 
 /// The expected file's lines for the measures `keep` selects, in file order.
 fn expected_lines(file: &str, keep: impl Fn(&str) -> bool) -> Vec<String> {
-    let text = std::fs::read_to_string(data_dir().join(file)).expect("read expected output");
+    let text = std::fs::read_to_string(trec_eval_data().join(file)).expect("read expected output");
     text.lines()
         .filter(|l| keep(measure_of(l)))
         .map(str::to_string)
@@ -107,7 +89,7 @@ fn assert_same_lines(what: &str, got: &str, want: &[String]) {
 }
 
 fn path(file: &str) -> String {
-    data_dir().join(file).to_string_lossy().into_owned()
+    trec_eval_data().join(file).to_string_lossy().into_owned()
 }
 
 #[test]
@@ -180,7 +162,7 @@ fn relevance_level_2_matches_out_test_aql() {
 /// The whole file, byte for byte (the line comparison above reports differences readably;
 /// this also pins the final newline and that nothing is added).
 fn assert_whole_file(file: &str, got: &str) {
-    let want = std::fs::read_to_string(data_dir().join(file)).expect("read expected output");
+    let want = std::fs::read_to_string(trec_eval_data().join(file)).expect("read expected output");
     assert!(got == want, "{file}: output differs from trec_eval's file");
 }
 
@@ -242,7 +224,7 @@ fn every_file_matches_byte_for_byte() {
 /// with each query's lines reversed. trec_eval orders a query's documents itself, so its
 /// outputs hold for both.
 fn grouped_copies(dir: &Path, run: &str) -> [String; 2] {
-    let text = std::fs::read_to_string(data_dir().join(run)).expect("read run");
+    let text = std::fs::read_to_string(trec_eval_data().join(run)).expect("read run");
     let mut lines: Vec<&str> = text.lines().collect();
     lines.sort_by_key(|l| l.split_whitespace().next().unwrap_or("").to_string());
     let grouped = lines.join("\n") + "\n";
@@ -258,20 +240,16 @@ fn grouped_copies(dir: &Path, run: &str) -> [String; 2] {
 /// `ranklab eval ARGS` with the parallel reader forced: chunks of `chunk` bytes on `threads`
 /// threads.
 fn eval_parallel(args: &[String], chunk: usize, threads: usize) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .arg("eval")
-        .args(args)
-        .env("RANKLAB_EVAL_CHUNK", chunk.to_string())
-        .env("RAYON_NUM_THREADS", threads.to_string())
-        .output()
-        .expect("run ranklab");
-    assert!(
-        out.status.success(),
-        "ranklab {args:?} failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
+    let (chunk, threads) = (chunk.to_string(), threads.to_string());
+    let mut all = vec!["eval"];
+    all.extend(args.iter().map(String::as_str));
+    common::ok_with(
+        &all,
+        &[
+            ("RANKLAB_EVAL_CHUNK", &chunk),
+            ("RAYON_NUM_THREADS", &threads),
+        ],
+    )
 }
 
 /// The parallel reader (forced on these small files with small chunks, so that queries are cut
@@ -299,7 +277,7 @@ fn parallel_reader_prints_every_file_byte_for_byte() {
             for (chunk, threads) in [(64, 1), (64, 2), (3000, 2)] {
                 let got = eval_parallel(&args, chunk, threads);
                 assert!(
-                    got == std::fs::read_to_string(data_dir().join(file)).unwrap(),
+                    got == std::fs::read_to_string(trec_eval_data().join(file)).unwrap(),
                     "{file}: {args:?} with chunks of {chunk} bytes on {threads} threads differs"
                 );
             }
@@ -363,7 +341,7 @@ fn complete_with_level_2_counts_num_rel_over_judgments_above_0() {
 fn max_docs_per_topic_truncates_like_a_shorter_run() {
     // -M 100 on results.test equals evaluating the run cut to each query's top 100 documents
     // in trec_eval's order (score descending, then docno descending).
-    let run = std::fs::read_to_string(data_dir().join("results.test")).unwrap();
+    let run = std::fs::read_to_string(trec_eval_data().join("results.test")).unwrap();
     let mut by_q: std::collections::BTreeMap<String, Vec<(f64, String, String)>> =
         Default::default();
     for l in run.lines() {
@@ -459,7 +437,7 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
 
 #[test]
 fn tabs_crlf_bom_and_interleaving_give_trec_evals_numbers() {
-    let run = std::fs::read_to_string(data_dir().join("results.test")).unwrap();
+    let run = std::fs::read_to_string(trec_eval_data().join("results.test")).unwrap();
     let want = eval_ok(&[
         "-q",
         "-m",
@@ -593,7 +571,7 @@ fn missing_query_without_c_exits_2_naming_the_query() {
 /// duplicate in a judged query is still refused (exit 2, naming both lines).
 #[test]
 fn duplicate_doc_in_a_query_the_qrels_lack_is_ignored_as_trec_eval_ignores_it() {
-    let run = std::fs::read_to_string(data_dir().join("results.test")).unwrap();
+    let run = std::fs::read_to_string(trec_eval_data().join("results.test")).unwrap();
     let dir = temp_dir();
     // The appended lines keep results.test's tag, so that the runid line is the same too.
     let unjudged = format!(

@@ -28,7 +28,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
-use common::{code, gate, stderr, stdout};
+use common::{code, gate, stderr, stdout, FX_EXPECTED};
 
 /// MRR of `current` on the fixture: ranks 1, 2, 1, 2, 1 (derived below).
 const CURRENT_MRR: &str = "0.8000";
@@ -38,23 +38,11 @@ const LEGACY_MRR: &str = "0.7000";
 /// 1 (derived below).
 const FIRST_STAGE_MRR: &str = "0.6000";
 
-/// The expected documents of each task of `tasks/fx/suite.yaml`, copied by hand.
-const EXPECTED: [(&str, &[&str]); 5] = [
-    ("F1", &["howto-deploy-platform"]),
-    ("F2", &["adr-cache-valkey"]),
-    ("F3", &["runbook-backup"]),
-    ("F4", &["oncall-policy"]),
-    (
-        "F5",
-        &["note-release-1", "note-release-2", "note-release-3"],
-    ),
-];
-
-/// Per task of [`EXPECTED`], the 1-based ranks (the run's rank column) of its expected
+/// Per task of [`FX_EXPECTED`], the 1-based ranks (the run's rank column) of its expected
 /// documents in `reports/fx/runs/<config>.trec` under `dir`.
 fn ranks_in_run_file(dir: &Path, config: &str) -> Vec<Vec<usize>> {
     let text = std::fs::read_to_string(dir.join(format!("reports/fx/runs/{config}.trec"))).unwrap();
-    EXPECTED
+    FX_EXPECTED
         .iter()
         .map(|(task, docs)| {
             let mut ranks: Vec<usize> = text
@@ -89,7 +77,7 @@ fn measured_from_run_files(dir: &Path, config: &str) -> (String, String, Vec<Vec
         / n;
     let recall: f64 = ranks
         .iter()
-        .zip(EXPECTED)
+        .zip(FX_EXPECTED)
         .map(|(r, (_, docs))| r.iter().filter(|&&r| r <= 5).count() as f64 / docs.len() as f64)
         .sum::<f64>()
         / n;
@@ -367,13 +355,7 @@ fn the_table_is_appended_to_the_github_step_summary() {
 
 /// Exit 2, nothing on stdout, and stderr starting with `error: <path>:<line>:` and holding `needles`.
 fn assert_bad_input(o: &Output, file_line: &str, needles: &[&str]) {
-    let err = stderr(o);
-    assert_eq!(code(o), 2, "stdout: {}\nstderr: {err}", stdout(o));
-    assert!(stdout(o).is_empty(), "{}", stdout(o));
-    assert!(err.starts_with(&format!("error: {file_line}:")), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "{n:?} not in {err}");
-    }
+    common::assert_bad_input(o, &format!("{file_line}:"), needles);
 }
 
 #[test]

@@ -6,18 +6,8 @@
 //! - the one-line summary counts tasks, documents and documents per configuration;
 //! - a suite with no runs yet exits 2, says to run it first, and writes nothing.
 
-use std::path::Path;
-use std::process::Command;
-
 mod common;
-
-fn ranklab(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap()
-}
+use common::ranklab;
 
 #[test]
 fn pools_unjudged_documents_of_every_run_in_order() {

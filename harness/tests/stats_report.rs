@@ -14,6 +14,9 @@
 
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::BM25_PARAMS_EXPERIMENTS;
+
 use ranklab::replay::{replay, Engine};
 use ranklab::report::{plots, stats_section, MeasureSet};
 use ranklab::suite::{Experiments, Suite};
@@ -22,24 +25,11 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-const EXPERIMENTS: &str = "experiment: bm25-params
-baseline: anserini
-configurations:
-  - name: anserini
-    retriever: bm25
-  - name: robertson
-    retriever: bm25
-    bm25: { k1: 1.2, b: 0.75 }
-  - name: no-length-norm
-    retriever: bm25
-    bm25: { k1: 2.0, b: 0.0 }
-";
-
 #[test]
 fn report_statistics_and_plots() {
     let tmp = tempfile::tempdir().unwrap();
     let ex_path = tmp.path().join("experiments.yaml");
-    std::fs::write(&ex_path, EXPERIMENTS).unwrap();
+    std::fs::write(&ex_path, BM25_PARAMS_EXPERIMENTS).unwrap();
     let suite = Suite::load(&root().join("tasks/docir/suite.yaml")).unwrap();
     let ex = Experiments::load(&ex_path).unwrap();
     let corpus = suite.load_corpus().unwrap();
@@ -136,7 +126,7 @@ fn csv_rows(text: &str) -> Vec<std::collections::BTreeMap<String, String>> {
 fn a_suite_report_and_compare_on_its_run_files_print_the_same_statistics() {
     let tmp = tempfile::tempdir().unwrap();
     let ex_path = tmp.path().join("experiments.yaml");
-    std::fs::write(&ex_path, EXPERIMENTS).unwrap();
+    std::fs::write(&ex_path, BM25_PARAMS_EXPERIMENTS).unwrap();
     let reports = tmp.path().join("reports");
     let bin = env!("CARGO_BIN_EXE_ranklab");
     let o = std::process::Command::new(bin)

@@ -26,42 +26,28 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
+use common::{assert_bad_input, code, ranklab, stderr, stdout, FX_EXPECTED};
 
 use ranklab::stats::thousands;
 
-fn ranklab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run ranklab")
-}
-
 /// `ranklab tune --suite tasks/fx --as-of 2026-11-30 --window-days 120 ARGS`.
 fn tune(dir: &Path, args: &[&str]) -> Output {
+    tune_at(dir, "2026-11-30", "120", args)
+}
+
+/// `ranklab tune --suite tasks/fx --as-of AS_OF --window-days DAYS ARGS`.
+fn tune_at(dir: &Path, as_of: &str, days: &str, args: &[&str]) -> Output {
     let mut all = vec![
         "tune",
         "--suite",
         "tasks/fx",
         "--as-of",
-        "2026-11-30",
+        as_of,
         "--window-days",
-        "120",
+        days,
     ];
     all.extend_from_slice(args);
     ranklab(dir, &all)
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited")
 }
 
 /// The default grid, enumerated here: (superseded, deprecated, amendment, editorial_only), each
@@ -110,21 +96,11 @@ fn derived_rejections(dir: &Path) -> usize {
 
 /// MRR and recall@5 (four decimals) of `derived/fx/runs/current.trec`, written by
 /// [`derived_rejections`]: 1 / rank of the first expected document, share of expected documents
-/// in the top 5, mean over the five tasks of `tasks/fx/suite.yaml` (copied here by hand).
+/// in the top 5, mean over the five tasks of `tasks/fx/suite.yaml` ([`FX_EXPECTED`]).
 fn derived_current_suite_figures(dir: &Path) -> (String, String) {
-    let expected: [(&str, &[&str]); 5] = [
-        ("F1", &["howto-deploy-platform"]),
-        ("F2", &["adr-cache-valkey"]),
-        ("F3", &["runbook-backup"]),
-        ("F4", &["oncall-policy"]),
-        (
-            "F5",
-            &["note-release-1", "note-release-2", "note-release-3"],
-        ),
-    ];
     let run = std::fs::read_to_string(dir.join("derived/fx/runs/current.trec")).unwrap();
     let (mut mrr, mut recall) = (0.0, 0.0);
-    for (task, docs) in expected {
+    for (task, docs) in FX_EXPECTED {
         let ranks: Vec<usize> = run
             .lines()
             .map(|l| l.split_whitespace().collect::<Vec<_>>())
@@ -412,18 +388,7 @@ fn write_stores_the_chosen_weights_with_a_tuned_line_and_the_pairs_still_hold() 
 #[test]
 fn the_window_matters() {
     let dir = common::fixture_copy("gate");
-    let year = stdout(&ranklab(
-        dir.path(),
-        &[
-            "tune",
-            "--suite",
-            "tasks/fx",
-            "--as-of",
-            "2026-11-30",
-            "--window-days",
-            "365",
-        ],
-    ));
+    let year = stdout(&tune_at(dir.path(), "2026-11-30", "365", &[]));
     let recent = stdout(&tune(dir.path(), &[]));
     assert!(year.contains("12 of 12 merged"), "{year}");
     assert_ne!(
@@ -431,17 +396,6 @@ fn the_window_matters() {
         row(&recent, "chosen")[1..5],
         "{year}\n{recent}"
     );
-}
-
-/// Exit 2, nothing on stdout, stderr starting with `error: <file_line>:` and holding `needles`.
-fn assert_bad_input(o: &Output, file_line: &str, needles: &[&str]) {
-    let err = stderr(o);
-    assert_eq!(code(o), 2, "stdout: {}\nstderr: {err}", stdout(o));
-    assert!(stdout(o).is_empty(), "{}", stdout(o));
-    assert!(err.starts_with(&format!("error: {file_line}")), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "{n:?} not in {err}");
-    }
 }
 
 fn edit_merges(dir: &Path, from: &str, to: &str) -> usize {
@@ -461,18 +415,7 @@ fn merges_after_the_as_of_date_are_ignored_and_counted() {
     // A backtest: as of 2026-11-01 the fixture's M11 (2026-11-02) and M12 (2026-11-03), counted
     // by hand in merges.yaml, had not merged yet.
     let dir = common::fixture_copy("gate");
-    let o = ranklab(
-        dir.path(),
-        &[
-            "tune",
-            "--suite",
-            "tasks/fx",
-            "--as-of",
-            "2026-11-01",
-            "--window-days",
-            "120",
-        ],
-    );
+    let o = tune_at(dir.path(), "2026-11-01", "120", &[]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.contains(" of 10 merged in the window"), "{out}");
@@ -520,19 +463,7 @@ fn an_unknown_record_is_an_error_at_its_line() {
 fn an_empty_window_is_an_error_and_writes_nothing() {
     let dir = common::fixture_copy("gate");
     let before = practice(dir.path());
-    let o = ranklab(
-        dir.path(),
-        &[
-            "tune",
-            "--suite",
-            "tasks/fx",
-            "--as-of",
-            "2026-12-31",
-            "--window-days",
-            "30",
-            "--write",
-        ],
-    );
+    let o = tune_at(dir.path(), "2026-12-31", "30", &["--write"]);
     assert_bad_input(
         &o,
         "tasks/fx/merges.yaml:",

@@ -15,22 +15,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::BM25_PARAMS_EXPERIMENTS;
+
 use ranklab::replay::{replay, Engine};
 use ranklab::report::{self, MeasureSet};
 use ranklab::suite::{Experiments, Suite};
 
-const EXPERIMENTS: &str = "experiment: bm25-params
-baseline: anserini
-configurations:
-  - name: anserini
-    retriever: bm25
-  - name: robertson
-    retriever: bm25
-    bm25: { k1: 1.2, b: 0.75 }
-  - name: no-length-norm
-    retriever: bm25
-    bm25: { k1: 2.0, b: 0.0 }
-";
 const CONFIGS: [&str; 3] = ["anserini", "robertson", "no-length-norm"];
 
 fn root() -> PathBuf {
@@ -62,7 +53,7 @@ fn render(dir: &Path, extra: &BTreeMap<String, String>) -> (String, PathBuf) {
         }
     }
     std::fs::write(dir.join("suite.yaml"), out).unwrap();
-    std::fs::write(dir.join("experiments.yaml"), EXPERIMENTS).unwrap();
+    std::fs::write(dir.join("experiments.yaml"), BM25_PARAMS_EXPERIMENTS).unwrap();
     let suite = Suite::load(&dir.join("suite.yaml")).unwrap();
     let ex = Experiments::load(&dir.join("experiments.yaml")).unwrap();
     let corpus = suite.load_corpus().unwrap();

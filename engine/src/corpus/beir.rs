@@ -129,22 +129,15 @@ pub fn load_corpus(path: &Path) -> Result<Corpus> {
                 format!("invalid _id {id:?}: ids must be non-empty without white space"),
             ));
         }
-        docs.push(Document {
+        docs.push(Document::plain(
             id,
-            title: rec.title.clone(),
-            lifecycle: Default::default(),
-            history: Default::default(),
-            updated_at: None,
-            topic: String::new(),
-            superseded_by: None,
-            cites: Vec::new(),
-            lifecycle_log: Vec::new(),
-            sections: vec![Section {
+            rec.title.clone(),
+            vec![Section {
                 heading: rec.title,
                 body: rec.text,
             }],
-            source: PathBuf::from(format!("{}:{line}", path.display())),
-        });
+            PathBuf::from(format!("{}:{line}", path.display())),
+        ));
         Ok(())
     })?;
     let root = path.parent().unwrap_or(path).to_path_buf();

@@ -107,6 +107,24 @@ pub struct Document {
 }
 
 impl Document {
+    /// A document with no lifecycle metadata (default lifecycle and history; no date, topic,
+    /// successor, citations or log): what a BEIR record, or a hit outside the corpus, becomes.
+    pub fn plain(id: String, title: String, sections: Vec<Section>, source: PathBuf) -> Document {
+        Document {
+            id,
+            title,
+            lifecycle: Default::default(),
+            history: Default::default(),
+            updated_at: None,
+            topic: String::new(),
+            superseded_by: None,
+            cites: Vec::new(),
+            lifecycle_log: Vec::new(),
+            sections,
+            source,
+        }
+    }
+
     /// The text indexed and embedded for section `i`: title, heading (when it differs) and body.
     pub fn section_text(&self, i: usize) -> String {
         let s = &self.sections[i];

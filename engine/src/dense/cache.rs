@@ -9,52 +9,48 @@
 //! read back is bit-identical to the one computed.
 
 use std::path::Path;
-use std::sync::Mutex;
 
 use super::Embedder;
-use crate::models::keyed::KeyedCache;
-use crate::models::remote::{self, Offload, Shard, WorkKind};
-use crate::models::sha256;
-use crate::{Error, Result};
+use crate::models::model_cache::cache_counts;
+use crate::models::remote::{self, Shard, WorkKind};
+use crate::models::{sha256, CacheKind, ModelCache};
+use crate::Result;
 
-/// Cache counters. `hits + misses` is the number of texts asked for.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct CacheStats {
-    /// Texts whose vector came from the cache.
-    pub hits: usize,
-    /// Texts embedded by the model (each distinct text once).
-    pub misses: usize,
-    /// Misses whose entry was on disk but damaged (discarded and recomputed).
-    pub rebuilt: usize,
-}
-
-impl CacheStats {
-    /// Adds another run's counts.
-    pub fn add(&mut self, other: CacheStats) {
-        self.hits += other.hits;
-        self.misses += other.misses;
-        self.rebuilt += other.rebuilt;
+cache_counts! {
+    /// Cache counters. `hits + misses` is the number of texts asked for.
+    pub struct CacheStats {
+        /// Texts whose vector came from the cache.
+        hits = served,
+        /// Texts embedded by the model (each distinct text once).
+        misses = computed,
+        /// Misses whose entry was on disk but damaged (discarded and recomputed).
+        rebuilt = rebuilt,
     }
+    display "{} cached, {} computed, {} rebuilt"
 }
 
-impl std::fmt::Display for CacheStats {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} cached, {} computed, {} rebuilt",
-            self.hits, self.misses, self.rebuilt
-        )
+/// The embedding cache's kind of records: vectors of `dim` little-endian f32s, keyed by the
+/// sha256 of the text, in `<sha256(identity)>.emb` files of kind `embeddings`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Vectors {
+    /// The vector length.
+    pub dim: usize,
+}
+
+impl CacheKind for Vectors {
+    // Changing KIND or EXT invalidates every vector file.
+    const KIND: &'static str = "embeddings";
+    const EXT: &'static str = "emb";
+    const ROLE: &'static str = "embedder";
+    const WORK: WorkKind = WorkKind::Embed;
+    type Stats = CacheStats;
+    fn payload(&self) -> usize {
+        self.dim * 4
     }
 }
 
 /// Vectors of one embedder, keyed by text.
-#[derive(Debug)]
-pub struct EmbeddingCache {
-    records: KeyedCache,
-    dim: usize,
-    totals: Mutex<CacheStats>,
-    offload: Option<Offload>,
-}
+pub type EmbeddingCache = ModelCache<Vectors>;
 
 /// Texts embedded together (one [`Embedder::embed`] call, then stored, then a progress call):
 /// as the cross-encoder's [`crate::rerank::POOL_PAIRS`], large enough that the workers' wait
@@ -63,26 +59,14 @@ pub struct EmbeddingCache {
 /// depend on it.
 const CHUNK: usize = 256;
 
-/// The record kind in the file header (changing it invalidates every vector file).
-const KIND: &str = "embeddings";
-
-impl EmbeddingCache {
+impl ModelCache<Vectors> {
     /// The cache of `embedder` under `dir` (normally `ModelStore::embeddings_dir()`), read and
     /// verified now; damaged entries are reported on stderr.
     pub fn open(dir: &Path, embedder: &dyn Embedder) -> Result<EmbeddingCache> {
-        Ok(EmbeddingCache {
-            records: KeyedCache::open(
-                dir,
-                "emb",
-                KIND,
-                embedder.identity(),
-                embedder.dim() * 4,
-                remote::finite_f32s,
-            )?,
+        let kind = Vectors {
             dim: embedder.dim(),
-            totals: Mutex::new(CacheStats::default()),
-            offload: None,
-        })
+        };
+        ModelCache::open_as(dir, embedder.identity(), kind)
     }
 
     /// The vector length recorded for the embedder whose identity is `identity_prefix` followed
@@ -91,7 +75,7 @@ impl EmbeddingCache {
     /// exists (the cache is cold: the model must be loaded to know) or the headers disagree.
     pub fn recorded_dim(dir: &Path, identity_prefix: &str) -> Option<usize> {
         let lead = format!("{identity_prefix} dim=");
-        let dims: std::collections::BTreeSet<usize> = KeyedCache::recorded(dir, "emb", KIND)
+        let dims: std::collections::BTreeSet<usize> = EmbeddingCache::recorded(dir)
             .into_iter()
             .filter_map(|(identity, payload)| {
                 let dim: usize = identity.strip_prefix(&lead)?.parse().ok()?;
@@ -106,40 +90,10 @@ impl EmbeddingCache {
 
     /// A cache that lives in memory only (nothing read or written).
     pub fn in_memory(embedder: &dyn Embedder) -> EmbeddingCache {
-        EmbeddingCache {
-            records: KeyedCache::in_memory(KIND, embedder.identity(), embedder.dim() * 4),
+        let kind = Vectors {
             dim: embedder.dim(),
-            totals: Mutex::new(CacheStats::default()),
-            offload: None,
-        }
-    }
-
-    /// Sends this cache's misses to a remote from now on (see `models::remote`): they are
-    /// computed there in shards, and each returned record file is merged only when it verifies
-    /// whole. The local model is then never run for this cache.
-    pub fn set_offload(&mut self, offload: Offload) {
-        self.offload = Some(offload);
-    }
-
-    /// The record file of everything this cache holds, in the cache's format: what
-    /// `ranklab work embed` writes after embedding its texts through an in-memory cache.
-    pub fn record_bytes(&self) -> Vec<u8> {
-        self.records.to_bytes()
-    }
-
-    /// The file backing this cache (None in memory).
-    pub fn path(&self) -> Option<std::path::PathBuf> {
-        self.records.path()
-    }
-
-    /// Damaged entries found (and discarded) when the file was opened.
-    pub fn discarded_at_open(&self) -> usize {
-        self.records.discarded_at_open()
-    }
-
-    /// Counts since the cache was opened.
-    pub fn stats(&self) -> CacheStats {
-        *self.totals.lock().unwrap_or_else(|p| p.into_inner())
+        };
+        ModelCache::in_memory_as(embedder.identity(), kind)
     }
 
     /// The vectors of `texts`, in order: from the cache, or embedded (each distinct text once)
@@ -159,22 +113,14 @@ impl EmbeddingCache {
         texts: &[&str],
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Vec<Vec<f32>>, CacheStats)> {
-        self.records.check_model("embedder", embedder.identity())?;
+        self.check_model(embedder.identity())?;
         let keys: Vec<[u8; 32]> = {
             use rayon::prelude::*;
             texts.par_iter().map(|t| sha256(t.as_bytes())).collect()
         };
-        let lookup = self.records.lookup(&keys, decode);
-        let mut out = lookup.found;
-        let mut todo = lookup.todo;
-        let stats = CacheStats {
-            hits: lookup.served,
-            misses: todo.len(),
-            rebuilt: lookup.rebuilt,
-        };
-        if let (Some(offload), false) = (&self.offload, todo.is_empty()) {
+        let found = self.lookup(&keys, decode, |todo, per_shard| {
             let items = todo.iter().map(|(first, _)| (*first, 1)).collect();
-            let shards = remote::split(items, offload.remote.shard_records())
+            remote::split(items, per_shard)
                 .into_iter()
                 .map(|firsts| {
                     let batch: Vec<&str> = firsts.iter().map(|&i| texts[i]).collect();
@@ -184,13 +130,9 @@ impl EmbeddingCache {
                     };
                     (shard, firsts.iter().map(|&i| keys[i]).collect())
                 })
-                .collect();
-            self.records
-                .offload(offload, WorkKind::Embed, shards, remote::finite_f32s)?;
-            let lookup = self.records.lookup(&keys, decode);
-            out = lookup.found;
-            todo = lookup.todo;
-        }
+                .collect()
+        })?;
+        let (mut out, todo) = (found.found, found.todo);
         progress(0, todo.len());
         for (done, chunk) in todo.chunks(CHUNK).enumerate() {
             let batch: Vec<&str> = chunk.iter().map(|(i, _)| texts[*i]).collect();
@@ -203,17 +145,17 @@ impl EmbeddingCache {
                 )));
             }
             for ((first, _), v) in chunk.iter().zip(&vectors) {
-                if v.len() != self.dim || v.iter().any(|x| !x.is_finite()) {
+                if v.len() != self.kind.dim || v.iter().any(|x| !x.is_finite()) {
                     return Err(self.model_error(format!(
                         "invalid vector (length {}, expected {}, or a non-finite value) for text {:?}",
                         v.len(),
-                        self.dim,
+                        self.kind.dim,
                         truncate(texts[*first], 80)
                     )));
                 }
             }
             let bytes: Vec<Vec<u8>> = vectors.iter().map(|v| encode(v)).collect();
-            self.records.store(
+            self.store(
                 chunk
                     .iter()
                     .zip(&bytes)
@@ -226,28 +168,13 @@ impl EmbeddingCache {
             }
             progress((done * CHUNK + chunk.len()).min(todo.len()), todo.len());
         }
-        self.totals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(stats);
+        self.record(found.tally);
         Ok((
             out.into_iter()
                 .map(|v| v.expect("every position filled"))
                 .collect(),
-            stats,
+            found.tally.into(),
         ))
-    }
-
-    fn model_error(&self, message: String) -> Error {
-        Error::Model {
-            model: self.records.identity().to_string(),
-            message,
-        }
-    }
-
-    /// Writes new entries to disk (atomically). Also done on drop, with a warning on failure.
-    pub fn flush(&self) -> Result<()> {
-        self.records.flush()
     }
 }
 
@@ -273,6 +200,7 @@ pub(crate) fn truncate(s: &str, n: usize) -> String {
 mod tests {
     use super::*;
     use crate::dense::testing::HashEmbedder;
+    use crate::models::remote::Offload;
 
     #[test]
     fn cold_and_warm_give_identical_bits_and_count_hits() {

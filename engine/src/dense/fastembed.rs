@@ -68,27 +68,14 @@ impl FastembedEmbedder {
 
     /// Loads a verified model directory (see [`models::ensure_model`]).
     pub fn load(model: &ModelDir, options: &EmbedderOptions) -> Result<FastembedEmbedder> {
-        if model.kind != ModelKind::BiEncoder {
-            return Err(Error::Config(format!(
-                "model {} is a {}, not a bi-encoder; name it as a rerank model instead",
-                model.id, model.kind
-            )));
-        }
-        let fail = |e: fastembed::Error| Error::Model {
-            model: model.id.clone(),
-            message: e.to_string(),
-        };
+        model.expect_kind(ModelKind::BiEncoder, "a rerank model")?;
+        let fail = models::fastembed_error(&model.id);
         let onnx_path = model.file("model.onnx");
         let onnx = std::fs::read(&onnx_path).map_err(|e| Error::io(&onnx_path, e))?;
         let tokenizer = model.tokenizer_files()?;
         let (max_length, pooling) = settings(model, options);
         let environment = models::ort_environment()?;
-        let n = options
-            .workers
-            .unwrap_or_else(models::default_workers)
-            .max(1);
-        let mut workers = Vec::with_capacity(n);
-        for _ in 0..n {
+        let mut workers = models::load_sessions(&model.id, options.workers, || {
             let user_model = UserDefinedEmbeddingModel::new(onnx.clone(), tokenizer.clone())
                 .with_pooling(match pooling {
                     Pooling::Cls => fastembed::Pooling::Cls,
@@ -98,8 +85,8 @@ impl FastembedEmbedder {
                 .with_environment(environment.clone())
                 .with_max_length(max_length)
                 .with_intra_threads(1);
-            workers.push(TextEmbedding::try_new_from_user_defined(user_model, init).map_err(fail)?);
-        }
+            TextEmbedding::try_new_from_user_defined(user_model, init)
+        })?;
         let probe = workers[0]
             .embed(["dimension probe"], Some(1))
             .map_err(fail)?;
@@ -127,10 +114,7 @@ impl FastembedEmbedder {
 
 /// The max length and pooling `options` give `model`.
 fn settings(model: &ModelDir, options: &EmbedderOptions) -> (usize, Pooling) {
-    let max_length = options
-        .max_length
-        .unwrap_or(model.max_length)
-        .min(model.max_length);
+    let max_length = model.max_length_for(options.max_length);
     (max_length, model.pooling.unwrap_or(Pooling::Mean))
 }
 
@@ -185,10 +169,9 @@ impl Embedder for FastembedEmbedder {
         // Every text alone (batch size 1), spread over the workers: see the module documentation.
         let id = &self.id;
         models::run_on_workers(&mut self.workers, texts.len(), |w, i| {
-            let mut v = w.embed([texts[i]], Some(1)).map_err(|e| Error::Model {
-                model: id.to_string(),
-                message: e.to_string(),
-            })?;
+            let mut v = w
+                .embed([texts[i]], Some(1))
+                .map_err(models::fastembed_error(id))?;
             v.pop().ok_or_else(|| Error::Model {
                 model: id.to_string(),
                 message: "returned no vector".into(),

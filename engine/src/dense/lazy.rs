@@ -70,12 +70,7 @@ impl LazyEmbedder {
     /// cache knows its length, loaded (fetched and verified first) now when it does not.
     pub fn open(store: &ModelStore, id: &str, options: &EmbedderOptions) -> Result<LazyEmbedder> {
         let model = store.describe(id)?;
-        if model.kind != ModelKind::BiEncoder {
-            return Err(Error::Config(format!(
-                "model {id} is a {}, not a bi-encoder; name it as a rerank model instead",
-                model.kind
-            )));
-        }
+        model.expect_kind(ModelKind::BiEncoder, "a rerank model")?;
         let prefix = FastembedEmbedder::identity_prefix(&model, options);
         let dim = EmbeddingCache::recorded_dim(&store.embeddings_dir(), &prefix);
         let (store, id, options) = (store.clone(), id.to_string(), options.clone());

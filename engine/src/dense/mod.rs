@@ -16,7 +16,7 @@ mod index;
 mod lazy;
 pub mod testing;
 
-pub use cache::{CacheStats, EmbeddingCache};
+pub use cache::{CacheStats, EmbeddingCache, Vectors};
 pub use fastembed::{
     query_instruction_for, EmbedderOptions, FastembedEmbedder, BGE_QUERY_INSTRUCTION,
 };

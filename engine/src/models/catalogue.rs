@@ -110,6 +110,24 @@ impl ModelDir {
         self.path.join(name)
     }
 
+    /// Tokens read per input when a user asks for `option` (None: the model's own): the
+    /// option, capped at the model's own. What both fastembed models use.
+    pub fn max_length_for(&self, option: Option<usize>) -> usize {
+        option.unwrap_or(self.max_length).min(self.max_length)
+    }
+
+    /// Refuses to load this model as a `kind` when it is another kind, saying to name it as
+    /// `instead` (what both fastembed models check before loading).
+    pub(crate) fn expect_kind(&self, kind: ModelKind, instead: &str) -> Result<()> {
+        if self.kind == kind {
+            return Ok(());
+        }
+        Err(Error::Config(format!(
+            "model {} is a {}, not a {kind}; name it as {instead} instead",
+            self.id, self.kind
+        )))
+    }
+
     /// The four tokenizer files fastembed reads.
     pub fn tokenizer_files(&self) -> Result<fastembed::TokenizerFiles> {
         let read = |name: &str| {

@@ -26,6 +26,7 @@ mod catalogue;
 mod fetch;
 mod hashing;
 pub(crate) mod keyed;
+pub(crate) mod model_cache;
 mod model_store;
 pub mod pins;
 pub(crate) mod record_file;
@@ -37,8 +38,10 @@ use std::path::PathBuf;
 
 pub use catalogue::{Manifest, ModelDir, ModelKind, Pooling, MANIFEST, REQUIRED_FILES};
 pub use hashing::{hex, sha256, sha256_file};
+pub(crate) use model_cache::Shards;
+pub use model_cache::{CacheKind, ModelCache, Tally};
 pub use model_store::{pinned, ModelStore};
-pub(crate) use runtime::{default_workers, run_on_workers};
+pub(crate) use runtime::{fastembed_error, load_sessions, run_on_workers};
 pub use runtime::{ort_environment, runtime_library};
 pub use status::{FetchOutcome, FileState, FileStatus, ModelStatus};
 

@@ -89,6 +89,32 @@ pub(crate) fn default_workers() -> usize {
         .unwrap_or(1)
 }
 
+/// `workers` single-threaded sessions of one model (None: [`default_workers`]; at least one),
+/// each made by `session`: the identical copies of a model that [`run_on_workers`] spreads a
+/// call's work over. Both fastembed models load this way; a failure is an error of the model
+/// `model_id`.
+pub(crate) fn load_sessions<S>(
+    model_id: &str,
+    workers: Option<usize>,
+    mut session: impl FnMut() -> std::result::Result<S, fastembed::Error>,
+) -> Result<Vec<S>> {
+    let n = workers.unwrap_or_else(default_workers).max(1);
+    let mut sessions = Vec::with_capacity(n);
+    for _ in 0..n {
+        sessions.push(session().map_err(fastembed_error(model_id))?);
+    }
+    Ok(sessions)
+}
+
+/// Turns an error fastembed reports while loading or running the model `model_id` into an
+/// error of that model.
+pub(crate) fn fastembed_error(model_id: &str) -> impl Fn(fastembed::Error) -> Error + '_ {
+    move |e| Error::Model {
+        model: model_id.to_string(),
+        message: e.to_string(),
+    }
+}
+
 /// Runs `job(worker, i)` for every `i < jobs`, spreading jobs over the workers (each on its own
 /// thread, each job on one worker), and returns the results in job order. Which worker runs a
 /// job does not matter to the result: every worker is a copy of the same single-threaded model.

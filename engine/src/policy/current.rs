@@ -60,14 +60,7 @@ mod tests {
     //! and weights that are exact binary fractions, so every expected value is exact in f32.
 
     use super::*;
-    use crate::policy::fixture::{corpus, doc, hits, ranked};
-
-    const W: Weights = Weights {
-        superseded: 0.25,
-        deprecated: 0.5,
-        amendment: 0.125,
-        editorial_only: 0.25,
-    };
+    use crate::policy::fixture::{corpus, doc, hits, ranked, W};
 
     #[test]
     fn penalties_come_off_the_normalized_score_and_ties_break_on_recency() {

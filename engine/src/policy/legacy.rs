@@ -81,14 +81,7 @@ mod tests {
 
     use super::*;
     use crate::corpus::{History as H, Lifecycle as L};
-    use crate::policy::fixture::{corpus, doc, hits, ranked};
-
-    const W: Weights = Weights {
-        superseded: 0.25,
-        deprecated: 0.5,
-        amendment: 0.125,
-        editorial_only: 0.25,
-    };
+    use crate::policy::fixture::{corpus, doc, hits, ranked, W};
 
     fn close(got: Vec<(&str, f32)>, want: &[(&str, f32)]) {
         assert_eq!(got.len(), want.len(), "{got:?}");

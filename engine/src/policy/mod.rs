@@ -213,8 +213,18 @@ mod tests {
 pub(crate) mod fixture {
     use chrono::NaiveDate;
 
+    use super::Weights;
     use crate::corpus::{Corpus, Document, History, Lifecycle, LifecycleEntry};
     use crate::ranking::Hit;
+
+    /// The weights both wirings' tests rank with: exact binary fractions, so every expected
+    /// score computed by hand is exact in f32.
+    pub(crate) const W: Weights = Weights {
+        superseded: 0.25,
+        deprecated: 0.5,
+        amendment: 0.125,
+        editorial_only: 0.25,
+    };
 
     /// A record with no sections; `log` is `(date, lifecycle)` entries.
     pub(crate) fn doc(

@@ -9,51 +9,46 @@
 //! scored again.
 
 use std::path::Path;
-use std::sync::Mutex;
 
 use super::{Candidate, CrossEncoder};
-use crate::models::keyed::KeyedCache;
-use crate::models::remote::{self, Offload, Shard, WorkKind};
-use crate::models::sha256;
+use crate::models::model_cache::cache_counts;
+use crate::models::remote::{self, Shard, WorkKind};
+use crate::models::{sha256, CacheKind, ModelCache, Shards};
 use crate::{Error, Result};
 
-/// Pair counters of a rerank.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct PairStats {
-    /// Pairs run through the model (each distinct pair once).
-    pub scored: usize,
-    /// Pairs whose score came from the cache (or from an identical pair of the same call).
-    pub cached: usize,
-    /// Scored pairs whose entry was on disk but damaged (discarded and recomputed).
-    pub rebuilt: usize,
-}
-
-impl PairStats {
-    /// Adds another rerank's counts.
-    pub fn add(&mut self, other: PairStats) {
-        self.scored += other.scored;
-        self.cached += other.cached;
-        self.rebuilt += other.rebuilt;
+cache_counts! {
+    /// Pair counters of a rerank.
+    pub struct PairStats {
+        /// Pairs run through the model (each distinct pair once).
+        scored = computed,
+        /// Pairs whose score came from the cache (or from an identical pair of the same call).
+        cached = served,
+        /// Scored pairs whose entry was on disk but damaged (discarded and recomputed).
+        rebuilt = rebuilt,
     }
+    display "{} pairs scored, {} from cache, {} rebuilt"
 }
 
-impl std::fmt::Display for PairStats {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} pairs scored, {} from cache, {} rebuilt",
-            self.scored, self.cached, self.rebuilt
-        )
+/// The score cache's kind of records: one little-endian f32 logit, keyed by
+/// `sha256(sha256(query) | sha256(passage))`, in `<sha256(identity)>.ce` files of kind
+/// `cross-encoder scores`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scores;
+
+impl CacheKind for Scores {
+    // Changing KIND or EXT invalidates every score file.
+    const KIND: &'static str = "cross-encoder scores";
+    const EXT: &'static str = "ce";
+    const ROLE: &'static str = "cross-encoder";
+    const WORK: WorkKind = WorkKind::Score;
+    type Stats = PairStats;
+    fn payload(&self) -> usize {
+        4
     }
 }
 
 /// Scores of one cross-encoder, keyed by (query, passage).
-#[derive(Debug)]
-pub struct ScoreCache {
-    records: KeyedCache,
-    totals: Mutex<PairStats>,
-    offload: Option<Offload>,
-}
+pub type ScoreCache = ModelCache<Scores>;
 
 /// The cache key of a pair.
 pub(crate) fn pair_key(query: &str, passage: &str) -> [u8; 32] {
@@ -68,61 +63,17 @@ pub(crate) fn pair_key(query: &str, passage: &str) -> [u8; 32] {
 /// end of a group is a small share of it, small enough that a killed run loses little.
 pub const POOL_PAIRS: usize = 256;
 
-/// The record kind in the file header (changing it invalidates every score file).
-const KIND: &str = "cross-encoder scores";
-
-impl ScoreCache {
+impl ModelCache<Scores> {
     /// The cache of `ce` under `dir` (normally `ModelStore::scores_dir()`), read and verified
     /// now; damaged entries are reported on stderr.
     pub fn open(dir: &Path, ce: &dyn CrossEncoder) -> Result<ScoreCache> {
-        Ok(ScoreCache {
-            records: KeyedCache::open(dir, "ce", KIND, ce.identity(), 4, remote::finite_f32s)?,
-            totals: Mutex::new(PairStats::default()),
-            offload: None,
-        })
+        ModelCache::open_as(dir, ce.identity(), Scores)
     }
 
     /// A cache that lives in memory only (nothing read or written). Still scores each pair at
     /// most once per run.
     pub fn in_memory(ce: &dyn CrossEncoder) -> ScoreCache {
-        ScoreCache {
-            records: KeyedCache::in_memory(KIND, ce.identity(), 4),
-            totals: Mutex::new(PairStats::default()),
-            offload: None,
-        }
-    }
-
-    /// Sends this cache's missing pairs to a remote from now on (see `models::remote`): they are
-    /// scored there in shards of whole queries, and each returned record file is merged only when
-    /// it verifies whole. The local model is then never run for this cache.
-    pub fn set_offload(&mut self, offload: Offload) {
-        self.offload = Some(offload);
-    }
-
-    /// The record file of everything this cache holds, in the cache's format: what
-    /// `ranklab work score` writes after scoring its pairs through an in-memory cache.
-    pub fn record_bytes(&self) -> Vec<u8> {
-        self.records.to_bytes()
-    }
-
-    /// The cross-encoder identity this cache belongs to.
-    pub fn identity(&self) -> &str {
-        self.records.identity()
-    }
-
-    /// The file backing this cache (None in memory).
-    pub fn path(&self) -> Option<std::path::PathBuf> {
-        self.records.path()
-    }
-
-    /// Damaged entries found (and discarded) when the file was opened.
-    pub fn discarded_at_open(&self) -> usize {
-        self.records.discarded_at_open()
-    }
-
-    /// Counts since the cache was opened.
-    pub fn stats(&self) -> PairStats {
-        *self.totals.lock().unwrap_or_else(|p| p.into_inner())
+        ModelCache::in_memory_as(ce.identity(), Scores)
     }
 
     /// Scores of `query` against each candidate's passage, in order: from the cache, or from
@@ -152,8 +103,100 @@ impl ScoreCache {
         requests: &[(&str, &[Candidate])],
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Vec<Vec<f32>>, PairStats)> {
-        self.records.check_model("cross-encoder", ce.identity())?;
-        // Flat positions: request r's candidates are starts[r]..starts[r + 1].
+        self.check_model(ce.identity())?;
+        let pairs = Pairs::new(requests);
+        let found = self.lookup(&pairs.keys, decode, |todo, per_shard| {
+            pairs.shards(todo, per_shard)
+        })?;
+        let (mut out, todo) = (found.found, found.todo);
+        // todo is in first-seen order, so each request's missing pairs are consecutive.
+        progress(0, todo.len());
+        let mut begin = 0;
+        while begin < todo.len() {
+            let end = group_end(&pairs, &todo, begin);
+            self.score_group(ce, &pairs, &todo[begin..end], &mut out)?;
+            begin = end;
+            progress(end, todo.len());
+        }
+        self.record(found.tally);
+        Ok((pairs.split(out), found.tally.into()))
+    }
+
+    /// Scores one group of missing pairs (each `(first position, every position)`, whole
+    /// requests in first-seen order) in one [`CrossEncoder::score_many`] call, checks the
+    /// scores, stores them and fills their positions of `out`.
+    fn score_group(
+        &self,
+        ce: &mut dyn CrossEncoder,
+        pairs: &Pairs<'_>,
+        group: &[(usize, Vec<usize>)],
+        out: &mut [Option<f32>],
+    ) -> Result<()> {
+        let batch = pairs.lists(group.iter().map(|(first, _)| *first));
+        let lists = ce.score_many(&batch)?;
+        let scores: Vec<f32> = lists.iter().flatten().copied().collect();
+        let shapes_match = lists.len() == batch.len()
+            && lists
+                .iter()
+                .zip(&batch)
+                .all(|(l, (_, p))| l.len() == p.len());
+        if !shapes_match {
+            return Err(self.model_error(format!(
+                "returned {} scores for {} passages",
+                scores.len(),
+                group.len()
+            )));
+        }
+        if let Some((k, s)) = scores.iter().enumerate().find(|(_, s)| !s.is_finite()) {
+            let first = group[k].0;
+            return Err(Error::NonFiniteScore {
+                query: pairs.query(first).to_string(),
+                doc: pairs.candidate(first).doc_id.clone(),
+                score: *s,
+            });
+        }
+        let bytes: Vec<[u8; 4]> = scores.iter().map(|s| s.to_le_bytes()).collect();
+        self.store(
+            group
+                .iter()
+                .zip(&bytes)
+                .map(|((first, _), b)| (pairs.keys[*first], &b[..])),
+        )?;
+        for ((_, positions), s) in group.iter().zip(scores) {
+            for &p in positions {
+                out[p] = Some(s);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The end of the group of missing pairs that starts at `todo[begin]`: at least [`POOL_PAIRS`]
+/// pairs, then on to the end of the request the last one belongs to.
+fn group_end(pairs: &Pairs<'_>, todo: &[(usize, Vec<usize>)], begin: usize) -> usize {
+    let mut end = begin;
+    while end < todo.len()
+        && (end - begin < POOL_PAIRS
+            || pairs.request_of[todo[end].0] == pairs.request_of[todo[end - 1].0])
+    {
+        end += 1;
+    }
+    end
+}
+
+/// The (query, candidate) pairs of several requests in one flat list of positions: request r's
+/// candidates are at `starts[r]..starts[r + 1]`.
+struct Pairs<'a> {
+    requests: &'a [(&'a str, &'a [Candidate])],
+    starts: Vec<usize>,
+    /// The request of each position.
+    request_of: Vec<usize>,
+    /// The cache key of each position's pair.
+    keys: Vec<[u8; 32]>,
+}
+
+impl<'a> Pairs<'a> {
+    fn new(requests: &'a [(&'a str, &'a [Candidate])]) -> Pairs<'a> {
         let mut starts = Vec::with_capacity(requests.len() + 1);
         let mut keys: Vec<[u8; 32]> = Vec::new();
         let mut request_of: Vec<usize> = Vec::new();
@@ -163,129 +206,80 @@ impl ScoreCache {
             request_of.extend(std::iter::repeat_n(r, candidates.len()));
         }
         starts.push(keys.len());
-        let lookup = self.records.lookup(&keys, decode);
-        let mut out = lookup.found;
-        let mut todo = lookup.todo;
-        let stats = PairStats {
-            scored: todo.len(),
-            cached: lookup.served,
-            rebuilt: lookup.rebuilt,
-        };
-        let candidate =
-            |flat: usize| &requests[request_of[flat]].1[flat - starts[request_of[flat]]];
-        if let (Some(offload), false) = (&self.offload, todo.is_empty()) {
-            // One item per request: its missing pairs, in the order the model would get them.
-            let mut items: Vec<(Vec<usize>, usize)> = Vec::new();
-            let mut last = usize::MAX;
-            for (first, _) in &todo {
-                if request_of[*first] != last {
-                    items.push((Vec::new(), 0));
-                    last = request_of[*first];
-                }
-                let item = items.last_mut().expect("pushed above");
-                item.0.push(*first);
-                item.1 += 1;
-            }
-            let shards = remote::split(items, offload.remote.shard_records())
-                .into_iter()
-                .map(|reqs| {
-                    let lists: Vec<(&str, Vec<&str>)> = reqs
-                        .iter()
-                        .map(|firsts| {
-                            (
-                                requests[request_of[firsts[0]]].0,
-                                firsts
-                                    .iter()
-                                    .map(|&f| candidate(f).passage.as_str())
-                                    .collect(),
-                            )
-                        })
-                        .collect();
-                    let shard = Shard {
-                        input: remote::score_input(&lists),
-                        records: reqs.iter().map(Vec::len).sum(),
-                    };
-                    (shard, reqs.iter().flatten().map(|&f| keys[f]).collect())
-                })
-                .collect();
-            self.records
-                .offload(offload, WorkKind::Score, shards, remote::finite_f32s)?;
-            let lookup = self.records.lookup(&keys, decode);
-            out = lookup.found;
-            todo = lookup.todo;
+        Pairs {
+            requests,
+            starts,
+            request_of,
+            keys,
         }
-        // todo is in first-seen order, so each request's missing pairs are consecutive.
-        progress(0, todo.len());
-        let mut begin = 0;
-        while begin < todo.len() {
-            let mut end = begin;
-            while end < todo.len()
-                && (end - begin < POOL_PAIRS
-                    || request_of[todo[end].0] == request_of[todo[end - 1].0])
-            {
-                end += 1;
+    }
+
+    fn query(&self, flat: usize) -> &'a str {
+        self.requests[self.request_of[flat]].0
+    }
+
+    fn candidate(&self, flat: usize) -> &'a Candidate {
+        let r = self.request_of[flat];
+        &self.requests[r].1[flat - self.starts[r]]
+    }
+
+    /// Positions split into runs of one request each (consecutive positions of the same request
+    /// stay together), in order.
+    fn by_request(&self, positions: impl IntoIterator<Item = usize>) -> Vec<Vec<usize>> {
+        let mut runs: Vec<Vec<usize>> = Vec::new();
+        let mut last = usize::MAX;
+        for p in positions {
+            if self.request_of[p] != last {
+                runs.push(Vec::new());
+                last = self.request_of[p];
             }
-            let group = &todo[begin..end];
-            let mut batch: Vec<(&str, Vec<&str>)> = Vec::new();
-            let mut last = usize::MAX;
-            for (first, _) in group {
-                let r = request_of[*first];
-                if r != last {
-                    batch.push((requests[r].0, Vec::new()));
-                    last = r;
-                }
-                batch
-                    .last_mut()
-                    .expect("pushed above")
-                    .1
-                    .push(candidate(*first).passage.as_str());
-            }
-            let lists = ce.score_many(&batch)?;
-            let scores: Vec<f32> = lists.iter().flatten().copied().collect();
-            let shapes_match = lists.len() == batch.len()
-                && lists
-                    .iter()
-                    .zip(&batch)
-                    .all(|(l, (_, p))| l.len() == p.len());
-            if !shapes_match {
-                return Err(Error::Model {
-                    model: self.identity().to_string(),
-                    message: format!(
-                        "returned {} scores for {} passages",
-                        scores.len(),
-                        group.len()
-                    ),
-                });
-            }
-            if let Some((k, s)) = scores.iter().enumerate().find(|(_, s)| !s.is_finite()) {
-                let first = group[k].0;
-                return Err(Error::NonFiniteScore {
-                    query: requests[request_of[first]].0.to_string(),
-                    doc: candidate(first).doc_id.clone(),
-                    score: *s,
-                });
-            }
-            let bytes: Vec<[u8; 4]> = scores.iter().map(|s| s.to_le_bytes()).collect();
-            self.records.store(
-                group
-                    .iter()
-                    .zip(&bytes)
-                    .map(|((first, _), b)| (keys[*first], &b[..])),
-            )?;
-            for ((_, positions), s) in group.iter().zip(scores) {
-                for &p in positions {
-                    out[p] = Some(s);
-                }
-            }
-            begin = end;
-            progress(end, todo.len());
+            runs.last_mut().expect("pushed above").push(p);
         }
-        self.totals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(stats);
+        runs
+    }
+
+    /// The model's input for `positions`: per run of one request, its query and the passages.
+    fn lists(&self, positions: impl IntoIterator<Item = usize>) -> Vec<(&'a str, Vec<&'a str>)> {
+        self.by_request(positions)
+            .iter()
+            .map(|run| self.list(run))
+            .collect()
+    }
+
+    fn list(&self, run: &[usize]) -> (&'a str, Vec<&'a str>) {
+        let passages = run.iter().map(|&f| self.candidate(f).passage.as_str());
+        (self.query(run[0]), passages.collect())
+    }
+
+    /// The shards of the missing pairs `todo` for a remote: whole requests (each request's
+    /// missing pairs, in the order the model would get them), about `per_shard` pairs a shard.
+    fn shards(&self, todo: &[(usize, Vec<usize>)], per_shard: usize) -> Shards {
+        let items = self
+            .by_request(todo.iter().map(|(first, _)| *first))
+            .into_iter()
+            .map(|run| {
+                let n = run.len();
+                (run, n)
+            })
+            .collect();
+        remote::split(items, per_shard)
+            .into_iter()
+            .map(|runs| {
+                let lists: Vec<(&str, Vec<&str>)> = runs.iter().map(|run| self.list(run)).collect();
+                let shard = Shard {
+                    input: remote::score_input(&lists),
+                    records: runs.iter().map(Vec::len).sum(),
+                };
+                let asked = runs.iter().flatten().map(|&f| self.keys[f]).collect();
+                (shard, asked)
+            })
+            .collect()
+    }
+
+    /// Each request's scores, in order, from every position's score.
+    fn split(&self, out: Vec<Option<f32>>) -> Vec<Vec<f32>> {
         let mut out = out.into_iter();
-        let lists = starts
+        self.starts
             .windows(2)
             .map(|w| {
                 out.by_ref()
@@ -293,13 +287,7 @@ impl ScoreCache {
                     .map(|s| s.expect("every position filled"))
                     .collect()
             })
-            .collect();
-        Ok((lists, stats))
-    }
-
-    /// Writes new entries to disk (atomically). Also done on drop, with a warning on failure.
-    pub fn flush(&self) -> Result<()> {
-        self.records.flush()
+            .collect()
     }
 }
 
@@ -310,6 +298,7 @@ fn decode(bytes: &[u8]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::models::remote::Offload;
     use crate::rerank::testing::OverlapCrossEncoder;
 
     fn cands(passages: &[&str]) -> Vec<Candidate> {

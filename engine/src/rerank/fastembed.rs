@@ -42,6 +42,19 @@ impl Default for CrossEncoderOptions {
     }
 }
 
+impl CrossEncoderOptions {
+    /// Refuses options no model can run with (a batch size of 0): checked before a model is
+    /// loaded, and before a lazy one is opened.
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.batch_size == 0 {
+            return Err(Error::Config(
+                "cross-encoder batch size must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A fastembed `TextRerank` over a verified model directory.
 pub struct FastembedCrossEncoder {
     workers: Vec<TextRerank>,
@@ -66,41 +79,20 @@ impl FastembedCrossEncoder {
 
     /// Loads a verified model directory (see [`models::ensure_model`]).
     pub fn load(model: &ModelDir, options: &CrossEncoderOptions) -> Result<FastembedCrossEncoder> {
-        if model.kind != ModelKind::CrossEncoder {
-            return Err(Error::Config(format!(
-                "model {} is a {}, not a cross-encoder; name it as an embedder instead",
-                model.id, model.kind
-            )));
-        }
-        if options.batch_size == 0 {
-            return Err(Error::Config(
-                "cross-encoder batch size must be at least 1".into(),
-            ));
-        }
-        let max_length = max_length(model, options);
+        model.expect_kind(ModelKind::CrossEncoder, "an embedder")?;
+        options.check()?;
+        let max_length = model.max_length_for(options.max_length);
         let environment = models::ort_environment()?;
         let tokenizer = model.tokenizer_files()?;
-        let n = options
-            .workers
-            .unwrap_or_else(models::default_workers)
-            .max(1);
-        let mut workers = Vec::with_capacity(n);
-        for _ in 0..n {
+        let workers = models::load_sessions(&model.id, options.workers, || {
             let init = RerankInitOptionsUserDefined::new()
                 .with_environment(environment.clone())
                 .with_max_length(max_length)
                 .with_intra_threads(1);
             let user_model =
                 UserDefinedRerankingModel::new(model.file("model.onnx"), tokenizer.clone());
-            workers.push(
-                TextRerank::try_new_from_user_defined(user_model, init).map_err(|e| {
-                    Error::Model {
-                        model: model.id.clone(),
-                        message: e.to_string(),
-                    }
-                })?,
-            );
-        }
+            TextRerank::try_new_from_user_defined(user_model, init)
+        })?;
         let identity = FastembedCrossEncoder::identity_of(model, options);
         Ok(FastembedCrossEncoder {
             workers,
@@ -117,7 +109,7 @@ impl FastembedCrossEncoder {
             "{} onnx-sha256={} max_len={} score=logit batch={}",
             model.id,
             model.sha256,
-            max_length(model, options),
+            model.max_length_for(options.max_length),
             options.batch_size
         )
     }
@@ -136,14 +128,6 @@ impl FastembedCrossEncoder {
     pub fn batch_size(&self) -> usize {
         self.batch_size
     }
-}
-
-/// Tokens per pair: the option, capped at the model's own.
-fn max_length(model: &ModelDir, options: &CrossEncoderOptions) -> usize {
-    options
-        .max_length
-        .unwrap_or(model.max_length)
-        .min(model.max_length)
 }
 
 impl CrossEncoder for FastembedCrossEncoder {
@@ -170,10 +154,7 @@ impl CrossEncoder for FastembedCrossEncoder {
             let (query, chunk) = jobs[j];
             let ranked = w
                 .rerank(query, chunk, false, Some(batch))
-                .map_err(|e| Error::Model {
-                    model: id.clone(),
-                    message: e.to_string(),
-                })?;
+                .map_err(models::fastembed_error(id))?;
             // fastembed returns results sorted by score; put them back in input order.
             let mut scores = vec![f32::NAN; chunk.len()];
             for r in ranked {

@@ -50,17 +50,8 @@ impl LazyCrossEncoder {
         options: &CrossEncoderOptions,
     ) -> Result<LazyCrossEncoder> {
         let model = store.describe(id)?;
-        if model.kind != ModelKind::CrossEncoder {
-            return Err(Error::Config(format!(
-                "model {id} is a {}, not a cross-encoder; name it as an embedder instead",
-                model.kind
-            )));
-        }
-        if options.batch_size == 0 {
-            return Err(Error::Config(
-                "cross-encoder batch size must be at least 1".into(),
-            ));
-        }
+        model.expect_kind(ModelKind::CrossEncoder, "an embedder")?;
+        options.check()?;
         let identity = FastembedCrossEncoder::identity_of(&model, options);
         let (store, id, options) = (store.clone(), id.to_string(), options.clone());
         Ok(LazyCrossEncoder::new(

@@ -26,7 +26,7 @@ mod lazy;
 mod shortlist;
 pub mod testing;
 
-pub use cache::{PairStats, ScoreCache, POOL_PAIRS};
+pub use cache::{PairStats, ScoreCache, Scores, POOL_PAIRS};
 pub use fastembed::{CrossEncoderOptions, FastembedCrossEncoder};
 pub use lazy::{CrossEncoderLoader, LazyCrossEncoder};
 pub use shortlist::{

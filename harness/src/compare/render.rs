@@ -80,12 +80,7 @@ impl Comparison {
                     }
                     Some(s) => {
                         run.push(label.to_string());
-                        delta.push(format!(
-                            "{} [{}, {}]",
-                            format_signed(s.delta),
-                            format_signed(s.ci.lo),
-                            format_signed(s.ci.hi)
-                        ));
+                        delta.push(s.delta_with_ci());
                         p.push(format_p(s.test.p));
                         holm.push(format_p(s.p_holm));
                         method.push(match s.test.method {

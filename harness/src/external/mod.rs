@@ -469,19 +469,12 @@ pub struct Lists {
 
 /// A document that only has an id: what a hit outside the corpus stands for in reports.
 pub fn stub_document(id: &str) -> ranklab_engine::corpus::Document {
-    ranklab_engine::corpus::Document {
-        id: id.to_string(),
-        title: String::new(),
-        lifecycle: Default::default(),
-        history: Default::default(),
-        updated_at: None,
-        topic: String::new(),
-        superseded_by: None,
-        cites: Vec::new(),
-        lifecycle_log: Vec::new(),
-        sections: Vec::new(),
-        source: PathBuf::from("(returned by an external engine; not in the corpus)"),
-    }
+    ranklab_engine::corpus::Document::plain(
+        id.to_string(),
+        String::new(),
+        Vec::new(),
+        PathBuf::from("(returned by an external engine; not in the corpus)"),
+    )
 }
 
 /// How [`run_all`] runs the external configurations (a replay's options, as far as they concern

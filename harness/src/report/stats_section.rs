@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use super::{per_task_values, suite_measures, MeasureSet};
 use crate::metrics::Measure;
 use crate::replay::Replay;
-use crate::stats::{self, format_p, format_signed, Finding, Options, Paired};
+use crate::stats::{self, format_p, Finding, Options, Paired};
 use crate::suite::{Experiments, Suite};
 
 /// Everything the statistics of one experiment computed.
@@ -193,12 +193,7 @@ pub fn section_of(c: &Computed) -> Result<StatsSection> {
                     holm.push("—".to_string());
                 }
                 Some(s) => {
-                    delta.push(format!(
-                        "{} [{}, {}]",
-                        format_signed(s.delta),
-                        format_signed(s.ci.lo),
-                        format_signed(s.ci.hi)
-                    ));
+                    delta.push(s.delta_with_ci());
                     raw.push(format_p(s.test.p));
                     holm.push(format_p(s.p_holm));
                 }

@@ -288,14 +288,25 @@ pub fn format_signed(x: f64) -> String {
     }
 }
 
+impl Paired {
+    /// The difference with its confidence interval as reports print it:
+    /// `+0.0500 [+0.0100, +0.0900]` ([`format_signed`] each).
+    pub fn delta_with_ci(&self) -> String {
+        format!(
+            "{} [{}, {}]",
+            format_signed(self.delta),
+            format_signed(self.ci.lo),
+            format_signed(self.ci.hi)
+        )
+    }
+}
+
 impl fmt::Display for Paired {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "Δ {} [{}, {}], p {} ({}), Holm {}, {}/{}/{}",
-            format_signed(self.delta),
-            format_signed(self.ci.lo),
-            format_signed(self.ci.hi),
+            "Δ {}, p {} ({}), Holm {}, {}/{}/{}",
+            self.delta_with_ci(),
             format_p(self.test.p),
             self.test.method,
             format_p(self.p_holm),

@@ -7,6 +7,35 @@ pub mod ray;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Experiments over the docir suite: three BM25 configurations, anserini's defaults (the
+/// baseline), Robertson's k1 = 1.2, b = 0.75, and no length normalization (k1 = 2.0, b = 0).
+/// What the report tests (`stats_report.rs`, `warranty_report.rs`) render.
+pub const BM25_PARAMS_EXPERIMENTS: &str = "experiment: bm25-params
+baseline: anserini
+configurations:
+  - name: anserini
+    retriever: bm25
+  - name: robertson
+    retriever: bm25
+    bm25: { k1: 1.2, b: 0.75 }
+  - name: no-length-norm
+    retriever: bm25
+    bm25: { k1: 2.0, b: 0.0 }
+";
+
+/// The expected documents of each task of the gate fixture's suite
+/// (`fixtures/gate/tasks/fx/suite.yaml`), copied by hand: the oracle of the gate and tune tests.
+pub const FX_EXPECTED: [(&str, &[&str]); 5] = [
+    ("F1", &["howto-deploy-platform"]),
+    ("F2", &["adr-cache-valkey"]),
+    ("F3", &["runbook-backup"]),
+    ("F4", &["oncall-policy"]),
+    (
+        "F5",
+        &["note-release-1", "note-release-2", "note-release-3"],
+    ),
+];
+
 /// File contents by path relative to the tree's root.
 pub type Tree = BTreeMap<PathBuf, Vec<u8>>;
 
@@ -44,6 +73,23 @@ pub fn tree(dir: &Path) -> Tree {
     m
 }
 
+/// The trec_eval test data (`trec_eval/` of `$RANKLAB_SHARED_DATA`, else of `../shared/data`
+/// beside the repository): qrels.test, results.test and trec_eval's own outputs.
+pub fn trec_eval_data() -> PathBuf {
+    let base = match std::env::var_os("RANKLAB_SHARED_DATA") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
+    };
+    let dir = base.join("trec_eval");
+    assert!(
+        dir.join("qrels.test").is_file(),
+        "trec_eval test data not found at {}: set RANKLAB_SHARED_DATA to the shared data directory \
+         (the one holding trec_eval/ and scifact/)",
+        dir.display()
+    );
+    dir
+}
+
 /// `harness/tests/fixtures/<name>`.
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -67,6 +113,37 @@ pub fn gate(dir: &Path, args: &[&str]) -> std::process::Output {
         .env_remove("GITHUB_STEP_SUMMARY")
         .output()
         .expect("run ranklab")
+}
+
+/// `ranklab ARGS` run in `dir`, in the test's own environment.
+pub fn ranklab(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run ranklab")
+}
+
+/// `ranklab ARGS` run in the current directory: its stdout, after asserting that it succeeded
+/// (its stderr in the message when it did not).
+pub fn ok(args: &[&str]) -> String {
+    ok_with(args, &[])
+}
+
+/// [`ok`] with the variables `env` set.
+pub fn ok_with(args: &[&str], env: &[(&str, &str)]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run ranklab");
+    assert!(
+        out.status.success(),
+        "ranklab {args:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
 }
 
 /// `ranklab ARGS` run in `dir` with its own cache (`dir/cache`), without `$GITHUB_STEP_SUMMARY`.
@@ -93,6 +170,18 @@ pub fn stderr(o: &std::process::Output) -> String {
 /// A finished process's exit code.
 pub fn code(o: &std::process::Output) -> i32 {
     o.status.code().expect("exited")
+}
+
+/// Asserts bad input: exit 2, nothing on stdout, stderr starting with `error: <prefix>` (a
+/// file, or `file:line:`) and holding each of `needles`.
+pub fn assert_bad_input(o: &std::process::Output, prefix: &str, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(code(o), 2, "stdout: {}\nstderr: {err}", stdout(o));
+    assert!(stdout(o).is_empty(), "{}", stdout(o));
+    assert!(err.starts_with(&format!("error: {prefix}")), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{n:?} not in {err}");
+    }
 }
 
 /// A fresh cache root under `dir` whose `models/` and `runtime/` are symlinks to the default
