@@ -528,10 +528,9 @@ fn ready<'a>(
     h: &HttpSpec,
     headers: &[(String, String)],
     (url, body): (&str, Option<&'a str>),
-    via_ureq: bool,
 ) -> Ready<'a> {
     let url = expand_env(url).map_err(|e| format!("{e:#}"));
-    let plain = url.as_ref().ok().filter(|_| !via_ureq).and_then(|u| {
+    let plain = url.as_ref().ok().and_then(|u| {
         let t = wire::target(u)?;
         let mut bytes = Vec::new();
         let method = h.method().unwrap_or("POST");
@@ -757,8 +756,6 @@ pub fn run(
     let secrets = super::Secrets::of(spec);
     let n = h.concurrency().min(tasks.len().max(1));
     let pointers = h.pointers()?;
-    // BENCHMARK ONLY (issue 31 item 4): `http://` through ureq instead of `wire`.
-    let via_ureq = std::env::var_os("RANKLAB_BENCH_HTTP_CLIENT").is_some_and(|v| v == "ureq");
     let config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         // Per phase, not `timeout_global`: with a global timeout ureq resolves every request's
@@ -770,7 +767,6 @@ pub fn run(
         .timeout_recv_body(Some(spec.timeout()))
         .max_idle_connections_per_host(1)
         .max_idle_connections(1)
-        .max_redirects(if via_ureq { 0 } else { 10 })
         .build();
     // What is sent; the requests as recorded only for a recording.
     let urls: Vec<String> = tasks.iter().map(|t| url_text(h, t, k)).collect();
@@ -809,7 +805,7 @@ pub fn run(
                 let claim = || {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     (i < tasks.len())
-                        .then(|| (i, ready(h, &headers, (&urls[i], bodies[i].as_deref()), via_ureq)))
+                        .then(|| (i, ready(h, &headers, (&urls[i], bodies[i].as_deref()))))
                 };
                 let store = |i: usize, got: Got| {
                     let (v, parsed) = answer(&pointers, &tasks[i].id, got, k, keep, &secrets);
