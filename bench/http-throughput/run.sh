@@ -13,8 +13,11 @@
 # RANKLAB=/path/to/ranklab replays with that binary (default: target/release/ranklab).
 # PIN=1 pins the engine (node) to CPU 0 and both clients (ranklab, wrk) to CPU 1 with taskset, so
 # that the scheduler does not move them onto one core mid-round (much less noise on 2 cores).
-# BEFORE=/path/to/another/ranklab adds that binary's rate to every round, measured right before
-# ranklab's (e.g. main's build before a change), and its median ratio to wrk.
+# BEFORE=/path/to/another/ranklab adds that binary's rate to every round (e.g. main's build before
+# a change, or a wrapper that sets RANKLAB_BENCH_HTTP_CLIENT=ureq), bracketed the same way (wrk,
+# before, wrk, ranklab, wrk in odd rounds; ranklab first in even rounds, so that neither always
+# runs second), its median ratio to wrk, and the two clients' ratio (before/ranklab) per round.
+# With /usr/bin/time, the CPU each replay used (user + system, the whole process) per request.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -60,9 +63,15 @@ LUA
 rounds=${ROUNDS:-5}
 before=${BEFORE:-}
 [ -z "$before" ] || [ -x "$before" ] || fail "BEFORE=$before is not an executable"
-rate() { (cd "$work" && "${client_cpu[@]}" "$1" run tasks/s --dry-run 2>&1 >/dev/null | sed -n 's/.*(\([0-9]*\) queries\/s.*/\1/p'); }
+timed=()
+[ -x /usr/bin/time ] && timed=(/usr/bin/time -f '%U %S' -o "$work/cpu")
+# A replay's rate (queries/s); with /usr/bin/time, its CPU microseconds per request in $work/us.
+rate() {
+  (cd "$work" && "${timed[@]}" "${client_cpu[@]}" "$1" run tasks/s --dry-run 2>&1 >/dev/null | sed -n 's/.*(\([0-9]*\) queries\/s.*/\1/p')
+  if [ ${#timed[@]} -gt 0 ]; then tail -n1 "$work/cpu" | awk '{printf "%.0f", ($1 + $2) * 1e6 / 5000}' >"$work/us"; else echo - >"$work/us"; fi
+}
 if [ -n "$before" ]; then
-  printf '| concurrency | round | before queries/s | ranklab queries/s | wrk requests/s | before/wrk | ratio | load (1 min) |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+  printf '| concurrency | round | before queries/s | ranklab queries/s | wrk requests/s | before/wrk | ratio | before/ranklab | CPU us/request before, ranklab | load (1 min) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 else
   printf '| concurrency | round | ranklab queries/s | wrk requests/s | ratio | load (1 min) |\n|---:|---:|---:|---:|---:|---:|\n'
 fi
@@ -80,28 +89,44 @@ configurations:
 YAML
     ratios=()
     bratios=()
+    pairs=()
     for round in $(seq "$rounds"); do
       w0=$(wrk_rate "$c1")
       if [ -n "$before" ]; then
-        b=$(rate "$before")
-        wb=$(wrk_rate "$c1")
-        bratio=$(echo "2 * $b / ($w0 + $wb)" | bc -l)
+        # Odd rounds: wrk, before, wrk, ranklab, wrk; even rounds: ranklab first.
+        if (( round % 2 )); then
+          b=$(rate "$before"); bus=$(cat "$work/us")
+          wb=$(wrk_rate "$c1")
+          r=$(rate "$ranklab"); rus=$(cat "$work/us")
+          w1=$(wrk_rate "$c1")
+          bratio=$(echo "2 * $b / ($w0 + $wb)" | bc -l)
+          w=$(echo "($wb + $w1) / 2" | bc -l)
+        else
+          r=$(rate "$ranklab"); rus=$(cat "$work/us")
+          wb=$(wrk_rate "$c1")
+          b=$(rate "$before"); bus=$(cat "$work/us")
+          w1=$(wrk_rate "$c1")
+          bratio=$(echo "2 * $b / ($wb + $w1)" | bc -l)
+          w=$(echo "($w0 + $wb) / 2" | bc -l)
+        fi
         bratios+=("$bratio")
-        w0=$wb
+        pair=$(echo "$b / $r" | bc -l)
+        pairs+=("$pair")
+      else
+        r=$(rate "$ranklab")
+        w1=$(wrk_rate "$c1")
+        w=$(echo "($w0 + $w1) / 2" | bc -l)
       fi
-      r=$(rate "$ranklab")
-      w1=$(wrk_rate "$c1")
-      w=$(echo "($w0 + $w1) / 2" | bc -l)
       ratio=$(echo "$r / $w" | bc -l)
       ratios+=("$ratio")
       if [ -n "$before" ]; then
-        printf '| %s | %s | %s | %s | %.0f | %.2f | %.2f | %s |\n' "$c1" "$round" "$b" "$r" "$w" "$bratio" "$ratio" "$(cut -d' ' -f1 /proc/loadavg)"
+        printf '| %s | %s | %s | %s | %.0f | %.2f | %.2f | %.2f | %s, %s | %s |\n' "$c1" "$round" "$b" "$r" "$w" "$bratio" "$ratio" "$pair" "$bus" "$rus" "$(cut -d' ' -f1 /proc/loadavg)"
       else
         printf '| %s | %s | %s | %.0f | %.2f | %s |\n' "$c1" "$round" "$r" "$w" "$ratio" "$(cut -d' ' -f1 /proc/loadavg)"
       fi
     done
     if [ -n "$before" ]; then
-      printf '| %s | median | | | | %.2f | %.2f | |\n' "$c1" "$(median "${bratios[@]}")" "$(median "${ratios[@]}")"
+      printf '| %s | median | | | | %.2f | %.2f | %.2f | | |\n' "$c1" "$(median "${bratios[@]}")" "$(median "${ratios[@]}")" "$(median "${pairs[@]}")"
     else
       printf '| %s | median | | | %.2f | |\n' "$c1" "$(median "${ratios[@]}")"
     fi

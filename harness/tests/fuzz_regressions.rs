@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-#[allow(dead_code)]
+#[allow(dead_code, unexpected_cfgs)]
 #[path = "../../fuzz/src/lib.rs"]
 mod checks;
 
@@ -65,4 +65,9 @@ fn beir_inputs() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("qrels")).unwrap();
     replay("beir", |b| checks::beir(b, dir.path()));
+}
+
+#[test]
+fn http_response_inputs() {
+    replay("http_response", checks::http_response);
 }

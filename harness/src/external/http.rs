@@ -556,54 +556,105 @@ pub fn run(
     k: usize,
     keep: bool,
 ) -> Result<Answers> {
-    let headers: Vec<(String, String)> = h
-        .headers
-        .iter()
-        .map(|(k, v)| {
-            expand_env(v)
-                .with_context(|| format!("configuration {name:?}: header {k}"))
-                .map(|v| (k.clone(), v))
+    let plan = Plan::new(name, spec, h, tasks, k)?;
+    let slots = ask(&plan, tasks, k, keep);
+    Ok(collect(h, tasks, k, keep, slots))
+}
+
+/// What [`run`] sends, checked before the first request: the headers and body with `${NAME}`
+/// expanded, every task's URL and body, the pointers, the workers' ureq configuration.
+struct Plan<'a> {
+    name: &'a str,
+    spec: &'a EngineSpec,
+    h: &'a HttpSpec,
+    headers: Vec<(String, String)>,
+    secrets: super::Secrets,
+    /// Workers (requests in flight).
+    n: usize,
+    pointers: Pointers,
+    config: ureq::config::Config,
+    urls: Vec<String>,
+    bodies: Vec<Option<String>>,
+}
+
+impl<'a> Plan<'a> {
+    fn new(
+        name: &'a str,
+        spec: &'a EngineSpec,
+        h: &'a HttpSpec,
+        tasks: &[Task],
+        k: usize,
+    ) -> Result<Plan<'a>> {
+        let headers: Vec<(String, String)> = h
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                expand_env(v)
+                    .with_context(|| format!("configuration {name:?}: header {k}"))
+                    .map(|v| (k.clone(), v))
+            })
+            .collect::<Result<_>>()?;
+        expand_env(&h.url).with_context(|| format!("configuration {name:?}: url"))?;
+        let body = h
+            .body
+            .as_deref()
+            .map(expand_body)
+            .transpose()
+            .with_context(|| format!("configuration {name:?}: body"))?;
+        let secrets = super::Secrets::of(spec);
+        let n = h.concurrency().min(tasks.len().max(1));
+        let pointers = h.pointers()?;
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            // Per phase, not `timeout_global`: with a global timeout ureq resolves every
+            // request's host on a new thread (to abort a slow lookup), which halves the rate on
+            // loopback.
+            .timeout_connect(Some(spec.timeout()))
+            .timeout_send_request(Some(spec.timeout()))
+            .timeout_send_body(Some(spec.timeout()))
+            .timeout_recv_response(Some(spec.timeout()))
+            .timeout_recv_body(Some(spec.timeout()))
+            .max_idle_connections_per_host(1)
+            .max_idle_connections(1)
+            .build();
+        // What is sent; the requests as recorded only for a recording.
+        let urls: Vec<String> = tasks.iter().map(|t| url_text(h, t, k)).collect();
+        let bodies: Vec<Option<String>> = tasks
+            .iter()
+            .map(|t| body_text(body.as_deref(), t, k))
+            .collect();
+        Ok(Plan {
+            name,
+            spec,
+            h,
+            headers,
+            secrets,
+            n,
+            pointers,
+            config,
+            urls,
+            bodies,
         })
-        .collect::<Result<_>>()?;
-    expand_env(&h.url).with_context(|| format!("configuration {name:?}: url"))?;
-    let body = h
-        .body
-        .as_deref()
-        .map(expand_body)
-        .transpose()
-        .with_context(|| format!("configuration {name:?}: body"))?;
-    let secrets = super::Secrets::of(spec);
-    let n = h.concurrency().min(tasks.len().max(1));
-    let pointers = h.pointers()?;
-    let config = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        // Per phase, not `timeout_global`: with a global timeout ureq resolves every request's
-        // host on a new thread (to abort a slow lookup), which halves the rate on loopback.
-        .timeout_connect(Some(spec.timeout()))
-        .timeout_send_request(Some(spec.timeout()))
-        .timeout_send_body(Some(spec.timeout()))
-        .timeout_recv_response(Some(spec.timeout()))
-        .timeout_recv_body(Some(spec.timeout()))
-        .max_idle_connections_per_host(1)
-        .max_idle_connections(1)
-        .build();
-    // What is sent; the requests as recorded only for a recording.
-    let urls: Vec<String> = tasks.iter().map(|t| url_text(h, t, k)).collect();
-    let bodies: Vec<Option<String>> = tasks
-        .iter()
-        .map(|t| body_text(body.as_deref(), t, k))
-        .collect();
-    type Slot = Option<(
-        Option<Value>,
-        Result<std::result::Result<Vec<super::ExtHit>, String>>,
-    )>;
+    }
+}
+
+/// A task's answer once asked: the response as recorded (when kept) and its ranking.
+type Slot = Option<(
+    Option<Value>,
+    Result<std::result::Result<Vec<super::ExtHit>, String>>,
+)>;
+
+/// Sends every task's request from `plan.n` workers and reads the answers (one slot per task,
+/// in suite order); says the rate on stderr.
+fn ask(plan: &Plan<'_>, tasks: &[Task], k: usize, keep: bool) -> Vec<Slot> {
+    let (name, h, n) = (plan.name, plan.h, plan.n);
     let answers: Vec<Mutex<Slot>> = tasks.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let retried = AtomicUsize::new(0);
     let policy = Retry {
         name,
         h,
-        headers: &headers,
+        headers: &plan.headers,
         retries: h.retries.unwrap_or(DEFAULT_RETRIES),
         retried: &retried,
         waited_as_asked: std::sync::atomic::AtomicBool::new(false),
@@ -614,20 +665,23 @@ pub fn run(
         for _ in 0..n {
             s.spawn(|| {
                 let mut clients = Clients {
-                    plain: wire::Client::new(spec.timeout()),
+                    plain: wire::Client::new(plan.spec.timeout()),
                     tls: None,
-                    config: &config,
+                    config: &plan.config,
                 };
                 // The tasks are one shared queue, and a worker claims a task only when it is
                 // free to send it: a request the engine never answers holds back no other task.
                 // While the engine answers task i, the worker reads the answer to the previous.
                 let claim = || {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    (i < tasks.len())
-                        .then(|| (i, ready(h, &headers, (&urls[i], bodies[i].as_deref()))))
+                    (i < tasks.len()).then(|| {
+                        let what = (plan.urls[i].as_str(), plan.bodies[i].as_deref());
+                        (i, ready(h, &plan.headers, what))
+                    })
                 };
                 let store = |i: usize, got: Got| {
-                    let (v, parsed) = answer(&pointers, &tasks[i].id, got, k, keep, &secrets);
+                    let id = &tasks[i].id;
+                    let (v, parsed) = answer(&plan.pointers, id, got, k, keep, &plan.secrets);
                     *answers[i].lock().unwrap_or_else(|e| e.into_inner()) = Some((v, parsed));
                     pb.inc(1);
                 };
@@ -655,13 +709,18 @@ pub fn run(
         tasks.len() as f64 / secs.max(1e-9),
         retried.load(Ordering::Relaxed)
     );
+    answers
+        .into_iter()
+        .map(|a| a.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect()
+}
+
+/// The rankings in suite order and, when `keep`, the exchanges for the recording.
+fn collect(h: &HttpSpec, tasks: &[Task], k: usize, keep: bool, slots: Vec<Slot>) -> Answers {
     let mut exchanges = Vec::with_capacity(if keep { tasks.len() } else { 0 });
     let mut parsed = Vec::with_capacity(tasks.len());
-    for (t, a) in tasks.iter().zip(answers) {
-        let (response, p) = a
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner())
-            .expect("every task was asked");
+    for (t, slot) in tasks.iter().zip(slots) {
+        let (response, p) = slot.expect("every task was asked");
         if let Some(response) = response {
             exchanges.push(Exchange {
                 task: t.id.clone(),
@@ -671,7 +730,7 @@ pub fn run(
         }
         parsed.push(p);
     }
-    Ok((exchanges, parsed))
+    (exchanges, parsed)
 }
 
 /// A transport that sends what ureq transmits in one write when it next waits for input: ureq

@@ -255,63 +255,111 @@ impl Client {
     /// Reads the response on the connection [`Client::begin`] wrote to; whether the connection
     /// can be reused.
     fn response(&mut self, body: &mut Vec<u8>) -> Result<(u16, bool), Attempt> {
-        let deadline = self.deadline;
-        let timeout = self.timeout;
         self.retry_after = None;
         let Some((_, s)) = self.conn.as_mut() else {
             return Err(Attempt::Failed(Failure::Request(
                 "no request was sent".into(),
             )));
         };
-        let buf = &mut self.buf;
-        let scratch = &mut self.scratch;
-        buf.clear();
-        let timed_out = || {
-            Failure::Request(format!(
-                "timed out after {} ms waiting for the response",
-                timeout.as_millis()
-            ))
+        let mut incoming = Incoming {
+            s,
+            scratch: &mut self.scratch,
+            buf: &mut self.buf,
+            deadline: self.deadline,
+            timeout: self.timeout,
         };
-        // The head (after any interim 1xx responses).
+        let r = incoming.response(body)?;
+        self.retry_after = r.retry_after;
+        Ok((r.status, r.keep))
+    }
+}
+
+/// What a response gave besides its body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    /// The status (never 1xx: interim responses are skipped).
+    pub status: u16,
+    /// Whether the connection can carry the next request.
+    pub keep: bool,
+    /// The `Retry-After` header, when the response had one.
+    pub retry_after: Option<String>,
+}
+
+/// Reads one response from `s`: its head (after any interim 1xx responses), then its body into
+/// `body` (cleared first), failing as a timeout once `deadline` has passed. `buf` receives the
+/// bytes as read (cleared first); each read fills at most `scratch`. What [`Client::finish`]
+/// does on its connection; public for the fuzz target (`fuzz/fuzz_targets/http_response.rs`).
+pub fn read_response<R: Read>(
+    s: &mut R,
+    deadline: Instant,
+    timeout: Duration,
+    buf: &mut Vec<u8>,
+    scratch: &mut [u8],
+    body: &mut Vec<u8>,
+) -> Result<Response, Attempt> {
+    Incoming {
+        s,
+        scratch,
+        buf,
+        deadline,
+        timeout,
+    }
+    .response(body)
+}
+
+/// A response's head, parsed.
+struct Head {
+    status: u16,
+    /// Its length in bytes (where the body starts in the buffer).
+    len: usize,
+    framing: Framing,
+    /// Whether the head lets the connection be reused.
+    keep: bool,
+    retry_after: Option<String>,
+}
+
+/// One response being read: the stream, the bytes read so far (`buf`), the deadline.
+struct Incoming<'a, R> {
+    s: &'a mut R,
+    scratch: &'a mut [u8],
+    buf: &'a mut Vec<u8>,
+    deadline: Instant,
+    timeout: Duration,
+}
+
+impl<R: Read> Incoming<'_, R> {
+    /// The head, then the body by its framing.
+    fn response(&mut self, body: &mut Vec<u8>) -> Result<Response, Attempt> {
+        self.buf.clear();
+        let head = self.head()?;
+        body.clear();
+        let at = head.len;
+        let keep = match head.framing {
+            Framing::Length(n) => self.body_by_length(at, n, body)? && head.keep,
+            Framing::Chunked => self.body_chunked(at, body)? && head.keep,
+            Framing::Close => self.body_to_close(at, body)?,
+            Framing::None => head.keep && self.buf.len() == at,
+        };
+        Ok(Response {
+            status: head.status,
+            keep,
+            retry_after: head.retry_after,
+        })
+    }
+
+    fn timed_out(&self) -> Failure {
+        Failure::Request(format!(
+            "timed out after {} ms waiting for the response",
+            self.timeout.as_millis()
+        ))
+    }
+
+    /// Reads until a final (not 1xx) response head has arrived and parses it.
+    fn head(&mut self) -> Result<Head, Attempt> {
         let mut received = false;
-        let (status, head_len, framing, keep) = loop {
-            if !buf.is_empty() {
-                let mut headers = [httparse::EMPTY_HEADER; 64];
-                let mut r = httparse::Response::new(&mut headers);
-                match r.parse(buf) {
-                    Ok(httparse::Status::Complete(n)) => {
-                        let status = r.code.unwrap_or(0);
-                        if (100..200).contains(&status) {
-                            // An interim response (100 Continue): the real one follows.
-                            buf.drain(..n);
-                            continue;
-                        }
-                        let (framing, keep) =
-                            framing(&r, status).map_err(|e| Attempt::Failed(Failure::Body(e)))?;
-                        self.retry_after = r
-                            .headers
-                            .iter()
-                            .find(|h| h.name.eq_ignore_ascii_case("retry-after"))
-                            .map(|h| String::from_utf8_lossy(h.value).into_owned());
-                        break (status, n, framing, keep);
-                    }
-                    Ok(httparse::Status::Partial) => {
-                        if buf.len() > 1 << 20 {
-                            return Err(Attempt::Failed(Failure::Request(
-                                "the response head is larger than 1 MiB".into(),
-                            )));
-                        }
-                        if Instant::now() > deadline {
-                            return Err(Attempt::Failed(timed_out()));
-                        }
-                    }
-                    Err(e) => {
-                        return Err(Attempt::Failed(Failure::Request(format!(
-                            "the response is not HTTP ({e}): {}",
-                            super::cut(&String::from_utf8_lossy(buf), 200)
-                        ))))
-                    }
-                }
+        loop {
+            if let Some(head) = self.parse_head()? {
+                return Ok(head);
             }
             // Nothing of a response yet: the engine may have closed an idle connection.
             let stale_or_failed = |f| {
@@ -321,10 +369,10 @@ impl Client {
                     Attempt::Stale(f)
                 }
             };
-            let got = read_more(s, scratch, buf).map_err(|e| {
+            let got = read_more(self.s, self.scratch, self.buf).map_err(|e| {
                 if is_timeout(&e) {
                     // A slow engine, not a closed connection: not sent again.
-                    Attempt::Failed(timed_out())
+                    Attempt::Failed(self.timed_out())
                 } else {
                     stale_or_failed(Failure::Request(format!("waiting for the response: {e}")))
                 }
@@ -335,118 +383,177 @@ impl Client {
                 )));
             }
             received = true;
-        };
-        // The body.
-        body.clear();
-        let body_err = |e: String| Attempt::Failed(Failure::Body(e));
-        // One more read of the body, within the deadline: the bytes read (0: the engine closed
-        // the connection).
-        let mut more = |buf: &mut Vec<u8>| -> Result<usize, Attempt> {
-            if Instant::now() > deadline {
-                return Err(Attempt::Failed(timed_out()));
-            }
-            read_more(s, scratch, buf).map_err(|e| body_err(e.to_string()))
-        };
-        let mut at = head_len;
-        let keep = match framing {
-            Framing::Length(n) => {
-                if n > MAX_BODY {
-                    return Err(body_err(format!(
-                        "the body is larger than {MAX_BODY} bytes"
-                    )));
+        }
+    }
+
+    /// The head in `buf`, once complete (interim responses before it are dropped from `buf`);
+    /// None while more bytes are needed.
+    fn parse_head(&mut self) -> Result<Option<Head>, Attempt> {
+        while !self.buf.is_empty() {
+            let mut headers = [httparse::EMPTY_HEADER; 64];
+            let mut r = httparse::Response::new(&mut headers);
+            match r.parse(self.buf) {
+                Ok(httparse::Status::Complete(n)) => {
+                    let status = r.code.unwrap_or(0);
+                    if (100..200).contains(&status) {
+                        // An interim response (100 Continue): the real one follows.
+                        self.buf.drain(..n);
+                        continue;
+                    }
+                    let (framing, keep) =
+                        framing(&r, status).map_err(|e| Attempt::Failed(Failure::Body(e)))?;
+                    let retry_after = r
+                        .headers
+                        .iter()
+                        .find(|h| h.name.eq_ignore_ascii_case("retry-after"))
+                        .map(|h| String::from_utf8_lossy(h.value).into_owned());
+                    return Ok(Some(Head {
+                        status,
+                        len: n,
+                        framing,
+                        keep,
+                        retry_after,
+                    }));
                 }
-                while buf.len() - at < n {
-                    if more(buf)? == 0 {
-                        return Err(body_err(format!(
-                            "the connection closed after {} of {n} bytes",
-                            buf.len() - at
+                Ok(httparse::Status::Partial) => {
+                    if self.buf.len() > 1 << 20 {
+                        return Err(Attempt::Failed(Failure::Request(
+                            "the response head is larger than 1 MiB".into(),
                         )));
                     }
+                    if Instant::now() > self.deadline {
+                        return Err(Attempt::Failed(self.timed_out()));
+                    }
+                    return Ok(None);
                 }
-                body.extend_from_slice(&buf[at..at + n]);
-                // Bytes beyond the body: not a response to anything sent; do not reuse.
-                keep && buf.len() == at + n
+                Err(e) => {
+                    return Err(Attempt::Failed(Failure::Request(format!(
+                        "the response is not HTTP ({e}): {}",
+                        cut(&String::from_utf8_lossy(self.buf), 200)
+                    ))))
+                }
             }
-            Framing::Chunked => loop {
-                match httparse::parse_chunk_size(&buf[at..]) {
-                    Ok(httparse::Status::Complete((i, size))) => {
-                        let size = usize::try_from(size).unwrap_or(usize::MAX);
-                        if size == 0 {
-                            // Trailers, then an empty line.
-                            at += i;
-                            loop {
-                                if let Some(end) = find(&buf[at..], b"\r\n") {
-                                    let line = end == 0;
-                                    at += end + 2;
-                                    if line {
-                                        break;
-                                    }
-                                    continue;
-                                }
-                                if more(buf)? == 0 {
-                                    return Err(body_err(
-                                        "the connection closed in the chunked trailer".into(),
-                                    ));
-                                }
-                            }
-                            break keep && buf.len() == at;
-                        }
-                        if body.len() + size > MAX_BODY {
-                            return Err(body_err(format!(
-                                "the body is larger than {MAX_BODY} bytes"
-                            )));
-                        }
-                        while buf.len() < at + i + size + 2 {
-                            if more(buf)? == 0 {
-                                return Err(body_err(
-                                    "the connection closed inside a chunk".into(),
-                                ));
-                            }
-                        }
-                        body.extend_from_slice(&buf[at + i..at + i + size]);
-                        if &buf[at + i + size..at + i + size + 2] != b"\r\n" {
-                            return Err(body_err("a chunk does not end with CRLF".into()));
-                        }
-                        at += i + size + 2;
-                    }
-                    Ok(httparse::Status::Partial) => {
-                        if more(buf)? == 0 {
-                            return Err(body_err(
-                                "the connection closed inside the chunked body".into(),
-                            ));
-                        }
-                    }
-                    Err(_) => {
-                        return Err(body_err("an invalid chunk size in the chunked body".into()))
-                    }
-                }
-            },
-            Framing::Close => {
-                loop {
-                    if buf.len() - at > MAX_BODY {
-                        return Err(body_err(format!(
-                            "the body is larger than {MAX_BODY} bytes"
-                        )));
-                    }
-                    if more(buf)? == 0 {
-                        break;
-                    }
-                }
-                body.extend_from_slice(&buf[at..]);
-                at = buf.len();
-                false
+        }
+        Ok(None)
+    }
+
+    /// One more read of the body, within the deadline: the bytes read (0: the engine closed
+    /// the connection).
+    fn more(&mut self) -> Result<usize, Attempt> {
+        if Instant::now() > self.deadline {
+            return Err(Attempt::Failed(self.timed_out()));
+        }
+        read_more(self.s, self.scratch, self.buf).map_err(|e| body_err(e.to_string()))
+    }
+
+    /// A body of `n` bytes at `at`; whether no byte follows it.
+    fn body_by_length(&mut self, at: usize, n: usize, body: &mut Vec<u8>) -> Result<bool, Attempt> {
+        if n > MAX_BODY {
+            return Err(too_large());
+        }
+        while self.buf.len() - at < n {
+            if self.more()? == 0 {
+                return Err(body_err(format!(
+                    "the connection closed after {} of {n} bytes",
+                    self.buf.len() - at
+                )));
             }
-            Framing::None => keep && buf.len() == at,
-        };
-        let _ = at;
-        Ok((status, keep))
+        }
+        body.extend_from_slice(&self.buf[at..at + n]);
+        // Bytes beyond the body: not a response to anything sent; do not reuse.
+        Ok(self.buf.len() == at + n)
+    }
+
+    /// A chunked body starting at `at`, through its trailer; whether no byte follows it.
+    fn body_chunked(&mut self, mut at: usize, body: &mut Vec<u8>) -> Result<bool, Attempt> {
+        loop {
+            match httparse::parse_chunk_size(&self.buf[at..]) {
+                Ok(httparse::Status::Complete((i, size))) => {
+                    let size = usize::try_from(size).unwrap_or(usize::MAX);
+                    if size == 0 {
+                        let end = self.trailer_end(at + i)?;
+                        return Ok(end == self.buf.len());
+                    }
+                    at = self.chunk(at + i, size, body)?;
+                }
+                Ok(httparse::Status::Partial) => {
+                    if self.more()? == 0 {
+                        return Err(body_err(
+                            "the connection closed inside the chunked body".into(),
+                        ));
+                    }
+                }
+                Err(_) => return Err(body_err("an invalid chunk size in the chunked body".into())),
+            }
+        }
+    }
+
+    /// A chunk's `size` bytes at `start` and the CRLF after them; where the next chunk starts.
+    fn chunk(&mut self, start: usize, size: usize, body: &mut Vec<u8>) -> Result<usize, Attempt> {
+        // `body` never holds more than MAX_BODY bytes, so this cannot overflow.
+        if size > MAX_BODY - body.len() {
+            return Err(too_large());
+        }
+        while self.buf.len() < start + size + 2 {
+            if self.more()? == 0 {
+                return Err(body_err("the connection closed inside a chunk".into()));
+            }
+        }
+        body.extend_from_slice(&self.buf[start..start + size]);
+        if &self.buf[start + size..start + size + 2] != b"\r\n" {
+            return Err(body_err("a chunk does not end with CRLF".into()));
+        }
+        Ok(start + size + 2)
+    }
+
+    /// The trailer fields after the last chunk, then an empty line; where the body ends.
+    fn trailer_end(&mut self, mut at: usize) -> Result<usize, Attempt> {
+        loop {
+            if let Some(end) = find(&self.buf[at..], b"\r\n") {
+                at += end + 2;
+                if end == 0 {
+                    return Ok(at);
+                }
+                continue;
+            }
+            if self.more()? == 0 {
+                return Err(body_err(
+                    "the connection closed in the chunked trailer".into(),
+                ));
+            }
+        }
+    }
+
+    /// A body delimited by the end of the connection (never reused after).
+    fn body_to_close(&mut self, at: usize, body: &mut Vec<u8>) -> Result<bool, Attempt> {
+        loop {
+            if self.buf.len() - at > MAX_BODY {
+                return Err(too_large());
+            }
+            if self.more()? == 0 {
+                break;
+            }
+        }
+        body.extend_from_slice(&self.buf[at..]);
+        Ok(false)
     }
 }
 
-enum Attempt {
+fn body_err(e: String) -> Attempt {
+    Attempt::Failed(Failure::Body(e))
+}
+
+fn too_large() -> Attempt {
+    body_err(format!("the body is larger than {MAX_BODY} bytes"))
+}
+
+/// Why reading a response failed.
+#[derive(Debug)]
+pub enum Attempt {
     /// Failed before any byte of a response arrived on a connection that may have been closed
     /// by the engine while idle.
     Stale(Failure),
+    /// Failed otherwise.
     Failed(Failure),
 }
 
@@ -504,7 +611,7 @@ fn framing(r: &httparse::Response<'_, '_>, status: u16) -> Result<(Framing, bool
 
 /// Reads what the socket has (one `read`, into `scratch`) and appends it to `buf`; the bytes
 /// read.
-fn read_more(s: &mut TcpStream, scratch: &mut [u8], buf: &mut Vec<u8>) -> std::io::Result<usize> {
+fn read_more<R: Read>(s: &mut R, scratch: &mut [u8], buf: &mut Vec<u8>) -> std::io::Result<usize> {
     loop {
         match s.read(scratch) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -526,6 +633,19 @@ fn is_timeout(e: &std::io::Error) -> bool {
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     memchr::memmem::find(hay, needle)
+}
+
+/// The first `n` bytes of `s` (at a character boundary) and `...` when it is longer, as
+/// `external::cut` words it; here so that this file stands alone (the fuzz target includes it).
+fn cut(s: &str, n: usize) -> String {
+    if s.len() <= n {
+        return s.to_string();
+    }
+    let mut end = n;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
 }
 
 #[cfg(test)]
@@ -613,6 +733,40 @@ mod tests {
         let port = port.to_string();
         let want = format!("POST /s?q=1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nUser-Agent: ranklab/{}\r\nX-Key: v\r\nContent-Length: 2\r\n\r\n", env!("CARGO_PKG_VERSION"));
         assert!(requests[0].starts_with(&want), "{:?}", requests[0]);
+    }
+
+    /// A head that does not end is refused once past 1 MiB rather than read on, and a chunk
+    /// size of 2^64 - 1 after a first chunk is refused as too large (the size check itself
+    /// overflowed on it, a panic: fuzz/regressions/http_response/chunk-size-u64-max).
+    #[test]
+    fn an_endless_head_and_a_huge_chunk_are_refused() {
+        let read = |bytes: &[u8]| {
+            let hour = Duration::from_secs(3600);
+            let (mut buf, mut scratch, mut body) = (Vec::new(), vec![0; 64 * 1024], Vec::new());
+            let mut s = bytes;
+            match read_response(
+                &mut s,
+                Instant::now() + hour,
+                hour,
+                &mut buf,
+                &mut scratch,
+                &mut body,
+            ) {
+                Ok(r) => format!("{r:?}"),
+                Err(Attempt::Stale(f) | Attempt::Failed(f)) => format!("{f:?}"),
+            }
+        };
+        let mut head = b"HTTP/1.1 200 OK\r\nX-Pad: ".to_vec();
+        head.resize((1 << 20) + 100, b'a');
+        assert_eq!(
+            read(&head),
+            "Request(\"the response head is larger than 1 MiB\")"
+        );
+        let huge = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\nffffffffffffffff\r\nab\r\n0\r\n\r\n";
+        assert_eq!(
+            read(huge),
+            "Body(\"the body is larger than 67108864 bytes\")"
+        );
     }
 
     /// `begin` puts the request on the wire and returns without waiting for the answer (the
