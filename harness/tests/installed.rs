@@ -14,12 +14,20 @@ fn installed(bin_dir: &Path) -> std::path::PathBuf {
     to
 }
 
+/// Runs the copied binary. A copy just written can be "busy" (ETXTBSY) for a moment: a child
+/// another test thread forks in that moment inherits the copy's open file until it execs. Retry
+/// then, a few times; any other error fails the test.
 fn run_in(bin: &Path, cwd: &Path, args: &[&str]) -> Output {
-    Command::new(bin)
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
+    let mut tries = 0;
+    loop {
+        match Command::new(bin).args(args).current_dir(cwd).output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            other => return other.unwrap(),
+        }
+    }
 }
 
 /// A team repository: `ranklab.toml`, `tasks/fx/` (the gate fixture suite, BM25 only, real
