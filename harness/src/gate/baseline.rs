@@ -338,187 +338,155 @@ impl Baseline {
 
     /// Parses a baseline from `text` (read from `path`).
     pub fn parse(path: &Path, text: &str) -> Result<Baseline> {
-        let raw: RawFile = serde_json::from_str(text).map_err(|e| {
-            // serde_json's message ends with " at line L column C": shown once, up front.
-            let msg = e.to_string();
-            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-            let hint = if msg.starts_with("invalid type: string") && msg.ends_with("expected f64") {
-                "; write the number without quotes"
-            } else {
-                ""
-            };
-            let msg = ranklab_engine::yaml::plain(&msg);
-            anyhow!(
-                "{}:{}:{}: {msg}{hint} (see `ranklab help formats`, `Gate baseline`)",
-                path.display(),
-                e.line(),
-                e.column()
-            )
-        })?;
+        let raw = read_raw(path, text)?;
         let mut b = Baseline {
             path: path.to_path_buf(),
             ..Default::default()
         };
         for (name, entry) in raw.suites {
-            let line = find_line(text, &[&format!("{}:", json_str(&name))]);
-            for (field, h) in [
-                ("corpus_sha256", &entry.corpus_sha256),
-                ("suite_sha256", &entry.suite_sha256),
-            ] {
-                if h.len() != 64 || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
-                    bail!("{}:{line}: suite {name:?}: `{field}` must be 64 hex digits (a sha256), found {h:?}", path.display());
-                }
-            }
-            b.suite_lines.insert(name.clone(), line);
-            b.suites.insert(name, entry);
+            b.add_suite(text, name, entry)?;
         }
         for r in raw.rows {
-            let line = find_line(
-                text,
-                &[
-                    &format!("\"suite\": {}", json_str(&r.suite)),
-                    &format!("\"configuration\": {}", json_str(&r.configuration)),
-                    &format!("\"metric\": {}", json_str(&r.metric)),
-                ],
-            );
-            let at = format!("{}:{line}", path.display());
-            if !b.suites.contains_key(&r.suite) {
-                bail!("{at}: row names suite {:?}, which has no entry under \"suites\"; add it or run `ranklab gate --update`", r.suite);
-            }
-            for (field, x) in [
-                ("value", r.value),
-                ("tolerance", r.tolerance),
-                ("spread", r.spread.unwrap_or(0.0)),
-            ] {
-                if !x.is_finite() || x < 0.0 {
-                    bail!("{at}: `{field}` is {x}; it must be a non-negative number");
-                }
-            }
-            let rise_fails = match r.rise.as_deref() {
-                None | Some("passes") => false,
-                Some("fails") => true,
-                Some(other) => bail!(
-                    "{at}: `rise` is {other:?}; write \"fails\" (a rise beyond the allowance fails: rows that must keep showing a bug) or leave it out"
-                ),
-            };
-            if let Some(c) = &r.config {
-                if c.len() != 16 || !c.bytes().all(|b| b.is_ascii_hexdigit()) {
-                    bail!("{at}: `config` must be 16 hex digits (a configuration fingerprint written by `ranklab gate --update`), found {c:?}");
-                }
-            }
-            let accepted = match r.accepted {
-                None => None,
-                Some(a) => {
-                    let (Some(from), Some(to)) = (a.from, a.to) else {
-                        bail!("{at}: a row's `accepted` needs `from` and `to` (the values before and after)");
-                    };
-                    if a.rank.is_some() {
-                        bail!("{at}: a row's `accepted` has no `rank` (that is an expectation's)");
-                    }
-                    for (field, x) in [("from", from), ("to", to)] {
-                        if !x.is_finite() || x < 0.0 {
-                            bail!(
-                                "{at}: `accepted.{field}` is {x}; it must be a non-negative number"
-                            );
-                        }
-                    }
-                    Some(RowAcceptance {
-                        from: Fixed::from_f64(from),
-                        to: Fixed::from_f64(to),
-                        who: Accepted {
-                            by: a.by,
-                            at: a.at,
-                            why: a.why,
-                        },
-                    })
-                }
-            };
-            let row = Row {
-                suite: r.suite,
-                configuration: r.configuration,
-                metric: r.metric,
-                value: Fixed::from_f64(r.value),
-                tolerance: Fixed::from_f64(r.tolerance),
-                spread: r.spread.map(Fixed::from_f64),
-                rise_fails,
-                config: r.config,
-                accepted,
-                line,
-            };
-            if let Some(prev) = b.rows.insert(row.key(), row.clone()) {
-                bail!(
-                    "{at}: ({}, {}, {}) is listed twice (also on line {}); keep one row",
-                    row.suite,
-                    row.configuration,
-                    row.metric,
-                    prev.line
-                );
-            }
+            b.add_row(text, r)?;
         }
         for e in raw.expectations {
-            let line = find_line(
-                text,
-                &[
-                    &format!("\"task\": {}", json_str(&e.task)),
-                    &format!("\"document\": {}", json_str(&e.document)),
-                    &format!("\"configuration\": {}", json_str(&e.configuration)),
-                ],
-            );
-            let at = format!("{}:{line}", path.display());
-            if !b.suites.contains_key(&e.suite) {
-                bail!("{at}: expectation names suite {:?}, which has no entry under \"suites\"; add it or run `ranklab gate --update`", e.suite);
-            }
-            if e.within == 0 {
-                bail!("{at}: `within` is 0; write the largest rank that passes (1 = first)");
-            }
-            if let Some(prev) = b.expectations.iter().find(|p| {
-                (&p.suite, &p.configuration, &p.task, &p.document)
-                    == (&e.suite, &e.configuration, &e.task, &e.document)
-            }) {
-                bail!(
-                    "{at}: the expectation ({}, {}, {}, {}) is listed twice (also on line {}); keep one",
-                    e.suite,
-                    e.configuration,
-                    e.task,
-                    e.document,
-                    prev.line
-                );
-            }
-            let accepted = match e.accepted {
-                None => None,
-                Some(a) if a.from.is_some() || a.to.is_some() => bail!(
-                    "{at}: an expectation's `accepted` has `rank` (the rank accepted), not `from`/`to`"
-                ),
-                Some(a) => Some(ExpectationAcceptance {
-                    rank: a.rank,
-                    who: Accepted {
-                        by: a.by,
-                        at: a.at,
-                        why: a.why,
-                    },
-                }),
-            };
-            b.expectations.push(Expectation {
-                suite: e.suite,
-                configuration: e.configuration,
-                task: e.task,
-                document: e.document,
-                within: e.within,
-                accepted,
-                line,
-            });
+            b.add_expectation(text, e)?;
         }
         for (name, inputs) in raw.inputs {
-            if !b.suites.contains_key(&name) {
-                let line = find_line(text, &[&format!("{}: {{", json_str(&name))]);
-                bail!(
-                    "{}:{line}: `inputs` names suite {name:?}, which has no entry under \"suites\"; remove it or run `ranklab gate --update`",
-                    path.display()
-                );
-            }
-            b.inputs.insert(name, inputs);
+            b.add_inputs(text, name, inputs)?;
         }
         Ok(b)
+    }
+
+    /// Adds a suite's entry once its hashes are checked.
+    fn add_suite(&mut self, text: &str, name: String, entry: SuiteEntry) -> Result<()> {
+        let line = find_line(text, &[&format!("{}:", json_str(&name))]);
+        for (field, h) in [
+            ("corpus_sha256", &entry.corpus_sha256),
+            ("suite_sha256", &entry.suite_sha256),
+        ] {
+            if h.len() != 64 || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
+                bail!("{}:{line}: suite {name:?}: `{field}` must be 64 hex digits (a sha256), found {h:?}", self.path.display());
+            }
+        }
+        self.suite_lines.insert(name.clone(), line);
+        self.suites.insert(name, entry);
+        Ok(())
+    }
+
+    /// Adds a row once its suite, numbers, `rise`, `config` and `accepted` are checked; a
+    /// (suite, configuration, metric) listed twice is an error naming both lines.
+    fn add_row(&mut self, text: &str, r: RawRow) -> Result<()> {
+        let line = find_line(
+            text,
+            &[
+                &format!("\"suite\": {}", json_str(&r.suite)),
+                &format!("\"configuration\": {}", json_str(&r.configuration)),
+                &format!("\"metric\": {}", json_str(&r.metric)),
+            ],
+        );
+        let at = format!("{}:{line}", self.path.display());
+        if !self.suites.contains_key(&r.suite) {
+            bail!("{at}: row names suite {:?}, which has no entry under \"suites\"; add it or run `ranklab gate --update`", r.suite);
+        }
+        for (field, x) in [
+            ("value", r.value),
+            ("tolerance", r.tolerance),
+            ("spread", r.spread.unwrap_or(0.0)),
+        ] {
+            if !x.is_finite() || x < 0.0 {
+                bail!("{at}: `{field}` is {x}; it must be a non-negative number");
+            }
+        }
+        let rise_fails = parse_rise(&at, r.rise.as_deref())?;
+        if let Some(c) = &r.config {
+            if c.len() != 16 || !c.bytes().all(|b| b.is_ascii_hexdigit()) {
+                bail!("{at}: `config` must be 16 hex digits (a configuration fingerprint written by `ranklab gate --update`), found {c:?}");
+            }
+        }
+        let accepted = r.accepted.map(|a| row_acceptance(&at, a)).transpose()?;
+        let row = Row {
+            suite: r.suite,
+            configuration: r.configuration,
+            metric: r.metric,
+            value: Fixed::from_f64(r.value),
+            tolerance: Fixed::from_f64(r.tolerance),
+            spread: r.spread.map(Fixed::from_f64),
+            rise_fails,
+            config: r.config,
+            accepted,
+            line,
+        };
+        if let Some(prev) = self.rows.insert(row.key(), row.clone()) {
+            bail!(
+                "{at}: ({}, {}, {}) is listed twice (also on line {}); keep one row",
+                row.suite,
+                row.configuration,
+                row.metric,
+                prev.line
+            );
+        }
+        Ok(())
+    }
+
+    /// Adds a per-task expectation once its suite, `within`, uniqueness and `accepted` are
+    /// checked.
+    fn add_expectation(&mut self, text: &str, e: RawExpectation) -> Result<()> {
+        let line = find_line(
+            text,
+            &[
+                &format!("\"task\": {}", json_str(&e.task)),
+                &format!("\"document\": {}", json_str(&e.document)),
+                &format!("\"configuration\": {}", json_str(&e.configuration)),
+            ],
+        );
+        let at = format!("{}:{line}", self.path.display());
+        if !self.suites.contains_key(&e.suite) {
+            bail!("{at}: expectation names suite {:?}, which has no entry under \"suites\"; add it or run `ranklab gate --update`", e.suite);
+        }
+        if e.within == 0 {
+            bail!("{at}: `within` is 0; write the largest rank that passes (1 = first)");
+        }
+        if let Some(prev) = self.expectations.iter().find(|p| {
+            (&p.suite, &p.configuration, &p.task, &p.document)
+                == (&e.suite, &e.configuration, &e.task, &e.document)
+        }) {
+            bail!(
+                "{at}: the expectation ({}, {}, {}, {}) is listed twice (also on line {}); keep one",
+                e.suite,
+                e.configuration,
+                e.task,
+                e.document,
+                prev.line
+            );
+        }
+        let accepted = e
+            .accepted
+            .map(|a| expectation_acceptance(&at, a))
+            .transpose()?;
+        self.expectations.push(Expectation {
+            suite: e.suite,
+            configuration: e.configuration,
+            task: e.task,
+            document: e.document,
+            within: e.within,
+            accepted,
+            line,
+        });
+        Ok(())
+    }
+
+    /// Adds a suite's input fingerprints; the suite must have an entry.
+    fn add_inputs(&mut self, text: &str, name: String, inputs: Inputs) -> Result<()> {
+        if !self.suites.contains_key(&name) {
+            let line = find_line(text, &[&format!("{}: {{", json_str(&name))]);
+            bail!(
+                "{}:{line}: `inputs` names suite {name:?}, which has no entry under \"suites\"; remove it or run `ranklab gate --update`",
+                self.path.display()
+            );
+        }
+        self.inputs.insert(name, inputs);
+        Ok(())
     }
 
     /// The file's text: stable order, one row per line, four decimals.
@@ -652,6 +620,81 @@ impl Baseline {
     pub fn row_suites(&self) -> BTreeSet<&str> {
         self.rows.values().map(|r| r.suite.as_str()).collect()
     }
+}
+
+/// The file as serde reads it; a syntax or type error names the file, line and column once.
+fn read_raw(path: &Path, text: &str) -> Result<RawFile> {
+    serde_json::from_str(text).map_err(|e| {
+        // serde_json's message ends with " at line L column C": shown once, up front.
+        let msg = e.to_string();
+        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+        let hint = if msg.starts_with("invalid type: string") && msg.ends_with("expected f64") {
+            "; write the number without quotes"
+        } else {
+            ""
+        };
+        let msg = ranklab_engine::yaml::plain(&msg);
+        anyhow!(
+            "{}:{}:{}: {msg}{hint} (see `ranklab help formats`, `Gate baseline`)",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })
+}
+
+/// A row's `rise`: absent or `"passes"` (false), `"fails"` (true); anything else is an error
+/// at `at`.
+fn parse_rise(at: &str, rise: Option<&str>) -> Result<bool> {
+    match rise {
+        None | Some("passes") => Ok(false),
+        Some("fails") => Ok(true),
+        Some(other) => bail!(
+            "{at}: `rise` is {other:?}; write \"fails\" (a rise beyond the allowance fails: rows that must keep showing a bug) or leave it out"
+        ),
+    }
+}
+
+impl RawAccepted {
+    /// Who, when and why.
+    fn who(self) -> Accepted {
+        Accepted {
+            by: self.by,
+            at: self.at,
+            why: self.why,
+        }
+    }
+}
+
+/// A row's `accepted`: `from` and `to` (non-negative numbers), no `rank`.
+fn row_acceptance(at: &str, a: RawAccepted) -> Result<RowAcceptance> {
+    let (Some(from), Some(to)) = (a.from, a.to) else {
+        bail!("{at}: a row's `accepted` needs `from` and `to` (the values before and after)");
+    };
+    if a.rank.is_some() {
+        bail!("{at}: a row's `accepted` has no `rank` (that is an expectation's)");
+    }
+    for (field, x) in [("from", from), ("to", to)] {
+        if !x.is_finite() || x < 0.0 {
+            bail!("{at}: `accepted.{field}` is {x}; it must be a non-negative number");
+        }
+    }
+    Ok(RowAcceptance {
+        from: Fixed::from_f64(from),
+        to: Fixed::from_f64(to),
+        who: a.who(),
+    })
+}
+
+/// An expectation's `accepted`: `rank` (or none: not ranked), no `from`/`to`.
+fn expectation_acceptance(at: &str, a: RawAccepted) -> Result<ExpectationAcceptance> {
+    if a.from.is_some() || a.to.is_some() {
+        bail!("{at}: an expectation's `accepted` has `rank` (the rank accepted), not `from`/`to`");
+    }
+    Ok(ExpectationAcceptance {
+        rank: a.rank,
+        who: a.who(),
+    })
 }
 
 /// `"by": ..., "at": ..., "why": ...` of an acceptance.
