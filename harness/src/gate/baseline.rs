@@ -495,121 +495,28 @@ impl Baseline {
         s.push_str("{\n");
         let _ = writeln!(s, "  \"about\": {},", json_str(ABOUT));
         s.push_str("  \"suites\": {");
-        let n = self.suites.len();
-        for (i, (name, e)) in self.suites.iter().enumerate() {
-            let _ = write!(
-                s,
-                "\n    {}: {{ \"kind\": \"{}\", \"corpus_sha256\": \"{}\", \"suite_sha256\": \"{}\" }}{}",
-                json_str(name),
-                e.kind.as_str(),
-                e.corpus_sha256,
-                e.suite_sha256,
-                if i + 1 < n { "," } else { "\n  " }
-            );
-        }
+        let suites = self.suites.iter().map(|(name, e)| suite_line(name, e));
+        push_lines(&mut s, "    ", "\n  ", suites.collect());
         s.push_str("},\n  \"rows\": [");
-        let n = self.rows.len();
-        for (i, r) in self.rows.values().enumerate() {
-            let spread = r
-                .spread
-                .map_or(String::new(), |x| format!(", \"spread\": {}", x.show()));
-            let rise = if r.rise_fails {
-                ", \"rise\": \"fails\""
-            } else {
-                ""
-            };
-            let config = r
-                .config
-                .as_ref()
-                .map_or(String::new(), |c| format!(", \"config\": \"{c}\""));
-            let accepted = r.accepted.as_ref().map_or(String::new(), |a| {
-                format!(
-                    ", \"accepted\": {{ \"from\": {}, \"to\": {}, {} }}",
-                    a.from.show(),
-                    a.to.show(),
-                    who(&a.who)
-                )
-            });
-            let _ = write!(
-                s,
-                "\n    {{ \"suite\": {}, \"configuration\": {}, \"metric\": {}, \"value\": {}, \"tolerance\": {}{spread}{rise}{config}{accepted} }}{}",
-                json_str(&r.suite),
-                json_str(&r.configuration),
-                json_str(&r.metric),
-                r.value.show(),
-                r.tolerance.show(),
-                if i + 1 < n { "," } else { "\n  " }
-            );
-        }
+        push_lines(
+            &mut s,
+            "    ",
+            "\n  ",
+            self.rows.values().map(row_line).collect(),
+        );
         s.push(']');
         if !self.expectations.is_empty() {
             s.push_str(",\n  \"expectations\": [");
-            let n = self.expectations.len();
-            for (i, e) in self.expectations.iter().enumerate() {
-                let accepted = e.accepted.as_ref().map_or(String::new(), |a| {
-                    format!(
-                        ", \"accepted\": {{ \"rank\": {}, {} }}",
-                        a.rank.map_or("null".to_string(), |r| r.to_string()),
-                        who(&a.who)
-                    )
-                });
-                let _ = write!(
-                    s,
-                    "\n    {{ \"suite\": {}, \"configuration\": {}, \"task\": {}, \"document\": {}, \"within\": {}{accepted} }}{}",
-                    json_str(&e.suite),
-                    json_str(&e.configuration),
-                    json_str(&e.task),
-                    json_str(&e.document),
-                    e.within,
-                    if i + 1 < n { "," } else { "\n  " }
-                );
-            }
+            let lines = self.expectations.iter().map(expectation_line);
+            push_lines(&mut s, "    ", "\n  ", lines.collect());
             s.push(']');
         }
         if !self.inputs.is_empty() {
             // One record, task or judged task per line, so that a diff of the baseline shows
             // which ones changed.
             s.push_str(",\n  \"inputs\": {");
-            let n = self.inputs.len();
-            for (i, (name, inp)) in self.inputs.iter().enumerate() {
-                let _ = write!(s, "\n    {}: {{", json_str(name));
-                let map = |s: &mut String, key: &str, items: Vec<String>, last: bool| {
-                    let _ = write!(s, "\n      \"{key}\": {{");
-                    let m = items.len();
-                    for (j, it) in items.into_iter().enumerate() {
-                        let _ = write!(
-                            s,
-                            "\n        {it}{}",
-                            if j + 1 < m { "," } else { "\n      " }
-                        );
-                    }
-                    s.push('}');
-                    if !last {
-                        s.push(',');
-                    }
-                };
-                let pairs = |m: &BTreeMap<String, String>| {
-                    m.iter()
-                        .map(|(k, v)| format!("{}: {}", json_str(k), json_str(v)))
-                        .collect::<Vec<_>>()
-                };
-                map(&mut s, "records", pairs(&inp.records), false);
-                map(&mut s, "tasks", pairs(&inp.tasks), false);
-                let judged = inp
-                    .judgments
-                    .iter()
-                    .map(|(t, docs)| {
-                        let inner = docs
-                            .iter()
-                            .map(|(d, g)| format!("{}: {g}", json_str(d)))
-                            .collect::<Vec<_>>()
-                            .join(", ");
-                        format!("{}: {{ {inner} }}", json_str(t))
-                    })
-                    .collect();
-                map(&mut s, "judgments", judged, true);
-                let _ = write!(s, "\n    }}{}", if i + 1 < n { "," } else { "\n  " });
-            }
+            let blocks = self.inputs.iter().map(|(name, i)| inputs_block(name, i));
+            push_lines(&mut s, "    ", "\n  ", blocks.collect());
             s.push('}');
         }
         s.push_str("\n}\n");
@@ -695,6 +602,114 @@ fn expectation_acceptance(at: &str, a: RawAccepted) -> Result<ExpectationAccepta
         rank: a.rank,
         who: a.who(),
     })
+}
+
+/// Writes each item on a line of its own after `indent`, the items separated by commas; after
+/// the last, `close` (a line break and the closing bracket's indent).
+fn push_lines(s: &mut String, indent: &str, close: &str, items: Vec<String>) {
+    let n = items.len();
+    for (i, it) in items.into_iter().enumerate() {
+        let _ = write!(s, "\n{indent}{it}{}", if i + 1 < n { "," } else { close });
+    }
+}
+
+/// A suite's entry: `"brain": { "kind": "suite", "corpus_sha256": ..., "suite_sha256": ... }`.
+fn suite_line(name: &str, e: &SuiteEntry) -> String {
+    format!(
+        "{}: {{ \"kind\": \"{}\", \"corpus_sha256\": \"{}\", \"suite_sha256\": \"{}\" }}",
+        json_str(name),
+        e.kind.as_str(),
+        e.corpus_sha256,
+        e.suite_sha256,
+    )
+}
+
+/// A row: its key, value and tolerance, then the optional fields it has.
+fn row_line(r: &Row) -> String {
+    let spread = r
+        .spread
+        .map_or(String::new(), |x| format!(", \"spread\": {}", x.show()));
+    let rise = if r.rise_fails {
+        ", \"rise\": \"fails\""
+    } else {
+        ""
+    };
+    let config = r
+        .config
+        .as_ref()
+        .map_or(String::new(), |c| format!(", \"config\": \"{c}\""));
+    let accepted = r.accepted.as_ref().map_or(String::new(), |a| {
+        format!(
+            ", \"accepted\": {{ \"from\": {}, \"to\": {}, {} }}",
+            a.from.show(),
+            a.to.show(),
+            who(&a.who)
+        )
+    });
+    format!(
+        "{{ \"suite\": {}, \"configuration\": {}, \"metric\": {}, \"value\": {}, \"tolerance\": {}{spread}{rise}{config}{accepted} }}",
+        json_str(&r.suite),
+        json_str(&r.configuration),
+        json_str(&r.metric),
+        r.value.show(),
+        r.tolerance.show(),
+    )
+}
+
+/// A per-task expectation, with its acceptance if it has one.
+fn expectation_line(e: &Expectation) -> String {
+    let accepted = e.accepted.as_ref().map_or(String::new(), |a| {
+        format!(
+            ", \"accepted\": {{ \"rank\": {}, {} }}",
+            a.rank.map_or("null".to_string(), |r| r.to_string()),
+            who(&a.who)
+        )
+    });
+    format!(
+        "{{ \"suite\": {}, \"configuration\": {}, \"task\": {}, \"document\": {}, \"within\": {}{accepted} }}",
+        json_str(&e.suite),
+        json_str(&e.configuration),
+        json_str(&e.task),
+        json_str(&e.document),
+        e.within,
+    )
+}
+
+/// A suite's `inputs` block: its records, tasks and judgments, one per line.
+fn inputs_block(name: &str, inp: &Inputs) -> String {
+    let pairs = |m: &BTreeMap<String, String>| {
+        m.iter()
+            .map(|(k, v)| format!("{}: {}", json_str(k), json_str(v)))
+            .collect::<Vec<_>>()
+    };
+    let judged = inp
+        .judgments
+        .iter()
+        .map(|(t, docs)| {
+            let inner = docs
+                .iter()
+                .map(|(d, g)| format!("{}: {g}", json_str(d)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("{}: {{ {inner} }}", json_str(t))
+        })
+        .collect();
+    let mut s = format!("{}: {{", json_str(name));
+    let maps = [
+        ("records", pairs(&inp.records)),
+        ("tasks", pairs(&inp.tasks)),
+        ("judgments", judged),
+    ];
+    for (i, (key, items)) in maps.into_iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        let _ = write!(s, "\n      \"{key}\": {{");
+        push_lines(&mut s, "        ", "\n      ", items);
+        s.push('}');
+    }
+    s.push_str("\n    }");
+    s
 }
 
 /// `"by": ..., "at": ..., "why": ...` of an acceptance.
