@@ -43,31 +43,18 @@ pub(super) fn delta_chart(c: &Computed, title: &str) -> String {
         c.options.seed
     );
     let panels_w = measures.len().max(1) as f64 * (panel_w + gap) - gap;
-    let width = (MARGIN * 2.0 + label_w + panels_w)
-        .max(MARGIN * 2.0 + text_width(&full_title, 15.0))
-        .max(MARGIN * 2.0 + text_width(&subtitle, 12.0))
-        .max(MARGIN * 2.0 + text_width(&note, 11.0));
+    let width = chart_width(label_w + panels_w, &full_title, &subtitle, &note);
     let rows_top = 78.0;
     let rows_bottom = rows_top + others.len() as f64 * ROW;
 
     let mut svg = Svg::new();
-    svg.text((MARGIN, 24.0), 15.0, Anchor::Start, INK, true, &full_title);
-    svg.text((MARGIN, 44.0), 12.0, Anchor::Start, MUTED, false, &subtitle);
+    svg.heading(&full_title, &subtitle);
     let x_panels = MARGIN + label_w;
-    for (row, &i) in others.iter().enumerate() {
-        let y = rows_top + row as f64 * ROW;
-        if row % 2 == 0 {
-            svg.rect(MARGIN, y, label_w + panels_w, ROW, BAND, None);
-        }
-        svg.text(
-            (x_panels - 10.0, y + ROW / 2.0 + 4.0),
-            12.0,
-            Anchor::End,
-            INK,
-            false,
-            &c.names[i],
-        );
-    }
+    let labels: Vec<(&str, bool)> = others
+        .iter()
+        .map(|&i| (c.names[i].as_str(), false))
+        .collect();
+    draw_row_labels(&mut svg, &labels, rows_top, label_w, panels_w);
     for (k, &m) in measures.iter().enumerate() {
         let axis = Axis {
             lo: -r,
@@ -75,15 +62,8 @@ pub(super) fn delta_chart(c: &Computed, title: &str) -> String {
             x0: x_panels + k as f64 * (panel_w + gap),
             width: panel_w,
         };
-        svg.text(
-            (axis.x0 + panel_w / 2.0, rows_top - 10.0),
-            12.0,
-            Anchor::Middle,
-            INK,
-            true,
-            &format!("Δ {}", c.measures[m]),
-        );
-        draw_ticks(&mut svg, &axis, &ticks, rows_top, rows_bottom);
+        let head = format!("Δ {}", c.measures[m]);
+        draw_panel_head(&mut svg, &axis, &head, &ticks, rows_top, rows_bottom);
         svg.line(
             (axis.x(0.0), rows_top),
             (axis.x(0.0), rows_bottom),
@@ -118,13 +98,6 @@ pub(super) fn delta_chart(c: &Computed, title: &str) -> String {
             "Δ against the baseline",
         );
     }
-    svg.text(
-        (MARGIN, rows_bottom + 54.0),
-        11.0,
-        Anchor::Start,
-        MUTED,
-        false,
-        &note,
-    );
+    svg.note(rows_bottom + 54.0, &note);
     svg.finish(width, rows_bottom + 66.0, &full_title)
 }

@@ -59,32 +59,19 @@ pub(super) fn metrics_chart(c: &Computed, title: &str) -> String {
         c.options.seed
     );
     let panels_w = c.measures.len() as f64 * (panel_w + gap) - gap;
-    let width = (MARGIN * 2.0 + label_w + panels_w)
-        .max(MARGIN * 2.0 + text_width(title, 15.0))
-        .max(MARGIN * 2.0 + text_width(&subtitle, 12.0))
-        .max(MARGIN * 2.0 + text_width(&note, 11.0));
+    let width = chart_width(label_w + panels_w, title, &subtitle, &note);
     let rows_top = 78.0;
     let rows_bottom = rows_top + c.names.len() as f64 * ROW;
 
     let mut svg = Svg::new();
-    svg.text((MARGIN, 24.0), 15.0, Anchor::Start, INK, true, title);
-    svg.text((MARGIN, 44.0), 12.0, Anchor::Start, MUTED, false, &subtitle);
+    svg.heading(title, &subtitle);
     let x_panels = MARGIN + label_w;
-    for (i, label) in labels.iter().enumerate() {
-        let y = rows_top + i as f64 * ROW;
-        if i % 2 == 0 {
-            svg.rect(MARGIN, y, label_w + panels_w, ROW, BAND, None);
-        }
-        let bold = i == c.baseline;
-        svg.text(
-            (x_panels - 10.0, y + ROW / 2.0 + 4.0),
-            12.0,
-            Anchor::End,
-            INK,
-            bold,
-            label,
-        );
-    }
+    let bold_labels: Vec<(&str, bool)> = labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.as_str(), i == c.baseline))
+        .collect();
+    draw_row_labels(&mut svg, &bold_labels, rows_top, label_w, panels_w);
     for (m, name) in c.measures.iter().enumerate() {
         let axis = Axis {
             lo: 0.0,
@@ -92,15 +79,7 @@ pub(super) fn metrics_chart(c: &Computed, title: &str) -> String {
             x0: x_panels + m as f64 * (panel_w + gap),
             width: panel_w,
         };
-        svg.text(
-            (axis.x0 + panel_w / 2.0, rows_top - 10.0),
-            12.0,
-            Anchor::Middle,
-            INK,
-            true,
-            name,
-        );
-        draw_ticks(&mut svg, &axis, &ticks, rows_top, rows_bottom);
+        draw_panel_head(&mut svg, &axis, name, &ticks, rows_top, rows_bottom);
         let base = intervals[m][c.baseline].0;
         svg.line(
             (axis.x(base), rows_top),
@@ -128,13 +107,6 @@ pub(super) fn metrics_chart(c: &Computed, title: &str) -> String {
             axis_title,
         );
     }
-    svg.text(
-        (MARGIN, rows_bottom + 54.0),
-        11.0,
-        Anchor::Start,
-        MUTED,
-        false,
-        &note,
-    );
+    svg.note(rows_bottom + 54.0, &note);
     svg.finish(width, rows_bottom + 66.0, title)
 }
