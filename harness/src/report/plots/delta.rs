@@ -2,7 +2,7 @@
 
 use super::svg::*;
 use crate::report::stats_section::Computed;
-use crate::stats::ALPHA;
+use crate::stats::{Paired, ALPHA};
 
 /// A symmetric range holding every value, from a short list of round numbers.
 pub(super) fn symmetric_range(extent: f64) -> f64 {
@@ -24,13 +24,8 @@ pub(super) fn delta_chart(c: &Computed, title: &str) -> String {
     let panel_w = 220.0;
     let gap = 48.0;
     let measures = &c.delta_measures;
-    let extent = measures
-        .iter()
-        .flat_map(|&m| c.paired[m].iter().flatten())
-        .map(|p| p.ci.lo.abs().max(p.ci.hi.abs()).max(p.delta.abs()))
-        .fold(0.0, f64::max);
     // 5% headroom, so that a whisker never ends on the frame.
-    let r = symmetric_range(extent * 1.05);
+    let r = symmetric_range(extent(c) * 1.05);
     let ticks: Vec<f64> = (-2..=2).map(|i| r * i as f64 / 2.0).collect();
     let n_tasks = c.values.first().map_or(0, Vec::len);
     let full_title = format!(
@@ -64,31 +59,9 @@ pub(super) fn delta_chart(c: &Computed, title: &str) -> String {
         };
         let head = format!("Δ {}", c.measures[m]);
         draw_panel_head(&mut svg, &axis, &head, &ticks, rows_top, rows_bottom);
-        svg.line(
-            (axis.x(0.0), rows_top),
-            (axis.x(0.0), rows_bottom),
-            MUTED,
-            1.2,
-            None,
-        );
-        for (row, &i) in others.iter().enumerate() {
-            let Some(p) = &c.paired[m][i] else { continue };
-            let y = rows_top + row as f64 * ROW + ROW / 2.0;
-            let colour = if !p.significant(ALPHA) {
-                BLUE
-            } else if p.delta > 0.0 {
-                GREEN
-            } else {
-                RED
-            };
-            svg.whisker(axis.x(p.ci.lo), axis.x(p.ci.hi), y, colour);
-            let fill = if p.significant(ALPHA) {
-                colour
-            } else {
-                "#ffffff"
-            };
-            svg.circle(axis.x(p.delta), y, 4.5, fill, colour);
-        }
+        let deltas: Vec<Option<&Paired>> =
+            others.iter().map(|&i| c.paired[m][i].as_ref()).collect();
+        draw_deltas(&mut svg, &axis, &deltas, rows_top, rows_bottom);
         svg.text(
             (axis.x0 + panel_w / 2.0, rows_bottom + 32.0),
             11.0,
@@ -100,4 +73,50 @@ pub(super) fn delta_chart(c: &Computed, title: &str) -> String {
     }
     svg.note(rows_bottom + 54.0, &note);
     svg.finish(width, rows_bottom + 66.0, &full_title)
+}
+
+/// The largest distance from 0 of any Δ or interval end drawn.
+fn extent(c: &Computed) -> f64 {
+    c.delta_measures
+        .iter()
+        .flat_map(|&m| c.paired[m].iter().flatten())
+        .map(|p| p.ci.lo.abs().max(p.ci.hi.abs()).max(p.delta.abs()))
+        .fold(0.0, f64::max)
+}
+
+/// One panel's line at Δ = 0, then per row its interval (whisker) and Δ (dot: filled when
+/// significant; green up, red down, blue when not significant). A row without a comparison
+/// is left empty.
+fn draw_deltas(
+    svg: &mut Svg,
+    axis: &Axis,
+    deltas: &[Option<&Paired>],
+    rows_top: f64,
+    rows_bottom: f64,
+) {
+    svg.line(
+        (axis.x(0.0), rows_top),
+        (axis.x(0.0), rows_bottom),
+        MUTED,
+        1.2,
+        None,
+    );
+    for (row, p) in deltas.iter().enumerate() {
+        let Some(p) = p else { continue };
+        let y = rows_top + row as f64 * ROW + ROW / 2.0;
+        let colour = if !p.significant(ALPHA) {
+            BLUE
+        } else if p.delta > 0.0 {
+            GREEN
+        } else {
+            RED
+        };
+        svg.whisker(axis.x(p.ci.lo), axis.x(p.ci.hi), y, colour);
+        let fill = if p.significant(ALPHA) {
+            colour
+        } else {
+            "#ffffff"
+        };
+        svg.circle(axis.x(p.delta), y, 4.5, fill, colour);
+    }
 }
