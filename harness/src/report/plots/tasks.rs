@@ -266,7 +266,7 @@ impl<'a> TaskTable<'a> {
     ) {
         let y = ROWS_TOP + row as f64 * ROW_H;
         let baseline_y = y + ROW_H / 2.0 + 4.0;
-        if row % 2 == 0 {
+        if row.is_multiple_of(2) {
             svg.rect(MARGIN, y, self.id_w + self.query_w, ROW_H, BAND, None);
         }
         svg.text(
