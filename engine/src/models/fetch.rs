@@ -410,6 +410,47 @@ pub(super) fn register_dir(
     dir: &Path,
     force: bool,
 ) -> Result<()> {
+    check_registered_id(id)?;
+    check_model_dir(id, dir)?;
+    let max_length = max_length(dir);
+    let pooling = match kind {
+        ModelKind::BiEncoder => Some(pooling.unwrap_or(Pooling::Mean)),
+        ModelKind::CrossEncoder => None,
+    };
+
+    let target = store.model_path(id);
+    if target.exists() && !force {
+        return Err(Error::Model {
+            model: id.into(),
+            message: format!(
+                "{} already exists; pass --force to replace it with {}",
+                target.display(),
+                dir.display()
+            ),
+        });
+    }
+    let parent = target.parent().expect("cache paths have a parent");
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    let mut staging = TempDir::new(parent.join(format!(".{id}.staging-{}", unique_suffix())))?;
+    let files = copy_model_files(dir, &staging.path)?;
+    let manifest = Manifest {
+        id: id.into(),
+        kind,
+        source: format!(
+            "dir:{}",
+            dir.canonicalize().unwrap_or(dir.to_path_buf()).display()
+        ),
+        max_length,
+        pooling,
+        files,
+    };
+    write_manifest(&staging.path, &manifest)?;
+    commit(&mut staging, &target, true)
+}
+
+/// A registered model's id: letters, digits, '-', '_' and '.', not starting with '.', and not
+/// a pinned model's.
+fn check_registered_id(id: &str) -> Result<()> {
     let bad_id = id.is_empty()
         || id.starts_with('.')
         || !id
@@ -426,6 +467,12 @@ pub(super) fn register_dir(
              directory under another id (for example {id}-local)"
         )));
     }
+    Ok(())
+}
+
+/// A model directory ranklab can load: model.onnx, tokenizer.json and tokenizer_config.json,
+/// and no weights outside model.onnx.
+fn check_model_dir(id: &str, dir: &Path) -> Result<()> {
     if !dir.is_dir() {
         return Err(Error::Model {
             model: id.into(),
@@ -454,36 +501,27 @@ pub(super) fn register_dir(
             ),
         });
     }
+    Ok(())
+}
+
+/// The tokenizer's `model_max_length` (at most 512), 512 when it gives none.
+fn max_length(dir: &Path) -> usize {
     let tokenizer_config = dir.join("tokenizer_config.json");
-    let max_length = std::fs::read(&tokenizer_config)
+    std::fs::read(&tokenizer_config)
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .and_then(|v| v["model_max_length"].as_f64())
         .map(|n| (n as usize).min(512))
-        .unwrap_or(512);
-    let pooling = match kind {
-        ModelKind::BiEncoder => Some(pooling.unwrap_or(Pooling::Mean)),
-        ModelKind::CrossEncoder => None,
-    };
+        .unwrap_or(512)
+}
 
-    let target = store.model_path(id);
-    if target.exists() && !force {
-        return Err(Error::Model {
-            model: id.into(),
-            message: format!(
-                "{} already exists; pass --force to replace it with {}",
-                target.display(),
-                dir.display()
-            ),
-        });
-    }
-    let parent = target.parent().expect("cache paths have a parent");
-    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    let mut staging = TempDir::new(parent.join(format!(".{id}.staging-{}", unique_suffix())))?;
+/// Copies each of [`REQUIRED_FILES`] from `dir` into `staging` (an optional one missing is
+/// written as `{}`), and returns their hashes.
+fn copy_model_files(dir: &Path, staging: &Path) -> Result<BTreeMap<String, String>> {
     let mut files = BTreeMap::new();
     for name in REQUIRED_FILES {
         let src = dir.join(name);
-        let dst = staging.path.join(name);
+        let dst = staging.join(name);
         if src.is_file() {
             std::fs::copy(&src, &dst).map_err(|e| Error::io(&src, e))?;
         } else {
@@ -491,17 +529,5 @@ pub(super) fn register_dir(
         }
         files.insert(name.to_string(), sha256_file(&dst)?);
     }
-    let manifest = Manifest {
-        id: id.into(),
-        kind,
-        source: format!(
-            "dir:{}",
-            dir.canonicalize().unwrap_or(dir.to_path_buf()).display()
-        ),
-        max_length,
-        pooling,
-        files,
-    };
-    write_manifest(&staging.path, &manifest)?;
-    commit(&mut staging, &target, true)
+    Ok(files)
 }

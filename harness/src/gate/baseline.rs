@@ -338,187 +338,155 @@ impl Baseline {
 
     /// Parses a baseline from `text` (read from `path`).
     pub fn parse(path: &Path, text: &str) -> Result<Baseline> {
-        let raw: RawFile = serde_json::from_str(text).map_err(|e| {
-            // serde_json's message ends with " at line L column C": shown once, up front.
-            let msg = e.to_string();
-            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-            let hint = if msg.starts_with("invalid type: string") && msg.ends_with("expected f64") {
-                "; write the number without quotes"
-            } else {
-                ""
-            };
-            let msg = ranklab_engine::yaml::plain(&msg);
-            anyhow!(
-                "{}:{}:{}: {msg}{hint} (see `ranklab help formats`, `Gate baseline`)",
-                path.display(),
-                e.line(),
-                e.column()
-            )
-        })?;
+        let raw = read_raw(path, text)?;
         let mut b = Baseline {
             path: path.to_path_buf(),
             ..Default::default()
         };
         for (name, entry) in raw.suites {
-            let line = find_line(text, &[&format!("{}:", json_str(&name))]);
-            for (field, h) in [
-                ("corpus_sha256", &entry.corpus_sha256),
-                ("suite_sha256", &entry.suite_sha256),
-            ] {
-                if h.len() != 64 || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
-                    bail!("{}:{line}: suite {name:?}: `{field}` must be 64 hex digits (a sha256), found {h:?}", path.display());
-                }
-            }
-            b.suite_lines.insert(name.clone(), line);
-            b.suites.insert(name, entry);
+            b.add_suite(text, name, entry)?;
         }
         for r in raw.rows {
-            let line = find_line(
-                text,
-                &[
-                    &format!("\"suite\": {}", json_str(&r.suite)),
-                    &format!("\"configuration\": {}", json_str(&r.configuration)),
-                    &format!("\"metric\": {}", json_str(&r.metric)),
-                ],
-            );
-            let at = format!("{}:{line}", path.display());
-            if !b.suites.contains_key(&r.suite) {
-                bail!("{at}: row names suite {:?}, which has no entry under \"suites\"; add it or run `ranklab gate --update`", r.suite);
-            }
-            for (field, x) in [
-                ("value", r.value),
-                ("tolerance", r.tolerance),
-                ("spread", r.spread.unwrap_or(0.0)),
-            ] {
-                if !x.is_finite() || x < 0.0 {
-                    bail!("{at}: `{field}` is {x}; it must be a non-negative number");
-                }
-            }
-            let rise_fails = match r.rise.as_deref() {
-                None | Some("passes") => false,
-                Some("fails") => true,
-                Some(other) => bail!(
-                    "{at}: `rise` is {other:?}; write \"fails\" (a rise beyond the allowance fails: rows that must keep showing a bug) or leave it out"
-                ),
-            };
-            if let Some(c) = &r.config {
-                if c.len() != 16 || !c.bytes().all(|b| b.is_ascii_hexdigit()) {
-                    bail!("{at}: `config` must be 16 hex digits (a configuration fingerprint written by `ranklab gate --update`), found {c:?}");
-                }
-            }
-            let accepted = match r.accepted {
-                None => None,
-                Some(a) => {
-                    let (Some(from), Some(to)) = (a.from, a.to) else {
-                        bail!("{at}: a row's `accepted` needs `from` and `to` (the values before and after)");
-                    };
-                    if a.rank.is_some() {
-                        bail!("{at}: a row's `accepted` has no `rank` (that is an expectation's)");
-                    }
-                    for (field, x) in [("from", from), ("to", to)] {
-                        if !x.is_finite() || x < 0.0 {
-                            bail!(
-                                "{at}: `accepted.{field}` is {x}; it must be a non-negative number"
-                            );
-                        }
-                    }
-                    Some(RowAcceptance {
-                        from: Fixed::from_f64(from),
-                        to: Fixed::from_f64(to),
-                        who: Accepted {
-                            by: a.by,
-                            at: a.at,
-                            why: a.why,
-                        },
-                    })
-                }
-            };
-            let row = Row {
-                suite: r.suite,
-                configuration: r.configuration,
-                metric: r.metric,
-                value: Fixed::from_f64(r.value),
-                tolerance: Fixed::from_f64(r.tolerance),
-                spread: r.spread.map(Fixed::from_f64),
-                rise_fails,
-                config: r.config,
-                accepted,
-                line,
-            };
-            if let Some(prev) = b.rows.insert(row.key(), row.clone()) {
-                bail!(
-                    "{at}: ({}, {}, {}) is listed twice (also on line {}); keep one row",
-                    row.suite,
-                    row.configuration,
-                    row.metric,
-                    prev.line
-                );
-            }
+            b.add_row(text, r)?;
         }
         for e in raw.expectations {
-            let line = find_line(
-                text,
-                &[
-                    &format!("\"task\": {}", json_str(&e.task)),
-                    &format!("\"document\": {}", json_str(&e.document)),
-                    &format!("\"configuration\": {}", json_str(&e.configuration)),
-                ],
-            );
-            let at = format!("{}:{line}", path.display());
-            if !b.suites.contains_key(&e.suite) {
-                bail!("{at}: expectation names suite {:?}, which has no entry under \"suites\"; add it or run `ranklab gate --update`", e.suite);
-            }
-            if e.within == 0 {
-                bail!("{at}: `within` is 0; write the largest rank that passes (1 = first)");
-            }
-            if let Some(prev) = b.expectations.iter().find(|p| {
-                (&p.suite, &p.configuration, &p.task, &p.document)
-                    == (&e.suite, &e.configuration, &e.task, &e.document)
-            }) {
-                bail!(
-                    "{at}: the expectation ({}, {}, {}, {}) is listed twice (also on line {}); keep one",
-                    e.suite,
-                    e.configuration,
-                    e.task,
-                    e.document,
-                    prev.line
-                );
-            }
-            let accepted = match e.accepted {
-                None => None,
-                Some(a) if a.from.is_some() || a.to.is_some() => bail!(
-                    "{at}: an expectation's `accepted` has `rank` (the rank accepted), not `from`/`to`"
-                ),
-                Some(a) => Some(ExpectationAcceptance {
-                    rank: a.rank,
-                    who: Accepted {
-                        by: a.by,
-                        at: a.at,
-                        why: a.why,
-                    },
-                }),
-            };
-            b.expectations.push(Expectation {
-                suite: e.suite,
-                configuration: e.configuration,
-                task: e.task,
-                document: e.document,
-                within: e.within,
-                accepted,
-                line,
-            });
+            b.add_expectation(text, e)?;
         }
         for (name, inputs) in raw.inputs {
-            if !b.suites.contains_key(&name) {
-                let line = find_line(text, &[&format!("{}: {{", json_str(&name))]);
-                bail!(
-                    "{}:{line}: `inputs` names suite {name:?}, which has no entry under \"suites\"; remove it or run `ranklab gate --update`",
-                    path.display()
-                );
-            }
-            b.inputs.insert(name, inputs);
+            b.add_inputs(text, name, inputs)?;
         }
         Ok(b)
+    }
+
+    /// Adds a suite's entry once its hashes are checked.
+    fn add_suite(&mut self, text: &str, name: String, entry: SuiteEntry) -> Result<()> {
+        let line = find_line(text, &[&format!("{}:", json_str(&name))]);
+        for (field, h) in [
+            ("corpus_sha256", &entry.corpus_sha256),
+            ("suite_sha256", &entry.suite_sha256),
+        ] {
+            if h.len() != 64 || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
+                bail!("{}:{line}: suite {name:?}: `{field}` must be 64 hex digits (a sha256), found {h:?}", self.path.display());
+            }
+        }
+        self.suite_lines.insert(name.clone(), line);
+        self.suites.insert(name, entry);
+        Ok(())
+    }
+
+    /// Adds a row once its suite, numbers, `rise`, `config` and `accepted` are checked; a
+    /// (suite, configuration, metric) listed twice is an error naming both lines.
+    fn add_row(&mut self, text: &str, r: RawRow) -> Result<()> {
+        let line = find_line(
+            text,
+            &[
+                &format!("\"suite\": {}", json_str(&r.suite)),
+                &format!("\"configuration\": {}", json_str(&r.configuration)),
+                &format!("\"metric\": {}", json_str(&r.metric)),
+            ],
+        );
+        let at = format!("{}:{line}", self.path.display());
+        if !self.suites.contains_key(&r.suite) {
+            bail!("{at}: row names suite {:?}, which has no entry under \"suites\"; add it or run `ranklab gate --update`", r.suite);
+        }
+        for (field, x) in [
+            ("value", r.value),
+            ("tolerance", r.tolerance),
+            ("spread", r.spread.unwrap_or(0.0)),
+        ] {
+            if !x.is_finite() || x < 0.0 {
+                bail!("{at}: `{field}` is {x}; it must be a non-negative number");
+            }
+        }
+        let rise_fails = parse_rise(&at, r.rise.as_deref())?;
+        if let Some(c) = &r.config {
+            if c.len() != 16 || !c.bytes().all(|b| b.is_ascii_hexdigit()) {
+                bail!("{at}: `config` must be 16 hex digits (a configuration fingerprint written by `ranklab gate --update`), found {c:?}");
+            }
+        }
+        let accepted = r.accepted.map(|a| row_acceptance(&at, a)).transpose()?;
+        let row = Row {
+            suite: r.suite,
+            configuration: r.configuration,
+            metric: r.metric,
+            value: Fixed::from_f64(r.value),
+            tolerance: Fixed::from_f64(r.tolerance),
+            spread: r.spread.map(Fixed::from_f64),
+            rise_fails,
+            config: r.config,
+            accepted,
+            line,
+        };
+        if let Some(prev) = self.rows.insert(row.key(), row.clone()) {
+            bail!(
+                "{at}: ({}, {}, {}) is listed twice (also on line {}); keep one row",
+                row.suite,
+                row.configuration,
+                row.metric,
+                prev.line
+            );
+        }
+        Ok(())
+    }
+
+    /// Adds a per-task expectation once its suite, `within`, uniqueness and `accepted` are
+    /// checked.
+    fn add_expectation(&mut self, text: &str, e: RawExpectation) -> Result<()> {
+        let line = find_line(
+            text,
+            &[
+                &format!("\"task\": {}", json_str(&e.task)),
+                &format!("\"document\": {}", json_str(&e.document)),
+                &format!("\"configuration\": {}", json_str(&e.configuration)),
+            ],
+        );
+        let at = format!("{}:{line}", self.path.display());
+        if !self.suites.contains_key(&e.suite) {
+            bail!("{at}: expectation names suite {:?}, which has no entry under \"suites\"; add it or run `ranklab gate --update`", e.suite);
+        }
+        if e.within == 0 {
+            bail!("{at}: `within` is 0; write the largest rank that passes (1 = first)");
+        }
+        if let Some(prev) = self.expectations.iter().find(|p| {
+            (&p.suite, &p.configuration, &p.task, &p.document)
+                == (&e.suite, &e.configuration, &e.task, &e.document)
+        }) {
+            bail!(
+                "{at}: the expectation ({}, {}, {}, {}) is listed twice (also on line {}); keep one",
+                e.suite,
+                e.configuration,
+                e.task,
+                e.document,
+                prev.line
+            );
+        }
+        let accepted = e
+            .accepted
+            .map(|a| expectation_acceptance(&at, a))
+            .transpose()?;
+        self.expectations.push(Expectation {
+            suite: e.suite,
+            configuration: e.configuration,
+            task: e.task,
+            document: e.document,
+            within: e.within,
+            accepted,
+            line,
+        });
+        Ok(())
+    }
+
+    /// Adds a suite's input fingerprints; the suite must have an entry.
+    fn add_inputs(&mut self, text: &str, name: String, inputs: Inputs) -> Result<()> {
+        if !self.suites.contains_key(&name) {
+            let line = find_line(text, &[&format!("{}: {{", json_str(&name))]);
+            bail!(
+                "{}:{line}: `inputs` names suite {name:?}, which has no entry under \"suites\"; remove it or run `ranklab gate --update`",
+                self.path.display()
+            );
+        }
+        self.inputs.insert(name, inputs);
+        Ok(())
     }
 
     /// The file's text: stable order, one row per line, four decimals.
@@ -527,121 +495,28 @@ impl Baseline {
         s.push_str("{\n");
         let _ = writeln!(s, "  \"about\": {},", json_str(ABOUT));
         s.push_str("  \"suites\": {");
-        let n = self.suites.len();
-        for (i, (name, e)) in self.suites.iter().enumerate() {
-            let _ = write!(
-                s,
-                "\n    {}: {{ \"kind\": \"{}\", \"corpus_sha256\": \"{}\", \"suite_sha256\": \"{}\" }}{}",
-                json_str(name),
-                e.kind.as_str(),
-                e.corpus_sha256,
-                e.suite_sha256,
-                if i + 1 < n { "," } else { "\n  " }
-            );
-        }
+        let suites = self.suites.iter().map(|(name, e)| suite_line(name, e));
+        push_lines(&mut s, "    ", "\n  ", suites.collect());
         s.push_str("},\n  \"rows\": [");
-        let n = self.rows.len();
-        for (i, r) in self.rows.values().enumerate() {
-            let spread = r
-                .spread
-                .map_or(String::new(), |x| format!(", \"spread\": {}", x.show()));
-            let rise = if r.rise_fails {
-                ", \"rise\": \"fails\""
-            } else {
-                ""
-            };
-            let config = r
-                .config
-                .as_ref()
-                .map_or(String::new(), |c| format!(", \"config\": \"{c}\""));
-            let accepted = r.accepted.as_ref().map_or(String::new(), |a| {
-                format!(
-                    ", \"accepted\": {{ \"from\": {}, \"to\": {}, {} }}",
-                    a.from.show(),
-                    a.to.show(),
-                    who(&a.who)
-                )
-            });
-            let _ = write!(
-                s,
-                "\n    {{ \"suite\": {}, \"configuration\": {}, \"metric\": {}, \"value\": {}, \"tolerance\": {}{spread}{rise}{config}{accepted} }}{}",
-                json_str(&r.suite),
-                json_str(&r.configuration),
-                json_str(&r.metric),
-                r.value.show(),
-                r.tolerance.show(),
-                if i + 1 < n { "," } else { "\n  " }
-            );
-        }
+        push_lines(
+            &mut s,
+            "    ",
+            "\n  ",
+            self.rows.values().map(row_line).collect(),
+        );
         s.push(']');
         if !self.expectations.is_empty() {
             s.push_str(",\n  \"expectations\": [");
-            let n = self.expectations.len();
-            for (i, e) in self.expectations.iter().enumerate() {
-                let accepted = e.accepted.as_ref().map_or(String::new(), |a| {
-                    format!(
-                        ", \"accepted\": {{ \"rank\": {}, {} }}",
-                        a.rank.map_or("null".to_string(), |r| r.to_string()),
-                        who(&a.who)
-                    )
-                });
-                let _ = write!(
-                    s,
-                    "\n    {{ \"suite\": {}, \"configuration\": {}, \"task\": {}, \"document\": {}, \"within\": {}{accepted} }}{}",
-                    json_str(&e.suite),
-                    json_str(&e.configuration),
-                    json_str(&e.task),
-                    json_str(&e.document),
-                    e.within,
-                    if i + 1 < n { "," } else { "\n  " }
-                );
-            }
+            let lines = self.expectations.iter().map(expectation_line);
+            push_lines(&mut s, "    ", "\n  ", lines.collect());
             s.push(']');
         }
         if !self.inputs.is_empty() {
             // One record, task or judged task per line, so that a diff of the baseline shows
             // which ones changed.
             s.push_str(",\n  \"inputs\": {");
-            let n = self.inputs.len();
-            for (i, (name, inp)) in self.inputs.iter().enumerate() {
-                let _ = write!(s, "\n    {}: {{", json_str(name));
-                let map = |s: &mut String, key: &str, items: Vec<String>, last: bool| {
-                    let _ = write!(s, "\n      \"{key}\": {{");
-                    let m = items.len();
-                    for (j, it) in items.into_iter().enumerate() {
-                        let _ = write!(
-                            s,
-                            "\n        {it}{}",
-                            if j + 1 < m { "," } else { "\n      " }
-                        );
-                    }
-                    s.push('}');
-                    if !last {
-                        s.push(',');
-                    }
-                };
-                let pairs = |m: &BTreeMap<String, String>| {
-                    m.iter()
-                        .map(|(k, v)| format!("{}: {}", json_str(k), json_str(v)))
-                        .collect::<Vec<_>>()
-                };
-                map(&mut s, "records", pairs(&inp.records), false);
-                map(&mut s, "tasks", pairs(&inp.tasks), false);
-                let judged = inp
-                    .judgments
-                    .iter()
-                    .map(|(t, docs)| {
-                        let inner = docs
-                            .iter()
-                            .map(|(d, g)| format!("{}: {g}", json_str(d)))
-                            .collect::<Vec<_>>()
-                            .join(", ");
-                        format!("{}: {{ {inner} }}", json_str(t))
-                    })
-                    .collect();
-                map(&mut s, "judgments", judged, true);
-                let _ = write!(s, "\n    }}{}", if i + 1 < n { "," } else { "\n  " });
-            }
+            let blocks = self.inputs.iter().map(|(name, i)| inputs_block(name, i));
+            push_lines(&mut s, "    ", "\n  ", blocks.collect());
             s.push('}');
         }
         s.push_str("\n}\n");
@@ -652,6 +527,189 @@ impl Baseline {
     pub fn row_suites(&self) -> BTreeSet<&str> {
         self.rows.values().map(|r| r.suite.as_str()).collect()
     }
+}
+
+/// The file as serde reads it; a syntax or type error names the file, line and column once.
+fn read_raw(path: &Path, text: &str) -> Result<RawFile> {
+    serde_json::from_str(text).map_err(|e| {
+        // serde_json's message ends with " at line L column C": shown once, up front.
+        let msg = e.to_string();
+        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+        let hint = if msg.starts_with("invalid type: string") && msg.ends_with("expected f64") {
+            "; write the number without quotes"
+        } else {
+            ""
+        };
+        let msg = ranklab_engine::yaml::plain(&msg);
+        anyhow!(
+            "{}:{}:{}: {msg}{hint} (see `ranklab help formats`, `Gate baseline`)",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })
+}
+
+/// A row's `rise`: absent or `"passes"` (false), `"fails"` (true); anything else is an error
+/// at `at`.
+fn parse_rise(at: &str, rise: Option<&str>) -> Result<bool> {
+    match rise {
+        None | Some("passes") => Ok(false),
+        Some("fails") => Ok(true),
+        Some(other) => bail!(
+            "{at}: `rise` is {other:?}; write \"fails\" (a rise beyond the allowance fails: rows that must keep showing a bug) or leave it out"
+        ),
+    }
+}
+
+impl RawAccepted {
+    /// Who, when and why.
+    fn who(self) -> Accepted {
+        Accepted {
+            by: self.by,
+            at: self.at,
+            why: self.why,
+        }
+    }
+}
+
+/// A row's `accepted`: `from` and `to` (non-negative numbers), no `rank`.
+fn row_acceptance(at: &str, a: RawAccepted) -> Result<RowAcceptance> {
+    let (Some(from), Some(to)) = (a.from, a.to) else {
+        bail!("{at}: a row's `accepted` needs `from` and `to` (the values before and after)");
+    };
+    if a.rank.is_some() {
+        bail!("{at}: a row's `accepted` has no `rank` (that is an expectation's)");
+    }
+    for (field, x) in [("from", from), ("to", to)] {
+        if !x.is_finite() || x < 0.0 {
+            bail!("{at}: `accepted.{field}` is {x}; it must be a non-negative number");
+        }
+    }
+    Ok(RowAcceptance {
+        from: Fixed::from_f64(from),
+        to: Fixed::from_f64(to),
+        who: a.who(),
+    })
+}
+
+/// An expectation's `accepted`: `rank` (or none: not ranked), no `from`/`to`.
+fn expectation_acceptance(at: &str, a: RawAccepted) -> Result<ExpectationAcceptance> {
+    if a.from.is_some() || a.to.is_some() {
+        bail!("{at}: an expectation's `accepted` has `rank` (the rank accepted), not `from`/`to`");
+    }
+    Ok(ExpectationAcceptance {
+        rank: a.rank,
+        who: a.who(),
+    })
+}
+
+/// Writes each item on a line of its own after `indent`, the items separated by commas; after
+/// the last, `close` (a line break and the closing bracket's indent).
+fn push_lines(s: &mut String, indent: &str, close: &str, items: Vec<String>) {
+    let n = items.len();
+    for (i, it) in items.into_iter().enumerate() {
+        let _ = write!(s, "\n{indent}{it}{}", if i + 1 < n { "," } else { close });
+    }
+}
+
+/// A suite's entry: `"brain": { "kind": "suite", "corpus_sha256": ..., "suite_sha256": ... }`.
+fn suite_line(name: &str, e: &SuiteEntry) -> String {
+    format!(
+        "{}: {{ \"kind\": \"{}\", \"corpus_sha256\": \"{}\", \"suite_sha256\": \"{}\" }}",
+        json_str(name),
+        e.kind.as_str(),
+        e.corpus_sha256,
+        e.suite_sha256,
+    )
+}
+
+/// A row: its key, value and tolerance, then the optional fields it has.
+fn row_line(r: &Row) -> String {
+    let spread = r
+        .spread
+        .map_or(String::new(), |x| format!(", \"spread\": {}", x.show()));
+    let rise = if r.rise_fails {
+        ", \"rise\": \"fails\""
+    } else {
+        ""
+    };
+    let config = r
+        .config
+        .as_ref()
+        .map_or(String::new(), |c| format!(", \"config\": \"{c}\""));
+    let accepted = r.accepted.as_ref().map_or(String::new(), |a| {
+        format!(
+            ", \"accepted\": {{ \"from\": {}, \"to\": {}, {} }}",
+            a.from.show(),
+            a.to.show(),
+            who(&a.who)
+        )
+    });
+    format!(
+        "{{ \"suite\": {}, \"configuration\": {}, \"metric\": {}, \"value\": {}, \"tolerance\": {}{spread}{rise}{config}{accepted} }}",
+        json_str(&r.suite),
+        json_str(&r.configuration),
+        json_str(&r.metric),
+        r.value.show(),
+        r.tolerance.show(),
+    )
+}
+
+/// A per-task expectation, with its acceptance if it has one.
+fn expectation_line(e: &Expectation) -> String {
+    let accepted = e.accepted.as_ref().map_or(String::new(), |a| {
+        format!(
+            ", \"accepted\": {{ \"rank\": {}, {} }}",
+            a.rank.map_or("null".to_string(), |r| r.to_string()),
+            who(&a.who)
+        )
+    });
+    format!(
+        "{{ \"suite\": {}, \"configuration\": {}, \"task\": {}, \"document\": {}, \"within\": {}{accepted} }}",
+        json_str(&e.suite),
+        json_str(&e.configuration),
+        json_str(&e.task),
+        json_str(&e.document),
+        e.within,
+    )
+}
+
+/// A suite's `inputs` block: its records, tasks and judgments, one per line.
+fn inputs_block(name: &str, inp: &Inputs) -> String {
+    let pairs = |m: &BTreeMap<String, String>| {
+        m.iter()
+            .map(|(k, v)| format!("{}: {}", json_str(k), json_str(v)))
+            .collect::<Vec<_>>()
+    };
+    let judged = inp
+        .judgments
+        .iter()
+        .map(|(t, docs)| {
+            let inner = docs
+                .iter()
+                .map(|(d, g)| format!("{}: {g}", json_str(d)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("{}: {{ {inner} }}", json_str(t))
+        })
+        .collect();
+    let mut s = format!("{}: {{", json_str(name));
+    let maps = [
+        ("records", pairs(&inp.records)),
+        ("tasks", pairs(&inp.tasks)),
+        ("judgments", judged),
+    ];
+    for (i, (key, items)) in maps.into_iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        let _ = write!(s, "\n      \"{key}\": {{");
+        push_lines(&mut s, "        ", "\n      ", items);
+        s.push('}');
+    }
+    s.push_str("\n    }");
+    s
 }
 
 /// `"by": ..., "at": ..., "why": ...` of an acceptance.

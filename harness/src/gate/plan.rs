@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-use super::baseline::{Baseline, Kind, Row};
+use super::baseline::{Baseline, Expectation, Kind, Row};
 use super::changes::Changes;
 use super::Subject;
 
@@ -88,138 +88,24 @@ impl Plan {
     /// Loads the subjects and the baseline and checks them against each other.
     pub fn new(flags: &Flags) -> Result<Plan> {
         let subjects = subjects(flags)?;
-        let old = match Baseline::load(&flags.baseline) {
-            Ok(b) => b,
-            Err(_) if flags.update && !flags.baseline.exists() => Baseline {
-                path: flags.baseline.clone(),
-                ..Default::default()
-            },
-            Err(e) => return Err(e),
-        };
-        let mode = match (flags.calibrate, flags.update, &flags.accept_regressions) {
-            (Some(n), _, _) => Mode::Calibrate(n),
-            (None, true, Some(why)) if why.trim().is_empty() => bail!(
-                "--accept-regressions needs a reason, e.g. --accept-regressions \"the webhook record was cut on purpose\""
-            ),
-            (None, true, accept) => Mode::Update {
-                accept: accept.clone(),
-            },
-            (None, false, Some(_)) => bail!("--accept-regressions is given with --update only"),
-            (None, false, None) => Mode::Gate,
-        };
+        let old = load_baseline(flags)?;
+        let mode = mode(flags)?;
         // `--tasks` naming one suite (its folder or suite.yaml) gates that suite alone: the
         // baseline's other suites are shown skipped, and kept by --update.
         let one_suite = flags.tasks.is_file() || flags.tasks.join("suite.yaml").is_file();
         check_suites(&old, &subjects, one_suite)?;
-
-        let mut wanted: BTreeMap<Key, Want> = BTreeMap::new();
-        for (key, row) in &old.rows {
-            wanted.insert(
-                key.clone(),
-                Want {
-                    row: Some(row.clone()),
-                    gone: subjects.get(&row.suite).and_then(|s| gone_row(s, row)),
-                },
-            );
-        }
-        // Each suite's default rows: new rows when the baseline lacks them (shown by the gate,
-        // recorded by --update); a BEIR collection's only with --update.
+        let mut wanted = baseline_rows(&old, &subjects);
         let update = matches!(mode, Mode::Update { .. });
-        for s in subjects
-            .values()
-            .filter(|s| s.kind == Kind::Suite || update)
-        {
-            for c in &s.default_configurations {
-                for m in &s.default_metrics {
-                    wanted
-                        .entry((s.name.clone(), c.clone(), m.clone()))
-                        .or_insert(Want {
-                            row: None,
-                            gone: None,
-                        });
-                }
-            }
-        }
-        for a in &flags.also {
-            let (suite, config) = a.split_once('/').with_context(|| {
-                format!("--also {a:?}: write SUITE/CONFIGURATION, e.g. brain/current")
-            })?;
-            let s = subjects.get(suite).with_context(|| {
-                format!(
-                    "--also {a:?}: no suite {suite:?} (suites: {})",
-                    subjects.keys().cloned().collect::<Vec<_>>().join(", ")
-                )
-            })?;
-            if s.configuration(config).is_none() {
-                bail!(
-                    "--also {a:?}: suite {suite:?} has no configuration {config:?} (configurations: {})",
-                    s.configuration_list()
-                );
-            }
-            for m in &s.default_metrics {
-                wanted
-                    .entry((suite.to_string(), config.to_string(), m.clone()))
-                    .or_insert(Want {
-                        row: None,
-                        gone: None,
-                    });
-            }
-        }
+        add_default_rows(&mut wanted, &subjects, update);
+        add_also_rows(&mut wanted, &subjects, &flags.also)?;
         let expectation_gone = old
             .expectations
             .iter()
-            .map(|e| {
-                let s = subjects.get(&e.suite)?;
-                let at = format!("{}:{}", old.path.display(), e.line);
-                if s.configuration(&e.configuration).is_none() {
-                    Some(format!("{at}: suite {:?} has no configuration {:?} any more (configurations: {}); restore it, or fix or delete the expectation", e.suite, e.configuration, s.configuration_list()))
-                } else if !s.suite.tasks.iter().any(|t| t.id == e.task) {
-                    Some(format!(
-                        "{at}: suite {:?} has no task {:?} any more{}; restore it, or fix or delete the expectation",
-                        e.suite,
-                        e.task,
-                        ranklab_engine::suggest::did_you_mean(
-                            &e.task,
-                            s.suite.tasks.iter().map(|t| t.id.as_str())
-                        )
-                    ))
-                } else if s.corpus.index_of(&e.document).is_none() {
-                    Some(format!(
-                        "{at}: document {:?} is not in the corpus of {:?} any more{}; restore it, or fix or delete the expectation",
-                        e.document,
-                        e.suite,
-                        ranklab_engine::suggest::did_you_mean(
-                            &e.document,
-                            crate::suite::corpus_ids(&s.corpus)
-                        )
-                    ))
-                } else {
-                    None
-                }
-            })
+            .map(|e| gone_expectation(&old, &subjects, e))
             .collect();
         let changes = Changes::of(&old, &subjects);
         if let Mode::Calibrate(n) = mode {
-            if n < 2 {
-                bail!("--calibrate {n}: give at least 2 replays to measure a spread, e.g. --calibrate 5");
-            }
-            if old.rows.is_empty() {
-                bail!(
-                    "{}: no rows to calibrate; record the baseline with `ranklab gate --update` first",
-                    old.path.display()
-                );
-            }
-            if changes
-                .suites
-                .iter()
-                .any(|s| s.corpus.is_some() || s.tasks.is_some() || !s.configurations.is_empty())
-            {
-                bail!(
-                    "{}: {}; a spread measured on other inputs would not apply: review the change, run `ranklab gate --update`, then calibrate",
-                    old.path.display(),
-                    changes.banner()[0]
-                );
-            }
+            check_calibrate(n, &old, &changes)?;
         }
         Ok(Plan {
             path: flags.baseline.clone(),
@@ -236,6 +122,168 @@ impl Plan {
     pub fn updates(&self) -> bool {
         matches!(self.mode, Mode::Update { .. })
     }
+}
+
+/// The baseline file; none yet is an empty baseline when `--update` records a first one.
+fn load_baseline(flags: &Flags) -> Result<Baseline> {
+    match Baseline::load(&flags.baseline) {
+        Ok(b) => Ok(b),
+        Err(_) if flags.update && !flags.baseline.exists() => Ok(Baseline {
+            path: flags.baseline.clone(),
+            ..Default::default()
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// Gate, update or calibrate, from the flags; `--accept-regressions` needs `--update` and a
+/// reason.
+fn mode(flags: &Flags) -> Result<Mode> {
+    Ok(
+        match (flags.calibrate, flags.update, &flags.accept_regressions) {
+            (Some(n), _, _) => Mode::Calibrate(n),
+            (None, true, Some(why)) if why.trim().is_empty() => bail!(
+                "--accept-regressions needs a reason, e.g. --accept-regressions \"the webhook record was cut on purpose\""
+            ),
+            (None, true, accept) => Mode::Update {
+                accept: accept.clone(),
+            },
+            (None, false, Some(_)) => bail!("--accept-regressions is given with --update only"),
+            (None, false, None) => Mode::Gate,
+        },
+    )
+}
+
+/// The baseline's rows, each with why it cannot be measured any more (if so).
+fn baseline_rows(old: &Baseline, subjects: &BTreeMap<String, Subject>) -> BTreeMap<Key, Want> {
+    old.rows
+        .iter()
+        .map(|(key, row)| {
+            let want = Want {
+                row: Some(row.clone()),
+                gone: subjects.get(&row.suite).and_then(|s| gone_row(s, row)),
+            };
+            (key.clone(), want)
+        })
+        .collect()
+}
+
+/// A row not in the baseline yet, unless it is there already.
+fn want_new(wanted: &mut BTreeMap<Key, Want>, key: Key) {
+    wanted.entry(key).or_insert(Want {
+        row: None,
+        gone: None,
+    });
+}
+
+/// Each suite's default rows: new rows when the baseline lacks them (shown by the gate,
+/// recorded by --update); a BEIR collection's only with --update.
+fn add_default_rows(
+    wanted: &mut BTreeMap<Key, Want>,
+    subjects: &BTreeMap<String, Subject>,
+    update: bool,
+) {
+    for s in subjects
+        .values()
+        .filter(|s| s.kind == Kind::Suite || update)
+    {
+        for c in &s.default_configurations {
+            for m in &s.default_metrics {
+                want_new(wanted, (s.name.clone(), c.clone(), m.clone()));
+            }
+        }
+    }
+}
+
+/// The default metrics of each `--also SUITE/CONFIGURATION`, which must exist.
+fn add_also_rows(
+    wanted: &mut BTreeMap<Key, Want>,
+    subjects: &BTreeMap<String, Subject>,
+    also: &[String],
+) -> Result<()> {
+    for a in also {
+        let (suite, config) = a.split_once('/').with_context(|| {
+            format!("--also {a:?}: write SUITE/CONFIGURATION, e.g. brain/current")
+        })?;
+        let s = subjects.get(suite).with_context(|| {
+            format!(
+                "--also {a:?}: no suite {suite:?} (suites: {})",
+                subjects.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })?;
+        if s.configuration(config).is_none() {
+            bail!(
+                "--also {a:?}: suite {suite:?} has no configuration {config:?} (configurations: {})",
+                s.configuration_list()
+            );
+        }
+        for m in &s.default_metrics {
+            want_new(wanted, (suite.to_string(), config.to_string(), m.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Why a baseline expectation cannot be checked any more: its configuration, task or document
+/// is gone (None: it can, or its collection is not given).
+fn gone_expectation(
+    old: &Baseline,
+    subjects: &BTreeMap<String, Subject>,
+    e: &Expectation,
+) -> Option<String> {
+    let s = subjects.get(&e.suite)?;
+    let at = format!("{}:{}", old.path.display(), e.line);
+    if s.configuration(&e.configuration).is_none() {
+        Some(format!("{at}: suite {:?} has no configuration {:?} any more (configurations: {}); restore it, or fix or delete the expectation", e.suite, e.configuration, s.configuration_list()))
+    } else if !s.suite.tasks.iter().any(|t| t.id == e.task) {
+        Some(format!(
+            "{at}: suite {:?} has no task {:?} any more{}; restore it, or fix or delete the expectation",
+            e.suite,
+            e.task,
+            ranklab_engine::suggest::did_you_mean(
+                &e.task,
+                s.suite.tasks.iter().map(|t| t.id.as_str())
+            )
+        ))
+    } else if s.corpus.index_of(&e.document).is_none() {
+        Some(format!(
+            "{at}: document {:?} is not in the corpus of {:?} any more{}; restore it, or fix or delete the expectation",
+            e.document,
+            e.suite,
+            ranklab_engine::suggest::did_you_mean(
+                &e.document,
+                crate::suite::corpus_ids(&s.corpus)
+            )
+        ))
+    } else {
+        None
+    }
+}
+
+/// `--calibrate N` needs N >= 2, rows to calibrate, and the inputs the baseline was recorded
+/// on (a spread measured on other inputs would not apply).
+fn check_calibrate(n: usize, old: &Baseline, changes: &Changes) -> Result<()> {
+    if n < 2 {
+        bail!("--calibrate {n}: give at least 2 replays to measure a spread, e.g. --calibrate 5");
+    }
+    if old.rows.is_empty() {
+        bail!(
+            "{}: no rows to calibrate; record the baseline with `ranklab gate --update` first",
+            old.path.display()
+        );
+    }
+    if changes
+        .suites
+        .iter()
+        .any(|s| s.corpus.is_some() || s.tasks.is_some() || !s.configurations.is_empty())
+    {
+        bail!(
+            "{}: {}; a spread measured on other inputs would not apply: review the change, run `ranklab gate --update`, then calibrate",
+            old.path.display(),
+            changes.banner()[0]
+        );
+    }
+    Ok(())
 }
 
 /// The suites under `--tasks` and the collections of `--beir`, by name (unique).

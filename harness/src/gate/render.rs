@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::changes::Changes;
 use super::plan::{Mode, Plan};
 use super::update::Update;
-use super::verdict::{table, Counts, ExpectationVerdict, Line, Outcome, Verdict};
+use super::verdict::{table, Counts, ExpectationLine, ExpectationVerdict, Line, Outcome, Verdict};
 use crate::report::shown;
 
 /// The exit code: 1 when the gate fails (or `--update` refused), else 0.
@@ -98,9 +98,41 @@ pub fn markdown(plan: &Plan, outcome: &Outcome, update: &Update) -> String {
         let _ = writeln!(md, "> **{b}**\n");
     }
     md.push_str(&table(&outcome.lines));
+    push_new_and_gone(&mut md, &outcome.lines);
+    push_expectations(&mut md, &outcome.expectations);
+    for p in &outcome.paired {
+        let _ = write!(
+            md,
+            "\n### Paired assertions: `{}`\n\n{}",
+            shown(&p.file),
+            crate::paired::table(&p.verdicts)
+        );
+    }
+    push_acceptances(&mut md, outcome);
+    push_hints(&mut md, plan, &outcome.counts);
+    push_summary(&mut md, outcome, update);
+    match update {
+        Update::NotAsked => push_regressions(&mut md, &outcome.lines),
+        Update::Written {
+            path,
+            rows,
+            accepted,
+            dropped,
+        } => push_written(&mut md, path, *rows, accepted, dropped),
+        Update::Refused {
+            rows,
+            expectations,
+            paired,
+            accept_given,
+        } => push_refused(&mut md, rows, expectations, *paired, *accept_given),
+    }
+    md
+}
+
+/// The rows not in the baseline yet, and the baseline's rows that are gone.
+fn push_new_and_gone(md: &mut String, lines: &[Line]) {
     let names = |v: Verdict| -> Vec<String> {
-        outcome
-            .lines
+        lines
             .iter()
             .filter(|l| l.verdict == v)
             .map(|l| format!("{}/{}/{}", l.row.suite, l.row.configuration, l.row.metric))
@@ -121,43 +153,47 @@ pub fn markdown(plan: &Plan, outcome: &Outcome, update: &Update) -> String {
             gone.join(", ")
         );
     }
-    if !outcome.expectations.is_empty() {
-        md.push_str("\n### Per-task expectations\n\n| suite | configuration | task | document | within | rank | verdict |\n|---|---|---|---|---:|---:|---|\n");
-        for e in &outcome.expectations {
-            let x = &e.expectation;
-            let verdict = match (e.verdict, &e.note) {
-                (ExpectationVerdict::Skipped, _) => {
-                    "skipped (collection not given; pass --beir DIR)".to_string()
-                }
-                (ExpectationVerdict::Pass, _) => "pass".to_string(),
-                (ExpectationVerdict::Accepted, _) => "pass (failing, as accepted)".to_string(),
-                (ExpectationVerdict::Gone, Some(n)) => format!("FAIL (gone: {n})"),
-                (ExpectationVerdict::Gone, None) => "FAIL (gone)".to_string(),
-                (ExpectationVerdict::Fail, _) if e.rank.is_none() => {
-                    "FAIL (not ranked)".to_string()
-                }
-                (ExpectationVerdict::Fail, _) => "FAIL".to_string(),
-            };
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {} | {} | {} | {verdict} |",
-                x.suite,
-                x.configuration,
-                x.task,
-                x.document,
-                x.within,
-                e.rank.map_or("-".to_string(), |r| r.to_string()),
-            );
-        }
+}
+
+/// The per-task expectations' table (nothing when the baseline has none).
+fn push_expectations(md: &mut String, expectations: &[ExpectationLine]) {
+    if expectations.is_empty() {
+        return;
     }
-    for p in &outcome.paired {
-        let _ = write!(
+    md.push_str("\n### Per-task expectations\n\n| suite | configuration | task | document | within | rank | verdict |\n|---|---|---|---|---:|---:|---|\n");
+    for e in expectations {
+        let x = &e.expectation;
+        let _ = writeln!(
             md,
-            "\n### Paired assertions: `{}`\n\n{}",
-            shown(&p.file),
-            crate::paired::table(&p.verdicts)
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            x.suite,
+            x.configuration,
+            x.task,
+            x.document,
+            x.within,
+            e.rank.map_or("-".to_string(), |r| r.to_string()),
+            expectation_verdict(e),
         );
     }
+}
+
+/// An expectation's verdict as the table shows it.
+fn expectation_verdict(e: &ExpectationLine) -> String {
+    match (e.verdict, &e.note) {
+        (ExpectationVerdict::Skipped, _) => {
+            "skipped (collection not given; pass --beir DIR)".to_string()
+        }
+        (ExpectationVerdict::Pass, _) => "pass".to_string(),
+        (ExpectationVerdict::Accepted, _) => "pass (failing, as accepted)".to_string(),
+        (ExpectationVerdict::Gone, Some(n)) => format!("FAIL (gone: {n})"),
+        (ExpectationVerdict::Gone, None) => "FAIL (gone)".to_string(),
+        (ExpectationVerdict::Fail, _) if e.rank.is_none() => "FAIL (not ranked)".to_string(),
+        (ExpectationVerdict::Fail, _) => "FAIL".to_string(),
+    }
+}
+
+/// The acceptances that stand (nothing when there are none).
+fn push_acceptances(md: &mut String, outcome: &Outcome) {
     let acc = acceptances(outcome);
     if !acc.is_empty() {
         md.push_str("\n### Accepted regressions\n\nShown while the accepted value stands (until an `--update` records another):\n\n");
@@ -165,7 +201,10 @@ pub fn markdown(plan: &Plan, outcome: &Outcome, update: &Update) -> String {
             let _ = writeln!(md, "- {}", a.text);
         }
     }
-    let c = &outcome.counts;
+}
+
+/// What to do about rows that rose (record them) or are OKISH (look before they grow).
+fn push_hints(md: &mut String, plan: &Plan, c: &Counts) {
     if c.improved > 0 && !plan.updates() {
         md.push_str(
             "\nSome values rose beyond their tolerance: after review, record them with `ranklab gate --update`.\n",
@@ -174,6 +213,11 @@ pub fn markdown(plan: &Plan, outcome: &Outcome, update: &Update) -> String {
     if c.okish > 0 {
         md.push_str("\nOKISH: a drop beyond the tolerance but within 1.5x of it passes; look before it grows (a noisy configuration: `ranklab gate --calibrate 5` measures its spread).\n");
     }
+}
+
+/// The verdict line: PASS or FAIL and every count.
+fn push_summary(md: &mut String, outcome: &Outcome, update: &Update) {
+    let c = &outcome.counts;
     let rest = format!(
         "{}{} paired assertion(s) hold, {} failed",
         if outcome.expectations.is_empty() {
@@ -201,70 +245,74 @@ pub fn markdown(plan: &Plan, outcome: &Outcome, update: &Update) -> String {
         outcome.lines.len(),
         count_line(c)
     );
-    match update {
-        Update::NotAsked => {
-            let failing: Vec<Line> = outcome
-                .lines
-                .iter()
-                .filter(|l| l.verdict.fails())
-                .cloned()
-                .collect();
-            if !failing.is_empty() {
-                md.push_str("\nRegressions:\n\n");
-                md.push_str(&table(&failing));
-            }
-        }
-        Update::Written {
-            path,
-            rows,
-            accepted,
-            dropped,
-        } => {
-            let _ = writeln!(
-                md,
-                "\nBaseline updated: {rows} rows written to `{}`.",
-                shown(path)
-            );
-            if !accepted.is_empty() {
-                let _ = writeln!(
-                    md,
-                    "\nRegressions accepted (recorded with who, when and why): {}.",
-                    accepted.join(", ")
-                );
-            }
-            if !dropped.is_empty() {
-                let _ = writeln!(
-                    md,
-                    "\nGone, dropped from the baseline: {}.",
-                    dropped.join(", ")
-                );
-            }
-        }
-        Update::Refused {
-            rows,
-            expectations,
-            paired,
-            accept_given,
-        } => {
-            let _ = writeln!(md, "\n**REFUSED**: the baseline was not updated.");
-            for r in rows {
-                let _ = writeln!(md, "- regressed row: {r}");
-            }
-            for e in expectations {
-                let _ = writeln!(md, "- failed expectation: {e}");
-            }
-            if *paired > 0 {
-                let _ = writeln!(
-                    md,
-                    "- {paired} paired assertion(s) failed: a paired assertion is never accepted; fix the change or the assertion file"
-                );
-            }
-            if !accept_given && (!rows.is_empty() || !expectations.is_empty()) {
-                md.push_str("\nReview them; to record them anyway, say why: `ranklab gate --update --accept-regressions \"why\"`.\n");
-            }
-        }
+}
+
+/// A gate run: the failing rows again, in a table of their own.
+fn push_regressions(md: &mut String, lines: &[Line]) {
+    let failing: Vec<Line> = lines
+        .iter()
+        .filter(|l| l.verdict.fails())
+        .cloned()
+        .collect();
+    if !failing.is_empty() {
+        md.push_str("\nRegressions:\n\n");
+        md.push_str(&table(&failing));
     }
-    md
+}
+
+/// An `--update` that wrote the baseline: where, and what it accepted and dropped.
+fn push_written(
+    md: &mut String,
+    path: &Path,
+    rows: usize,
+    accepted: &[String],
+    dropped: &[String],
+) {
+    let _ = writeln!(
+        md,
+        "\nBaseline updated: {rows} rows written to `{}`.",
+        shown(path)
+    );
+    if !accepted.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nRegressions accepted (recorded with who, when and why): {}.",
+            accepted.join(", ")
+        );
+    }
+    if !dropped.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nGone, dropped from the baseline: {}.",
+            dropped.join(", ")
+        );
+    }
+}
+
+/// An `--update` refused: each failure that refused it, and how to accept them.
+fn push_refused(
+    md: &mut String,
+    rows: &[String],
+    expectations: &[String],
+    paired: usize,
+    accept_given: bool,
+) {
+    let _ = writeln!(md, "\n**REFUSED**: the baseline was not updated.");
+    for r in rows {
+        let _ = writeln!(md, "- regressed row: {r}");
+    }
+    for e in expectations {
+        let _ = writeln!(md, "- failed expectation: {e}");
+    }
+    if paired > 0 {
+        let _ = writeln!(
+            md,
+            "- {paired} paired assertion(s) failed: a paired assertion is never accepted; fix the change or the assertion file"
+        );
+    }
+    if !accept_given && (!rows.is_empty() || !expectations.is_empty()) {
+        md.push_str("\nReview them; to record them anyway, say why: `ranklab gate --update --accept-regressions \"why\"`.\n");
+    }
 }
 
 /// One acceptance shown by the gate.

@@ -20,9 +20,12 @@ use std::process::ExitCode;
 use anyhow::Result;
 use serde::Serialize;
 
-use super::baseline::{Accepted, Baseline, ExpectationAcceptance, Fixed, Kind, RowAcceptance};
+use super::baseline::{
+    Accepted, Baseline, ExpectationAcceptance, Fixed, Kind, RowAcceptance, SuiteEntry,
+};
 use super::plan::{Key, Mode, Plan};
-use super::verdict::{ExpectationVerdict, Outcome, Verdict};
+use super::verdict::{ExpectationLine, ExpectationVerdict, Line, Outcome, Verdict};
+use super::Subject;
 use crate::report::shown;
 
 /// What `--update` did.
@@ -79,8 +82,51 @@ pub fn apply(plan: &Plan, outcome: &Outcome) -> Result<Update> {
     let Mode::Update { accept } = &plan.mode else {
         return Ok(Update::NotAsked);
     };
-    let failing_rows: Vec<String> = outcome
-        .lines
+    let failing_rows = failing_rows(&outcome.lines);
+    let failing_exps = failing_expectations(&outcome.expectations);
+    let paired = outcome.counts.paired_failed;
+    if paired > 0 || (accept.is_none() && (!failing_rows.is_empty() || !failing_exps.is_empty())) {
+        return Ok(Update::Refused {
+            rows: failing_rows,
+            expectations: failing_exps,
+            paired,
+            accept_given: accept.is_some(),
+        });
+    }
+    let stamp = accept.as_ref().map(|why| Accepted {
+        by: who(),
+        at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        why: why.clone(),
+    });
+    let mut b = NewBaseline {
+        plan,
+        stamp,
+        new: Baseline {
+            path: plan.path.clone(),
+            ..Default::default()
+        },
+        accepted: Vec::new(),
+        dropped: Vec::new(),
+    };
+    for l in &outcome.lines {
+        b.keep_row(l);
+    }
+    for e in &outcome.expectations {
+        b.keep_expectation(e);
+    }
+    b.add_named_suites();
+    crate::report::atomic::write(&plan.path, b.new.render().as_bytes())?;
+    Ok(Update::Written {
+        path: plan.path.clone(),
+        rows: b.new.rows.len(),
+        accepted: b.accepted,
+        dropped: b.dropped,
+    })
+}
+
+/// The failing rows: `suite/configuration/metric (baseline → now, verdict)`.
+fn failing_rows(lines: &[Line]) -> Vec<String> {
+    lines
         .iter()
         .filter(|l| l.verdict.fails())
         .map(|l| {
@@ -96,9 +142,12 @@ pub fn apply(plan: &Plan, outcome: &Outcome) -> Result<Update> {
                 None => format!("{} ({})", row_name(&k), l.verdict.as_str()),
             }
         })
-        .collect();
-    let failing_exps: Vec<String> = outcome
-        .expectations
+        .collect()
+}
+
+/// The failing expectations, with the rank they have now.
+fn failing_expectations(expectations: &[ExpectationLine]) -> Vec<String> {
+    expectations
         .iter()
         .filter(|e| e.verdict.fails())
         .map(|e| {
@@ -113,90 +162,88 @@ pub fn apply(plan: &Plan, outcome: &Outcome) -> Result<Update> {
                 e.rank.map_or("none".to_string(), |r| r.to_string())
             )
         })
-        .collect();
-    let paired = outcome.counts.paired_failed;
-    if paired > 0 || (accept.is_none() && (!failing_rows.is_empty() || !failing_exps.is_empty())) {
-        return Ok(Update::Refused {
-            rows: failing_rows,
-            expectations: failing_exps,
-            paired,
-            accept_given: accept.is_some(),
-        });
-    }
-    let stamp = accept.as_ref().map(|why| Accepted {
-        by: who(),
-        at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        why: why.clone(),
-    });
-    let old = &plan.old;
-    let mut new = Baseline {
-        path: plan.path.clone(),
-        ..Default::default()
-    };
-    let mut accepted = Vec::new();
-    let mut dropped = Vec::new();
-    for l in &outcome.lines {
-        let key = l.row.key();
-        let s = plan.subjects.get(&l.row.suite);
+        .collect()
+}
+
+/// The baseline `--update` writes, as it is built, with what was accepted and dropped.
+struct NewBaseline<'a> {
+    plan: &'a Plan,
+    /// Who accepts, when and why (`--accept-regressions`).
+    stamp: Option<Accepted>,
+    new: Baseline,
+    accepted: Vec<String>,
+    dropped: Vec<String>,
+}
+
+impl NewBaseline<'_> {
+    /// A gone row is dropped; a measured row takes its value now; a row of a collection or
+    /// suite not given this time is kept as it was.
+    fn keep_row(&mut self, l: &Line) {
         if l.verdict == Verdict::Gone {
-            dropped.push(row_name(&key));
-            continue;
+            self.dropped.push(row_name(&l.row.key()));
+            return;
         }
-        match (s, l.now) {
-            (Some(s), Some(n)) => {
-                new.suites.insert(s.name.clone(), s.entry());
-                if let Some(i) = s.inputs() {
-                    new.inputs.insert(s.name.clone(), i);
-                }
-                let acceptance = if l.verdict.fails() {
-                    accepted.push(row_name(&key));
-                    stamp.clone().map(|who| RowAcceptance {
-                        from: l.row.value,
-                        to: n,
-                        who,
-                    })
-                } else {
-                    // Kept while the value is the one accepted.
-                    l.row.accepted.clone().filter(|a| a.to == n)
-                };
-                let mut row = l.row.clone();
-                row.value = n;
-                row.line = 0;
-                row.rise_fails = l.row.rise_fails || s.is_legacy(&l.row.configuration);
-                row.config = s.config_fingerprint(&l.row.configuration);
-                row.accepted = acceptance;
-                new.rows.insert(key, row);
-            }
-            // A row of a collection or suite not given this time: kept as it was (a BEIR
-            // configuration's fingerprint is ranklab's own: filled in when missing).
-            _ => {
-                let Some(entry) = old.suites.get(&l.row.suite) else {
-                    continue; // a new row that was not measured: nothing to record
-                };
-                new.suites.insert(l.row.suite.clone(), entry.clone());
-                if let Some(i) = old.inputs.get(&l.row.suite) {
-                    new.inputs.insert(l.row.suite.clone(), i.clone());
-                }
-                let mut row = l.row.clone();
-                if row.config.is_none() && entry.kind == Kind::Beir {
-                    row.config = crate::suite::beir::configuration(&row.configuration)
-                        .ok()
-                        .map(|c| super::config_fingerprint(&c));
-                }
-                new.rows.insert(key, row);
-            }
+        let plan = self.plan;
+        match (plan.subjects.get(&l.row.suite), l.now) {
+            (Some(s), Some(n)) => self.keep_measured_row(s, l, n),
+            _ => self.keep_unmeasured_row(l),
         }
     }
-    for e in &outcome.expectations {
+
+    /// A row measured now: its value `n`, its configuration's fingerprint, and an acceptance
+    /// when it fails (or the one it had, while the value is the one accepted).
+    fn keep_measured_row(&mut self, s: &Subject, l: &Line, n: Fixed) {
+        let key = l.row.key();
+        self.add_subject(s);
+        let acceptance = if l.verdict.fails() {
+            self.accepted.push(row_name(&key));
+            self.stamp.clone().map(|who| RowAcceptance {
+                from: l.row.value,
+                to: n,
+                who,
+            })
+        } else {
+            // Kept while the value is the one accepted.
+            l.row.accepted.clone().filter(|a| a.to == n)
+        };
+        let mut row = l.row.clone();
+        row.value = n;
+        row.line = 0;
+        row.rise_fails = l.row.rise_fails || s.is_legacy(&l.row.configuration);
+        row.config = s.config_fingerprint(&l.row.configuration);
+        row.accepted = acceptance;
+        self.new.rows.insert(key, row);
+    }
+
+    /// A row of a collection or suite not given this time: kept as it was (a BEIR
+    /// configuration's fingerprint is ranklab's own: filled in when missing).
+    fn keep_unmeasured_row(&mut self, l: &Line) {
+        let plan = self.plan;
+        let Some(entry) = plan.old.suites.get(&l.row.suite) else {
+            return; // a new row that was not measured: nothing to record
+        };
+        self.add_old_suite(&l.row.suite, entry);
+        let mut row = l.row.clone();
+        if row.config.is_none() && entry.kind == Kind::Beir {
+            row.config = crate::suite::beir::configuration(&row.configuration)
+                .ok()
+                .map(|c| super::config_fingerprint(&c));
+        }
+        self.new.rows.insert(l.row.key(), row);
+    }
+
+    /// An expectation is kept (a failing one accepted, with the rank it has now), unless it is
+    /// gone: then it is dropped.
+    fn keep_expectation(&mut self, e: &ExpectationLine) {
         let mut x = e.expectation.clone();
         x.line = 0;
         x.accepted = match e.verdict {
             ExpectationVerdict::Fail => {
-                accepted.push(format!(
+                self.accepted.push(format!(
                     "{}/{}/{}/{}",
                     x.suite, x.configuration, x.task, x.document
                 ));
-                stamp
+                self.stamp
                     .clone()
                     .map(|who| ExpectationAcceptance { rank: e.rank, who })
             }
@@ -204,47 +251,51 @@ pub fn apply(plan: &Plan, outcome: &Outcome) -> Result<Update> {
             ExpectationVerdict::Pass | ExpectationVerdict::Gone => None,
         };
         if e.verdict == ExpectationVerdict::Gone {
-            dropped.push(format!(
+            self.dropped.push(format!(
                 "expectation {}/{}/{}/{}",
                 x.suite, x.configuration, x.task, x.document
             ));
-            continue;
+            return;
         }
-        new.expectations.push(x);
+        self.new.expectations.push(x);
     }
-    // Every suite a kept row or expectation names has its entry (a suite whose rows all went).
-    let named: Vec<String> = new
-        .rows
-        .values()
-        .map(|r| r.suite.clone())
-        .chain(new.expectations.iter().map(|e| e.suite.clone()))
-        .collect();
-    for name in named {
-        if !new.suites.contains_key(&name) {
-            match (plan.subjects.get(&name), old.suites.get(&name)) {
-                (Some(s), _) => {
-                    new.suites.insert(name.clone(), s.entry());
-                    if let Some(i) = s.inputs() {
-                        new.inputs.insert(name, i);
-                    }
+
+    /// Every suite a kept row or expectation names has its entry (a suite whose rows all went).
+    fn add_named_suites(&mut self) {
+        let named: Vec<String> = self
+            .new
+            .rows
+            .values()
+            .map(|r| r.suite.clone())
+            .chain(self.new.expectations.iter().map(|e| e.suite.clone()))
+            .collect();
+        let plan = self.plan;
+        for name in named {
+            if !self.new.suites.contains_key(&name) {
+                match (plan.subjects.get(&name), plan.old.suites.get(&name)) {
+                    (Some(s), _) => self.add_subject(s),
+                    (None, Some(e)) => self.add_old_suite(&name, e),
+                    (None, None) => {}
                 }
-                (None, Some(e)) => {
-                    new.suites.insert(name.clone(), e.clone());
-                    if let Some(i) = old.inputs.get(&name) {
-                        new.inputs.insert(name, i.clone());
-                    }
-                }
-                (None, None) => {}
             }
         }
     }
-    crate::report::atomic::write(&plan.path, new.render().as_bytes())?;
-    Ok(Update::Written {
-        path: plan.path.clone(),
-        rows: new.rows.len(),
-        accepted,
-        dropped,
-    })
+
+    /// The entry and input fingerprints of a suite or collection given now.
+    fn add_subject(&mut self, s: &Subject) {
+        self.new.suites.insert(s.name.clone(), s.entry());
+        if let Some(i) = s.inputs() {
+            self.new.inputs.insert(s.name.clone(), i);
+        }
+    }
+
+    /// The entry and input fingerprints of a suite as the old baseline has them.
+    fn add_old_suite(&mut self, name: &str, entry: &SuiteEntry) {
+        self.new.suites.insert(name.to_string(), entry.clone());
+        if let Some(i) = self.plan.old.inputs.get(name) {
+            self.new.inputs.insert(name.to_string(), i.clone());
+        }
+    }
 }
 
 /// `--calibrate N`: replays N times, writes each row's spread (largest minus smallest value)

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::baseline::{Expectation, Fixed, Kind, Row};
 use super::measure::{Measured, PairedFile};
-use super::plan::Plan;
+use super::plan::{Key, Plan, Want};
 
 /// The verdict of one row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,80 +198,114 @@ pub struct Outcome {
 impl Outcome {
     /// Grades every row, expectation and paired assertion of `plan` from `measured`.
     pub fn grade(plan: &Plan, measured: Measured) -> Outcome {
-        let mut lines = Vec::new();
-        for (key, want) in &plan.wanted {
-            let now = measured.values.get(key).copied();
-            let line = match (&want.row, now) {
-                (Some(r), _) if want.gone.is_some() => Line {
-                    row: r.clone(),
-                    now: None,
-                    verdict: Verdict::Gone,
-                    note: want.gone.clone(),
-                },
-                (Some(r), Some(n)) => Line {
-                    row: r.clone(),
-                    now: Some(n),
-                    verdict: Verdict::of(r, n),
-                    note: None,
-                },
-                (Some(r), None) => Line {
-                    row: r.clone(),
-                    now: None,
-                    verdict: match plan.old.suites.get(&r.suite).map(|e| e.kind) {
-                        Some(Kind::Suite) => Verdict::SkippedSuite,
-                        _ => Verdict::Skipped,
-                    },
-                    note: None,
-                },
-                (None, n) => {
-                    let s = plan.subjects.get(&key.0);
-                    let mut row = Row::new(
-                        key.clone(),
-                        n.unwrap_or(Fixed(0)),
-                        s.is_some_and(|s| s.is_legacy(&key.1)),
-                    );
-                    row.config = s.and_then(|s| s.config_fingerprint(&key.1));
-                    Line {
-                        row,
-                        now: n,
-                        verdict: Verdict::New,
-                        note: None,
-                    }
-                }
-            };
-            lines.push(line);
-        }
+        let lines: Vec<Line> = plan
+            .wanted
+            .iter()
+            .map(|(key, want)| grade_row(plan, key, want, measured.values.get(key).copied()))
+            .collect();
         let expectations: Vec<ExpectationLine> = plan
             .old
             .expectations
             .iter()
             .zip(&measured.ranks)
             .zip(&plan.expectation_gone)
-            .map(|((e, &rank), gone)| {
-                let verdict = if !plan.subjects.contains_key(&e.suite) {
-                    ExpectationVerdict::Skipped
-                } else if gone.is_some() {
-                    ExpectationVerdict::Gone
-                } else if rank.is_some_and(|r| r <= e.within) {
-                    ExpectationVerdict::Pass
-                } else if e.accepted.as_ref().is_some_and(|a| match a.rank {
-                    None => true,
-                    Some(limit) => rank.is_some_and(|r| r <= limit),
-                }) {
-                    ExpectationVerdict::Accepted
-                } else {
-                    ExpectationVerdict::Fail
-                };
-                ExpectationLine {
-                    expectation: e.clone(),
-                    rank,
-                    verdict,
-                    note: gone.clone(),
-                }
-            })
+            .map(|((e, &rank), gone)| grade_expectation(plan, e, rank, gone))
             .collect();
+        let counts = Counts::of(&lines, &expectations, &measured.paired);
+        Outcome {
+            lines,
+            expectations,
+            paired: measured.paired,
+            counts,
+        }
+    }
+
+    /// Whether the gate fails: a row, an expectation or a paired assertion.
+    pub fn failed(&self) -> bool {
+        self.counts.failed > 0
+            || self.counts.expectations_failed > 0
+            || self.counts.paired_failed > 0
+    }
+}
+
+/// A row's line: gone, graded against its baseline value `now`, skipped (not measured), or
+/// new (not in the baseline).
+fn grade_row(plan: &Plan, key: &Key, want: &Want, now: Option<Fixed>) -> Line {
+    match (&want.row, now) {
+        (Some(r), _) if want.gone.is_some() => Line {
+            row: r.clone(),
+            now: None,
+            verdict: Verdict::Gone,
+            note: want.gone.clone(),
+        },
+        (Some(r), Some(n)) => Line {
+            row: r.clone(),
+            now: Some(n),
+            verdict: Verdict::of(r, n),
+            note: None,
+        },
+        (Some(r), None) => Line {
+            row: r.clone(),
+            now: None,
+            verdict: match plan.old.suites.get(&r.suite).map(|e| e.kind) {
+                Some(Kind::Suite) => Verdict::SkippedSuite,
+                _ => Verdict::Skipped,
+            },
+            note: None,
+        },
+        (None, n) => {
+            let s = plan.subjects.get(&key.0);
+            let mut row = Row::new(
+                key.clone(),
+                n.unwrap_or(Fixed(0)),
+                s.is_some_and(|s| s.is_legacy(&key.1)),
+            );
+            row.config = s.and_then(|s| s.config_fingerprint(&key.1));
+            Line {
+                row,
+                now: n,
+                verdict: Verdict::New,
+                note: None,
+            }
+        }
+    }
+}
+
+/// An expectation's line: skipped (its collection not given), gone, held (ranked within),
+/// accepted (failing no worse than the rank accepted), or failed.
+fn grade_expectation(
+    plan: &Plan,
+    e: &Expectation,
+    rank: Option<usize>,
+    gone: &Option<String>,
+) -> ExpectationLine {
+    let verdict = if !plan.subjects.contains_key(&e.suite) {
+        ExpectationVerdict::Skipped
+    } else if gone.is_some() {
+        ExpectationVerdict::Gone
+    } else if rank.is_some_and(|r| r <= e.within) {
+        ExpectationVerdict::Pass
+    } else if e.accepted.as_ref().is_some_and(|a| match a.rank {
+        None => true,
+        Some(limit) => rank.is_some_and(|r| r <= limit),
+    }) {
+        ExpectationVerdict::Accepted
+    } else {
+        ExpectationVerdict::Fail
+    };
+    ExpectationLine {
+        expectation: e.clone(),
+        rank,
+        verdict,
+        note: gone.clone(),
+    }
+}
+
+impl Counts {
+    /// The counts of each verdict of rows, expectations and paired assertions (per half).
+    fn of(lines: &[Line], expectations: &[ExpectationLine], paired: &[PairedFile]) -> Counts {
         let mut c = Counts::default();
-        for l in &lines {
+        for l in lines {
             match l.verdict {
                 Verdict::Same | Verdict::WithinTolerance => c.passed += 1,
                 Verdict::Okish => c.okish += 1,
@@ -281,7 +315,7 @@ impl Outcome {
                 Verdict::Regression | Verdict::Rose | Verdict::Gone => c.failed += 1,
             }
         }
-        for e in &expectations {
+        for e in expectations {
             match e.verdict {
                 ExpectationVerdict::Pass => c.expectations_held += 1,
                 ExpectationVerdict::Accepted => c.expectations_accepted += 1,
@@ -289,7 +323,7 @@ impl Outcome {
                 ExpectationVerdict::Skipped => c.expectations_skipped += 1,
             }
         }
-        for p in &measured.paired {
+        for p in paired {
             for v in &p.verdicts {
                 if v.pass() {
                     c.paired_held += 1;
@@ -298,19 +332,7 @@ impl Outcome {
                 }
             }
         }
-        Outcome {
-            lines,
-            expectations,
-            paired: measured.paired,
-            counts: c,
-        }
-    }
-
-    /// Whether the gate fails: a row, an expectation or a paired assertion.
-    pub fn failed(&self) -> bool {
-        self.counts.failed > 0
-            || self.counts.expectations_failed > 0
-            || self.counts.paired_failed > 0
+        c
     }
 }
 

@@ -661,8 +661,55 @@ enum Irm {
     Own(Measure),
 }
 
+/// ir_measures' measure names.
+const IRM_NAMES: &[&str] = &[
+    "nDCG",
+    "P",
+    "R",
+    "RR",
+    "AP",
+    "Success",
+    "Judged",
+    "ERR",
+    "RBP",
+    "Bpref",
+    "IPrec",
+    "SetP",
+    "SetR",
+    "SetF",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+];
+
 /// Reads ir_measures' spellings (`nDCG@10`, `RBP(p=0.8)`); `Ok(None)` for anything else.
 fn ir_measures(spec: &str) -> Result<Option<Irm>, MeasureError> {
+    let (name, args, cut) = split_irm(spec)?;
+    // Bare names that are also trec_eval's (P) stay trec_eval's.
+    let irm_style = cut.is_some() || args.is_some() || (name != "P" && IRM_NAMES.contains(&name));
+    if !irm_style || !IRM_NAMES.contains(&name) {
+        if cut.is_some() || args.is_some() {
+            return Err(unknown(spec));
+        }
+        return Ok(None);
+    }
+    let (dcg_exp, p) = irm_params(spec, name, args)?;
+    let k = match cut {
+        Some(c) => match name {
+            "IPrec" => None,
+            _ => Some(parse_cutoff(c).ok_or_else(|| MeasureError::BadCutoff {
+                spec: spec.into(),
+                cutoff: c.into(),
+            })?),
+        },
+        None => None,
+    };
+    irm_measure(spec, name, cut, k, dcg_exp, p).map(Some)
+}
+
+/// `name(args)@cut` split into its name, its arguments and its cutoff (each part but the name
+/// optional).
+fn split_irm(spec: &str) -> Result<(&str, Option<&str>, Option<&str>), MeasureError> {
     let (head, cut) = match spec.rsplit_once('@') {
         Some((h, c)) => (h, Some(c)),
         None => (spec, None),
@@ -679,33 +726,12 @@ fn ir_measures(spec: &str) -> Result<Option<Irm>, MeasureError> {
         },
         None => (head, None),
     };
-    const NAMES: &[&str] = &[
-        "nDCG",
-        "P",
-        "R",
-        "RR",
-        "AP",
-        "Success",
-        "Judged",
-        "ERR",
-        "RBP",
-        "Bpref",
-        "IPrec",
-        "SetP",
-        "SetR",
-        "SetF",
-        "NumRet",
-        "NumRel",
-        "NumRelRet",
-    ];
-    // Bare names that are also trec_eval's (P) stay trec_eval's.
-    let irm_style = cut.is_some() || args.is_some() || (name != "P" && NAMES.contains(&name));
-    if !irm_style || !NAMES.contains(&name) {
-        if cut.is_some() || args.is_some() {
-            return Err(unknown(spec));
-        }
-        return Ok(None);
-    }
+    Ok((name, args, cut))
+}
+
+/// The `key=value` arguments an ir_measures name takes: nDCG's `dcg` (true: exp-log2) and
+/// RBP's `p` (0.8 by default).
+fn irm_params(spec: &str, name: &str, args: Option<&str>) -> Result<(bool, f64), MeasureError> {
     let bad = |why: String| MeasureError::BadParam {
         spec: spec.into(),
         why,
@@ -738,15 +764,22 @@ fn ir_measures(spec: &str) -> Result<Option<Irm>, MeasureError> {
             _ => return Err(bad(format!("parameter `{arg}` is not supported"))),
         }
     }
-    let k = match cut {
-        Some(c) => match name {
-            "IPrec" => None,
-            _ => Some(parse_cutoff(c).ok_or_else(|| MeasureError::BadCutoff {
-                spec: spec.into(),
-                cutoff: c.into(),
-            })?),
-        },
-        None => None,
+    Ok((dcg_exp, p))
+}
+
+/// What the ir_measures name `name` stands for, given its cutoff as written (`cut`) and as
+/// read (`k`) and its arguments.
+fn irm_measure(
+    spec: &str,
+    name: &str,
+    cut: Option<&str>,
+    k: Option<usize>,
+    dcg_exp: bool,
+    p: f64,
+) -> Result<Irm, MeasureError> {
+    let bad = |why: String| MeasureError::BadParam {
+        spec: spec.into(),
+        why,
     };
     let needs = |k: Option<usize>| {
         k.ok_or_else(|| MeasureError::NeedsCutoffs {
@@ -794,7 +827,7 @@ fn ir_measures(spec: &str) -> Result<Option<Irm>, MeasureError> {
         "NumRel" => no_cut(Irm::Trec("num_rel", None))?,
         _ => no_cut(Irm::Trec("num_rel_ret", None))?,
     };
-    Ok(Some(r))
+    Ok(r)
 }
 
 /// Parses one measure specification into measures in trec_eval's output order.

@@ -2,7 +2,7 @@
 
 use super::svg::*;
 use crate::report::stats_section::Computed;
-use crate::stats::ALPHA;
+use crate::stats::{Paired, ALPHA};
 
 /// A symmetric range holding every value, from a short list of round numbers.
 pub(super) fn symmetric_range(extent: f64) -> f64 {
@@ -24,13 +24,8 @@ pub(super) fn delta_chart(c: &Computed, title: &str) -> String {
     let panel_w = 220.0;
     let gap = 48.0;
     let measures = &c.delta_measures;
-    let extent = measures
-        .iter()
-        .flat_map(|&m| c.paired[m].iter().flatten())
-        .map(|p| p.ci.lo.abs().max(p.ci.hi.abs()).max(p.delta.abs()))
-        .fold(0.0, f64::max);
     // 5% headroom, so that a whisker never ends on the frame.
-    let r = symmetric_range(extent * 1.05);
+    let r = symmetric_range(extent(c) * 1.05);
     let ticks: Vec<f64> = (-2..=2).map(|i| r * i as f64 / 2.0).collect();
     let n_tasks = c.values.first().map_or(0, Vec::len);
     let full_title = format!(
@@ -43,31 +38,18 @@ pub(super) fn delta_chart(c: &Computed, title: &str) -> String {
         c.options.seed
     );
     let panels_w = measures.len().max(1) as f64 * (panel_w + gap) - gap;
-    let width = (MARGIN * 2.0 + label_w + panels_w)
-        .max(MARGIN * 2.0 + text_width(&full_title, 15.0))
-        .max(MARGIN * 2.0 + text_width(&subtitle, 12.0))
-        .max(MARGIN * 2.0 + text_width(&note, 11.0));
+    let width = chart_width(label_w + panels_w, &full_title, &subtitle, &note);
     let rows_top = 78.0;
     let rows_bottom = rows_top + others.len() as f64 * ROW;
 
     let mut svg = Svg::new();
-    svg.text((MARGIN, 24.0), 15.0, Anchor::Start, INK, true, &full_title);
-    svg.text((MARGIN, 44.0), 12.0, Anchor::Start, MUTED, false, &subtitle);
+    svg.heading(&full_title, &subtitle);
     let x_panels = MARGIN + label_w;
-    for (row, &i) in others.iter().enumerate() {
-        let y = rows_top + row as f64 * ROW;
-        if row % 2 == 0 {
-            svg.rect(MARGIN, y, label_w + panels_w, ROW, BAND, None);
-        }
-        svg.text(
-            (x_panels - 10.0, y + ROW / 2.0 + 4.0),
-            12.0,
-            Anchor::End,
-            INK,
-            false,
-            &c.names[i],
-        );
-    }
+    let labels: Vec<(&str, bool)> = others
+        .iter()
+        .map(|&i| (c.names[i].as_str(), false))
+        .collect();
+    draw_row_labels(&mut svg, &labels, rows_top, label_w, panels_w);
     for (k, &m) in measures.iter().enumerate() {
         let axis = Axis {
             lo: -r,
@@ -75,40 +57,11 @@ pub(super) fn delta_chart(c: &Computed, title: &str) -> String {
             x0: x_panels + k as f64 * (panel_w + gap),
             width: panel_w,
         };
-        svg.text(
-            (axis.x0 + panel_w / 2.0, rows_top - 10.0),
-            12.0,
-            Anchor::Middle,
-            INK,
-            true,
-            &format!("Δ {}", c.measures[m]),
-        );
-        draw_ticks(&mut svg, &axis, &ticks, rows_top, rows_bottom);
-        svg.line(
-            (axis.x(0.0), rows_top),
-            (axis.x(0.0), rows_bottom),
-            MUTED,
-            1.2,
-            None,
-        );
-        for (row, &i) in others.iter().enumerate() {
-            let Some(p) = &c.paired[m][i] else { continue };
-            let y = rows_top + row as f64 * ROW + ROW / 2.0;
-            let colour = if !p.significant(ALPHA) {
-                BLUE
-            } else if p.delta > 0.0 {
-                GREEN
-            } else {
-                RED
-            };
-            svg.whisker(axis.x(p.ci.lo), axis.x(p.ci.hi), y, colour);
-            let fill = if p.significant(ALPHA) {
-                colour
-            } else {
-                "#ffffff"
-            };
-            svg.circle(axis.x(p.delta), y, 4.5, fill, colour);
-        }
+        let head = format!("Δ {}", c.measures[m]);
+        draw_panel_head(&mut svg, &axis, &head, &ticks, rows_top, rows_bottom);
+        let deltas: Vec<Option<&Paired>> =
+            others.iter().map(|&i| c.paired[m][i].as_ref()).collect();
+        draw_deltas(&mut svg, &axis, &deltas, rows_top, rows_bottom);
         svg.text(
             (axis.x0 + panel_w / 2.0, rows_bottom + 32.0),
             11.0,
@@ -118,13 +71,52 @@ pub(super) fn delta_chart(c: &Computed, title: &str) -> String {
             "Δ against the baseline",
         );
     }
-    svg.text(
-        (MARGIN, rows_bottom + 54.0),
-        11.0,
-        Anchor::Start,
-        MUTED,
-        false,
-        &note,
-    );
+    svg.note(rows_bottom + 54.0, &note);
     svg.finish(width, rows_bottom + 66.0, &full_title)
+}
+
+/// The largest distance from 0 of any Δ or interval end drawn.
+fn extent(c: &Computed) -> f64 {
+    c.delta_measures
+        .iter()
+        .flat_map(|&m| c.paired[m].iter().flatten())
+        .map(|p| p.ci.lo.abs().max(p.ci.hi.abs()).max(p.delta.abs()))
+        .fold(0.0, f64::max)
+}
+
+/// One panel's line at Δ = 0, then per row its interval (whisker) and Δ (dot: filled when
+/// significant; green up, red down, blue when not significant). A row without a comparison
+/// is left empty.
+fn draw_deltas(
+    svg: &mut Svg,
+    axis: &Axis,
+    deltas: &[Option<&Paired>],
+    rows_top: f64,
+    rows_bottom: f64,
+) {
+    svg.line(
+        (axis.x(0.0), rows_top),
+        (axis.x(0.0), rows_bottom),
+        MUTED,
+        1.2,
+        None,
+    );
+    for (row, p) in deltas.iter().enumerate() {
+        let Some(p) = p else { continue };
+        let y = rows_top + row as f64 * ROW + ROW / 2.0;
+        let colour = if !p.significant(ALPHA) {
+            BLUE
+        } else if p.delta > 0.0 {
+            GREEN
+        } else {
+            RED
+        };
+        svg.whisker(axis.x(p.ci.lo), axis.x(p.ci.hi), y, colour);
+        let fill = if p.significant(ALPHA) {
+            colour
+        } else {
+            "#ffffff"
+        };
+        svg.circle(axis.x(p.delta), y, 4.5, fill, colour);
+    }
 }

@@ -7,49 +7,17 @@ use crate::report::stats_section::Computed;
 use crate::stats::{self, mean_interval};
 
 pub(super) fn metrics_chart(c: &Computed, title: &str) -> String {
-    let labels: Vec<String> = c
-        .names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            if i == c.baseline {
-                format!("{n} (baseline)")
-            } else {
-                n.clone()
-            }
-        })
-        .collect();
+    let labels = labels(c);
     let label_w = labels
         .iter()
-        .map(|l| text_width(l, 12.0))
+        .map(|(l, _)| text_width(l, 12.0))
         .fold(0.0, f64::max)
         + 14.0;
     let panel_w = 170.0;
     let gap = 30.0;
     let n_tasks = c.values.first().map_or(0, Vec::len);
-    // Bootstrap interval of each configuration's mean, per measure.
-    // Measures are independent: computed over rayon's pool, collected in order.
-    let intervals: Vec<Vec<(f64, stats::Interval)>> = (0..c.measures.len())
-        .into_par_iter()
-        .map(|m| {
-            (0..c.names.len())
-                .map(|i| {
-                    let v = c.column(i, m);
-                    (stats::mean(&v), mean_interval(&v, &c.options))
-                })
-                .collect()
-        })
-        .collect();
-    let top_value = intervals
-        .iter()
-        .flatten()
-        .map(|(_, ci)| ci.hi)
-        .fold(1.0, f64::max);
-    let hi = if top_value <= 1.0 {
-        1.0
-    } else {
-        top_value.ceil()
-    };
+    let intervals = intervals(c);
+    let hi = axis_top(&intervals);
     let ticks: Vec<f64> = (0..=4).map(|i| hi * i as f64 / 4.0).collect();
 
     let subtitle = format!("Mean over {n_tasks} tasks per configuration (dot) with its 95% bootstrap interval (whisker)");
@@ -59,32 +27,15 @@ pub(super) fn metrics_chart(c: &Computed, title: &str) -> String {
         c.options.seed
     );
     let panels_w = c.measures.len() as f64 * (panel_w + gap) - gap;
-    let width = (MARGIN * 2.0 + label_w + panels_w)
-        .max(MARGIN * 2.0 + text_width(title, 15.0))
-        .max(MARGIN * 2.0 + text_width(&subtitle, 12.0))
-        .max(MARGIN * 2.0 + text_width(&note, 11.0));
+    let width = chart_width(label_w + panels_w, title, &subtitle, &note);
     let rows_top = 78.0;
     let rows_bottom = rows_top + c.names.len() as f64 * ROW;
 
     let mut svg = Svg::new();
-    svg.text((MARGIN, 24.0), 15.0, Anchor::Start, INK, true, title);
-    svg.text((MARGIN, 44.0), 12.0, Anchor::Start, MUTED, false, &subtitle);
+    svg.heading(title, &subtitle);
     let x_panels = MARGIN + label_w;
-    for (i, label) in labels.iter().enumerate() {
-        let y = rows_top + i as f64 * ROW;
-        if i % 2 == 0 {
-            svg.rect(MARGIN, y, label_w + panels_w, ROW, BAND, None);
-        }
-        let bold = i == c.baseline;
-        svg.text(
-            (x_panels - 10.0, y + ROW / 2.0 + 4.0),
-            12.0,
-            Anchor::End,
-            INK,
-            bold,
-            label,
-        );
-    }
+    let bold_labels: Vec<(&str, bool)> = labels.iter().map(|(l, b)| (l.as_str(), *b)).collect();
+    draw_row_labels(&mut svg, &bold_labels, rows_top, label_w, panels_w);
     for (m, name) in c.measures.iter().enumerate() {
         let axis = Axis {
             lo: 0.0,
@@ -92,29 +43,15 @@ pub(super) fn metrics_chart(c: &Computed, title: &str) -> String {
             x0: x_panels + m as f64 * (panel_w + gap),
             width: panel_w,
         };
-        svg.text(
-            (axis.x0 + panel_w / 2.0, rows_top - 10.0),
-            12.0,
-            Anchor::Middle,
-            INK,
-            true,
-            name,
+        draw_panel_head(&mut svg, &axis, name, &ticks, rows_top, rows_bottom);
+        draw_means(
+            &mut svg,
+            &axis,
+            &intervals[m],
+            c.baseline,
+            rows_top,
+            rows_bottom,
         );
-        draw_ticks(&mut svg, &axis, &ticks, rows_top, rows_bottom);
-        let base = intervals[m][c.baseline].0;
-        svg.line(
-            (axis.x(base), rows_top),
-            (axis.x(base), rows_bottom),
-            MUTED,
-            1.0,
-            Some("4 3"),
-        );
-        for (i, (mean, ci)) in intervals[m].iter().enumerate() {
-            let y = rows_top + i as f64 * ROW + ROW / 2.0;
-            let colour = if i == c.baseline { INK } else { BLUE };
-            svg.whisker(axis.x(ci.lo), axis.x(ci.hi), y, colour);
-            svg.circle(axis.x(*mean), y, 4.0, colour, colour);
-        }
     }
     let axis_title = "mean over tasks";
     for m in 0..c.measures.len() {
@@ -128,13 +65,77 @@ pub(super) fn metrics_chart(c: &Computed, title: &str) -> String {
             axis_title,
         );
     }
-    svg.text(
-        (MARGIN, rows_bottom + 54.0),
-        11.0,
-        Anchor::Start,
-        MUTED,
-        false,
-        &note,
-    );
+    svg.note(rows_bottom + 54.0, &note);
     svg.finish(width, rows_bottom + 66.0, title)
+}
+
+/// Each configuration's row label, the baseline's marked (and bold).
+fn labels(c: &Computed) -> Vec<(String, bool)> {
+    c.names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            if i == c.baseline {
+                (format!("{n} (baseline)"), true)
+            } else {
+                (n.clone(), false)
+            }
+        })
+        .collect()
+}
+
+/// Per measure, each configuration's mean and the bootstrap interval of its mean.
+/// Measures are independent: computed over rayon's pool, collected in order.
+fn intervals(c: &Computed) -> Vec<Vec<(f64, stats::Interval)>> {
+    (0..c.measures.len())
+        .into_par_iter()
+        .map(|m| {
+            (0..c.names.len())
+                .map(|i| {
+                    let v = c.column(i, m);
+                    (stats::mean(&v), mean_interval(&v, &c.options))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The axes' top: 1, or the highest interval end rounded up when it is above 1.
+fn axis_top(intervals: &[Vec<(f64, stats::Interval)>]) -> f64 {
+    let top_value = intervals
+        .iter()
+        .flatten()
+        .map(|(_, ci)| ci.hi)
+        .fold(1.0, f64::max);
+    if top_value <= 1.0 {
+        1.0
+    } else {
+        top_value.ceil()
+    }
+}
+
+/// One panel's dashed line at the baseline's mean, then each configuration's interval
+/// (whisker) and mean (dot).
+fn draw_means(
+    svg: &mut Svg,
+    axis: &Axis,
+    means: &[(f64, stats::Interval)],
+    baseline: usize,
+    rows_top: f64,
+    rows_bottom: f64,
+) {
+    let base = means[baseline].0;
+    svg.line(
+        (axis.x(base), rows_top),
+        (axis.x(base), rows_bottom),
+        MUTED,
+        1.0,
+        Some("4 3"),
+    );
+    for (i, (mean, ci)) in means.iter().enumerate() {
+        let y = rows_top + i as f64 * ROW + ROW / 2.0;
+        let colour = if i == baseline { INK } else { BLUE };
+        svg.whisker(axis.x(ci.lo), axis.x(ci.hi), y, colour);
+        svg.circle(axis.x(*mean), y, 4.0, colour, colour);
+    }
 }

@@ -139,6 +139,17 @@ impl Svg {
         self.line((x2, y - 5.0), (x2, y + 5.0), stroke, 1.5, None);
     }
 
+    /// The chart's title (15 px, bold) and subtitle (12 px, muted), top left.
+    pub(crate) fn heading(&mut self, title: &str, subtitle: &str) {
+        self.text((MARGIN, 24.0), 15.0, Anchor::Start, INK, true, title);
+        self.text((MARGIN, 44.0), 12.0, Anchor::Start, MUTED, false, subtitle);
+    }
+
+    /// A note under the chart (11 px, muted), at the left margin, on the baseline `y`.
+    pub(crate) fn note(&mut self, y: f64, note: &str) {
+        self.text((MARGIN, y), 11.0, Anchor::Start, MUTED, false, note);
+    }
+
     pub(crate) fn finish(self, width: f64, height: f64, title: &str) -> String {
         let (w, h) = (width.ceil(), height.ceil());
         format!(
@@ -194,6 +205,61 @@ pub(crate) fn draw_ticks(svg: &mut Svg, axis: &Axis, ticks: &[f64], top: f64, bo
         1.0,
         None,
     );
+}
+
+/// A chart's width: its content's, or its title's (15 px), subtitle's (12 px) or note's
+/// (11 px) when wider, plus the margins.
+pub(crate) fn chart_width(content: f64, title: &str, subtitle: &str, note: &str) -> f64 {
+    (MARGIN * 2.0 + content)
+        .max(MARGIN * 2.0 + text_width(title, 15.0))
+        .max(MARGIN * 2.0 + text_width(subtitle, 12.0))
+        .max(MARGIN * 2.0 + text_width(note, 11.0))
+}
+
+/// The row labels (label, bold) of a panel chart, right-aligned before the panels, every other
+/// row on a band as wide as the labels and panels.
+pub(crate) fn draw_row_labels(
+    svg: &mut Svg,
+    labels: &[(&str, bool)],
+    rows_top: f64,
+    label_w: f64,
+    panels_w: f64,
+) {
+    let x_panels = MARGIN + label_w;
+    for (i, &(label, bold)) in labels.iter().enumerate() {
+        let y = rows_top + i as f64 * ROW;
+        if i % 2 == 0 {
+            svg.rect(MARGIN, y, label_w + panels_w, ROW, BAND, None);
+        }
+        svg.text(
+            (x_panels - 10.0, y + ROW / 2.0 + 4.0),
+            12.0,
+            Anchor::End,
+            INK,
+            bold,
+            label,
+        );
+    }
+}
+
+/// A panel's title above its rows, then its grid lines and tick labels.
+pub(crate) fn draw_panel_head(
+    svg: &mut Svg,
+    axis: &Axis,
+    title: &str,
+    ticks: &[f64],
+    top: f64,
+    bottom: f64,
+) {
+    svg.text(
+        (axis.x0 + axis.width / 2.0, top - 10.0),
+        12.0,
+        Anchor::Middle,
+        INK,
+        true,
+        title,
+    );
+    draw_ticks(svg, axis, ticks, top, bottom);
 }
 
 /// Height of one chart row.

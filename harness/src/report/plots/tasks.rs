@@ -99,7 +99,38 @@ pub(super) fn tasks_chart(
                 .sum()
         })
         .collect();
-    let rows: Vec<usize> = if n <= MAX_TASK_ROWS {
+    let rows = shown_tasks(&moved);
+    let changed = moved.iter().filter(|&&m| m > 0).count();
+
+    let full_title = format!("{title}: rank of the first expected document per task");
+    let subtitle = subtitle(rows.len(), n, changed);
+    let note =
+        format!("–: not in the top {depth}. ↑ without a number: found, ↓ without a number: lost.");
+    let table = TaskTable::new(c, suite, &rows, &others);
+    let legend_w: f64 = LEGEND
+        .iter()
+        .map(|(_, l)| 20.0 + text_width(l, 11.0) + 14.0)
+        .sum();
+    let width =
+        chart_width(table.width(), &full_title, &subtitle, &note).max(MARGIN * 2.0 + legend_w);
+
+    let mut svg = Svg::new();
+    svg.heading(&full_title, &subtitle);
+    table.draw_header(&mut svg);
+    for (row, &t) in rows.iter().enumerate() {
+        table.draw_row(&mut svg, row, t, ranks, b, &others);
+    }
+    let ly = table.rows_bottom() + 18.0;
+    draw_legend(&mut svg, ly);
+    svg.note(ly + 34.0, &note);
+    svg.finish(width, ly + 46.0, &full_title)
+}
+
+/// The tasks drawn: every task up to [`MAX_TASK_ROWS`], else those that moved most (in task
+/// order). `moved` is each task's total movement.
+fn shown_tasks(moved: &[usize]) -> Vec<usize> {
+    let n = moved.len();
+    if n <= MAX_TASK_ROWS {
         (0..n).collect()
     } else {
         let mut by_size: Vec<usize> = (0..n).filter(|&t| moved[t] > 0).collect();
@@ -107,89 +138,136 @@ pub(super) fn tasks_chart(
         by_size.truncate(MAX_TASK_ROWS);
         by_size.sort_unstable();
         by_size
-    };
-    let changed = moved.iter().filter(|&&m| m > 0).count();
+    }
+}
 
-    let full_title = format!("{title}: rank of the first expected document per task");
-    let subtitle = if rows.len() == n {
+/// Which tasks are shown (`shown` of `n`), how many moved, and how to read a cell.
+fn subtitle(shown: usize, n: usize, changed: usize) -> String {
+    if shown == n {
         format!(
             "Every task ({n}); {changed} moved under at least one configuration. Cells: rank under the configuration, ↑/↓ places moved against the baseline."
         )
     } else {
         format!(
-            "The {} tasks (of {n}) whose ranks moved most; {changed} moved at all. Cells: rank under the configuration, ↑/↓ places moved against the baseline.",
-            rows.len()
+            "The {shown} tasks (of {n}) whose ranks moved most; {changed} moved at all. Cells: rank under the configuration, ↑/↓ places moved against the baseline."
         )
-    };
-    let note =
-        format!("–: not in the top {depth}. ↑ without a number: found, ↓ without a number: lost.");
-
-    let id_w = rows
-        .iter()
-        .map(|&t| text_width(&suite.tasks[t].id, 11.0))
-        .fold(text_width("task", 11.0), f64::max)
-        + 14.0;
-    let queries: Vec<String> = rows
-        .iter()
-        .map(|&t| truncate(suite.tasks[t].query.trim(), 46))
-        .collect();
-    let query_w = queries
-        .iter()
-        .map(|q| text_width(q, 11.0))
-        .fold(text_width("query", 11.0), f64::max)
-        + 14.0;
-    let headers: Vec<String> = std::iter::once(format!("{} (baseline)", c.names[b]))
-        .chain(others.iter().map(|&i| c.names[i].clone()))
-        .collect();
-    let col_w: Vec<f64> = headers
-        .iter()
-        .map(|h| (text_width(h, 11.0) + 16.0).max(64.0))
-        .collect();
-    let cells_w: f64 = col_w.iter().sum();
-    let row_h = 20.0;
-    let header_y = 82.0;
-    let rows_top = header_y + 10.0;
-    let rows_bottom = rows_top + rows.len() as f64 * row_h;
-
-    // Legend: swatch + label, laid out left to right.
-    let legend: Vec<(Movement, &str)> = vec![
-        (Movement::Up(1), "↑1"),
-        (Movement::Up(2), "↑2–4"),
-        (Movement::Up(5), "↑5+ or found"),
-        (Movement::Same, "same"),
-        (Movement::Down(1), "↓1"),
-        (Movement::Down(2), "↓2–4"),
-        (Movement::Down(5), "↓5+ or lost"),
-    ];
-    let legend_w: f64 = legend
-        .iter()
-        .map(|(_, l)| 20.0 + text_width(l, 11.0) + 14.0)
-        .sum();
-
-    let table_w = id_w + query_w + cells_w;
-    let width = (MARGIN * 2.0 + table_w)
-        .max(MARGIN * 2.0 + text_width(&full_title, 15.0))
-        .max(MARGIN * 2.0 + text_width(&subtitle, 12.0))
-        .max(MARGIN * 2.0 + text_width(&note, 11.0))
-        .max(MARGIN * 2.0 + legend_w);
-
-    let mut svg = Svg::new();
-    svg.text((MARGIN, 24.0), 15.0, Anchor::Start, INK, true, &full_title);
-    svg.text((MARGIN, 44.0), 12.0, Anchor::Start, MUTED, false, &subtitle);
-    let x_query = MARGIN + id_w;
-    let x_cells = x_query + query_w;
-    svg.text((MARGIN, header_y), 11.0, Anchor::Start, INK, true, "task");
-    svg.text((x_query, header_y), 11.0, Anchor::Start, INK, true, "query");
-    let mut x = x_cells;
-    for (h, w) in headers.iter().zip(&col_w) {
-        svg.text((x + w / 2.0, header_y), 11.0, Anchor::Middle, INK, true, h);
-        x += w;
     }
-    for (row, &t) in rows.iter().enumerate() {
-        let y = rows_top + row as f64 * row_h;
-        let baseline_y = y + row_h / 2.0 + 4.0;
-        if row % 2 == 0 {
-            svg.rect(MARGIN, y, id_w + query_w, row_h, BAND, None);
+}
+
+/// The legend's swatches and labels, left to right.
+const LEGEND: [(Movement, &str); 7] = [
+    (Movement::Up(1), "↑1"),
+    (Movement::Up(2), "↑2–4"),
+    (Movement::Up(5), "↑5+ or found"),
+    (Movement::Same, "same"),
+    (Movement::Down(1), "↓1"),
+    (Movement::Down(2), "↓2–4"),
+    (Movement::Down(5), "↓5+ or lost"),
+];
+
+/// Height of a task row.
+const ROW_H: f64 = 20.0;
+/// Baseline of the header row.
+const HEADER_Y: f64 = 82.0;
+/// Top of the first task row.
+const ROWS_TOP: f64 = HEADER_Y + 10.0;
+
+/// The table of the heat map: task id, query, then one column per configuration (the
+/// baseline's first), with the widths their texts need.
+struct TaskTable<'a> {
+    suite: &'a Suite,
+    rows: usize,
+    queries: Vec<String>,
+    headers: Vec<String>,
+    id_w: f64,
+    query_w: f64,
+    col_w: Vec<f64>,
+}
+
+impl<'a> TaskTable<'a> {
+    fn new(c: &Computed, suite: &'a Suite, rows: &[usize], others: &[usize]) -> TaskTable<'a> {
+        let id_w = rows
+            .iter()
+            .map(|&t| text_width(&suite.tasks[t].id, 11.0))
+            .fold(text_width("task", 11.0), f64::max)
+            + 14.0;
+        let queries: Vec<String> = rows
+            .iter()
+            .map(|&t| truncate(suite.tasks[t].query.trim(), 46))
+            .collect();
+        let query_w = queries
+            .iter()
+            .map(|q| text_width(q, 11.0))
+            .fold(text_width("query", 11.0), f64::max)
+            + 14.0;
+        let headers: Vec<String> = std::iter::once(format!("{} (baseline)", c.names[c.baseline]))
+            .chain(others.iter().map(|&i| c.names[i].clone()))
+            .collect();
+        let col_w: Vec<f64> = headers
+            .iter()
+            .map(|h| (text_width(h, 11.0) + 16.0).max(64.0))
+            .collect();
+        TaskTable {
+            suite,
+            rows: rows.len(),
+            queries,
+            headers,
+            id_w,
+            query_w,
+            col_w,
+        }
+    }
+
+    fn width(&self) -> f64 {
+        let cells_w: f64 = self.col_w.iter().sum();
+        self.id_w + self.query_w + cells_w
+    }
+
+    fn rows_bottom(&self) -> f64 {
+        ROWS_TOP + self.rows as f64 * ROW_H
+    }
+
+    fn x_query(&self) -> f64 {
+        MARGIN + self.id_w
+    }
+
+    fn x_cells(&self) -> f64 {
+        self.x_query() + self.query_w
+    }
+
+    /// The header row: `task`, `query`, each configuration's name over its column.
+    fn draw_header(&self, svg: &mut Svg) {
+        svg.text((MARGIN, HEADER_Y), 11.0, Anchor::Start, INK, true, "task");
+        svg.text(
+            (self.x_query(), HEADER_Y),
+            11.0,
+            Anchor::Start,
+            INK,
+            true,
+            "query",
+        );
+        let mut x = self.x_cells();
+        for (h, w) in self.headers.iter().zip(&self.col_w) {
+            svg.text((x + w / 2.0, HEADER_Y), 11.0, Anchor::Middle, INK, true, h);
+            x += w;
+        }
+    }
+
+    /// Row `row` (task `t`): its id and query on a band every other row, the baseline's rank,
+    /// then per configuration a cell coloured by the movement.
+    fn draw_row(
+        &self,
+        svg: &mut Svg,
+        row: usize,
+        t: usize,
+        ranks: &[Vec<Option<usize>>],
+        b: usize,
+        others: &[usize],
+    ) {
+        let y = ROWS_TOP + row as f64 * ROW_H;
+        let baseline_y = y + ROW_H / 2.0 + 4.0;
+        if row.is_multiple_of(2) {
+            svg.rect(MARGIN, y, self.id_w + self.query_w, ROW_H, BAND, None);
         }
         svg.text(
             (MARGIN + 4.0, baseline_y),
@@ -197,19 +275,20 @@ pub(super) fn tasks_chart(
             Anchor::Start,
             INK,
             false,
-            &suite.tasks[t].id,
+            &self.suite.tasks[t].id,
         );
         svg.text(
-            (x_query, baseline_y),
+            (self.x_query(), baseline_y),
             11.0,
             Anchor::Start,
             MUTED,
             false,
-            &queries[row],
+            &self.queries[row],
         );
-        let mut x = x_cells;
+        let mut x = self.x_cells();
         let base = ranks[b][t];
-        svg.rect(x, y, col_w[0], row_h, "#ffffff", Some("#dddddd"));
+        let col_w = &self.col_w;
+        svg.rect(x, y, col_w[0], ROW_H, "#ffffff", Some("#dddddd"));
         svg.text(
             (x + col_w[0] / 2.0, baseline_y),
             11.0,
@@ -223,7 +302,7 @@ pub(super) fn tasks_chart(
             let w = col_w[k + 1];
             let mv = movement(base, ranks[i][t]);
             let (fill, ink) = mv.colours();
-            svg.rect(x, y, w, row_h, fill, Some("#ffffff"));
+            svg.rect(x, y, w, ROW_H, fill, Some("#ffffff"));
             svg.text(
                 (x + w / 2.0, baseline_y),
                 11.0,
@@ -235,9 +314,12 @@ pub(super) fn tasks_chart(
             x += w;
         }
     }
+}
+
+/// The legend, on the line at `ly`: a swatch and a label per step.
+fn draw_legend(svg: &mut Svg, ly: f64) {
     let mut lx = MARGIN;
-    let ly = rows_bottom + 18.0;
-    for (mv, label) in &legend {
+    for (mv, label) in &LEGEND {
         svg.rect(lx, ly, 14.0, 14.0, mv.colours().0, Some("#bbbbbb"));
         svg.text(
             (lx + 20.0, ly + 11.0),
@@ -249,13 +331,4 @@ pub(super) fn tasks_chart(
         );
         lx += 20.0 + text_width(label, 11.0) + 14.0;
     }
-    svg.text(
-        (MARGIN, ly + 34.0),
-        11.0,
-        Anchor::Start,
-        MUTED,
-        false,
-        &note,
-    );
-    svg.finish(width, ly + 46.0, &full_title)
 }
