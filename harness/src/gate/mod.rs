@@ -10,9 +10,12 @@
 //! values are the same means over tasks as in the reports `ranklab run`/`ranklab beir` write:
 //! the gate replays through the same [`crate::replay`] and [`crate::report::per_task_values`].
 //!
-//! Guarantees: the baseline names only suites, configurations and metrics that exist (else an
-//! error at the row's line); a suite's corpus and tasks are those the baseline was recorded on
-//! (sha256 of each, else an error asking for a reviewed `--update`).
+//! Guarantees: a row naming a suite, configuration or metric that no longer exists is a "gone"
+//! failure (exit 1), never silently skipped; when a suite's corpus, tasks, judgments or a gated
+//! configuration differ from what the baseline was recorded on (fingerprints in the baseline,
+//! see [`changes`]), every row is still graded and a banner says what changed; `--update` never
+//! accepts a regression without `--accept-regressions WHY`, and `--calibrate` refuses changed
+//! inputs.
 
 pub mod baseline;
 pub mod changes;
