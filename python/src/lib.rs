@@ -91,6 +91,7 @@ fn feed_dict(dict: &Bound<'_, PyDict>, feed: &mut RunFeed<'_>) -> Result<PyResul
     }
     Ok(Ok(()))
 }
+
 /// Reads a qrels or run argument: a path (`str` or `os.PathLike`) or a `{qid: {docid: value}}`
 /// dict, walked into TREC lines by `line` (which checks the value and appends one line).
 fn source(
@@ -101,11 +102,7 @@ fn source(
     let Ok(dict) = obj.cast::<PyDict>() else {
         return match obj.extract::<PathBuf>() {
             Ok(path) => Ok(Source::File(path)),
-            Err(_) => Err(PyValueError::new_err(format!(
-                "{what}: expected a path (str or os.PathLike) or a dict {{query_id: {{doc_id: \
-                 value}}}}, got {}",
-                type_name(obj)
-            ))),
+            Err(_) => Err(not_a_source(obj, what)),
         };
     };
     let mut text = Vec::with_capacity(dict.len() * 64);
