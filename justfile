@@ -33,11 +33,11 @@ pytrec:
 # The Python package (python/, import name treclab): the wheel built with `maturin build --release`
 # and installed into a fresh venv under target/, as a user would, then its pytest suite (against
 # pytrec-eval-terrier 0.5.11, `ranklab compare` and trec_eval's test files in {{shared}}/trec_eval; pandas
-# for the DataFrame forms, ir-measures for its provider).
+# and polars for the DataFrame forms, ir-measures for its provider).
 python:
     rm -rf target/python-venv target/wheels
     python3 -m venv target/python-venv
-    target/python-venv/bin/pip install -q maturin==1.16.0 pytest==9.2.0 pytrec-eval-terrier==0.5.11 pandas==2.3.3 ir-measures==0.4.3
+    target/python-venv/bin/pip install -q maturin==1.16.0 pytest==9.2.0 pytrec-eval-terrier==0.5.11 pandas==2.3.3 polars==2.1.0 ir-measures==0.4.3
     cd python && ../target/python-venv/bin/maturin build --release -q -o ../target/wheels
     target/python-venv/bin/pip install -q target/wheels/treclab-*.whl
     cd python && ../target/python-venv/bin/pytest -q tests

@@ -3,9 +3,17 @@
 by run.sh for the peak memory). Prints one JSON object: tool, load_s (reading files into
 Python objects, 0 when the evaluator reads the files itself), eval_s, and the 5 means.
 
-Usage: one.py TOOL QRELS RUN   TOOL: treclab-files treclab-dicts pytrec_eval ir_measures ranx
+Usage: one.py TOOL QRELS RUN   TOOL: treclab-files treclab-dicts pytrec_eval ir_measures ranx-first
+      ranx-warm (the same call; the names only label the two cache states run.sh sets up)
+
+ranx compiles its functions with numba on first use and caches the machine code on disk
+(NUMBA_CACHE_DIR): run.sh times its first run in a fresh process with an empty cache directory,
+and its warm run in a fresh process whose cache a previous run filled (the compiled code is then
+loaded, not compiled). For treclab-dicts, "base_mb" is the process's RSS once the dicts are built,
+before the call: peak RSS minus it is the evaluator's own memory.
 """
 import json
+import resource
 import sys
 import time
 
@@ -24,9 +32,16 @@ def read_dicts(qrels_path, run_path):
     return qrels, run
 
 
+def rss_mb():
+    """The process's current resident set size, MB (Linux: /proc/self/statm)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
 def main():
     tool, qrels_path, run_path = sys.argv[1:4]
     t0 = time.perf_counter()
+    base = None
     if tool == "treclab-files":
         import treclab
 
@@ -36,12 +51,14 @@ def main():
         import treclab
 
         qrels, run = read_dicts(qrels_path, run_path)
+        base = rss_mb()
         t1 = time.perf_counter()
         means = treclab.evaluate(qrels, run, MEASURES)
     elif tool == "pytrec_eval":
         import pytrec_eval
 
         qrels, run = read_dicts(qrels_path, run_path)
+        base = rss_mb()
         t1 = time.perf_counter()
         per_query = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES)).evaluate(run)
         means = {m: sum(q[m] for q in per_query.values()) / len(per_query) for m in NAMES}
@@ -54,7 +71,7 @@ def main():
         t1 = time.perf_counter()
         agg = ir_measures.calc_aggregate([AP, RR, P @ 10, nDCG @ 10, R @ 100], qrels, run)
         means = dict(zip(NAMES, [agg[AP], agg[RR], agg[P @ 10], agg[nDCG @ 10], agg[R @ 100]]))
-    elif tool == "ranx":
+    elif tool in ("ranx-first", "ranx-warm"):
         from ranx import Qrels, Run, evaluate
 
         qrels = Qrels.from_file(qrels_path, kind="trec")
@@ -66,7 +83,7 @@ def main():
         raise SystemExit(f"unknown tool {tool}")
     t2 = time.perf_counter()
     means = {k: means[k] for k in NAMES}
-    print(json.dumps({"tool": tool, "load_s": t1 - t0, "eval_s": t2 - t1, "means": means}))
+    print(json.dumps({"tool": tool, "load_s": t1 - t0, "eval_s": t2 - t1, "base_mb": base, "means": means}))
 
 
 if __name__ == "__main__":

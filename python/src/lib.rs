@@ -2,10 +2,12 @@
 //!
 //! No measure is computed here: measures are resolved by [`ranklab::metrics::Selection`] (the
 //! CLI's `-m` parser), files are parsed by [`ranklab::trec`] and evaluated by
-//! [`ranklab::trec::evaluate_run`] / [`ranklab::trec::evaluate_reader`], exactly as the CLI does.
-//! Python dicts are walked once (with the GIL held) into TREC text, checked on the way (string
-//! ids without whitespace, integer judgments, finite scores), and that text goes through the
-//! same parser and evaluator as a file; the GIL is released while Rust parses and evaluates.
+//! [`ranklab::trec::evaluate_run`], exactly as the CLI does, with the GIL released.
+//!
+//! A run dict is walked once, with the GIL held (it is made of Python objects), checked on the
+//! way (string ids without whitespace, finite scores), each query's documents given to a
+//! [`ranklab::trec::RunFeed`]: the blocks, ranking and values of the file reader, without TREC
+//! text. A qrels dict (small) becomes TREC text read by the qrels parser.
 //!
 //! Errors become Python exceptions carrying the CLI's message: `ValueError` for bad input
 //! (file and line for a malformed file, the nearest names for an unknown measure), `OSError`
@@ -13,15 +15,14 @@
 
 use std::borrow::Cow;
 use std::error::Error as _;
-use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 
 use ranklab::metrics::{Measure, Selection};
-use ranklab::trec::{evaluate_reader, evaluate_run, EvalOptions, Evaluation, Qrels, TrecError};
+use ranklab::trec::{evaluate_run, EvalOptions, Evaluation, Qrels, RunFeed, TrecError};
 
 /// The name a qrels dict goes by in messages.
 const QRELS_DICT: &str = "<qrels dict>";
@@ -34,6 +35,63 @@ enum Source {
     Text(Vec<u8>),
 }
 
+/// A run argument: a file, or a dict walked straight into the evaluator.
+enum RunSource<'a, 'py> {
+    File(PathBuf),
+    Dict(&'a Bound<'py, PyDict>),
+}
+
+fn run_source<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<RunSource<'a, 'py>> {
+    match obj.cast::<PyDict>() {
+        Ok(dict) => Ok(RunSource::Dict(dict)),
+        Err(_) => match obj.extract::<PathBuf>() {
+            Ok(path) => Ok(RunSource::File(path)),
+            Err(_) => Err(not_a_source(obj, "run")),
+        },
+    }
+}
+
+fn not_a_source(obj: &Bound<'_, PyAny>, what: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "{what}: expected a path (str or os.PathLike) or a dict {{query_id: {{doc_id: \
+         value}}}}, got {}",
+        type_name(obj)
+    ))
+}
+
+/// Gives a run dict's documents to `feed`, query by query, checking ids and scores as
+/// [`run_line`] does. A [`TrecError`] of the feed (a repeated query cannot happen in a dict)
+/// comes back as the outer error; the inner one is a Python error (bad id or score).
+fn feed_dict(dict: &Bound<'_, PyDict>, feed: &mut RunFeed<'_>) -> Result<PyResult<()>, TrecError> {
+    for (qid, docs) in dict.iter() {
+        let qid = match id(&qid, "run", "query id", None) {
+            Ok(q) => q,
+            Err(e) => return Ok(Err(e)),
+        };
+        let docs = match docs.cast::<PyDict>() {
+            Ok(d) => d,
+            Err(_) => {
+                return Ok(Err(PyValueError::new_err(format!(
+                    "run: the value of query `{qid}` must be a dict {{doc_id: value}}, got {}",
+                    type_name(&docs)
+                ))))
+            }
+        };
+        feed.query(&qid)?;
+        for (doc, value) in docs.iter() {
+            let doc = match id(&doc, "run", "document id", Some(&qid)) {
+                Ok(d) => d,
+                Err(e) => return Ok(Err(e)),
+            };
+            match score(&qid, &doc, &value) {
+                Ok(s) => feed.push(&doc, s),
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+    }
+    Ok(Ok(()))
+}
+
 /// Reads a qrels or run argument: a path (`str` or `os.PathLike`) or a `{qid: {docid: value}}`
 /// dict, walked into TREC lines by `line` (which checks the value and appends one line).
 fn source(
@@ -44,11 +102,7 @@ fn source(
     let Ok(dict) = obj.cast::<PyDict>() else {
         return match obj.extract::<PathBuf>() {
             Ok(path) => Ok(Source::File(path)),
-            Err(_) => Err(PyValueError::new_err(format!(
-                "{what}: expected a path (str or os.PathLike) or a dict {{query_id: {{doc_id: \
-                 value}}}}, got {}",
-                type_name(obj)
-            ))),
+            Err(_) => Err(not_a_source(obj, what)),
         };
     };
     let mut text = Vec::with_capacity(dict.len() * 64);
@@ -86,8 +140,13 @@ fn id<'a>(
             type_name(obj)
         ))
     })?;
-    let s = s.to_cow()?;
-    if s.is_empty() || s.contains(char::is_whitespace) {
+    let s = utf8::text(s)?;
+    let blank = if s.is_ascii() {
+        s.bytes().any(|b| b.is_ascii_whitespace())
+    } else {
+        s.contains(char::is_whitespace)
+    };
+    if s.is_empty() || blank {
         return Err(PyValueError::new_err(format!(
             "{what}: {kind} {}{} is empty or contains whitespace; TREC ids are single fields",
             repr(obj),
@@ -119,21 +178,29 @@ fn qrels_line(out: &mut Vec<u8>, qid: &str, doc: &str, value: &Bound<'_, PyAny>)
     Ok(())
 }
 
-/// `qid Q0 docid 0 score treclab`: the score must be a finite number (`int` or `float`).
-fn run_line(out: &mut Vec<u8>, qid: &str, doc: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
-    let score = if value.is_instance_of::<PyBool>() {
+/// A score: a finite number (`int` or `float`, not `bool`).
+#[inline]
+fn score(qid: &str, doc: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let score = if let Ok(f) = value.cast::<PyFloat>() {
+        Some(f.value())
+    } else if value.is_instance_of::<PyBool>() {
         None
     } else {
         value.extract::<f64>().ok()
     };
-    let Some(score) = score.filter(|s| s.is_finite()) else {
-        return Err(PyValueError::new_err(format!(
+    score.filter(|s| s.is_finite()).ok_or_else(|| {
+        PyValueError::new_err(format!(
             "run: the score of document `{doc}` in query `{qid}` is {}, not a finite number; \
              scores must be finite numbers (NaN and infinity are rejected, as their order is \
              undefined)",
             repr(value)
-        )));
-    };
+        ))
+    })
+}
+
+/// `qid Q0 docid 0 score treclab`: the score must be a finite number (`int` or `float`).
+fn run_line(out: &mut Vec<u8>, qid: &str, doc: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    let score = score(qid, doc, value)?;
     for part in [qid.as_bytes(), b" Q0 ", doc.as_bytes(), b" 0 "] {
         out.extend_from_slice(part);
     }
@@ -195,30 +262,11 @@ struct Outcome {
     evaluation: Evaluation,
 }
 
-fn run_evaluation(
-    qrels: Source,
-    run: Source,
-    selection: Selection,
-    opts: EvalOptions,
-) -> Result<Outcome, TrecError> {
-    let qrels = match qrels {
-        Source::File(path) => Qrels::read(&path)?,
-        Source::Text(text) => Qrels::from_reader(&text[..], Path::new(QRELS_DICT))?,
-    };
-    let evaluation = match run {
-        Source::File(path) => evaluate_run(&qrels, &path, &selection.measures, &opts)?,
-        Source::Text(text) => evaluate_reader(
-            &qrels,
-            Cursor::new(text),
-            Path::new(RUN_DICT),
-            &selection.measures,
-            &opts,
-        )?,
-    };
-    Ok(Outcome {
-        selection,
-        evaluation,
-    })
+fn read_qrels(qrels: Source) -> Result<Qrels, TrecError> {
+    match qrels {
+        Source::File(path) => Qrels::read(&path),
+        Source::Text(text) => Qrels::from_reader(&text[..], Path::new(QRELS_DICT)),
+    }
 }
 
 /// Evaluates `run` against `qrels` as `ranklab eval` does; returns `(summary, per_query)`:
@@ -258,10 +306,31 @@ fn evaluate<'py>(
     };
     let qrels_dict = qrels.is_instance_of::<PyDict>();
     let qrels = source(qrels, "qrels", qrels_line)?;
-    let run = source(run, "run", run_line)?;
-    let outcome = py
-        .detach(move || run_evaluation(qrels, run, selection, opts))
+    let run = run_source(run)?;
+    let qrels = py
+        .detach(move || read_qrels(qrels))
         .map_err(|e| trec_error(e, qrels_dict))?;
+    let measures = &selection.measures;
+    let evaluation = match run {
+        RunSource::File(path) => py.detach(|| evaluate_run(&qrels, &path, measures, &opts)),
+        RunSource::Dict(dict) => {
+            let mut feed = RunFeed::new(&qrels, Path::new(RUN_DICT), measures, &opts);
+            match feed_dict(dict, &mut feed) {
+                Ok(Ok(())) => feed.finish().map(|mut ev| {
+                    // The tag the run lines of a dict used to carry.
+                    ev.runid = "treclab".into();
+                    ev
+                }),
+                Ok(Err(bad_input)) => return Err(bad_input),
+                Err(e) => Err(e),
+            }
+        }
+    }
+    .map_err(|e| trec_error(e, qrels_dict))?;
+    let outcome = Outcome {
+        selection,
+        evaluation,
+    };
     to_python(py, &outcome, per_query, skip_missing, summary_lines)
 }
 
@@ -388,6 +457,54 @@ fn compare(
     .map_err(|e| {
         PyValueError::new_err(format!("{e:#}").replace("pass -c to", "pass complete=True to"))
     })
+}
+
+/// A `str`'s UTF-8 text. This wheel targets CPython's stable ABI from 3.9, where the stable
+/// function that lends a `str`'s UTF-8 bytes (`PyUnicode_AsUTF8AndSize`, stable from 3.10) is
+/// not declared, so PyO3 copies them through a new `bytes` object: two allocations per id, the
+/// largest cost of walking a run dict. CPython has exported that function, with this signature,
+/// since 3.3; on Unix the extension resolves it from the interpreter at import, so it is
+/// declared here and the bytes are borrowed (the `str` caches its UTF-8 form and keeps it as
+/// long as it lives). Elsewhere (Windows links only the stable ABI), PyO3's copy.
+mod utf8 {
+    use std::borrow::Cow;
+
+    use pyo3::prelude::*;
+    use pyo3::types::PyString;
+
+    #[cfg(unix)]
+    #[allow(unsafe_code)]
+    pub fn text<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
+        use pyo3::ffi::{PyObject, Py_ssize_t};
+        use std::os::raw::c_char;
+        extern "C" {
+            fn PyUnicode_AsUTF8AndSize(
+                unicode: *mut PyObject,
+                size: *mut Py_ssize_t,
+            ) -> *const c_char;
+        }
+        let mut len: Py_ssize_t = 0;
+        // SAFETY: `s` is a live `str` and the GIL is held (a `Bound` proves both).
+        let ptr = unsafe { PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut len) };
+        if ptr.is_null() {
+            // An unpaired surrogate: not encodable as UTF-8 (the Python error is set).
+            return Err(PyErr::fetch(s.py()));
+        }
+        // SAFETY: on success CPython returns `len` bytes of valid UTF-8, cached in the `str`
+        // object and freed with it; `s` borrows that object for `'a`.
+        let text = unsafe {
+            std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+                ptr.cast::<u8>(),
+                len as usize,
+            ))
+        };
+        Ok(Cow::Borrowed(text))
+    }
+
+    #[cfg(not(unix))]
+    pub fn text<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
+        s.to_cow()
+    }
 }
 
 /// The extension module.

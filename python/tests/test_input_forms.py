@@ -57,16 +57,38 @@ def test_dataframes_equal_the_file(reference, lib):
     assert treclab.RelevanceEvaluator(qf, set(MEASURES)).evaluate(rf) == want
 
 
-def test_bad_dataframes_are_refused():
-    pd = pytest.importorskip("pandas")
-    qf = pd.DataFrame([("q1", "a", 1)], columns=["query_id", "doc_id", "relevance"])
-    good = pd.DataFrame([("q1", "a", 1.0), ("q1", "b", 0.5)], columns=["query_id", "doc_id", "score"])
+def frame(lib, rows, columns):
+    """A pandas or polars DataFrame of `rows` (the installed library; the test is skipped without it)."""
+    mod = pytest.importorskip(lib)
+    if lib == "pandas":
+        return mod.DataFrame(rows, columns=columns)
+    return mod.DataFrame(rows, schema=columns, orient="row")
+
+
+@pytest.mark.parametrize("lib", ["pandas", "polars"])
+def test_bad_dataframes_are_refused(lib):
+    qcols, rcols = ["query_id", "doc_id", "relevance"], ["query_id", "doc_id", "score"]
+    qf = frame(lib, [("q1", "a", 1)], qcols)
+    good = frame(lib, [("q1", "a", 1.0), ("q1", "b", 0.5)], rcols)
     assert treclab.evaluate(qf, good, "P.1") == {"P_1": 1.0}
-    twice = pd.DataFrame([("q1", "a", 1.0), ("q1", "a", 0.5)], columns=["query_id", "doc_id", "score"])
+    twice = frame(lib, [("q1", "a", 1.0), ("q1", "a", 0.5)], rcols)
     with pytest.raises(ValueError, match=r"document `a` appears twice in query `q1`"):
         treclab.evaluate(qf, twice, "P.1")
+    renamed = frame(lib, [("q1", "a", 1.0), ("q1", "b", 0.5)], ["query_id", "doc_id", "sim"])
     with pytest.raises(ValueError, match=r"needs the columns query_id, doc_id, score; missing: score"):
-        treclab.evaluate(qf, good.rename(columns={"score": "sim"}), "P.1")
-    ints = pd.DataFrame([(1, "a", 1.0)], columns=["query_id", "doc_id", "score"])
+        treclab.evaluate(qf, renamed, "P.1")
+    ints = frame(lib, [(1, "a", 1.0)], rcols)
     with pytest.raises(ValueError, match=r"query id 1 is a int, not a str"):
         treclab.evaluate(qf, ints, "P.1")
+
+
+def test_polars_is_not_needed(tmp_path):
+    """treclab imports and evaluates without polars (nor pandas): they are only touched through
+    a frame the caller passes. Run from an empty directory, so that the installed package is
+    imported, not python/treclab."""
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['polars'] = sys.modules['pandas'] = None; import treclab; print(treclab.evaluate({'q': {'a': 1}}, {'q': {'a': 1.0}}, 'P.1'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert out.stdout.strip() == "{'P_1': 1.0}"

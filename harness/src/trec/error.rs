@@ -119,6 +119,14 @@ pub enum TrecError {
         /// Line of the first judgment.
         first_line: u64,
     },
+    /// A query given twice to a [`super::RunFeed`] (each query's documents come together).
+    #[error("{}: query `{qid}` is given twice; give each query's documents together, once", path.display())]
+    RepeatedQuery {
+        /// What names the run.
+        path: PathBuf,
+        /// The query.
+        qid: String,
+    },
     /// A query of the qrels without results in the run (and no `-c`).
     #[error("{at}: query `{qid}` of the qrels has no results in run {} ({more} more such queries); pass -c to count missing queries as 0 in every average, or leave them out of the qrels to average over the others (trec_eval 10.0 does neither without -c: it gives a missing query the values of the query it evaluated before)", run.display())]
     MissingQuery {

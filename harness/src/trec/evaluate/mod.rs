@@ -44,6 +44,7 @@ use super::qrels::Qrels;
 use crate::metrics::{Measure, Params};
 use index::Index;
 use query::{Ctx, Results};
+pub use sequential::RunFeed;
 use sequential::{buffered, stream};
 
 /// Settings of an evaluation (trec_eval's `-l`, `-c`, `-M`, `-J`, and the measures'
@@ -168,8 +169,7 @@ fn evaluate_with<R: Read + Seek>(
     opts: &EvalOptions,
     fast: impl FnOnce(&Ctx<'_, '_>) -> Option<(Results, String)>,
 ) -> Result<Evaluation, TrecError> {
-    let all_judged = opts.all_judged || opts.judged_only || opts.params.has_custom_gains();
-    let index = Index::new(qrels, opts.rel_level, all_judged);
+    let index = index_for(qrels, opts);
     let ctx = Ctx {
         index: &index,
         measures,
@@ -177,7 +177,7 @@ fn evaluate_with<R: Read + Seek>(
         path,
         relstring: measures.contains(&Measure::Relstring),
     };
-    let (mut results, runid, interleaved) = match fast(&ctx) {
+    let (results, runid, interleaved) = match fast(&ctx) {
         Some((results, runid)) => (results, runid, false),
         None => match stream(&ctx, &mut reader)? {
             Some((results, runid)) => (results, runid, false),
@@ -193,7 +193,27 @@ fn evaluate_with<R: Read + Seek>(
             }
         },
     };
+    conclude(&ctx, qrels, results, runid, interleaved)
+}
 
+/// The qrels interned for `opts`: every judged document is kept when a setting reads
+/// non-relevant judgments, else only those that can change a measure.
+fn index_for<'q>(qrels: &'q Qrels, opts: &EvalOptions) -> Index<'q> {
+    let all_judged = opts.all_judged || opts.judged_only || opts.params.has_custom_gains();
+    Index::new(qrels, opts.rel_level, all_judged)
+}
+
+/// The evaluation from every judged query's values (`results`, in qrels order): a query the run
+/// lacks is an error, or counts 0 under [`EvalOptions::complete`]; the summary sums in qrels
+/// order, as trec_eval accumulates.
+fn conclude(
+    ctx: &Ctx<'_, '_>,
+    qrels: &Qrels,
+    mut results: Results,
+    runid: String,
+    interleaved: bool,
+) -> Result<Evaluation, TrecError> {
+    let (measures, opts, path, index) = (ctx.measures, ctx.opts, ctx.path, ctx.index);
     let missing: Vec<usize> = (0..results.len())
         .filter(|&q| results[q].is_none())
         .collect();

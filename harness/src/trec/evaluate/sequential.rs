@@ -3,14 +3,126 @@
 
 use std::io::Read;
 use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 
 use super::block::{Block, Scratch};
 use rustc_hash::FxHashMap as FxMap;
 
-use super::index::bytes_eq;
+use super::index::{bytes_eq, Index};
 use super::query::{Ctx, Results};
+use super::{conclude, index_for, EvalOptions, Evaluation};
+use crate::metrics::Measure;
 use crate::trec::error::TrecError;
+use crate::trec::qrels::Qrels;
 use crate::trec::run::RunReader;
+
+/// A run held in memory, given query by query (what the Python package makes of a `{qid:
+/// {docno: score}}` dict): each judged query's documents go into the [`Block`] a file's lines
+/// go into and are evaluated as a file's are, when the next query starts; no TREC text is
+/// written or parsed, and memory stays at the qrels plus one query. Each query is given once
+/// ([`TrecError::RepeatedQuery`] otherwise); `runid` is empty (documents carry no tag).
+pub struct RunFeed<'q> {
+    qrels: &'q Qrels,
+    index: Index<'q>,
+    measures: Vec<Measure>,
+    opts: EvalOptions,
+    path: PathBuf,
+    results: Results,
+    seen: Vec<bool>,
+    block: Block,
+    scratch: Scratch,
+    open: bool,
+    docs: u64,
+}
+
+impl<'q> RunFeed<'q> {
+    /// A feed evaluating `measures` against `qrels`; `path` names the run in messages.
+    pub fn new(qrels: &'q Qrels, path: &Path, measures: &[Measure], opts: &EvalOptions) -> Self {
+        let index = index_for(qrels, opts);
+        let nq = index.judged.len();
+        RunFeed {
+            qrels,
+            index,
+            measures: measures.to_vec(),
+            opts: opts.clone(),
+            path: path.to_path_buf(),
+            results: vec![None; nq],
+            seen: vec![false; nq],
+            block: Block::default(),
+            scratch: Scratch::default(),
+            open: false,
+            docs: 0,
+        }
+    }
+
+    /// Starts query `qid` (the previous query is evaluated). False when the qrels do not judge
+    /// it: its documents are only counted ([`RunFeed::push`] keeps nothing else of them).
+    pub fn query(&mut self, qid: &str) -> Result<bool, TrecError> {
+        self.close()?;
+        let q = self.index.qids.get(qid).copied();
+        if let Some(q) = q {
+            if std::mem::replace(&mut self.seen[q], true) {
+                return Err(TrecError::RepeatedQuery {
+                    path: self.path.clone(),
+                    qid: qid.to_string(),
+                });
+            }
+        }
+        self.block.reset(qid, q);
+        self.open = true;
+        Ok(q.is_some())
+    }
+
+    /// One document of the current query and its score (finite: the caller checks).
+    #[inline]
+    pub fn push(&mut self, docno: &str, score: f64) {
+        self.docs += 1;
+        let q = self.block.q;
+        if q.is_some() {
+            let rel = q.and_then(|q| self.index.judged[q].lookup.get(docno.as_bytes()));
+            self.block.push(docno, score, self.docs, rel);
+        }
+    }
+
+    /// Evaluates the current query's block, if any.
+    fn close(&mut self) -> Result<(), TrecError> {
+        if !std::mem::replace(&mut self.open, false) {
+            return Ok(());
+        }
+        let ctx = Ctx {
+            index: &self.index,
+            measures: &self.measures,
+            opts: &self.opts,
+            path: &self.path,
+            relstring: self.measures.contains(&Measure::Relstring),
+        };
+        if let (Some(q), Some(values)) = (self.block.q, ctx.finish(&self.block, &mut self.scratch)?)
+        {
+            self.results[q] = Some(values);
+        }
+        Ok(())
+    }
+
+    /// The evaluation, as [`super::evaluate_run`] gives it for the same lines in a file.
+    pub fn finish(mut self) -> Result<Evaluation, TrecError> {
+        self.close()?;
+        if self.docs == 0 {
+            return Err(TrecError::Empty {
+                path: self.path,
+                kind: "run",
+                hint: "a run has one document and its score per line",
+            });
+        }
+        let ctx = Ctx {
+            index: &self.index,
+            measures: &self.measures,
+            opts: &self.opts,
+            path: &self.path,
+            relstring: self.measures.contains(&Measure::Relstring),
+        };
+        conclude(&ctx, self.qrels, self.results, String::new(), false)
+    }
+}
 
 /// Remembers the tag of the last line (trec_eval's `runid`), copying only when it changes.
 #[inline]

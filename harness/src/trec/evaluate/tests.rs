@@ -345,3 +345,79 @@ fn parallel_reader_answers_for_a_grouped_run_and_leaves_an_interleaved_one() {
     assert_eq!(a.summary, vec![(0.5 + 1.0) / 2.0]);
     assert_eq!(b.summary, a.summary);
 }
+
+/// Feeds `lines` (`qid docno score`, grouped by query) to a [`RunFeed`].
+fn feed(
+    q: &Qrels,
+    lines: &[(&str, &str, f64)],
+    ms: &[Measure],
+    opts: &EvalOptions,
+) -> Result<Evaluation, TrecError> {
+    let mut f = RunFeed::new(q, Path::new("<run dict>"), ms, opts);
+    let mut current = None;
+    for &(qid, docno, score) in lines {
+        if current != Some(qid) {
+            f.query(qid)?;
+            current = Some(qid);
+        }
+        f.push(docno, score);
+    }
+    f.finish()
+}
+
+#[test]
+fn a_fed_run_gives_the_file_values() {
+    let q = qrels("q1 0 a 1\nq1 0 b 0\nq2 0 x 1\nq2 0 y 2\nq3 0 m 1\n");
+    let ms = [Map, RecipRank, NdcgCut(3), NumRet, NumRelRet, Relstring];
+    // Ties (b and a at 2.0: b ranks first), an unjudged query (q9), q3 missing.
+    let lines = [
+        ("q1", "a", 2.0),
+        ("q1", "b", 2.0),
+        ("q1", "c", 3.0),
+        ("q9", "a", 1.0),
+        ("q2", "z", 2.5),
+        ("q2", "y", 0.5),
+        ("q2", "x", 1.0),
+    ];
+    let text: String = lines
+        .iter()
+        .map(|(q, d, s)| format!("{q} Q0 {d} 0 {s} t\n"))
+        .collect();
+    let opts = EvalOptions {
+        complete: true,
+        ..EvalOptions::default()
+    };
+    let fed = feed(&q, &lines, &ms, &opts).unwrap();
+    let file = eval(&q, &text, &ms, opts.clone()).unwrap();
+    assert_eq!(fed.per_query, file.per_query);
+    assert_eq!(fed.summary, file.summary);
+    assert_eq!((fed.num_q, fed.runid.as_str()), (3, ""));
+    // By hand: q1 ranks c, b, a (the relevant a third): RR 1/3; q2 ranks z, x, y: RR 1/2; q3 0.
+    assert_eq!(fed.per_query[0].values[1], 1.0 / 3.0);
+    assert_eq!(fed.per_query[1].values[1], 0.5);
+    assert_eq!(fed.summary[1], (1.0 / 3.0 + 0.5) / 3.0);
+    // Without -c the missing q3 is the file's error, naming the run as the feed does.
+    let err = feed(&q, &lines, &ms, &EvalOptions::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("query `q3` of the qrels has no results in run <run dict>"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_fed_run_refuses_a_repeated_query_and_an_empty_run() {
+    let q = qrels("q1 0 a 1\n");
+    let opts = EvalOptions::default();
+    let lines = [("q1", "a", 1.0), ("q2", "b", 1.0), ("q1", "c", 1.0)];
+    let err = feed(&q, &lines, &[Map], &opts).unwrap_err();
+    assert!(
+        matches!(&err, TrecError::RepeatedQuery { qid, .. } if qid == "q1"),
+        "{err}"
+    );
+    let err = feed(&q, &[], &[Map], &opts).unwrap_err();
+    assert!(matches!(err, TrecError::Empty { kind: "run", .. }), "{err}");
+    // A run of unjudged queries only is not empty: the missing judged query is the error.
+    let err = feed(&q, &[("q2", "a", 1.0)], &[Map], &opts).unwrap_err();
+    assert!(matches!(err, TrecError::MissingQuery { .. }), "{err}");
+}
