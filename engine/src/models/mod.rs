@@ -36,12 +36,14 @@ mod status;
 
 use std::path::PathBuf;
 
-pub use catalogue::{Manifest, ModelDir, ModelKind, Pooling, MANIFEST, REQUIRED_FILES};
+pub use catalogue::{
+    Manifest, ModelDir, ModelKind, Pooling, LATE_INTERACTION_FILES, MANIFEST, REQUIRED_FILES,
+};
 pub use hashing::{hex, sha256, sha256_file};
 pub(crate) use model_cache::Shards;
 pub use model_cache::{CacheKind, ModelCache, Tally};
 pub use model_store::{pinned, ModelStore};
-pub(crate) use runtime::{fastembed_error, load_sessions, run_on_workers};
+pub(crate) use runtime::{default_workers, fastembed_error, load_sessions, run_on_workers};
 pub use runtime::{ort_environment, runtime_library};
 pub use status::{FetchOutcome, FileState, FileStatus, ModelStatus};
 

@@ -9,7 +9,7 @@
 //! Guarantee: the loaded model must report the identity the cache was opened for; another is
 //! an error, never a silent mix of scores.
 
-use super::{CrossEncoder, CrossEncoderOptions, FastembedCrossEncoder};
+use super::{ColbertReranker, CrossEncoder, CrossEncoderOptions, FastembedCrossEncoder};
 use crate::models::{ModelKind, ModelStore};
 use crate::{Error, Result};
 
@@ -42,14 +42,18 @@ impl LazyCrossEncoder {
         }
     }
 
-    /// The fastembed model `id` of `store` with `options`, not loaded yet (fetched and verified
-    /// when first loaded).
+    /// The model `id` of `store` with `options`, not loaded yet (fetched and verified when
+    /// first loaded): a fastembed cross-encoder, or a late-interaction model
+    /// ([`ColbertReranker`]), which accepts no batch size but 1.
     pub fn open(
         store: &ModelStore,
         id: &str,
         options: &CrossEncoderOptions,
     ) -> Result<LazyCrossEncoder> {
         let model = store.describe(id)?;
+        if model.kind == ModelKind::LateInteraction {
+            return LazyCrossEncoder::open_late_interaction(store, &model, options);
+        }
         model.expect_kind(ModelKind::CrossEncoder, "an embedder")?;
         options.check()?;
         let identity = FastembedCrossEncoder::identity_of(&model, options);
@@ -59,6 +63,31 @@ impl LazyCrossEncoder {
             Box::new(move || {
                 let dir = store.ensure_model(&id)?;
                 Ok(Box::new(FastembedCrossEncoder::load(&dir, &options)?) as Box<dyn CrossEncoder>)
+            }),
+        ))
+    }
+
+    /// A late-interaction model (ColBERT) as a pair scorer: encoded one text at a time, so a
+    /// batch size other than 1 is refused.
+    fn open_late_interaction(
+        store: &ModelStore,
+        model: &crate::models::ModelDir,
+        options: &CrossEncoderOptions,
+    ) -> Result<LazyCrossEncoder> {
+        if options.batch_size != 1 || options.max_length.is_some() {
+            return Err(Error::Config(format!(
+                "model {} is a late-interaction model: it encodes every text alone, with its own \
+                 lengths; remove batch (and max length) from its rerank stage",
+                model.id
+            )));
+        }
+        let identity = ColbertReranker::identity_of(model);
+        let (store, id, workers) = (store.clone(), model.id.clone(), options.workers);
+        Ok(LazyCrossEncoder::new(
+            identity,
+            Box::new(move || {
+                let dir = store.ensure_model(&id)?;
+                Ok(Box::new(ColbertReranker::load(&dir, workers)?) as Box<dyn CrossEncoder>)
             }),
         ))
     }
@@ -153,6 +182,38 @@ mod tests {
         assert_eq!(cold, direct.score("q a", &["a c"]).unwrap());
         cache.score(&mut lazy, "q a", &[cand("z")]).unwrap();
         assert_eq!(loads.load(Ordering::Relaxed), 1, "loaded once");
+    }
+
+    #[test]
+    fn a_late_interaction_model_opens_lazily_by_its_pin_and_refuses_a_batch() {
+        // An empty cache root: describing a pinned model reads nothing, so opening loads nothing.
+        let tmp = tempfile::tempdir().unwrap();
+        let store = crate::models::ModelStore::at(tmp.path()).with_progress(false);
+        let lazy = LazyCrossEncoder::open(
+            &store,
+            "answerai-colbert-small-v1",
+            &CrossEncoderOptions::default(),
+        )
+        .unwrap();
+        assert!(!lazy.is_loaded());
+        let id = lazy.identity();
+        assert!(
+            id.starts_with("answerai-colbert-small-v1 onnx-sha256=4980983628c18e4f")
+                && id.contains("no-projection")
+                && id.contains("doc_len=300"),
+            "{id}"
+        );
+        let batched = CrossEncoderOptions {
+            batch_size: 8,
+            ..CrossEncoderOptions::default()
+        };
+        let err = LazyCrossEncoder::open(&store, "answerai-colbert-small-v1", &batched)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("late-interaction") && err.contains("batch"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -3,6 +3,9 @@
 //! - [`CrossEncoder`]: the trait; [`FastembedCrossEncoder`] runs the real ONNX model
 //!   (ms-marco-MiniLM-L-12-v2 int8, raw logits), [`testing::OverlapCrossEncoder`] is the
 //!   model-free stand-in for unit tests only.
+//! - [`ColbertReranker`]: a late-interaction model (answerai-colbert-small-v1, MaxSim over
+//!   token vectors, see its module) behind the same trait, so shortlists, the score cache and
+//!   replays treat it as any pair scorer.
 //! - [`LazyCrossEncoder`]: loads the model only when a pair misses the cache.
 //! - [`ScoreCache`]: scores on disk keyed by cross-encoder identity, query sha256 and passage
 //!   sha256; damaged entries are detected and recomputed.
@@ -21,12 +24,16 @@
 //! non-finite score is an [`crate::Error::NonFiniteScore`] naming the query and document.
 
 mod cache;
+mod colbert;
 mod fastembed;
 mod lazy;
 mod shortlist;
 pub mod testing;
 
 pub use cache::{PairStats, ScoreCache, Scores, POOL_PAIRS};
+pub use colbert::{
+    maxsim, ColbertReranker, ColbertTokenizer, Encoded, TokenVectors, DOC_LEN, QUERY_LEN,
+};
 pub use fastembed::{CrossEncoderOptions, FastembedCrossEncoder};
 pub use lazy::{CrossEncoderLoader, LazyCrossEncoder};
 pub use shortlist::{

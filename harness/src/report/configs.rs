@@ -26,6 +26,19 @@ pub fn retriever_name(c: &Configuration) -> String {
     }
 }
 
+/// A rerank model as the configuration table names it: the id, and for a late-interaction
+/// model what it is, since the pinned ColBERT lacks its projection layer (see
+/// `ranklab_engine::rerank::ColbertReranker`).
+fn rerank_model_text(id: &str) -> String {
+    match ranklab_engine::models::pinned(id) {
+        Some(p) if p.kind == ranklab_engine::models::ModelKind::LateInteraction => format!(
+            "{id} (late interaction, MaxSim; the encoder without its 384→96 projection, \
+             which the package lacks: 384-d hidden states, not the published model's vectors)"
+        ),
+        _ => id.to_string(),
+    }
+}
+
 /// An f32 parameter as the shortest decimal that reads back as it (0.3, not 0.30000001).
 fn num(x: f32) -> serde_json::Value {
     serde_json::Number::from_f64(x.to_string().parse::<f64>().unwrap_or(f64::NAN))
@@ -63,7 +76,7 @@ pub fn markdown(runs: &[ConfigRun], practice: &dyn Fn(&Configuration) -> String)
             dash()
         };
         let (model, shortlist) = match &c.rerank {
-            Some(s) => (s.model.clone(), s.shortlist.to_string()),
+            Some(s) => (rerank_model_text(&s.model), s.shortlist.to_string()),
             None => (dash(), dash()),
         };
         let weights = match (&r.weights, c.wiring) {
