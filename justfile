@@ -20,6 +20,7 @@ test: models engines
     cargo clippy --workspace --all-targets -- -D warnings
     cargo test --workspace --release
     just pytrec
+    just colbert-python
     just python
     for p in tasks/*/paired.yaml; do cargo run --release -q -p ranklab -- check "$p"; done
 
@@ -29,6 +30,14 @@ pytrec:
     test -x target/pytrec-venv/bin/python || python3 -m venv target/pytrec-venv
     target/pytrec-venv/bin/python -c 'import pytrec_eval' 2>/dev/null || target/pytrec-venv/bin/pip install -q pytrec-eval-terrier==0.5.11
     RANKLAB_PYTREC_PYTHON="$PWD/target/pytrec-venv/bin/python" cargo test --release -p ranklab --test pytrec_random -- --ignored
+
+# ranklab's ColBERT reranker against the same model file run by Python onnxruntime 1.32.0 +
+# tokenizers + numpy (pinned, in a venv under target/): 100 SciFact pairs, equal ids, scores within
+# 1e-4 (engine/tests/colbert_python.rs, script engine/tests/colbert/reference.py).
+colbert-python: models
+    test -x target/colbert-venv/bin/python || python3 -m venv target/colbert-venv
+    target/colbert-venv/bin/python -c 'import onnxruntime, tokenizers, numpy' 2>/dev/null || target/colbert-venv/bin/pip install -q onnxruntime==1.32.0 tokenizers==0.23.3 numpy==2.4.6
+    RANKLAB_COLBERT_PYTHON="$PWD/target/colbert-venv/bin/python" cargo test --release -p ranklab-engine --test colbert_python -- --ignored
 
 # The Python package (python/, import name treclab): the wheel built with `maturin build --release`
 # and installed into a fresh venv under target/, as a user would, then its pytest suite (against
