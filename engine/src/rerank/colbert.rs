@@ -29,7 +29,11 @@
 //!
 //! **Reuse.** Within one scorer, the vectors of a query or passage already encoded are kept in
 //! memory (keyed by the text's sha256) and not encoded again: a section shortlisted for several
-//! queries is encoded once. Scores persist through the score cache like a cross-encoder's.
+//! queries is encoded once. On disk, the token vectors of every text encoded are kept in a
+//! token-vector cache ([`TokenRows`], the embedding cache's checked record files, one file per
+//! model identity beside the embeddings): a later run encodes only texts it has never seen, and
+//! the ONNX sessions are created only when a text must be encoded. Pair scores persist through
+//! the score cache like a cross-encoder's.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -40,7 +44,9 @@ use ort::value::Tensor;
 use tokenizers::Tokenizer;
 
 use super::CrossEncoder;
-use crate::models::{self, sha256, ModelDir, ModelKind};
+use crate::models::model_cache::cache_counts;
+use crate::models::remote::WorkKind;
+use crate::models::{self, sha256, CacheKind, ModelCache, ModelDir, ModelKind};
 use crate::{Error, Result};
 
 /// Query length in tokens, markers and `[MASK]` padding included (the card's `query_maxlen`).
@@ -77,6 +83,93 @@ impl TokenVectors {
     fn row(&self, i: usize) -> &[f32] {
         &self.data[i * DIM..(i + 1) * DIM]
     }
+}
+
+cache_counts! {
+    /// Token-vector cache counters (texts, not rows).
+    pub struct TokenStats {
+        /// Texts whose vectors came from the cache.
+        hits = served,
+        /// Texts encoded by the model.
+        misses = computed,
+        /// Misses whose rows were on disk but damaged.
+        rebuilt = rebuilt,
+    }
+    display "{} cached, {} encoded, {} rebuilt"
+}
+
+/// The token-vector cache's kind of records: one token vector of a text per record, as
+/// `1 + DIM` little-endian f32s (the text's row count, then the row). Row `r` of a text is keyed
+/// by `sha256(text key | r as u32 LE)`, the text key being the sha256 of `q` or `d` (query or
+/// passage layout) followed by the text. Fixed-size records keep the record file's rule that one
+/// damaged record costs only itself; a text is served only when all its rows are present and
+/// agree on the count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenRows;
+
+impl CacheKind for TokenRows {
+    // Changing KIND or EXT invalidates every token-vector file.
+    const KIND: &'static str = "late-interaction token vectors";
+    const EXT: &'static str = "tok";
+    const ROLE: &'static str = "late-interaction model";
+    const WORK: WorkKind = WorkKind::Embed;
+    type Stats = TokenStats;
+    fn payload(&self) -> usize {
+        (1 + DIM) * 4
+    }
+}
+
+/// Token vectors of one late-interaction model, keyed by text.
+pub type TokenCache = ModelCache<TokenRows>;
+
+fn row_key(text_key: &[u8; 32], row: usize) -> [u8; 32] {
+    let mut b = [0u8; 36];
+    b[..32].copy_from_slice(text_key);
+    b[32..].copy_from_slice(&(row as u32).to_le_bytes());
+    sha256(&b)
+}
+
+/// Reads a text's rows from `cache`: None unless every row is present and agrees on the count.
+fn cached_rows(cache: &TokenCache, text_key: &[u8; 32]) -> Option<TokenVectors> {
+    let decode = |b: &[u8]| -> Vec<f32> {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    };
+    let first = cache.records.lookup(&[row_key(text_key, 0)], decode);
+    let first = first.found.into_iter().next().flatten()?;
+    let n = first[0];
+    if !((1.0..=4096.0).contains(&n) && n.fract() == 0.0) {
+        return None;
+    }
+    let n = n as usize;
+    let keys: Vec<[u8; 32]> = (1..n).map(|r| row_key(text_key, r)).collect();
+    let rest = cache.records.lookup(&keys, decode);
+    let mut data = Vec::with_capacity(n * DIM);
+    data.extend_from_slice(&first[1..]);
+    for row in rest.found {
+        let row = row?;
+        if row[0] != n as f32 {
+            return None;
+        }
+        data.extend_from_slice(&row[1..]);
+    }
+    Some(TokenVectors { data })
+}
+
+fn store_rows(cache: &TokenCache, text_key: &[u8; 32], v: &TokenVectors) -> Result<()> {
+    let n = v.rows();
+    let records: Vec<([u8; 32], Vec<u8>)> = (0..n)
+        .map(|r| {
+            let mut b = Vec::with_capacity((1 + DIM) * 4);
+            b.extend_from_slice(&(n as f32).to_le_bytes());
+            for x in v.row(r) {
+                b.extend_from_slice(&x.to_le_bytes());
+            }
+            (row_key(text_key, r), b)
+        })
+        .collect();
+    cache.store(records.iter().map(|(k, b)| (*k, b.as_slice())))
 }
 
 /// MaxSim of a query's and a passage's normalised token vectors: for each query row the largest
@@ -190,7 +283,11 @@ const PUNCTUATION: &str = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
 /// The late-interaction reranker over a verified model directory.
 pub struct ColbertReranker {
+    /// The sessions, created when the first text must be encoded.
     workers: Vec<Session>,
+    model: ModelDir,
+    n_workers: usize,
+    tokens: Option<TokenCache>,
     tokenizer: ColbertTokenizer,
     id: String,
     identity: String,
@@ -208,31 +305,17 @@ impl std::fmt::Debug for ColbertReranker {
 }
 
 impl ColbertReranker {
-    /// Loads a verified late-interaction model directory, `workers` single-threaded sessions
-    /// (None: one per core).
+    /// A verified late-interaction model directory, to run on `workers` single-threaded
+    /// sessions (None: one per core), without a token-vector cache. The sessions are created
+    /// when the first text is encoded.
     pub fn load(model: &ModelDir, workers: Option<usize>) -> Result<ColbertReranker> {
         model.expect_kind(ModelKind::LateInteraction, "a cross-encoder or embedder")?;
         let tokenizer = ColbertTokenizer::load(model)?;
-        let environment = models::ort_environment()?;
-        let fail = |e: String| Error::Model {
-            model: model.id.clone(),
-            message: e,
-        };
-        let n = workers.unwrap_or_else(models::default_workers).max(1);
-        let mut sessions = Vec::with_capacity(n);
-        for _ in 0..n {
-            let session = Session::builder(&environment)
-                .map_err(|e| fail(e.to_string()))?
-                .with_optimization_level(GraphOptimizationLevel::Level3)
-                .map_err(|e| fail(e.to_string()))?
-                .with_intra_threads(1)
-                .map_err(|e| fail(e.to_string()))?
-                .commit_from_file(model.file("model.onnx"))
-                .map_err(|e| fail(e.to_string()))?;
-            sessions.push(session);
-        }
         Ok(ColbertReranker {
-            workers: sessions,
+            workers: Vec::new(),
+            model: model.clone(),
+            n_workers: workers.unwrap_or_else(models::default_workers).max(1),
+            tokens: None,
             tokenizer,
             id: model.id.clone(),
             identity: ColbertReranker::identity_of(model),
@@ -240,6 +323,46 @@ impl ColbertReranker {
             memo_rows: 0,
             encoded: 0,
         })
+    }
+
+    /// Keeps token vectors in the cache under `dir` (normally `ModelStore::embeddings_dir()`),
+    /// opened (read and verified) now for this model's identity.
+    pub fn with_token_cache(mut self, dir: &std::path::Path) -> Result<ColbertReranker> {
+        self.tokens = Some(ModelCache::open_as(dir, &self.identity, TokenRows)?);
+        Ok(self)
+    }
+
+    /// The token-vector cache's counts so far (None without a cache).
+    pub fn token_stats(&self) -> Option<TokenStats> {
+        self.tokens.as_ref().map(ModelCache::stats)
+    }
+
+    /// Whether the ONNX sessions exist (they are created when a text must be encoded).
+    pub fn sessions_loaded(&self) -> bool {
+        !self.workers.is_empty()
+    }
+
+    fn sessions(&mut self) -> Result<&mut [Session]> {
+        if self.workers.is_empty() {
+            let environment = models::ort_environment()?;
+            let id = self.model.id.clone();
+            let fail = |e: String| Error::Model {
+                model: id.clone(),
+                message: e,
+            };
+            for _ in 0..self.n_workers {
+                let session = Session::builder(&environment)
+                    .map_err(|e| fail(e.to_string()))?
+                    .with_optimization_level(GraphOptimizationLevel::Level3)
+                    .map_err(|e| fail(e.to_string()))?
+                    .with_intra_threads(1)
+                    .map_err(|e| fail(e.to_string()))?
+                    .commit_from_file(self.model.file("model.onnx"))
+                    .map_err(|e| fail(e.to_string()))?;
+                self.workers.push(session);
+            }
+        }
+        Ok(&mut self.workers)
     }
 
     /// The identity of `model` ([`CrossEncoder::identity`]), known without loading it.
@@ -270,9 +393,20 @@ impl ColbertReranker {
             .collect();
         let mut todo: Vec<usize> = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        let mut from_disk: HashMap<[u8; 32], Arc<TokenVectors>> = HashMap::new();
+        let mut tally = models::Tally::default();
         for (i, k) in keys.iter().enumerate() {
             if !self.memo.contains_key(k) && seen.insert(*k) {
-                todo.push(i);
+                match self.tokens.as_ref().and_then(|c| cached_rows(c, k)) {
+                    Some(v) => {
+                        tally.served += 1;
+                        from_disk.insert(*k, Arc::new(v));
+                    }
+                    None => {
+                        tally.computed += 1;
+                        todo.push(i);
+                    }
+                }
             }
         }
         let encoded: Vec<Encoded> = todo
@@ -287,34 +421,49 @@ impl ColbertReranker {
             })
             .collect::<Result<_>>()?;
         let id = self.id.clone();
-        let out = models::run_on_workers(&mut self.workers, encoded.len(), |s, j| {
-            run(s, &encoded[j]).map_err(|message| Error::Model {
-                model: id.clone(),
-                message,
-            })
-        })?;
+        let out = if encoded.is_empty() {
+            Vec::new()
+        } else {
+            models::run_on_workers(self.sessions()?, encoded.len(), |s, j| {
+                run(s, &encoded[j]).map_err(|message| Error::Model {
+                    model: id.clone(),
+                    message,
+                })
+            })?
+        };
         self.encoded += out.len();
-        let new_rows: usize = out.iter().map(TokenVectors::rows).sum();
+        if let Some(cache) = &self.tokens {
+            for (&i, v) in todo.iter().zip(&out) {
+                store_rows(cache, &keys[i], v)?;
+            }
+            cache.record(tally);
+        }
+        // Everything this call returns, gathered before the memory store may be emptied.
+        let mut have: HashMap<[u8; 32], Arc<TokenVectors>> = from_disk;
+        for (&i, v) in todo.iter().zip(out) {
+            have.insert(keys[i], Arc::new(v));
+        }
+        for k in &keys {
+            if let (false, Some(v)) = (have.contains_key(k), self.memo.get(k)) {
+                have.insert(*k, v.clone());
+            }
+        }
+        let new_rows: usize = have
+            .iter()
+            .filter(|(k, _)| !self.memo.contains_key(*k))
+            .map(|(_, v)| v.rows())
+            .sum();
         if self.memo_rows + new_rows > MEMO_ROWS {
             self.memo.clear();
             self.memo_rows = 0;
         }
-        let mut fresh: HashMap<[u8; 32], Arc<TokenVectors>> = HashMap::new();
-        for (&i, v) in todo.iter().zip(out) {
-            let v = Arc::new(v);
-            self.memo_rows += v.rows();
-            self.memo.insert(keys[i], v.clone());
-            fresh.insert(keys[i], v);
+        for (k, v) in &have {
+            if !self.memo.contains_key(k) {
+                self.memo_rows += v.rows();
+                self.memo.insert(*k, v.clone());
+            }
         }
-        keys.iter()
-            .map(|k| {
-                fresh
-                    .get(k)
-                    .or_else(|| self.memo.get(k))
-                    .cloned()
-                    .ok_or_else(|| Error::Config("token vectors lost from memory".into()))
-            })
-            .collect()
+        Ok(keys.iter().map(|k| have[k].clone()).collect())
     }
 }
 

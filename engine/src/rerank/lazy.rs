@@ -87,7 +87,9 @@ impl LazyCrossEncoder {
             identity,
             Box::new(move || {
                 let dir = store.ensure_model(&id)?;
-                Ok(Box::new(ColbertReranker::load(&dir, workers)?) as Box<dyn CrossEncoder>)
+                let model = ColbertReranker::load(&dir, workers)?
+                    .with_token_cache(&store.embeddings_dir())?;
+                Ok(Box::new(model) as Box<dyn CrossEncoder>)
             }),
         ))
     }

@@ -32,7 +32,8 @@ pub mod testing;
 
 pub use cache::{PairStats, ScoreCache, Scores, POOL_PAIRS};
 pub use colbert::{
-    maxsim, ColbertReranker, ColbertTokenizer, Encoded, TokenVectors, DOC_LEN, QUERY_LEN,
+    maxsim, ColbertReranker, ColbertTokenizer, Encoded, TokenCache, TokenRows, TokenStats,
+    TokenVectors, DOC_LEN, QUERY_LEN,
 };
 pub use fastembed::{CrossEncoderOptions, FastembedCrossEncoder};
 pub use lazy::{CrossEncoderLoader, LazyCrossEncoder};
