@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use ranklab_engine::corpus::Corpus;
@@ -24,12 +25,13 @@ use ranklab_engine::models::remote::{Offload, Remote};
 use ranklab_engine::models::ModelStore;
 use ranklab_engine::policy::{current, legacy, Practice, Weights};
 use ranklab_engine::ranking::{check_finite, Hit};
+use ranklab_engine::rerank::prompt::PromptTemplate;
 use ranklab_engine::rerank::{
     score_shortlists, Candidate, CrossEncoderOptions, LazyCrossEncoder, PairStats, RerankedHit,
     ScoreCache, ShortlistRequest, ShortlistScores,
 };
 
-use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Suite};
+use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Scorer, Suite};
 use ranklab_engine::policy::Wiring;
 
 /// One ranked document of a configuration's output.
@@ -194,9 +196,15 @@ impl<'c> Engine<'c> {
         let configs = || experiments.iter().flat_map(|e| e.configurations.iter());
         let mut dense = BTreeMap::new();
         let embedders: BTreeSet<&str> = configs().filter_map(|c| c.embedder()).collect();
-        let rerank_specs: BTreeMap<String, (&str, usize)> = configs()
-            .filter_map(|c| c.rerank.as_ref())
-            .map(|r| (r.model_key(), (r.model.as_str(), r.batch())))
+        let rerank_specs: BTreeMap<String, (&RerankSpec, &Path)> = experiments
+            .iter()
+            .flat_map(|e| {
+                let dir = e.path.parent().unwrap_or(Path::new("."));
+                e.configurations
+                    .iter()
+                    .filter_map(move |c| c.rerank.as_ref().map(|r| (r, dir)))
+            })
+            .map(|(r, dir)| (r.model_key(), (r, dir)))
             .collect();
         let store = if embedders.is_empty() && rerank_specs.is_empty() {
             None
@@ -237,14 +245,21 @@ impl<'c> Engine<'c> {
             );
         }
         let mut rerankers = BTreeMap::new();
-        for (key, (id, batch)) in rerank_specs {
+        for (key, (spec, dir)) in rerank_specs {
             let store = store.as_ref().expect("store opened when models are used");
-            let options = CrossEncoderOptions {
-                batch_size: batch,
-                ..CrossEncoderOptions::default()
+            let (id, batch) = (spec.model.as_str(), spec.batch());
+            let model = match &spec.scorer {
+                Scorer::Model => {
+                    let options = CrossEncoderOptions {
+                        batch_size: batch,
+                        ..CrossEncoderOptions::default()
+                    };
+                    LazyCrossEncoder::open(store, id, &options)
+                        .with_context(|| format!("loading cross-encoder {id}"))?
+                }
+                Scorer::Llm => open_llm(store, spec, dir)?,
+                Scorer::Endpoint(endpoint) => open_endpoint(endpoint, spec, dir)?,
             };
-            let model = LazyCrossEncoder::open(store, id, &options)
-                .with_context(|| format!("loading cross-encoder {id}"))?;
             let mut cache = ScoreCache::open(&store.scores_dir(), &model)?;
             if let Some(r) = remote {
                 cache.set_offload(Offload {
@@ -966,6 +981,36 @@ fn rank_every_task(
         }
     }
     Ok(())
+}
+
+/// The prompt template of an `llm:` rerank stage: its `prompt:` file (relative to `dir`, the
+/// experiments file's folder) or the default.
+fn prompt_of(spec: &RerankSpec, dir: &Path) -> Result<PromptTemplate> {
+    Ok(match &spec.prompt {
+        Some(p) => PromptTemplate::from_file(&dir.join(p))?,
+        None => PromptTemplate::default(),
+    })
+}
+
+/// An in-process LLM rerank stage (`llm: ID`).
+fn open_llm(store: &ModelStore, spec: &RerankSpec, dir: &Path) -> Result<LazyCrossEncoder> {
+    let prompt = prompt_of(spec, dir)?;
+    LazyCrossEncoder::open_llm(store, &spec.model, &prompt)
+        .with_context(|| format!("loading LLM {}", spec.model))
+}
+
+/// An endpoint rerank stage (`llm: { endpoint, model, api }`).
+fn open_endpoint(
+    endpoint: &crate::suite::LlmEndpoint,
+    spec: &RerankSpec,
+    dir: &Path,
+) -> Result<LazyCrossEncoder> {
+    let _prompt = prompt_of(spec, dir)?;
+    anyhow::bail!(
+        "rerank endpoint {} ({:?}): endpoint rerank stages are not built yet",
+        endpoint.endpoint,
+        endpoint.api
+    )
 }
 
 /// The identities of the models the configurations of `ex` use.

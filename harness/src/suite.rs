@@ -373,19 +373,123 @@ pub enum Retriever {
     External,
 }
 
-/// A cross-encoder rerank stage.
+/// A second stage: a cross-encoder, a late-interaction model, an in-process LLM or an LLM
+/// behind an OpenAI-compatible endpoint reorders the first `shortlist` candidates.
+///
+/// Written as `{ model: ID, shortlist: N }` (cross-encoder or late-interaction model),
+/// `{ llm: ID, shortlist: N, prompt: FILE }` (an LLM run in-process) or
+/// `{ llm: { endpoint: URL, model: NAME, api: completions | chat | rerank }, shortlist: N }`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "RerankFields")]
 pub struct RerankSpec {
-    /// Model id (see `ranklab models list`).
+    /// The model id (see `ranklab models list`), or the endpoint's model name.
     pub model: String,
+    /// What scores the pairs.
+    pub scorer: Scorer,
+    /// The LLM prompt's user-message template (`llm:` only), relative to the experiments file;
+    /// `None`: the documented default (`ranklab_engine::rerank::prompt`).
+    pub prompt: Option<PathBuf>,
     /// How many fused candidates it reorders.
     pub shortlist: usize,
     /// Pairs per model run (default 1: every score independent of the others, so scores and
     /// reports are the same whatever else is scored). Larger batches pad pairs to the longest
     /// of the batch and can move logits in the last bits; they are cached apart.
-    #[serde(default)]
     pub batch: Option<usize>,
+}
+
+/// What scores a rerank stage's pairs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scorer {
+    /// A model of the catalogue run in-process by ONNX Runtime (`model:`).
+    Model,
+    /// An LLM of the catalogue run in-process (`llm: ID`): yes/no logits.
+    Llm,
+    /// An LLM (or a `/rerank` service) behind an HTTP endpoint (`llm: { endpoint: .. }`).
+    Endpoint(LlmEndpoint),
+}
+
+/// An OpenAI-compatible endpoint as a rerank stage.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmEndpoint {
+    /// Base URL (`http://127.0.0.1:8080/v1`); `${NAME}` is expanded from the environment when
+    /// the request is made and never written.
+    pub endpoint: String,
+    /// The model name sent with each request.
+    pub model: String,
+    /// Which API: `completions` and `chat` read yes/no log-probabilities, `rerank` reads
+    /// `results[{index, relevance_score}]`.
+    pub api: LlmApi,
+}
+
+/// The API of an [`LlmEndpoint`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LlmApi {
+    /// `POST /completions` with the ChatML prompt, `logprobs`.
+    Completions,
+    /// `POST /chat/completions` with the messages, `logprobs` + `top_logprobs`.
+    Chat,
+    /// `POST /rerank` (Cohere, Jina, Voyage, text-embeddings-inference).
+    Rerank,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RerankFields {
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    llm: Option<LlmField>,
+    #[serde(default)]
+    prompt: Option<PathBuf>,
+    shortlist: usize,
+    #[serde(default)]
+    batch: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum LlmField {
+    Id(String),
+    Endpoint(LlmEndpoint),
+}
+
+impl TryFrom<RerankFields> for RerankSpec {
+    type Error = String;
+
+    fn try_from(f: RerankFields) -> std::result::Result<RerankSpec, String> {
+        let (model, scorer) = match (f.model, f.llm) {
+            (Some(m), None) => (m, Scorer::Model),
+            (None, Some(LlmField::Id(id))) => (id, Scorer::Llm),
+            (None, Some(LlmField::Endpoint(e))) => (e.model.clone(), Scorer::Endpoint(e)),
+            (Some(_), Some(_)) => {
+                return Err("a rerank stage names either `model:` (a cross-encoder or late-interaction model) or `llm:`, not both"
+                    .into())
+            }
+            (None, None) => {
+                return Err("a rerank stage needs `model: ID` or `llm: ID` (or `llm: { endpoint, model, api }`); see `ranklab models list`"
+                    .into())
+            }
+        };
+        if scorer == Scorer::Model && f.prompt.is_some() {
+            return Err("`prompt:` belongs to an `llm:` rerank stage, not to `model:`".into());
+        }
+        if scorer != Scorer::Model && f.batch.is_some() {
+            return Err(
+                "`batch:` belongs to a `model:` rerank stage; an LLM scores each \
+                        (query, passage) pair in its own forward pass"
+                    .into(),
+            );
+        }
+        Ok(RerankSpec {
+            model,
+            scorer,
+            prompt: f.prompt,
+            shortlist: f.shortlist,
+            batch: f.batch,
+        })
+    }
 }
 
 /// Largest cross-encoder batch accepted.
@@ -397,12 +501,31 @@ impl RerankSpec {
         self.batch.unwrap_or(1)
     }
 
-    /// The name of the loaded cross-encoder this stage uses: the model id, with the batch size
-    /// when it is not 1 (each distinct batch size is a separately loaded and cached model).
+    /// The name of the loaded scorer this stage uses: the model id, with the batch size when it
+    /// is not 1 (each distinct batch size is a separately loaded and cached model), with the
+    /// prompt file when one is named, or the endpoint.
     pub fn model_key(&self) -> String {
+        let mut key = match &self.scorer {
+            Scorer::Endpoint(e) => format!("{} at {} ({:?})", self.model, e.endpoint, e.api),
+            _ => self.model.clone(),
+        };
+        if let Some(p) = &self.prompt {
+            key.push_str(&format!(" (prompt {})", p.display()));
+        }
         match self.batch() {
-            1 => self.model.clone(),
-            b => format!("{} (batch {b})", self.model),
+            1 => key,
+            b => format!("{key} (batch {b})"),
+        }
+    }
+
+    /// A rerank stage of cross-encoder `model` (`{ model, shortlist }`).
+    pub fn cross_encoder(model: &str, shortlist: usize) -> RerankSpec {
+        RerankSpec {
+            model: model.to_string(),
+            scorer: Scorer::Model,
+            prompt: None,
+            shortlist,
+            batch: None,
         }
     }
 }

@@ -94,6 +94,18 @@ impl LazyCrossEncoder {
         ))
     }
 
+    /// The in-process LLM `id` of `store` asked `prompt` about each pair (yes/no logits).
+    pub fn open_llm(
+        store: &ModelStore,
+        id: &str,
+        prompt: &super::prompt::PromptTemplate,
+    ) -> Result<LazyCrossEncoder> {
+        let _ = (store.describe(id)?, prompt);
+        Err(Error::Config(format!(
+            "model {id}: in-process LLM rerank stages are not built yet"
+        )))
+    }
+
     /// Whether the model has been loaded.
     pub fn is_loaded(&self) -> bool {
         self.loaded.is_some()

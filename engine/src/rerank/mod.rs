@@ -6,6 +6,8 @@
 //! - [`ColbertReranker`]: a late-interaction model (answerai-colbert-small-v1, MaxSim over
 //!   token vectors, see its module) behind the same trait, so shortlists, the score cache and
 //!   replays treat it as any pair scorer.
+//! - [`prompt`]: the yes/no prompt of LLM rerankers (in-process and over an endpoint) and how
+//!   a score is read from the answer position.
 //! - [`LazyCrossEncoder`]: loads the model only when a pair misses the cache.
 //! - [`ScoreCache`]: scores on disk keyed by cross-encoder identity, query sha256 and passage
 //!   sha256; damaged entries are detected and recomputed.
@@ -27,6 +29,7 @@ mod cache;
 mod colbert;
 mod fastembed;
 mod lazy;
+pub mod prompt;
 mod shortlist;
 pub mod testing;
 

@@ -65,11 +65,10 @@ pub fn configuration(name: &str) -> Result<Configuration> {
                 );
             };
             Configuration {
-                rerank: Some(RerankSpec {
-                    model: "ms-marco-MiniLM-L-12-v2".into(),
+                rerank: Some(RerankSpec::cross_encoder(
+                    "ms-marco-MiniLM-L-12-v2",
                     shortlist,
-                    batch: None,
-                }),
+                )),
                 ..base
             }
         }
