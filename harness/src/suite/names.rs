@@ -209,6 +209,9 @@ impl Settings {
         config.embedder = c.embedder().map(str::to_string);
         if let Some(r) = &mut config.rerank {
             r.batch = Some(r.batch());
+            // A prompt file is named relative to the experiments file that names it.
+            let base = ex.path.parent().unwrap_or(Path::new("."));
+            r.prompt = r.prompt.as_ref().map(|p| absolute(&base.join(p)));
         }
         config.practice = (c.wiring != Wiring::None).then(|| absolute(&ex.practice_path(c)));
         let engine_base = c
