@@ -672,6 +672,11 @@ impl Experiments {
                 if r.batch == Some(0) || r.batch() > MAX_BATCH {
                     bail!("{at}: rerank batch must be between 1 and {MAX_BATCH}");
                 }
+                if let Some(p) = &r.prompt {
+                    let dir = path.parent().unwrap_or(Path::new("."));
+                    ranklab_engine::rerank::prompt::PromptTemplate::from_file(&dir.join(p))
+                        .with_context(|| format!("{at}: rerank prompt"))?;
+                }
                 if r.shortlist > c.depth() {
                     bail!("{at}: rerank shortlist {} is larger than the first-stage depth {}; lower it or raise `depth`", r.shortlist, c.depth());
                 }

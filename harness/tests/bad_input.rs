@@ -195,6 +195,12 @@ fn cases() -> Vec<Case> {
             Fails { at: "tasks/p/experiments.yaml:6", says: &["larger than the first-stage depth 10", "lower it or raise `depth`"] }),
         case("experiments: rerank batch 0", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    rerank: { model: ms-marco-MiniLM-L-12-v2, shortlist: 5, batch: 0 }")], RUN,
             Fails { at: "tasks/p/experiments.yaml:6", says: &["batch must be between 1 and 1024"] }),
+        case("experiments: rerank names a model and an llm", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    rerank: { model: ms-marco-MiniLM-L-12-v2, llm: smollm2-135m-instruct, shortlist: 5 }")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:6", says: &["either `model:`", "not both"] }),
+        case("experiments: rerank prompt file missing", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    rerank: { llm: smollm2-135m-instruct, shortlist: 5, prompt: nowhere.txt }")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:6", says: &["rerank prompt", "nowhere.txt", "relative to the experiments file"] }),
+        case("experiments: rerank prompt without {passage}", vec![Sub(EXPERIMENTS, "    wiring: current", "    wiring: current\n    rerank: { llm: smollm2-135m-instruct, shortlist: 5, prompt: search-practice.yaml }")], RUN,
+            Fails { at: "tasks/p/experiments.yaml:6", says: &["has no {query} placeholder"] }),
         case("experiments: duplicate key", vec![Sub(EXPERIMENTS, "    retriever: bm25\n  - name: current", "    retriever: bm25\n    retriever: bm25\n  - name: current")], RUN,
             Fails { at: "tasks/p/experiments.yaml:6", says: &["duplicate key `retriever`", "remove one"] }),
         // ---- paired.yaml
