@@ -27,9 +27,7 @@ mod common;
 use common::{assert_bad_input, code, stderr, stdout};
 
 fn fixture_costs() -> Costs {
-    let mut c = costs::load(&common::fixture("costs")).unwrap();
-    c.shown = "reports/docir/costs.json".to_string();
-    c
+    costs::load(&common::fixture("costs")).unwrap()
 }
 
 const FOUR: &str = "experiment: costs
@@ -76,7 +74,7 @@ fn the_cost_section_renders_a_fixture_file_as_written_by_hand() {
         &models("L12 identity A", "colbert identity B"),
         &fixture_costs(),
     );
-    assert!(md.starts_with("## Cost per scored pair\n\nMilliseconds per scored (query, section) pair of each rerank configuration's model, from `reports/docir/costs.json`: `just costs` (`ranklab bench --measure-costs`) measures them and `ranklab bench` only reads them"), "{md}");
+    assert!(md.starts_with("## Cost per scored pair\n\nMilliseconds per scored (query, section) pair of each rerank configuration's model, from `costs.json` beside this report: `just costs` (`ranklab bench --measure-costs`) measures them and `ranklab bench` only reads them"), "{md}");
     // 52.041 -> 52.0; 0.0061669 -> 0.00617; 20 x 52.041 = 1040.82 -> 1041; 8 x 52.041 =
     // 416.328 -> 416; 0.63865 -> 0.639. The ColBERT measurement is of another identity.
     let want = "\

@@ -47,6 +47,7 @@ impl Plan {
                 reports: reports.to_path_buf(),
                 measure: None,
                 command: String::new(),
+                live: args.recording.mode() != Mode::FromRecording,
             },
         })
     }

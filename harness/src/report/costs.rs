@@ -67,7 +67,9 @@ pub struct Cost {
 pub struct Costs {
     /// The measurements (empty when there is no file).
     pub file: CostFile,
-    /// Its path relative to the repository root (`reports/docir/costs.json`).
+    /// Its path as messages name it (relative to the repository root when below it); the
+    /// report itself names only `costs.json`, beside it, so its bytes do not depend on where
+    /// the reports are written.
     pub shown: String,
 }
 
@@ -159,6 +161,9 @@ pub struct CostPlan {
     pub measure: Option<Vec<String>>,
     /// The command line (`ranklab …`), recorded with each measurement.
     pub command: String,
+    /// Whether endpoints are asked live (not `--from-recording`): an endpoint's cost is the
+    /// live server's, so it is measured only then.
+    pub live: bool,
 }
 
 /// The `about` text of a cost file `--measure-costs` writes.
@@ -179,16 +184,7 @@ pub fn measure_suite(
         return Ok(None);
     };
     let work = measure::work_lists(corpus, suite, experiments, replays);
-    let chosen: Vec<&measure::Work> = work
-        .iter()
-        .filter(|w| {
-            if names.is_empty() {
-                costs.file.of(&w.identity).is_none()
-            } else {
-                names.contains(&w.key)
-            }
-        })
-        .collect();
+    let chosen = choose(&work, costs, names, plan.live, &suite.name)?;
     if chosen.is_empty() {
         if !work.is_empty() && names.is_empty() {
             eprintln!(
@@ -228,6 +224,42 @@ pub fn measure_suite(
     Ok(Some(costs.file.to_bytes()?))
 }
 
+/// The work to measure: the models `names` (none: every model whose identity has no
+/// measurement). An endpoint is measured only live: named while `--from-recording`, it is an
+/// error; unnamed, it is left out with a line on stderr.
+fn choose<'w>(
+    work: &'w [measure::Work],
+    costs: &Costs,
+    names: &[String],
+    live: bool,
+    suite: &str,
+) -> Result<Vec<&'w measure::Work>> {
+    let mut chosen = Vec::new();
+    for w in work {
+        let asked = if names.is_empty() {
+            costs.file.of(&w.identity).is_none()
+        } else {
+            names.contains(&w.key)
+        };
+        if !asked {
+            continue;
+        }
+        if matches!(w.spec.scorer, crate::suite::Scorer::Endpoint(_)) && !live {
+            let say = format!(
+                "{suite}: {} is an endpoint: its cost is the live server's; measure it with the server up and without --from-recording (`ranklab bench --measure-costs '{}'`)",
+                w.key, w.key
+            );
+            if names.is_empty() {
+                eprintln!("{say}; left out");
+                continue;
+            }
+            bail!("{say}");
+        }
+        chosen.push(w);
+    }
+    Ok(chosen)
+}
+
 /// `x` with three significant digits (`25.3`, `0.0123`, `506`; `0` for 0).
 pub fn sig3(x: f64) -> String {
     if x == 0.0 {
@@ -251,8 +283,7 @@ pub fn section(
     let mut md = String::from("## Cost per scored pair\n\n");
     let _ = writeln!(
         md,
-        "Milliseconds per scored (query, section) pair of each rerank configuration's model, from `{}`: `{MEASURE_COMMAND}` (`ranklab bench --measure-costs`) measures them and `ranklab bench` only reads them, so this report is the same bytes run after run. **Cold**: the model computes every pair of the suite's shortlists from empty caches (scores, and token vectors where the model keeps them), the wall-clock time over all pairs divided by their number; **model load**: from opening the model to its first score, apart. **Warm**: every pair served from the score cache (its file opened and verified included). Cold per query: the shortlist × the cold cost per pair. First-stage-only configurations score no pair (—).\n",
-        costs.shown
+        "Milliseconds per scored (query, section) pair of each rerank configuration's model, from `{COSTS_FILE}` beside this report: `{MEASURE_COMMAND}` (`ranklab bench --measure-costs`) measures them and `ranklab bench` only reads them, so this report is the same bytes run after run. **Cold**: the model computes every pair of the suite's shortlists from empty caches (scores, and token vectors where the model keeps them), the wall-clock time over all pairs divided by their number; **model load**: from opening the model to its first score, apart. **Warm**: every pair served from the score cache (its file opened and verified included). Cold per query: the shortlist × the cold cost per pair. First-stage-only configurations score no pair (—).\n"
     );
     md.push_str("| configuration | rerank model | shortlist | cold ms per pair | warm ms per pair | cold ms per query | model load s |\n|---|---|---:|---:|---:|---:|---:|\n");
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
