@@ -61,6 +61,12 @@ bench: models
 engines:
     for d in examples/engines/*/; do (cd "$d" && npm ci --no-audit --no-fund --loglevel=error); done
 
+# `just bench`, after timing each rerank model whose identity has no measurement yet (or the
+# MODELs named): ms per scored pair cold (from empty caches) and warm (from the score cache),
+# written to reports/<suite>/costs.json, which every report reads (docs/reports.md).
+costs *models: models
+    cargo run --release -q -p ranklab -- bench --from-recording --measure-costs {{models}}
+
 # Start the example engines (PostgreSQL on a free loopback port, in a temporary directory), then
 # `ranklab bench --record`: reports and recordings from the live engines. Stops PostgreSQL after.
 record: models engines

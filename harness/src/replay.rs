@@ -70,6 +70,10 @@ pub struct Replay {
     pub unjudged: Vec<String>,
     /// What each external configuration did (file order).
     pub external: Vec<crate::external::Summary>,
+    /// Per rerank model key, the shortlists it was asked to score: (task index, the widest
+    /// shortlist's hits, best first), one per (task, first stage). What `bench --measure-costs`
+    /// times the model on (`report::costs`).
+    pub shortlists: BTreeMap<String, Vec<(usize, Vec<Hit>)>>,
 }
 
 impl Replay {
@@ -248,18 +252,7 @@ impl<'c> Engine<'c> {
         for (key, (spec, dir)) in rerank_specs {
             let store = store.as_ref().expect("store opened when models are used");
             let (id, batch) = (spec.model.as_str(), spec.batch());
-            let model = match &spec.scorer {
-                Scorer::Model => {
-                    let options = CrossEncoderOptions {
-                        batch_size: batch,
-                        ..CrossEncoderOptions::default()
-                    };
-                    LazyCrossEncoder::open(store, id, &options)
-                        .with_context(|| format!("loading cross-encoder {id}"))?
-                }
-                Scorer::Llm => open_llm(store, spec, dir)?,
-                Scorer::Endpoint(endpoint) => open_endpoint(endpoint, spec, dir)?,
-            };
+            let model = open_scorer(store, spec, dir)?;
             let mut cache = ScoreCache::open(&store.scores_dir(), &model)?;
             if let Some(r) = remote {
                 cache.set_offload(Offload {
@@ -769,7 +762,7 @@ pub fn replay_with(
         first_stages(engine, suite, ex, &runs, &mut ext.lists, max_depth)?;
     // 2. Per cross-encoder, the widest shortlists of every task scored as one pooled work list
     //    (each pair the same bits as one task at a time; see `rerank::score_shortlists`).
-    let shortlists = score_widest_shortlists(engine, suite, ex, &first_stage, &cut_from)?;
+    let (shortlists, asked) = score_widest_shortlists(engine, suite, ex, &first_stage, &cut_from)?;
     // 3. Every configuration's ranking of every task.
     rank_every_task(
         engine.corpus,
@@ -784,6 +777,7 @@ pub fn replay_with(
         models: models_used(engine, ex),
         unjudged: ext.unjudged,
         external: ext.summaries,
+        shortlists: asked,
     })
 }
 
@@ -879,15 +873,19 @@ fn first_stages(
     Ok((first_stage, cut_from))
 }
 
+/// The hits each rerank model was asked to score, by model key: (task index, shortlist).
+type Asked = BTreeMap<String, Vec<(usize, Vec<Hit>)>>;
+
 /// Step 2: per cross-encoder, the widest shortlist of each (model, first stage) of every task,
-/// scored as one pooled work list; narrower widths reuse its scores.
+/// scored as one pooled work list; narrower widths reuse its scores. Also returns those
+/// shortlists' hits ([`Replay::shortlists`]).
 fn score_widest_shortlists(
     engine: &Engine,
     suite: &Suite,
     ex: &Experiments,
     first_stage: &FirstStage,
     cut_from: &[BTreeMap<ShortlistKey, usize>],
-) -> Result<Vec<BTreeMap<ShortlistKey, ShortlistScores>>> {
+) -> Result<(Vec<BTreeMap<ShortlistKey, ShortlistScores>>, Asked)> {
     let corpus = engine.corpus;
     // Widest shortlist per (model, first stage): narrower widths reuse its scores.
     let mut widest: BTreeMap<ShortlistKey, usize> = BTreeMap::new();
@@ -899,6 +897,7 @@ fn score_widest_shortlists(
     }
     let mut shortlists: Vec<BTreeMap<ShortlistKey, ShortlistScores>> =
         vec![BTreeMap::new(); suite.tasks.len()];
+    let mut asked = Asked::new();
     for (model_key, m) in &engine.rerankers {
         let mut at = Vec::new();
         let mut requests = Vec::new();
@@ -915,6 +914,13 @@ fn score_widest_shortlists(
         if requests.is_empty() {
             continue;
         }
+        asked.insert(
+            model_key.clone(),
+            at.iter()
+                .zip(&requests)
+                .map(|((ti, _), r)| (*ti, r.hits[..r.width.min(r.hits.len())].to_vec()))
+                .collect(),
+        );
         let pb = crate::progress::bar(0, "cross-encoder");
         let (scores, stats) = score_shortlists(
             &requests,
@@ -938,7 +944,7 @@ fn score_widest_shortlists(
             shortlists[ti].insert(key, s);
         }
     }
-    Ok(shortlists)
+    Ok((shortlists, asked))
 }
 
 /// Step 3: every configuration's ranking of every task: its first-stage list, reranked on its
@@ -981,6 +987,29 @@ fn rank_every_task(
         }
     }
     Ok(())
+}
+
+/// The scorer of a rerank stage, not loaded yet (`dir`: the experiments file's folder, which
+/// a `prompt:` file is relative to): a cross-encoder or late-interaction model of `store`, an
+/// in-process LLM or an endpoint. `report::costs` opens stages through it too.
+pub(crate) fn open_scorer(
+    store: &ModelStore,
+    spec: &RerankSpec,
+    dir: &Path,
+) -> Result<LazyCrossEncoder> {
+    let id = spec.model.as_str();
+    Ok(match &spec.scorer {
+        Scorer::Model => {
+            let options = CrossEncoderOptions {
+                batch_size: spec.batch(),
+                ..CrossEncoderOptions::default()
+            };
+            LazyCrossEncoder::open(store, id, &options)
+                .with_context(|| format!("loading cross-encoder {id}"))?
+        }
+        Scorer::Llm => open_llm(store, spec, dir)?,
+        Scorer::Endpoint(endpoint) => open_endpoint(endpoint, spec, dir)?,
+    })
 }
 
 /// The prompt template of an `llm:` rerank stage: its `prompt:` file (relative to `dir`, the

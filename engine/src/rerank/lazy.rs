@@ -142,6 +142,15 @@ impl CrossEncoder for LazyCrossEncoder {
         }
         self.model()?.score(query, passages)
     }
+
+    /// The loaded model's own `score_many` (its pooled work list), loading it only when some
+    /// request has a passage.
+    fn score_many(&mut self, requests: &[(&str, Vec<&str>)]) -> Result<Vec<Vec<f32>>> {
+        if requests.iter().all(|(_, p)| p.is_empty()) {
+            return Ok(vec![Vec::new(); requests.len()]);
+        }
+        self.model()?.score_many(requests)
+    }
 }
 
 #[cfg(test)]
@@ -228,6 +237,56 @@ mod tests {
             err.contains("late-interaction") && err.contains("batch"),
             "{err}"
         );
+    }
+
+    /// A stand-in that counts its `score_many` calls (each request scored as `score` would).
+    struct Pooled {
+        inner: OverlapCrossEncoder,
+        calls: Arc<AtomicUsize>,
+    }
+
+    impl CrossEncoder for Pooled {
+        fn identity(&self) -> &str {
+            self.inner.identity()
+        }
+        fn score(&mut self, query: &str, passages: &[&str]) -> Result<Vec<f32>> {
+            self.inner.score(query, passages)
+        }
+        fn score_many(&mut self, requests: &[(&str, Vec<&str>)]) -> Result<Vec<Vec<f32>>> {
+            self.calls.fetch_add(1, Ordering::Relaxed);
+            requests
+                .iter()
+                .map(|(q, p)| self.inner.score(q, p))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn score_many_reaches_the_loaded_models_own_pooled_score_many() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let c = calls.clone();
+        let mut direct = OverlapCrossEncoder::with_identity("ce");
+        let mut lazy = LazyCrossEncoder::new(
+            direct.identity().to_string(),
+            Box::new(move || {
+                Ok(Box::new(Pooled {
+                    inner: OverlapCrossEncoder::with_identity("ce"),
+                    calls: c.clone(),
+                }) as Box<dyn CrossEncoder>)
+            }),
+        );
+        let empty = lazy.score_many(&[("q", vec![]), ("r", vec![])]).unwrap();
+        assert_eq!(empty, vec![Vec::<f32>::new(), Vec::new()]);
+        assert!(!lazy.is_loaded(), "no passage: nothing to load");
+
+        let requests = [("q a", vec!["a b", "c"]), ("r", vec!["r s"])];
+        let got = lazy.score_many(&requests).unwrap();
+        assert_eq!(calls.load(Ordering::Relaxed), 1, "one pooled call");
+        let want: Vec<Vec<f32>> = requests
+            .iter()
+            .map(|(q, p)| direct.score(q, p).unwrap())
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! `ranklab bench`: replay every suite under `tasks/` and regenerate `reports/`. All suites are
 //! computed before any file is written. Exit 1 when a check of any suite failed (a paired
 //! assertion not met, an engine's errors counted as empty rankings), as `ranklab run`.
+//!
+//! With `--measure-costs` (`just costs`), it also times each rerank model on its suite's
+//! shortlists and writes `reports/<suite>/costs.json` (`report::costs`), which the reports
+//! render; a plain `bench` only reads that file, so its reports stay byte-identical.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,6 +27,13 @@ pub(crate) struct BenchArgs {
     /// report: the headline table, the decision and the files written).
     #[arg(long)]
     pub print: bool,
+    /// Also time each rerank model on its suite's shortlists — cold (the model computes every
+    /// pair, from empty caches), warm (every pair from the score cache) and its load — and write
+    /// the figures to reports/<suite>/costs.json, which the reports show. With no MODEL: every
+    /// rerank model whose identity has no measurement yet; with MODELs (rerank model keys as the
+    /// reports name them): those, measured again. Not with --cluster.
+    #[arg(long, value_name = "MODEL", num_args = 0..)]
+    pub measure_costs: Option<Vec<String>>,
     #[command(flatten)]
     pub engines: EngineArgs,
 }
@@ -30,9 +41,14 @@ pub(crate) struct BenchArgs {
 /// Runs the command: plan (one cluster for every suite; suite names that would share a
 /// report folder refused), replay and render every suite, then write and print.
 pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
-    let plan = Plan::new(&args.engines, &args.reports)?;
+    let mut plan = Plan::new(&args.engines, &args.reports)?;
     let suite_files = suites(&args.tasks)?;
     distinct_report_folders(&suite_files)?;
+    if let Some(models) = args.measure_costs {
+        known_rerank_models(&suite_files, &models)?;
+        let command: Vec<String> = std::env::args().skip(1).collect();
+        plan = plan.measuring(models, format!("ranklab {}", command.join(" ")))?;
+    }
     let rendered = suite_files
         .iter()
         .map(|s| plan.render(s, &[]))
@@ -43,6 +59,32 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
         name_notes: true,
     };
     emit(&rendered, &args.reports, &out)
+}
+
+/// Every model named to `--measure-costs` is the rerank model key of a configuration of some
+/// suite; otherwise an error listing those there are, before anything runs.
+fn known_rerank_models(suite_files: &[PathBuf], named: &[String]) -> Result<()> {
+    let mut known = std::collections::BTreeSet::new();
+    for path in suite_files {
+        let suite = crate::suite::Suite::load(path)?;
+        for ex in crate::suite::load_experiments(&suite, &[])? {
+            for c in &ex.configurations {
+                if let Some(r) = &c.rerank {
+                    known.insert(r.model_key());
+                }
+            }
+        }
+    }
+    for name in named {
+        if !known.contains(name) {
+            let list: Vec<&str> = known.iter().map(String::as_str).collect();
+            anyhow::bail!(
+                "--measure-costs {name}: no configuration of any suite reranks with it; the rerank models are: {}",
+                if list.is_empty() { "none".to_string() } else { list.join(", ") }
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Two suites of one name would write one report folder (`reports/<suite>/`), the second over

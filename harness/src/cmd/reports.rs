@@ -31,6 +31,8 @@ pub(crate) struct Plan {
     mode: Mode,
     /// The cluster of `--cluster`, if any (None: models run here).
     remote: Option<Arc<dyn Remote>>,
+    /// Where the suites' cost files are, and whether to measure first.
+    costs: report::costs::CostPlan,
 }
 
 impl Plan {
@@ -41,7 +43,27 @@ impl Plan {
             recordings: args.recording.recordings_root(reports).to_path_buf(),
             mode: args.recording.mode(),
             remote,
+            costs: report::costs::CostPlan {
+                reports: reports.to_path_buf(),
+                measure: None,
+                command: String::new(),
+                live: args.recording.mode() != Mode::FromRecording,
+            },
         })
+    }
+
+    /// Measures the rerank models' costs before rendering (`bench --measure-costs`): `models`,
+    /// or (empty) every one whose identity has no measurement. Refused with `--cluster`: the
+    /// time would be the cluster's, not the model's on this machine.
+    pub(crate) fn measuring(mut self, models: Vec<String>, command: String) -> Result<Plan> {
+        if self.remote.is_some() {
+            anyhow::bail!(
+                "--measure-costs times the models on this machine; drop --cluster (the cluster's time is not the model's)"
+            );
+        }
+        self.costs.measure = Some(models);
+        self.costs.command = command;
+        Ok(self)
     }
 
     /// Replays the suite under its experiment files (none: every experiments*.yaml beside it)
@@ -53,6 +75,7 @@ impl Plan {
             &self.recordings,
             &self.mode,
             self.remote.as_ref(),
+            &self.costs,
         )
     }
 }
@@ -81,6 +104,10 @@ pub(crate) fn emit(rendered: &[Rendered], reports: &Path, out: &Output) -> Resul
             }
         }
         if out.write {
+            if let Some((path, bytes)) = &rendered.costs_file {
+                report::atomic::write(path, bytes)?;
+                println!("wrote {}", report::for_person(path).display());
+            }
             report::write_all(&dir, &rendered.reports)?;
         }
         for r in &rendered.reports {

@@ -1,6 +1,6 @@
 //! The evidence an ADR needs below its table: per-task rank movements against the baseline,
-//! the cross-encoder score distributions (all shortlisted pairs, relevant vs not), and the
-//! identities of the models that produced the numbers.
+//! the rerank score distributions (all shortlisted pairs, relevant vs not; each model's own
+//! kind of score), and the identities of the models that produced the numbers.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -9,7 +9,7 @@ use ranklab_engine::corpus::Corpus;
 
 use super::first_relevant_rank;
 use crate::replay::{ConfigRun, Replay};
-use crate::suite::{Experiments, Suite};
+use crate::suite::{Experiments, LlmApi, RerankSpec, Scorer, Suite};
 
 /// Per-task movements of every configuration against the baseline, as Markdown.
 ///
@@ -102,7 +102,20 @@ pub fn five_numbers(mut v: Vec<f32>) -> Option<[f32; 5]> {
     Some([v[0], q(0.25), q(0.5), q(0.75), v[v.len() - 1]])
 }
 
-/// Distribution of the cross-encoder scores of every rerank configuration, as Markdown.
+/// What a rerank stage's score is: a cross-encoder's raw logit, a late-interaction model's
+/// MaxSim, an LLM's yes logit minus its no logit, a `/rerank` endpoint's relevance score.
+pub fn score_kind(spec: &RerankSpec) -> &'static str {
+    match &spec.scorer {
+        Scorer::Model => match ranklab_engine::models::pinned(&spec.model) {
+            Some(p) if p.kind == ranklab_engine::models::ModelKind::LateInteraction => "MaxSim",
+            _ => "logit",
+        },
+        Scorer::Endpoint(e) if e.api == LlmApi::Rerank => "relevance_score",
+        Scorer::Llm | Scorer::Endpoint(_) => "logit(yes) − logit(no)",
+    }
+}
+
+/// Distribution of the rerank scores of every rerank configuration, as Markdown.
 pub fn score_distributions(corpus: &Corpus, suite: &Suite, replay: &Replay) -> String {
     let reranked: Vec<&ConfigRun> = replay
         .runs
@@ -112,8 +125,9 @@ pub fn score_distributions(corpus: &Corpus, suite: &Suite, replay: &Replay) -> S
     if reranked.is_empty() {
         return String::new();
     }
-    let mut md = String::from("## Cross-encoder score distributions\n\nRaw logits of the shortlisted (query, section) pairs: all, then split by whether the document is relevant.\n\n| configuration | pairs | n | min | q1 | median | q3 | max |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
+    let mut md = String::from("## Rerank score distributions\n\nThe scores of the shortlisted (query, section) pairs, each model's own kind (score): a cross-encoder's raw logit, a late-interaction model's MaxSim (per query token the best cosine over the section's tokens, summed), an LLM's yes logit minus its no logit. All pairs, then split by whether the document is relevant; models' scales differ, so compare within a model.\n\n| configuration | score | pairs | n | min | q1 | median | q3 | max |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n");
     for run in reranked {
+        let kind = run.config.rerank.as_ref().map_or("", score_kind);
         let mut groups: BTreeMap<u8, Vec<f32>> = BTreeMap::new();
         for (task, ranked) in suite.tasks.iter().zip(&run.per_task) {
             for r in ranked {
@@ -131,12 +145,16 @@ pub fn score_distributions(corpus: &Corpus, suite: &Suite, replay: &Replay) -> S
                 Some(f) => {
                     let _ = writeln!(
                         md,
-                        "| {} | {label} | {n} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+                        "| {} | {kind} | {label} | {n} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
                         run.config.name, f[0], f[1], f[2], f[3], f[4]
                     );
                 }
                 None => {
-                    let _ = writeln!(md, "| {} | {label} | 0 | | | | | |", run.config.name);
+                    let _ = writeln!(
+                        md,
+                        "| {} | {kind} | {label} | 0 | | | | | |",
+                        run.config.name
+                    );
                 }
             }
         }

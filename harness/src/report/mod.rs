@@ -6,11 +6,14 @@
 //!   per-task table (rank of the first expected document per configuration).
 //!
 //! Nothing that varies between runs (timings, dates, absolute paths) goes into these files: a
-//! second run on unchanged inputs rewrites the same bytes. Every file is written atomically.
+//! second run on unchanged inputs rewrites the same bytes. The one section with timings renders
+//! them from a committed file that a run only reads (`costs.json`, [`costs`]). Every file is
+//! written atomically.
 
 pub mod adr;
 pub mod atomic;
 pub mod configs;
+pub mod costs;
 pub mod decision;
 pub mod external;
 pub mod plots;
@@ -400,10 +403,11 @@ pub fn render(
     replay: &Replay,
     set: &MeasureSet,
 ) -> Result<SuiteReport> {
-    render_with(corpus, suite, ex, replay, set, &[])
+    render_with(corpus, suite, ex, replay, set, &[], None)
 }
 
-/// Renders the report of one experiment, with the suite's paired assertions checked.
+/// Renders the report of one experiment, with the suite's paired assertions checked and, given
+/// the suite's cost file, the cost of each rerank configuration.
 pub fn render_with(
     corpus: &Corpus,
     suite: &Suite,
@@ -411,13 +415,14 @@ pub fn render_with(
     replay: &Replay,
     set: &MeasureSet,
     paired: &[PairedResult],
+    costs: Option<&costs::Costs>,
 ) -> Result<SuiteReport> {
     // Rankings index into the corpus plus the ids external engines returned outside it.
     let all = replay.corpus_view(corpus);
     let mut parts = Parts::compute(&all, corpus, suite, ex, replay, set, paired)?;
     let practice = |c: &crate::suite::Configuration| shown(&ex.practice_path(c));
     let stem = &ex.experiment;
-    let (md, plots) = markdown(&parts, &all, suite, ex, replay, paired, &practice)?;
+    let (md, plots) = markdown(&parts, &all, suite, ex, replay, paired, &practice, costs)?;
     let mut summary = format!("{} — {}\n", suite.name, ex.experiment);
     summary.push_str(&table::markdown(&parts.headline));
     writeln!(summary, "Decision: {}", parts.decision)?;
@@ -550,6 +555,7 @@ impl Parts {
 }
 
 /// The Markdown report, and its plots (whose files go beside it).
+#[allow(clippy::too_many_arguments)]
 fn markdown(
     p: &Parts,
     all: &Corpus,
@@ -558,6 +564,7 @@ fn markdown(
     replay: &Replay,
     paired: &[PairedResult],
     practice: &dyn Fn(&crate::suite::Configuration) -> String,
+    costs: Option<&costs::Costs>,
 ) -> Result<(String, plots::Plots)> {
     let mut md = String::new();
     writeln!(md, "# {} — {}\n", suite.name, ex.experiment)?;
@@ -596,6 +603,11 @@ fn markdown(
     md.push_str(&plots.markdown);
     md.push_str(&adr::movements(all, suite, ex, replay));
     md.push_str(&adr::score_distributions(all, suite, replay));
+    if let Some(costs) = costs {
+        let configs: Vec<&crate::suite::Configuration> =
+            replay.runs.iter().map(|r| &r.config).collect();
+        md.push_str(&costs::section(&configs, &replay.models, costs));
+    }
     md.push_str(&adr::model_identities(&replay.models));
     writeln!(md, "## Rank of the first expected document, per task\n")?;
     writeln!(
@@ -795,6 +807,9 @@ pub struct Rendered {
     pub documents: usize,
     /// Ids of the records that had no front matter and took every default.
     pub without_front_matter: Vec<String>,
+    /// The suite's cost file to write (`--measure-costs` measured something): its path and
+    /// bytes. `None`: the file is left as it is.
+    pub costs_file: Option<(PathBuf, Vec<u8>)>,
 }
 
 impl Rendered {
@@ -857,14 +872,19 @@ pub fn verdict_line(rendered: &[Rendered]) -> (String, bool) {
 /// `<recordings_root>/<suite>/runs/` (written, with `--record`, where the reports are). With
 /// `remote` (`--cluster`), the vectors and cross-encoder scores missing from the cache — of the
 /// experiments and of the suite's paired assertions — are computed there ([`Engine::build_with`]).
+/// The cost section of each report comes from the suite's cost file, which `cost_plan` may ask
+/// to measure first ([`costs::measure_suite`]; the new file is returned, not written).
 pub fn render_suite(
     suite_path: &Path,
     experiment_paths: &[PathBuf],
     recordings_root: &Path,
     mode: &crate::external::Mode,
     remote: Option<&Arc<dyn Remote>>,
+    cost_plan: &costs::CostPlan,
 ) -> Result<Rendered> {
     let suite = Suite::load(suite_path)?;
+    let costs_dir = cost_plan.reports.join(&suite.name);
+    let mut costs = costs::load(&costs_dir)?;
     let experiments = crate::suite::load_experiments(&suite, experiment_paths)?;
     for ex in &experiments {
         crate::suite::check_depth(&suite, ex)?;
@@ -887,6 +907,15 @@ pub fn render_suite(
     let from = (*mode == crate::external::Mode::FromRecording)
         .then(|| recordings_root.join(&suite.name).join("runs"));
     let paired = check_paired(&suite, remote, from.as_deref())?;
+    let costs_file = costs::measure_suite(
+        &corpus,
+        &suite,
+        &experiments,
+        &rendered_runs,
+        &mut costs,
+        cost_plan,
+    )?
+    .map(|bytes| (costs_dir.join(costs::COSTS_FILE), bytes));
     for (ex, r) in experiments.iter().zip(&rendered_runs) {
         reports.push(render_with(
             &corpus,
@@ -895,6 +924,7 @@ pub fn render_suite(
             r,
             &MeasureSet::Suite,
             &paired,
+            Some(&costs),
         )?);
     }
     check_files(&reports)?;
@@ -903,6 +933,7 @@ pub fn render_suite(
         reports,
         documents: corpus.len(),
         without_front_matter: corpus.without_front_matter.clone(),
+        costs_file,
     })
 }
 

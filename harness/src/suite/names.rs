@@ -179,12 +179,14 @@ pub fn configuration_file_names(name: &str) -> Vec<String> {
 }
 
 /// Files another command writes into a suite's report folder, which no experiment may write:
-/// `(file, command)` (`ranklab tune --reports`, see `tune/session.rs`).
+/// `(file, command)` (`ranklab tune --reports`, see `tune/session.rs`; the cost file,
+/// `report::costs`).
 pub const OTHER_WRITERS: &[(&str, &str)] = &[
     ("tuning.md", "ranklab tune"),
     ("tuning.csv", "ranklab tune"),
     ("tuning.json", "ranklab tune"),
     ("tuning.heatmap.svg", "ranklab tune"),
+    ("costs.json", "ranklab bench --measure-costs"),
 ];
 
 /// The file name of a configuration's recording (beside `<name>.trec`).

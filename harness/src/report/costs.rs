@@ -1,0 +1,378 @@
+//! What each rerank configuration costs: milliseconds per scored (query, section) pair, cold
+//! (the model computes every pair) and warm (every pair served from the score cache), with the
+//! model's load time apart.
+//!
+//! Timings differ from run to run and a report must not (a second `ranklab bench` rewrites the
+//! same bytes), so the figures live in a committed file beside the reports,
+//! `reports/<suite>/costs.json` ([`COSTS_FILE`]). Only `ranklab bench --measure-costs`
+//! (`just costs`, [`measure`]) writes it; every report reads it, and shows a model's figures
+//! only for the exact identity that was measured (file sha256, settings, prompt hash): a model
+//! whose identity has no measurement says "not measured", never a figure of another.
+
+pub mod measure;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::suite::Configuration;
+
+/// The cost file's name in a suite's report folder.
+pub const COSTS_FILE: &str = "costs.json";
+
+/// The command that measures, as the report tells a reader to run it.
+pub const MEASURE_COMMAND: &str = "just costs";
+
+/// `reports/<suite>/costs.json`: one measurement per model identity.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostFile {
+    /// What the file is and what writes it (for a reader of the file; not read back).
+    pub about: String,
+    /// The measurements, sorted by model key.
+    pub models: Vec<Cost>,
+}
+
+/// One model's measurement on one suite's shortlists.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cost {
+    /// The rerank model key as the report names it (`RerankSpec::model_key`).
+    pub model: String,
+    /// The identity measured (the score cache's key: file sha256, settings, prompt hash).
+    pub identity: String,
+    /// Distinct (query, section) pairs timed: the widest shortlists of the suite's experiments.
+    pub pairs: usize,
+    /// Wall-clock milliseconds of the model over all pairs, divided by `pairs`, from empty
+    /// caches (scores, and token vectors where the model keeps them), the model loaded before.
+    pub cold_ms_per_pair: f64,
+    /// Milliseconds per pair with every pair served from the score cache (opening and
+    /// verifying its file included), no model loaded.
+    pub warm_ms_per_pair: f64,
+    /// Seconds from opening the model to its first score (one warm-up pair, not timed above).
+    pub model_load_s: f64,
+    /// When it was measured (`2026-12-02 13:40 UTC`).
+    pub measured_at: String,
+    /// The machine (`2 cores (x86_64 linux), load average 2.61 at the start`).
+    pub machine: String,
+    /// The command that measured it.
+    pub command: String,
+}
+
+/// A suite's cost file as read, with its path as reports show it.
+#[derive(Debug, Clone)]
+pub struct Costs {
+    /// The measurements (empty when there is no file).
+    pub file: CostFile,
+    /// Its path as messages name it (relative to the repository root when below it); the
+    /// report itself names only `costs.json`, beside it, so its bytes do not depend on where
+    /// the reports are written.
+    pub shown: String,
+}
+
+impl CostFile {
+    /// The measurement of `identity`, if any.
+    pub fn of(&self, identity: &str) -> Option<&Cost> {
+        self.models.iter().find(|c| c.identity == identity)
+    }
+
+    /// The file's bytes: pretty JSON, models sorted by key then identity, a final newline.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let mut sorted = self.clone();
+        sorted.models.sort_by(|a, b| {
+            (a.model.as_str(), a.identity.as_str()).cmp(&(b.model.as_str(), b.identity.as_str()))
+        });
+        let mut bytes = serde_json::to_vec_pretty(&sorted)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+}
+
+/// The cost file of the suite whose reports go to `dir` (`<reports>/<suite>/`): empty when
+/// there is none. A file that does not parse, or holds a figure that is not a finite number
+/// ≥ 0 or two measurements of one identity, is an error naming it.
+pub fn load(dir: &Path) -> Result<Costs> {
+    let path = dir.join(COSTS_FILE);
+    let shown = super::shown(&path);
+    let fix = format!(
+        "fix it, or delete it and run `{MEASURE_COMMAND}` (`ranklab bench --measure-costs`) to measure again"
+    );
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Costs {
+                file: CostFile::default(),
+                shown,
+            })
+        }
+        Err(e) => bail!("{}: cannot read the cost file: {e}", path.display()),
+    };
+    let file: CostFile = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!("{}:{}:{}: {e}; {fix}", path.display(), e.line(), e.column())
+    })?;
+    let mut seen = BTreeMap::new();
+    for c in &file.models {
+        for (what, x) in [
+            ("cold_ms_per_pair", c.cold_ms_per_pair),
+            ("warm_ms_per_pair", c.warm_ms_per_pair),
+            ("model_load_s", c.model_load_s),
+        ] {
+            if !x.is_finite() || x < 0.0 {
+                bail!(
+                    "{}: {what} of {} is {x}, not a finite number ≥ 0; {fix}",
+                    path.display(),
+                    c.model
+                );
+            }
+        }
+        if c.pairs == 0 {
+            bail!(
+                "{}: {} was measured on 0 pairs; {fix}",
+                path.display(),
+                c.model
+            );
+        }
+        if let Some(other) = seen.insert(c.identity.as_str(), c.model.as_str()) {
+            bail!(
+                "{}: two measurements of one identity ({other} and {}); {fix}",
+                path.display(),
+                c.model
+            );
+        }
+    }
+    Ok(Costs { file, shown })
+}
+
+/// Where a suite's cost file is: `<reports>/<suite>/costs.json`.
+pub fn path_in(reports: &Path, suite: &str) -> PathBuf {
+    reports.join(suite).join(COSTS_FILE)
+}
+
+/// How a replay treats its suite's cost file.
+#[derive(Debug, Clone)]
+pub struct CostPlan {
+    /// Root of the report tree: a suite's file is `<reports>/<suite>/costs.json`.
+    pub reports: PathBuf,
+    /// `Some`: measure before rendering — these model keys, or (empty) every rerank model whose
+    /// identity has no measurement yet. `None`: only read the file.
+    pub measure: Option<Vec<String>>,
+    /// The command line (`ranklab …`), recorded with each measurement.
+    pub command: String,
+    /// Whether endpoints are asked live (not `--from-recording`): an endpoint's cost is the
+    /// live server's, so it is measured only then.
+    pub live: bool,
+}
+
+/// The `about` text of a cost file `--measure-costs` writes.
+const ABOUT: &str = "Milliseconds per scored (query, section) pair of each rerank model on this suite's shortlists, cold (the model computes every pair) and warm (served from the score cache). Written only by `ranklab bench --measure-costs` (`just costs`); `ranklab bench` and `ranklab run` read it into the reports. See docs/reports.md.";
+
+/// Measures the models `plan` asks for on the suite's replays (`replays[i]` of
+/// `experiments[i]`), updates `costs` and returns the new file's bytes (None: nothing measured).
+/// Measurements of identities no rerank stage of the suite uses any more are dropped.
+pub fn measure_suite(
+    corpus: &ranklab_engine::corpus::Corpus,
+    suite: &crate::suite::Suite,
+    experiments: &[crate::suite::Experiments],
+    replays: &[crate::replay::Replay],
+    costs: &mut Costs,
+    plan: &CostPlan,
+) -> Result<Option<Vec<u8>>> {
+    let Some(names) = &plan.measure else {
+        return Ok(None);
+    };
+    let work = measure::work_lists(corpus, suite, experiments, replays);
+    let chosen = choose(&work, costs, names, plan.live, &suite.name)?;
+    if chosen.is_empty() {
+        if !work.is_empty() && names.is_empty() {
+            eprintln!(
+                "{}: every rerank model has a measurement in {}; name one to measure it again (--measure-costs MODEL)",
+                suite.name, costs.shown
+            );
+        }
+        return Ok(None);
+    }
+    let ctx = measure::MeasureContext {
+        cache_root: ranklab_engine::models::cache_root()?,
+        command: plan.command.clone(),
+    };
+    for w in chosen {
+        eprintln!("{}: measuring {} on {} pairs", suite.name, w.key, w.pairs());
+        let m = measure::measure(w, &ctx)?;
+        eprintln!(
+            "{}: {}: cold {} ms per pair, warm {} ms per pair, model load {} s",
+            suite.name,
+            w.key,
+            sig3(m.cold_ms_per_pair),
+            sig3(m.warm_ms_per_pair),
+            sig3(m.model_load_s)
+        );
+        costs
+            .file
+            .models
+            .retain(|c| c.identity != m.identity && c.model != m.model);
+        costs.file.models.push(m);
+    }
+    let used: Vec<&str> = work.iter().map(|w| w.identity.as_str()).collect();
+    costs
+        .file
+        .models
+        .retain(|c| used.contains(&c.identity.as_str()));
+    costs.file.about = ABOUT.to_string();
+    Ok(Some(costs.file.to_bytes()?))
+}
+
+/// The work to measure: the models `names` (none: every model whose identity has no
+/// measurement). An endpoint is measured only live: named while `--from-recording`, it is an
+/// error; unnamed, it is left out with a line on stderr.
+fn choose<'w>(
+    work: &'w [measure::Work],
+    costs: &Costs,
+    names: &[String],
+    live: bool,
+    suite: &str,
+) -> Result<Vec<&'w measure::Work>> {
+    let mut chosen = Vec::new();
+    for w in work {
+        let asked = if names.is_empty() {
+            costs.file.of(&w.identity).is_none()
+        } else {
+            names.contains(&w.key)
+        };
+        if !asked {
+            continue;
+        }
+        if matches!(w.spec.scorer, crate::suite::Scorer::Endpoint(_)) && !live {
+            let say = format!(
+                "{suite}: {} is an endpoint: its cost is the live server's; measure it with the server up and without --from-recording (`ranklab bench --measure-costs '{}'`)",
+                w.key, w.key
+            );
+            if names.is_empty() {
+                eprintln!("{say}; left out");
+                continue;
+            }
+            bail!("{say}");
+        }
+        chosen.push(w);
+    }
+    Ok(chosen)
+}
+
+/// `x` with three significant digits (`25.3`, `0.0123`, `506`; `0` for 0).
+pub fn sig3(x: f64) -> String {
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    let decimals = (2 - x.abs().log10().floor() as i64).max(0) as usize;
+    format!("{x:.decimals$}")
+}
+
+/// The `## Cost per scored pair` section of a report whose configurations are `configs`
+/// (`models`: model key → identity, as the replay used them); empty when no configuration
+/// reranks.
+pub fn section(
+    configs: &[&Configuration],
+    models: &BTreeMap<String, String>,
+    costs: &Costs,
+) -> String {
+    if configs.iter().all(|c| c.rerank.is_none()) {
+        return String::new();
+    }
+    let mut md = String::from("## Cost per scored pair\n\n");
+    let _ = writeln!(
+        md,
+        "Milliseconds per scored (query, section) pair of each rerank configuration's model, from `{COSTS_FILE}` beside this report: `{MEASURE_COMMAND}` (`ranklab bench --measure-costs`) measures them and `ranklab bench` only reads them, so this report is the same bytes run after run. **Cold**: the model computes every pair of the suite's shortlists from empty caches (scores, and token vectors where the model keeps them), the wall-clock time over all pairs divided by their number; **model load**: from opening the model to its first score, apart. **Warm**: every pair served from the score cache (its file opened and verified included). Cold per query: the shortlist × the cold cost per pair. First-stage-only configurations score no pair (—).\n"
+    );
+    md.push_str("| configuration | rerank model | shortlist | cold ms per pair | warm ms per pair | cold ms per query | model load s |\n|---|---|---:|---:|---:|---:|---:|\n");
+    let mut notes: BTreeMap<String, String> = BTreeMap::new();
+    for c in configs {
+        let Some(r) = &c.rerank else {
+            let _ = writeln!(md, "| {} | — | — | — | — | — | — |", c.name);
+            continue;
+        };
+        let key = r.model_key();
+        let identity = models.get(&key).map(String::as_str).unwrap_or("");
+        match costs.file.of(identity) {
+            Some(m) => {
+                let _ = writeln!(
+                    md,
+                    "| {} | {key} | {} | {} | {} | {} | {} |",
+                    c.name,
+                    r.shortlist,
+                    sig3(m.cold_ms_per_pair),
+                    sig3(m.warm_ms_per_pair),
+                    sig3(m.cold_ms_per_pair * r.shortlist as f64),
+                    sig3(m.model_load_s),
+                );
+                notes.insert(key, measured_note(m));
+            }
+            None => {
+                let _ = writeln!(
+                    md,
+                    "| {} | {key} | {} | not measured | not measured | — | — |",
+                    c.name, r.shortlist
+                );
+                notes.insert(
+                    key,
+                    format!("not measured for its identity `{identity}`; run `{MEASURE_COMMAND}`"),
+                );
+            }
+        }
+    }
+    md.push('\n');
+    for (key, note) in notes {
+        let _ = writeln!(md, "- `{key}`: {note}.");
+    }
+    md.push('\n');
+    md
+}
+
+/// "1,043 pairs, measured 2026-12-02 13:40 UTC by `ranklab bench …` on 2 cores (…)".
+fn measured_note(m: &Cost) -> String {
+    format!(
+        "{} pairs, measured {} by `{}` on {}",
+        thousands(m.pairs),
+        m.measured_at,
+        m.command,
+        m.machine
+    )
+}
+
+/// `1043` as `1,043`.
+fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_significant_digits() {
+        // By hand: 25.31 -> 25.3; 0.012345 -> 0.0123; 506.2 -> 506; 1234.6 -> 1235 (no
+        // decimals once there are more than three integer digits); 7 -> 7.00.
+        for (x, want) in [
+            (25.31, "25.3"),
+            (0.012345, "0.0123"),
+            (506.2, "506"),
+            (1234.6, "1235"),
+            (7.0, "7.00"),
+            (0.0, "0"),
+        ] {
+            assert_eq!(sig3(x), want, "{x}");
+        }
+        assert_eq!(thousands(1043), "1,043");
+        assert_eq!(thousands(700), "700");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}

@@ -1,0 +1,254 @@
+//! `ranklab bench --measure-costs`: times each rerank model of a suite on the pairs its
+//! shortlists hold, and gives the [`Cost`] entries of the suite's cost file.
+//!
+//! Each model is timed in a scratch cache root whose `models/` and `runtime/` link to the real
+//! ones, so every cache it keeps (scores, token vectors) starts empty, and through the code path
+//! a replay takes ([`crate::replay::open_scorer`], [`ScoreCache::score_many`]):
+//! 1. **load** — open the scorer and score one warm-up pair outside the measured set (the model
+//!    verified and loaded, its sessions made);
+//! 2. **cold** — every pair through an empty score cache, so the model computes each;
+//! 3. **warm** — a fresh, unloaded scorer and the score cache reopened from its file: every
+//!    pair served from it. The warm pass must load no model, score no pair and return the cold
+//!    pass's scores bit for bit, or the measurement is refused.
+//!
+//! Nothing here writes a report; the caller writes the cost file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use ranklab_engine::corpus::Corpus;
+use ranklab_engine::models::ModelStore;
+use ranklab_engine::rerank::{Candidate, CrossEncoder, ScoreCache};
+
+use super::Cost;
+use crate::replay::Replay;
+use crate::suite::{Experiments, RerankSpec, Suite};
+
+/// The warm-up pair of the load step (not among any suite's pairs).
+const WARM_UP: (&str, &str) = (
+    "ranklab cost measurement: warm-up query",
+    "A warm-up passage, scored once so that the model is loaded before the timed pairs.",
+);
+
+/// One rerank model's work on one suite: the pairs of every shortlist it scored.
+pub struct Work {
+    /// The model key (`RerankSpec::model_key`).
+    pub key: String,
+    /// The rerank stage that names it (the first configuration that does).
+    pub spec: RerankSpec,
+    /// The folder of that configuration's experiments file (`prompt:` files are relative to it).
+    pub dir: PathBuf,
+    /// The identity the replay used.
+    pub identity: String,
+    /// Per task (that has any), its query and its distinct candidates, in first-seen order.
+    pub requests: Vec<(String, Vec<Candidate>)>,
+}
+
+impl Work {
+    /// Distinct pairs.
+    pub fn pairs(&self) -> usize {
+        self.requests.iter().map(|(_, c)| c.len()).sum()
+    }
+}
+
+/// The work of every rerank model of a suite's replays (`replays[i]` of `experiments[i]`):
+/// per task, the candidates of all its shortlists under that model, each passage once.
+pub fn work_lists(
+    corpus: &Corpus,
+    suite: &Suite,
+    experiments: &[Experiments],
+    replays: &[Replay],
+) -> Vec<Work> {
+    let mut by_key: BTreeMap<String, Work> = BTreeMap::new();
+    let mut per_task: BTreeMap<String, Vec<Vec<Candidate>>> = BTreeMap::new();
+    for (ex, replay) in experiments.iter().zip(replays) {
+        for (key, lists) in &replay.shortlists {
+            if !by_key.contains_key(key) {
+                let Some(spec) = ex
+                    .configurations
+                    .iter()
+                    .filter_map(|c| c.rerank.as_ref())
+                    .find(|r| &r.model_key() == key)
+                else {
+                    continue;
+                };
+                by_key.insert(
+                    key.clone(),
+                    Work {
+                        key: key.clone(),
+                        spec: spec.clone(),
+                        dir: ex.path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+                        identity: replay.models.get(key).cloned().unwrap_or_default(),
+                        requests: Vec::new(),
+                    },
+                );
+            }
+            let tasks = per_task
+                .entry(key.clone())
+                .or_insert_with(|| vec![Vec::new(); suite.tasks.len()]);
+            for (ti, hits) in lists {
+                for h in hits {
+                    let c = Candidate::of(corpus, h);
+                    if !tasks[*ti].iter().any(|x| x.passage == c.passage) {
+                        tasks[*ti].push(c);
+                    }
+                }
+            }
+        }
+    }
+    for (key, tasks) in per_task {
+        if let Some(w) = by_key.get_mut(&key) {
+            w.requests = suite
+                .tasks
+                .iter()
+                .zip(tasks)
+                .filter(|(_, c)| !c.is_empty())
+                .map(|(t, c)| (t.query.clone(), c))
+                .collect();
+        }
+    }
+    by_key.into_values().collect()
+}
+
+/// What the cost file records about where and how a measurement ran.
+pub struct MeasureContext {
+    /// The real cache root (its `models/` and `runtime/` are linked into the scratch root).
+    pub cache_root: PathBuf,
+    /// The command line, as `ranklab …`.
+    pub command: String,
+}
+
+/// Times `work`'s model: load, cold, warm (see the module's doc).
+pub fn measure(work: &Work, ctx: &MeasureContext) -> Result<Cost> {
+    let machine = machine();
+    let measured_at = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
+    let scratch = scratch_root(&ctx.cache_root)?;
+    let store = ModelStore::at(scratch.path());
+    let asked: Vec<(&str, &[Candidate])> = work
+        .requests
+        .iter()
+        .map(|(q, c)| (q.as_str(), c.as_slice()))
+        .collect();
+    let open = || crate::replay::open_scorer(&store, &work.spec, &work.dir);
+
+    let started = Instant::now();
+    let mut model = open()?;
+    model
+        .score(WARM_UP.0, &[WARM_UP.1])
+        .with_context(|| format!("{}: the warm-up pair", work.key))?;
+    let load = started.elapsed();
+    if model.identity() != work.identity {
+        bail!(
+            "{}: the scorer opened for the measurement has identity {:?}, the replay used {:?}",
+            work.key,
+            model.identity(),
+            work.identity
+        );
+    }
+
+    let pb = crate::progress::bar(0, "cost (cold)");
+    let cache = ScoreCache::open(&store.scores_dir(), &model)?;
+    let started = Instant::now();
+    let (cold_scores, cold) = cache.score_many(&mut model, &asked, &mut |done, total| {
+        pb.set_length(total as u64);
+        pb.set_position(done as u64);
+    })?;
+    let cold_time = started.elapsed();
+    pb.finish_and_clear();
+    cache.flush()?;
+    drop((cache, model));
+    if cold.scored == 0 || cold.cached != 0 {
+        bail!(
+            "{}: the cold pass scored {} pairs and served {} from the cache; a cold pass computes every pair",
+            work.key, cold.scored, cold.cached
+        );
+    }
+
+    let mut model = open()?;
+    let started = Instant::now();
+    let cache = ScoreCache::open(&store.scores_dir(), &model)?;
+    let (warm_scores, warm) = cache.score_many(&mut model, &asked, &mut |_, _| {})?;
+    let warm_time = started.elapsed();
+    check_warm(
+        work,
+        &cold_scores,
+        &warm_scores,
+        warm.scored,
+        model.is_loaded(),
+    )?;
+
+    let pairs = cold.scored;
+    Ok(Cost {
+        model: work.key.clone(),
+        identity: work.identity.clone(),
+        pairs,
+        cold_ms_per_pair: cold_time.as_secs_f64() * 1e3 / pairs as f64,
+        warm_ms_per_pair: warm_time.as_secs_f64() * 1e3 / pairs as f64,
+        model_load_s: load.as_secs_f64(),
+        measured_at,
+        machine,
+        command: ctx.command.clone(),
+    })
+}
+
+/// The warm pass served every pair from the cache (no model loaded, none scored), each the
+/// cold pass's score bit for bit.
+fn check_warm(
+    work: &Work,
+    cold: &[Vec<f32>],
+    warm: &[Vec<f32>],
+    scored: usize,
+    loaded: bool,
+) -> Result<()> {
+    if scored != 0 || loaded {
+        bail!(
+            "{}: the warm pass scored {scored} pairs (model loaded: {loaded}); the score cache did not keep the cold pass's scores",
+            work.key
+        );
+    }
+    let bits = |v: &[Vec<f32>]| -> Vec<u32> { v.iter().flatten().map(|x| x.to_bits()).collect() };
+    if bits(cold) != bits(warm) {
+        bail!(
+            "{}: the warm pass served other scores than the cold pass computed",
+            work.key
+        );
+    }
+    Ok(())
+}
+
+/// A scratch cache root inside `real` (same file system), removed on drop, whose `models/` and
+/// `runtime/` are links to `real`'s: models are found and verified as usual, every cache empty.
+fn scratch_root(real: &Path) -> Result<tempfile::TempDir> {
+    std::fs::create_dir_all(real)
+        .with_context(|| format!("creating the cache root {}", real.display()))?;
+    let scratch = tempfile::Builder::new()
+        .prefix(".costs-scratch-")
+        .tempdir_in(real)
+        .with_context(|| format!("creating a scratch cache in {}", real.display()))?;
+    for d in ["models", "runtime"] {
+        std::fs::create_dir_all(real.join(d))?;
+        std::os::unix::fs::symlink(real.join(d), scratch.path().join(d))
+            .with_context(|| format!("linking {d}/ into {}", scratch.path().display()))?;
+    }
+    Ok(scratch)
+}
+
+/// `2 cores (x86_64 linux), load average 2.61 at the start`.
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string));
+    let mut s = format!(
+        "{cores} core{} ({} {})",
+        if cores == 1 { "" } else { "s" },
+        std::env::consts::ARCH,
+        std::env::consts::OS
+    );
+    if let Some(l) = load {
+        s.push_str(&format!(", load average {l} at the start"));
+    }
+    s
+}
