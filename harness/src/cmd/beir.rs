@@ -30,7 +30,8 @@ pub(crate) struct BeirArgs {
     /// reranked by ms-marco-MiniLM-L-12-v2; on SciFact 30,000 pairs, about 40 min on 2 cores
     /// the first time, seconds once cached), bm25+ce@N (only its top N reranked; it shares
     /// bm25+ce's scores and score cache), bm25+colbert and bm25+colbert@N (the same with the
-    /// late-interaction answerai-colbert-small-v1; on SciFact a few minutes the first time).
+    /// late-interaction answerai-colbert-small-v1; on SciFact about 30 min on 2 cores the first
+    /// time, and a token-vector cache of about 2 GB).
     #[arg(
         long,
         value_delimiter = ',',
