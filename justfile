@@ -91,7 +91,7 @@ check:
     for p in tasks/*/paired.yaml; do cargo run --release -q -p ranklab -- check "$p"; done
 
 # Run a BEIR-layout collection (default: SciFact from the shared data) into reports/beir/ (runs/ not committed).
-beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce,bm25+ce@20":
+beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce,bm25+ce@20,bm25+colbert,bm25+colbert@20":
     cargo run --release -q -p ranklab -- beir {{dir}} --configs {{configs}}
 
 # Evaluate a TREC run like trec_eval: just eval QRELS RUN [-q] [-m MEASURE]...

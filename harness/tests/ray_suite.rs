@@ -2,15 +2,17 @@
 //! head node without CPUs and one worker node of one CPU; see `common::ray`; every TCP socket
 //! its processes listen on is checked to be bound to 127.0.0.1). The suite is a
 //! subset of the built-in `tasks/docir`: its first 6 tasks over the 6 design records they are
-//! about and their superseded versions (28 sections), with BM25, fusion (bge-small-en-v1.5) and
-//! fusion reranked by ms-marco-MiniLM-L-12-v2 (top 5) — 34 texts to embed and 30 pairs to score —
+//! about and their superseded versions (28 sections), with BM25, fusion (bge-small-en-v1.5),
+//! fusion reranked by ms-marco-MiniLM-L-12-v2 (top 5) and fusion reranked by the late-interaction
+//! answerai-colbert-small-v1 (top 5) — 34 texts to embed and 30 pairs to score per reranker —
 //! a second experiments file of BM25 only, and a paired assertion between `bm25` and
 //! `fusion+L12@5`. Properties checked, against a local run of the same command (the oracle: the
 //! local code path, no cluster involved):
-//! - after `run --cluster`, the vector and score caches are byte-for-byte the local run's and
-//!   the report tree is byte-identical; the vectors and scores were computed on the cluster
-//!   (shards of both kinds, none retried; the cross-encoder never loaded locally); a local run on
-//!   that cache afterwards loads no model (the cache is complete, the run continues warm);
+//! - after `run --cluster`, the vector, score and ColBERT token-vector caches are byte-for-byte
+//!   the local run's and the report tree is byte-identical; the vectors and both rerankers'
+//!   scores were computed on the cluster (shards of both kinds, none retried; neither reranker
+//!   ever loaded locally); a local run on that cache afterwards loads no model (the cache is
+//!   complete, the run continues warm);
 //! - `bench --cluster` over a tasks folder holding that suite does the same;
 //! - `run -x` the BM25-only file: the only model work is the paired assertion's, and it goes to
 //!   the cluster too, with the same caches and reports as locally;
@@ -53,6 +55,10 @@ configurations:
     retriever: fusion
     embedder: bge-small-en-v1.5
     rerank: { model: ms-marco-MiniLM-L-12-v2, shortlist: 5 }
+  - name: fusion+colbert@5
+    retriever: fusion
+    embedder: bge-small-en-v1.5
+    rerank: { model: answerai-colbert-small-v1, shortlist: 5 }
 ";
 
 /// Only BM25: no model work but the paired assertion's.
@@ -150,14 +156,13 @@ fn loads(stderr: &str) -> &str {
         .unwrap_or_else(|| panic!("no loads line:\n{stderr}"))
 }
 
-/// What a cluster run must have said: both kinds of work sent as shards, every shard done the
-/// first time, the cross-encoder never loaded locally (the bi-encoder is loaded once on a cold
-/// cache to learn its vector length; it computes nothing).
-fn assert_computed_on_the_cluster(err: &str, address: &str) {
-    for (kind, model) in [
-        ("embed", "bge-small-en-v1.5"),
-        ("score", "ms-marco-MiniLM-L-12-v2"),
-    ] {
+/// What a cluster run must have said: both kinds of work sent as shards (scores of every
+/// reranker in `rerankers`), every shard done the first time, no reranker loaded locally (the
+/// bi-encoder is loaded once on a cold cache to learn its vector length; it computes nothing).
+fn assert_computed_on_the_cluster(err: &str, address: &str, rerankers: &[&str]) {
+    let work = std::iter::once(("embed", "bge-small-en-v1.5"))
+        .chain(rerankers.iter().map(|&m| ("score", m)));
+    for (kind, model) in work {
         let sent = format!("cluster {address}: {kind} ");
         assert!(
             err.lines()
@@ -169,19 +174,24 @@ fn assert_computed_on_the_cluster(err: &str, address: &str) {
         .lines()
         .filter(|l| l.starts_with(&format!("cluster {address}: ")) && l.contains(" shards ("))
         .collect();
-    assert!(summaries.len() >= 2, "{err}");
+    assert!(summaries.len() > rerankers.len(), "{err}");
     assert!(
         summaries
             .iter()
             .all(|l| l.contains(" shards (0 retried), ")),
         "{err}"
     );
-    assert!(
-        !loads(err).contains("ms-marco"),
-        "the cross-encoder ran locally: {}",
-        loads(err)
-    );
+    for m in rerankers {
+        assert!(
+            !loads(err).contains(m),
+            "the reranker {m} ran locally: {}",
+            loads(err)
+        );
+    }
 }
+
+/// The rerankers of [`EXPERIMENTS`].
+const RERANKERS: [&str; 2] = ["ms-marco-MiniLM-L-12-v2", "answerai-colbert-small-v1"];
 
 /// One command's outcome on a fresh cache under `tmp/name`.
 struct Ran {
@@ -232,14 +242,20 @@ fn run_and_bench_with_cluster_fill_the_cache_with_the_bytes_of_a_local_run() {
     let lexical_only = ["run", suite, "-x", &lexical];
 
     let local = fresh(tmp, "local", &["run", suite], None);
-    assert!(
-        loads(&local.stderr).contains("ms-marco"),
-        "{}",
-        local.stderr
-    );
-    // One vector file and one score file; both experiments' reports, with the paired section.
-    assert_eq!(local.caches.len(), 2, "{:?}", local.caches.keys());
+    for m in RERANKERS {
+        assert!(loads(&local.stderr).contains(m), "{}", local.stderr);
+    }
+    // The vector file, ColBERT's token-vector file and a score file per reranker; both
+    // experiments' reports, with the paired section.
+    assert_eq!(local.caches.len(), 4, "{:?}", local.caches.keys());
+    let tok = |c: &common::Tree| {
+        c.keys()
+            .filter(|p| p.extension() == Some("tok".as_ref()))
+            .count()
+    };
+    assert_eq!(tok(&local.caches), 1, "{:?}", local.caches.keys());
     let md = String::from_utf8(local.reports[Path::new("docir/retrieval.md")].clone()).unwrap();
+    assert!(md.contains("| fusion+colbert@5 |"), "{md}");
     assert!(
         md.contains(
             "| double-charging | current (`fusion+L12@5`) | 1 | 4 | holds | holds | pass |"
@@ -256,12 +272,12 @@ fn run_and_bench_with_cluster_fill_the_cache_with_the_bytes_of_a_local_run() {
     let on_cluster = Some(&cluster);
 
     let run = fresh(tmp, "run", &["run", suite], on_cluster);
-    assert_computed_on_the_cluster(&run.stderr, &address);
+    assert_computed_on_the_cluster(&run.stderr, &address, &RERANKERS);
     assert_eq!(run.caches, local.caches, "run --cluster: caches differ");
     assert_eq!(run.reports, local.reports, "run --cluster: reports differ");
 
     let bench = fresh(tmp, "bench", &["bench", "--tasks", tasks], on_cluster);
-    assert_computed_on_the_cluster(&bench.stderr, &address);
+    assert_computed_on_the_cluster(&bench.stderr, &address, &RERANKERS);
     assert_eq!(bench.caches, local.caches, "bench --cluster: caches differ");
     assert_eq!(
         bench.reports, local.reports,
@@ -270,7 +286,7 @@ fn run_and_bench_with_cluster_fill_the_cache_with_the_bytes_of_a_local_run() {
 
     // The experiments of this file use no model: the paired assertion's work goes to the cluster.
     let paired = fresh(tmp, "paired", &lexical_only, on_cluster);
-    assert_computed_on_the_cluster(&paired.stderr, &address);
+    assert_computed_on_the_cluster(&paired.stderr, &address, &RERANKERS[..1]);
     assert_eq!(paired.caches, local_lexical.caches, "paired: caches differ");
     assert_eq!(
         paired.reports, local_lexical.reports,

@@ -17,7 +17,7 @@ use ranklab_engine::models::remote::Remote;
 
 use crate::replay::{replay, Engine};
 use crate::report::{self, MeasureSet, SuiteReport};
-use crate::suite::beir::{collection_suite, configuration, measures};
+use crate::suite::beir::{collection_suite, configuration, measures, published};
 use crate::suite::{Configuration, Experiments, Suite};
 
 /// Arguments of `ranklab beir`.
@@ -29,11 +29,13 @@ pub(crate) struct BeirArgs {
     /// 1000), dense, fusion, bm25+ce (BM25's top 100
     /// reranked by ms-marco-MiniLM-L-12-v2; on SciFact 30,000 pairs, about 40 min on 2 cores
     /// the first time, seconds once cached), bm25+ce@N (only its top N reranked; it shares
-    /// bm25+ce's scores and score cache).
+    /// bm25+ce's scores and score cache), bm25+colbert and bm25+colbert@N (the same with the
+    /// late-interaction answerai-colbert-small-v1; on SciFact about 30 min on 2 cores the first
+    /// time, and a token-vector cache of about 2 GB).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "bm25,dense,fusion,bm25+ce,bm25+ce@20"
+        default_value = "bm25,dense,fusion,bm25+ce,bm25+ce@20,bm25+colbert,bm25+colbert@20"
     )]
     pub configs: Vec<String>,
     /// The qrels split (qrels/<split>.tsv).
@@ -156,7 +158,7 @@ impl Plan {
                     Some(a) => format!("; BM25 analyzer {}", a.name()),
                     None => String::new(),
                 }
-            )),
+            ) + &published_notes(&coll.name, &args.configs)),
             configurations,
             path: args.dir.clone(),
         };
@@ -182,6 +184,16 @@ impl Plan {
             &MeasureSet::Fixed(measures()),
         )
     }
+}
+
+/// The published figures the configurations can be read against (one sentence each, with a
+/// leading space), from [`published`].
+fn published_notes(collection: &str, configs: &[String]) -> String {
+    configs
+        .iter()
+        .filter_map(|c| published(collection, c))
+        .map(|n| format!(" Published: {n}"))
+        .collect()
 }
 
 /// The configurations `--configs` names, each once, with the BM25 parameters, analyzer and

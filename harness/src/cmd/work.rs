@@ -2,8 +2,10 @@
 //! texts (or of queries with their passages), computes it with exactly the local code path (an
 //! in-memory embedding or score cache over the same model and settings as a local run, so the
 //! same batches) and writes a record file in the cache's format holding exactly the shard's keys.
-//! The model must be installed on this machine: the command never downloads one, and a missing
-//! file is an error naming it.
+//! A score shard's model is opened as a local rerank stage opens it ([`pair_scorer`]): a
+//! cross-encoder or a late-interaction model (ColBERT, whose token vectors also go to this
+//! node's token cache). The model must be installed on this machine: the command never
+//! downloads one, and a missing file is an error naming it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,8 +13,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use ranklab_engine::dense::{EmbedderOptions, EmbeddingCache, FastembedEmbedder};
 use ranklab_engine::models::remote::{parse_embed_input, parse_score_input};
-use ranklab_engine::models::{pinned, ModelDir, ModelStore};
-use ranklab_engine::rerank::{Candidate, CrossEncoderOptions, FastembedCrossEncoder, ScoreCache};
+use ranklab_engine::models::{pinned, ModelDir, ModelKind, ModelStore};
+use ranklab_engine::rerank::{Candidate, CrossEncoderOptions, LazyCrossEncoder, ScoreCache};
 
 /// Arguments of `ranklab work`.
 #[derive(Debug, clap::Args)]
@@ -25,8 +27,8 @@ pub(crate) struct WorkArgs {
 enum What {
     /// Embed texts with a bi-encoder: --in holds `{"text": "..."}` lines.
     Embed(Files),
-    /// Score (query, passage) pairs with a cross-encoder: --in holds
-    /// `{"query": "...", "passages": ["...", ...]}` lines.
+    /// Score (query, passage) pairs with a cross-encoder or a late-interaction (ColBERT) model:
+    /// --in holds `{"query": "...", "passages": ["...", ...]}` lines.
     Score {
         #[command(flatten)]
         files: Files,
@@ -76,14 +78,13 @@ pub(crate) fn run(args: WorkArgs) -> Result<ExitCode> {
         What::Score { files: f, batch } => {
             let bytes = read(&f)?;
             let requests = parse_score_input(&f.input.display().to_string(), &bytes)?;
-            let dir = installed(&store, &f.model)?;
+            installed(&store, &f.model)?;
             let options = CrossEncoderOptions {
                 batch_size: batch as usize,
                 workers: f.workers.map(|w| w as usize),
                 ..CrossEncoderOptions::default()
             };
-            let mut ce = FastembedCrossEncoder::load(&dir, &options)
-                .with_context(|| format!("loading cross-encoder {}", f.model))?;
+            let mut ce = pair_scorer(&store, &f.model, &options)?;
             let cache = ScoreCache::in_memory(&ce);
             let candidates: Vec<Vec<Candidate>> = requests
                 .iter()
@@ -108,6 +109,28 @@ pub(crate) fn run(args: WorkArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The pair scorer of model `id` with `options`, opened as a local rerank stage opens it (so
+/// with the same identity, and the same bits): one arm per kind of model. An in-process LLM is
+/// one more arm (`LazyCrossEncoder::open_llm` with the prompt template a `--prompt` argument
+/// would carry).
+fn pair_scorer(
+    store: &ModelStore,
+    id: &str,
+    options: &CrossEncoderOptions,
+) -> Result<LazyCrossEncoder> {
+    let kind = store.describe(id)?.kind;
+    match kind {
+        ModelKind::CrossEncoder | ModelKind::LateInteraction => {
+            LazyCrossEncoder::open(store, id, options)
+                .with_context(|| format!("loading {} {id}", kind.as_str()))
+        }
+        ModelKind::BiEncoder => bail!(
+            "model {id} is a bi-encoder: it embeds texts (`ranklab work embed`), it does not \
+             score pairs"
+        ),
+    }
 }
 
 fn read(f: &Files) -> Result<Vec<u8>> {

@@ -14,7 +14,21 @@ use crate::metrics::Measure;
 use ranklab_engine::policy::Wiring;
 
 /// The configurations `ranklab beir` knows.
-pub const CONFIGS: [&str; 5] = ["bm25", "bm25-lucene", "dense", "fusion", "bm25+ce"];
+pub const CONFIGS: [&str; 6] = [
+    "bm25",
+    "bm25-lucene",
+    "dense",
+    "fusion",
+    "bm25+ce",
+    "bm25+colbert",
+];
+
+/// The second stages `ranklab beir` puts on BM25: the configuration's prefix and the model
+/// reranking BM25's top 100 (or, with `@N`, its top N).
+const RERANKERS: [(&str, &str); 2] = [
+    ("bm25+ce", "ms-marco-MiniLM-L-12-v2"),
+    ("bm25+colbert", "answerai-colbert-small-v1"),
+];
 
 /// The configuration `ranklab beir` runs under `name` (one of [`CONFIGS`]).
 pub fn configuration(name: &str) -> Result<Configuration> {
@@ -49,29 +63,50 @@ pub fn configuration(name: &str) -> Result<Configuration> {
             ..base
         },
         other => {
-            let width = match other.strip_prefix("bm25+ce") {
-                Some("") => Some(100),
-                Some(w) => w
-                    .strip_prefix('@')
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .filter(|n| (1..=100).contains(n)),
-                None => None,
-            };
-            let Some(shortlist) = width else {
+            let Some((model, shortlist)) = rerank_of(other) else {
                 bail!(
-                    "unknown configuration {other:?}; known: {}, or bm25+ce@N (N in 1..=100: \
-                     rerank only BM25's top N)",
+                    "unknown configuration {other:?}; known: {}, or bm25+ce@N / bm25+colbert@N \
+                     (N in 1..=100: rerank only BM25's top N)",
                     CONFIGS.join(", ")
                 );
             };
             Configuration {
-                rerank: Some(RerankSpec::cross_encoder(
-                    "ms-marco-MiniLM-L-12-v2",
-                    shortlist,
-                )),
+                rerank: Some(RerankSpec::cross_encoder(model, shortlist)),
                 ..base
             }
         }
+    })
+}
+
+/// The model and shortlist width of a rerank configuration (`bm25+ce`, `bm25+colbert@20`):
+/// None for any other name, or a width outside 1..=100.
+fn rerank_of(name: &str) -> Option<(&'static str, usize)> {
+    RERANKERS.iter().find_map(|&(prefix, model)| {
+        let width = match name.strip_prefix(prefix)? {
+            "" => Some(100),
+            w => w
+                .strip_prefix('@')
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|n| (1..=100).contains(n)),
+        };
+        width.map(|w| (model, w))
+    })
+}
+
+/// A published figure the configuration `config` can be read against on the collection named
+/// `collection`, and why it is not like-for-like; None when ranklab knows none. The report's
+/// description carries it.
+pub fn published(collection: &str, config: &str) -> Option<String> {
+    let (model, width) = rerank_of(config)?;
+    (collection == "scifact" && model == "answerai-colbert-small-v1").then(|| {
+        format!(
+            "`{config}` against the model card of answerai-colbert-small-v1 \
+             (https://huggingface.co/answerdotai/answerai-colbert-small-v1), SciFact nDCG@10 \
+             0.7477: not like-for-like, as the card's is full ColBERT retrieval over the whole \
+             corpus with the model's 96-d projected vectors, and this is BM25's top {width} \
+             reranked by MaxSim over the encoder's 384-d states (the pinned ONNX has no 384→96 \
+             projection; docs/models.md)."
+        )
     })
 }
 
@@ -137,9 +172,40 @@ mod tests {
             configuration("bm25+ce").unwrap().rerank.unwrap().shortlist,
             100
         );
-        for bad in ["bm25+ce@0", "bm25+ce@101", "bm25+ce@x", "bm25+ce@"] {
+        for bad in [
+            "bm25+ce@0",
+            "bm25+ce@101",
+            "bm25+ce@x",
+            "bm25+ce@",
+            "bm25+colbert@0",
+        ] {
             let err = configuration(bad).unwrap_err().to_string();
             assert!(err.contains("bm25+ce@N"), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn colbert_reranks_bm25s_top_100_or_top_n_with_the_late_interaction_model() {
+        for (name, width) in [("bm25+colbert", 100), ("bm25+colbert@20", 20)] {
+            let c = configuration(name).unwrap();
+            assert_eq!(c.retriever, Retriever::Bm25, "{name}");
+            let r = c.rerank.unwrap();
+            assert_eq!(
+                (r.model.as_str(), r.shortlist),
+                ("answerai-colbert-small-v1", width),
+                "{name}"
+            );
+        }
+        assert!(configuration("bm25+colbertx").is_err());
+    }
+
+    #[test]
+    fn the_colbert_rows_on_scifact_carry_the_model_cards_figure_and_others_none() {
+        let note = published("scifact", "bm25+colbert@20").unwrap();
+        assert!(note.contains("0.7477") && note.contains("top 20"), "{note}");
+        assert!(note.contains("no 384→96"), "{note}");
+        assert_eq!(published("nfcorpus", "bm25+colbert"), None);
+        assert_eq!(published("scifact", "bm25+ce"), None);
+        assert_eq!(published("scifact", "bm25"), None);
     }
 }
