@@ -7,6 +7,8 @@
 //! - loaded with `Selection::All`, LLM grades of documents nobody judged are merged, and one of
 //!   a document `suite.yaml` judges is not: the suite file's grade wins and the conflict is
 //!   listed with both places;
+//! - the pairs agreement is measured on are those a person and an LLM both graded, whichever
+//!   the selection;
 //! - the reports `ranklab run` writes are byte for byte those of the suite without the LLM
 //!   grades (the default report is unchanged by LLM grades).
 
@@ -73,6 +75,36 @@ fn the_default_load_ignores_llm_grades() {
         1,
         "the overruled grade is kept for agreement"
     );
+
+    // Agreement stands on the pairs both graded: T1 alpha (suite.yaml 1, LLM 0) only — the
+    // LLM's gamma and T2 alpha have no person's grade. The same under either selection.
+    for s in [&with, &all] {
+        let pairs = s.agreement_pairs();
+        let got: Vec<(&str, &str, &str, u8, u8)> = pairs
+            .iter()
+            .flat_map(|(judge, v)| {
+                v.iter().map(move |p| {
+                    (
+                        judge.as_str(),
+                        p.task.as_str(),
+                        p.document.as_str(),
+                        p.grades.human,
+                        p.grades.llm,
+                    )
+                })
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [(
+                "llm:smollm2-135m-instruct@0123456789ab",
+                "T1",
+                "alpha",
+                1,
+                0
+            )]
+        );
+    }
 }
 
 #[test]

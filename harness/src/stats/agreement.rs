@@ -181,8 +181,8 @@ pub fn kendall_tau_b(x: &[f64], y: &[f64]) -> Option<f64> {
     let (mut s, mut tied_x, mut tied_y) = (0i64, 0u64, 0u64);
     for i in 0..n {
         for j in i + 1..n {
-            let dx = x[i].total_cmp(&x[j]) as i64;
-            let dy = y[i].total_cmp(&y[j]) as i64;
+            let dx = sign(x[i], x[j]);
+            let dy = sign(y[i], y[j]);
             tied_x += u64::from(dx == 0);
             tied_y += u64::from(dy == 0);
             s += dx * dy;
@@ -191,6 +191,12 @@ pub fn kendall_tau_b(x: &[f64], y: &[f64]) -> Option<f64> {
     let n0 = (n * n.saturating_sub(1) / 2) as u64;
     let den = ((n0 - tied_x) as f64 * (n0 - tied_y) as f64).sqrt();
     (den > 0.0).then(|| s as f64 / den)
+}
+
+/// -1, 0 or 1 as a is below, equal to (0.0 and -0.0 are equal) or above b. Panics on NaN.
+fn sign(a: f64, b: f64) -> i64 {
+    assert!(!a.is_nan() && !b.is_nan(), "τ of NaN values");
+    i64::from(a > b) - i64::from(a < b)
 }
 
 /// The bootstrap interval of τ-b between the configurations' mean values under two sets of
@@ -363,6 +369,9 @@ mod tests {
         assert!((t - 0.8).abs() < 1e-15);
         assert_eq!(kendall_tau_b(&[1.0, 1.0], &[1.0, 2.0]), None);
         assert_eq!(kendall_tau_b(&[1.0], &[1.0]), None);
+        // 0.0 and -0.0 are one value: a tie, as SciPy counts it.
+        let t = kendall_tau_b(&[0.0, -0.0, 1.0], &[1.0, 2.0, 3.0]).unwrap();
+        assert!((t - 2.0 / 6f64.sqrt()).abs() < 1e-15, "{t}");
     }
 
     #[test]
