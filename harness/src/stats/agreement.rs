@@ -8,7 +8,9 @@
 //!   `labels=[0, 1, 2, 3]`); `None` when the expected disagreement is zero (both judges give one
 //!   and the same grade throughout: κ is 0/0);
 //! - [`kappa_interval`]: its bootstrap percentile interval, resampling the pairs;
-//! - [`binary`]: precision and recall of "relevant" (grade ≥ 1), the human's grades the truth.
+//! - [`binary`]: precision and recall of "relevant" (grade ≥ 1), the human's grades the truth;
+//! - [`summarize`]: all of them for one judge, and [`Summary::reading`], the sentence a report
+//!   says them in.
 //!
 //! On configurations:
 //! - [`kendall_tau_b`]: Kendall's τ-b between two orders of the same configurations (SciPy's
@@ -169,6 +171,76 @@ pub fn binary(c: &Confusion) -> Binary {
         true_negatives: tn,
         precision: ratio(tp, fp),
         recall: ratio(tp, fn_),
+    }
+}
+
+/// Every agreement figure of one LLM judge against people, on the pairs both graded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// Pairs graded by both.
+    pub n: usize,
+    /// Unweighted κ and its bootstrap interval.
+    pub kappa: Option<f64>,
+    /// Its interval.
+    pub kappa_interval: Option<Interval>,
+    /// Quadratic-weighted κ.
+    pub quadratic: Option<f64>,
+    /// Its interval.
+    pub quadratic_interval: Option<Interval>,
+    /// The confusion matrix.
+    pub confusion: Confusion,
+    /// Precision and recall of "relevant".
+    pub binary: Binary,
+}
+
+/// κ below which (at the interval's top) a judge's grades should not decide a verdict: 0.40,
+/// the top of Landis and Koch's (1977) "fair" band.
+pub const KAPPA_FAIR: f64 = 0.40;
+
+/// κ from which (at the interval's bottom) agreement is "substantial" (Landis and Koch 1977).
+pub const KAPPA_SUBSTANTIAL: f64 = 0.60;
+
+/// The figures of [`Summary`] for `pairs`.
+pub fn summarize(pairs: &[GradePair], opts: &Options) -> Summary {
+    let c = confusion(pairs);
+    Summary {
+        n: pairs.len(),
+        kappa: kappa(&c, Weighting::Unweighted),
+        kappa_interval: kappa_interval(pairs, Weighting::Unweighted, opts),
+        quadratic: kappa(&c, Weighting::Quadratic),
+        quadratic_interval: kappa_interval(pairs, Weighting::Quadratic, opts),
+        confusion: c,
+        binary: binary(&c),
+    }
+}
+
+impl Summary {
+    /// One sentence for a report: how far `who`'s grades agree with people's, and whether to
+    /// decide on them (on the unweighted κ's interval: its top below [`KAPPA_FAIR`], do not;
+    /// its bottom at or above [`KAPPA_SUBSTANTIAL`], substantial; otherwise not established).
+    pub fn reading(&self, who: &str) -> String {
+        let (Some(k), Some(i)) = (self.kappa, self.kappa_interval) else {
+            return format!(
+                "{who}'s grades cannot be compared with people's: {} pair{} graded by both{}; grade judged pairs too (`ranklab judge --llm … --also-judged`) before deciding on its grades.",
+                self.n,
+                if self.n == 1 { "" } else { "s" },
+                if self.n > 0 { ", all of one grade" } else { "" }
+            );
+        };
+        let advice = if i.hi < KAPPA_FAIR {
+            "do not decide on them"
+        } else if i.lo >= KAPPA_SUBSTANTIAL {
+            "substantial agreement (Landis and Koch); still check the verdicts they flip"
+        } else {
+            "agreement not established; do not decide on them alone"
+        };
+        let q = self
+            .quadratic
+            .map_or(String::new(), |q| format!(", quadratic-weighted {q:.2}"));
+        format!(
+            "{who}'s grades agree with the {} human ones at κ {k:.2} [{:.2}, {:.2}]{q}: {advice}.",
+            self.n, i.lo, i.hi
+        )
     }
 }
 
@@ -408,6 +480,45 @@ mod tests {
                 },
             ]
         );
+    }
+
+    /// The hand case of `kappa_by_hand` (κ 7/13 ≈ 0.54, quadratic 13/15 ≈ 0.87): six pairs give
+    /// a wide interval that straddles 0.4 and 0.6, so agreement is not established. Pairs all
+    /// of one grade on both sides: κ undefined, said so.
+    #[test]
+    fn the_reading_says_whether_to_decide_on_the_grades() {
+        let s = summarize(
+            &pairs(&[0, 0, 1, 1, 2, 3], &[0, 1, 1, 1, 3, 3]),
+            &Options::default(),
+        );
+        assert_eq!(s.n, 6);
+        let i = s.kappa_interval.unwrap();
+        assert!(i.lo < KAPPA_FAIR && i.hi > KAPPA_SUBSTANTIAL, "{i:?}");
+        assert_eq!(
+            s.reading("SmolLM2"),
+            format!(
+                "SmolLM2's grades agree with the 6 human ones at κ 0.54 [{:.2}, {:.2}], \
+                 quadratic-weighted 0.87: agreement not established; do not decide on them alone.",
+                i.lo, i.hi
+            )
+        );
+        // 200 pairs, the LLM right on 1 in 4 of each grade only by rotating: κ near 0.
+        let h: Vec<u8> = (0..200).map(|i| (i % 4) as u8).collect();
+        let l: Vec<u8> = (0..200).map(|i| ((i / 4 + i) % 4) as u8).collect();
+        let s = summarize(&pairs(&h, &l), &Options::default());
+        assert!(
+            s.reading("m").ends_with("do not decide on them."),
+            "{}",
+            s.reading("m")
+        );
+        let s = summarize(&pairs(&[2, 2], &[2, 2]), &Options::default());
+        assert!(s
+            .reading("m")
+            .contains("2 pairs graded by both, all of one grade"));
+        let s = summarize(&[], &Options::default());
+        assert!(s
+            .reading("m")
+            .starts_with("m's grades cannot be compared with people's: 0 pairs graded by both;"));
     }
 
     #[test]
