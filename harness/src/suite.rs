@@ -16,6 +16,8 @@ use ranklab_engine::policy::Wiring;
 use ranklab_engine::yaml::Lines;
 use serde::Deserialize;
 
+use crate::judgments::Judgments;
+pub use crate::judgments::{JudgmentCounts, Selection};
 pub use crate::root::read_yaml;
 
 pub mod beir;
@@ -48,9 +50,21 @@ pub struct Suite {
     pub k: usize,
     /// The tasks, in file order.
     pub tasks: Vec<Task>,
-    /// The judgments given with `ranklab judge` (`judgments.yaml` beside the suite file), already
-    /// merged into the tasks' `expected`; None when there is no such file.
+    /// The judgments given with `ranklab judge` (`judgments.yaml` beside the suite file): in
+    /// `judgments`, those merged into the tasks' `expected` (people's, and LLMs' when loaded with
+    /// [`Selection::All`]); the rest of the file beside. None when there is no such file.
     pub judgments: Option<crate::judgments::Judgments>,
+}
+
+/// A (task, document) graded by a person and by an LLM ([`Suite::agreement_pairs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgreementPair {
+    /// Task id.
+    pub task: String,
+    /// Document id.
+    pub document: String,
+    /// The person's grade and the LLM's.
+    pub grades: crate::stats::agreement::GradePair,
 }
 
 /// One task: a query and its judged documents.
@@ -156,8 +170,15 @@ enum Expected {
 }
 
 impl Suite {
-    /// Loads `path` (a suite.yaml, or a directory holding one).
+    /// Loads `path` (a suite.yaml, or a directory holding one), its tasks taking people's
+    /// judgments only ([`Selection::Human`]): LLM grades in `judgments.yaml` change nothing
+    /// unless a command asks for them ([`Suite::load_selected`]).
     pub fn load(path: &Path) -> Result<Self> {
+        Suite::load_selected(path, Selection::Human)
+    }
+
+    /// Loads `path`, its tasks taking the grades of `judgments.yaml` that `selection` names.
+    pub fn load_selected(path: &Path, selection: Selection) -> Result<Self> {
         let path = if path.is_dir() {
             path.join("suite.yaml")
         } else if path.is_file() {
@@ -208,8 +229,7 @@ impl Suite {
         let judgments_path = dir.join(crate::judgments::FILE);
         let judgments = if judgments_path.is_file() {
             let j = crate::judgments::Judgments::load(&judgments_path, &raw.suite)?;
-            merge_judgments(&mut tasks, &j, &path)?;
-            Some(j)
+            Some(merge_judgments(&mut tasks, j, selection, &path)?)
         } else {
             None
         };
@@ -297,6 +317,55 @@ impl Suite {
         Ok(out)
     }
 
+    /// How many of the tasks' judgments are people's and how many an LLM's (for a report's
+    /// "N human / M LLM judgments"), and how many LLM grades the selection left out.
+    pub fn judgment_counts(&self) -> JudgmentCounts {
+        let total: usize = self.tasks.iter().map(|t| t.expected.len()).sum();
+        let (llm, left_out) = self.judgments.as_ref().map_or((0, 0), |j| {
+            (
+                j.judgments.iter().filter(|g| g.is_llm()).count(),
+                j.unselected.len(),
+            )
+        });
+        JudgmentCounts {
+            human: total - llm,
+            llm,
+            llm_left_out: left_out,
+        }
+    }
+
+    /// For each LLM judge (`llm:<model>@<hash12>`), the (task, document)s it graded that a
+    /// person graded too (in `suite.yaml` or `judgments.yaml`), with both grades: what the
+    /// agreement of [`crate::stats::agreement`] is measured on. Task order, then document order.
+    /// A person's grade outside 0..=3 (a suite file may grade on another scale) is left out.
+    pub fn agreement_pairs(&self) -> BTreeMap<String, Vec<AgreementPair>> {
+        let mut out: BTreeMap<String, Vec<AgreementPair>> = BTreeMap::new();
+        let Some(j) = &self.judgments else {
+            return out;
+        };
+        for t in &self.tasks {
+            for (doc, &human) in &t.expected {
+                if j.find(&t.id, doc).is_some_and(|g| g.is_llm()) {
+                    continue; // an LLM's grade merged with --judgments all, not a person's
+                }
+                if !(0..=crate::judgments::MAX_GRADE).contains(&human) {
+                    continue; // suite.yaml on another scale: not comparable with 0..=3
+                }
+                for g in j.all_llm().filter(|g| g.task == t.id && &g.document == doc) {
+                    out.entry(g.judge.clone()).or_default().push(AgreementPair {
+                        task: t.id.clone(),
+                        document: doc.clone(),
+                        grades: crate::stats::agreement::GradePair {
+                            human: human as u8,
+                            llm: g.grade as u8,
+                        },
+                    });
+                }
+            }
+        }
+        out
+    }
+
     /// The directory of the suite file.
     pub fn dir(&self) -> &Path {
         self.path.parent().unwrap_or(Path::new("."))
@@ -308,15 +377,37 @@ pub fn corpus_ids(corpus: &Corpus) -> impl Iterator<Item = &str> {
     corpus.docs.iter().map(|d| d.id.as_str())
 }
 
-/// Whether `name` can name a file or directory of the report tree: non-empty, no white space,
-/// no path separator, not `.` or `..`.
-/// Merges `judgments.yaml` into the tasks: each judgment names a task of the suite and a
-/// document the suite file does not judge already.
+/// Merges `judgments.yaml` into the tasks: each judgment names a task of the suite; a human
+/// one, a document the suite file does not judge already. An LLM grade of a document the suite
+/// file judges is a conflict the suite file wins (listed, kept beside for agreement); LLM
+/// grades are merged only when `selection` is [`Selection::All`]. Returns what was merged.
 fn merge_judgments(
     tasks: &mut [Task],
-    j: &crate::judgments::Judgments,
+    mut j: Judgments,
+    selection: Selection,
     suite_path: &Path,
-) -> Result<()> {
+) -> Result<Judgments> {
+    let (mut keep, mut overruled) = (Vec::new(), Vec::new());
+    for g in std::mem::take(&mut j.judgments) {
+        let in_suite = tasks
+            .iter()
+            .find(|t| t.id == g.task)
+            .and_then(|t| Some((t.line, *t.expected.get(&g.document)?)));
+        match in_suite {
+            Some((line, grade)) if g.is_llm() => overruled.push((g, line, grade)),
+            _ => keep.push(g),
+        }
+    }
+    j.judgments = keep;
+    for (g, line, grade) in overruled {
+        j.conflicts.push(crate::judgments::Conflict {
+            llm: g.clone(),
+            human_grade: grade,
+            human_at: format!("{}:{line}", suite_path.display()),
+        });
+        j.set(g, true);
+    }
+    let j = j.select(selection);
     for g in &j.judgments {
         let at = format!("{}:{}", j.path.display(), g.line);
         let Some(t) = tasks.iter_mut().find(|t| t.id == g.task) else {
@@ -338,9 +429,11 @@ fn merge_judgments(
         }
         t.expected.insert(g.document.clone(), g.grade);
     }
-    Ok(())
+    Ok(j)
 }
 
+/// Whether `name` can name a file or directory of the report tree: non-empty, no white space,
+/// no path separator, not `.` or `..`.
 fn is_file_name(name: &str) -> bool {
     !name.is_empty()
         && name != "."

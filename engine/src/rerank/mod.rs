@@ -28,6 +28,7 @@
 mod cache;
 mod colbert;
 mod fastembed;
+pub mod grade;
 mod lazy;
 pub mod prompt;
 mod shortlist;

@@ -3,7 +3,9 @@
 //!
 //! - [`ClusterArgs`]: `--cluster`, `--shard-records`, `--ray-python` (`beir`, `run`, `bench`);
 //! - [`RecordingArgs`]: `--record`, `--from-recording`, `--recordings` (`run`, `bench`, `gate`);
-//! - `--format` of `compare`: [`crate::compare::Format`] as a [`clap::ValueEnum`].
+//! - `--format` of `compare`: [`crate::compare::Format`] as a [`clap::ValueEnum`];
+//! - [`JudgmentsArgs`]: `--judgments human|all` (`run`, `bench`), [`Selection`] as a
+//!   [`clap::ValueEnum`].
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +16,7 @@ use ranklab_engine::models::remote::Remote;
 use crate::cluster::Ray;
 use crate::compare::Format;
 use crate::external::Mode;
+use crate::judgments::Selection;
 
 /// `--cluster`, `--shard-records`, `--ray-python`: shared by `beir`, `run` and `bench`.
 #[derive(Debug, Clone, clap::Args)]
@@ -97,6 +100,31 @@ impl clap::ValueEnum for Format {
             Format::Json => PossibleValue::new("json").help(
                 "JSON: one object with the settings, the per-measure rows, the reading, the per-query rows",
             ),
+        })
+    }
+}
+
+/// `--judgments human|all`: which grades of `judgments.yaml` a run takes (`run`, `bench`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct JudgmentsArgs {
+    /// Which grades of judgments.yaml the tasks take: people's only (LLM grades change
+    /// nothing), or also LLM grades of documents no person judged.
+    #[arg(long = "judgments", value_name = "WHICH", default_value = "human")]
+    pub(crate) judgments: Selection,
+}
+
+/// `--judgments`: the values and their help, as `--help` lists them.
+impl clap::ValueEnum for Selection {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Selection::Human, Selection::All]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            Selection::Human => PossibleValue::new("human")
+                .help("people's grades only (suite.yaml and judgments.yaml); the default"),
+            Selection::All => PossibleValue::new("all")
+                .help("also the LLM grades of documents no person judged (`ranklab judge --llm`)"),
         })
     }
 }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::judge::{bind, judge_name, serve, Session};
+use crate::judge::{bind, judge_name, llm, serve, Session};
 use crate::report::shown;
 
 /// Arguments of `ranklab judge`.
@@ -32,8 +32,21 @@ client holds up no other.
 
 Example: ranklab pool tasks/docir && ranklab judge tasks/docir --judge \"Ada Lovelace\"
 
+With --llm MODEL (a model run in-process) or --llm-endpoint URL --llm-model NAME (an \
+OpenAI-compatible server), no page is served: an LLM grades every pooled document 0-3 with a \
+documented prompt (UMBRELA's scale; see docs/judging.md), read from the probabilities of the \
+tokens \"0\"..\"3\" (the most probable grade, and the expected grade beside it), and the grades \
+go to judgments.yaml with the judge llm:<model>@<prompt hash>. A person's grade is never \
+overwritten: an LLM grade of a document a person judged is kept beside it, for agreement only. \
+Runs ignore LLM grades unless asked (`--judgments all`). --also-judged also grades the pairs \
+people judged, so that agreement can be measured. --parse-text reads the grade from the \
+answer's text when the endpoint gives no log-probabilities. Not available in this build yet: \
+these flags exit 2 after checking the suite and pool.
+
+Example: ranklab judge tasks/scifact --llm smollm2-135m-instruct --also-judged
+
 Exit codes: 0 stopped, or nothing to judge; 2 bad input (no pool.yaml, a broken judgments file, \
-a port in use), nothing written.")]
+a port in use, an LLM answer without a grade 0-3), nothing written.")]
 pub(crate) struct JudgeArgs {
     /// The suite: a directory holding suite.yaml and pool.yaml (from `ranklab pool`).
     pub suite: PathBuf,
@@ -43,10 +56,94 @@ pub(crate) struct JudgeArgs {
     /// Who judges (default: `git config user.name`).
     #[arg(long, value_name = "NAME")]
     pub judge: Option<String>,
+    /// Grade with this model in-process (an id of `ranklab models list`, e.g.
+    /// smollm2-135m-instruct) instead of serving the page.
+    #[arg(long, value_name = "MODEL", conflicts_with_all = ["llm_endpoint", "llm_model", "judge", "port"])]
+    pub llm: Option<String>,
+    /// Grade through an OpenAI-compatible server at URL (e.g. http://127.0.0.1:8080/v1),
+    /// serving --llm-model.
+    #[arg(long, value_name = "URL", requires = "llm_model", conflicts_with_all = ["judge", "port"])]
+    pub llm_endpoint: Option<String>,
+    /// The model name the endpoint serves (with --llm-endpoint).
+    #[arg(long, value_name = "NAME", requires = "llm_endpoint")]
+    pub llm_model: Option<String>,
+    /// With --llm-endpoint: when the server gives no log-probabilities, read the grade from the
+    /// answer's text (its leading digit; the expected grade is then that digit).
+    #[arg(long, requires = "llm_endpoint")]
+    pub parse_text: bool,
+    /// With --llm or --llm-endpoint: also grade every (task, document) a person judged, kept
+    /// beside the person's grade to measure agreement.
+    #[arg(long)]
+    pub also_judged: bool,
+}
+
+impl JudgeArgs {
+    /// The LLM asked for, if any.
+    fn llm_source(&self) -> Option<llm::Source> {
+        match (&self.llm, &self.llm_endpoint, &self.llm_model) {
+            (Some(model), _, _) => Some(llm::Source::InProcess {
+                model: model.clone(),
+            }),
+            (None, Some(url), Some(model)) => Some(llm::Source::Endpoint {
+                url: url.clone(),
+                model: model.clone(),
+                parse_text: self.parse_text,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// `ranklab judge --llm`: plan (suite, pool, pairs), the grader, grading, one write.
+fn run_llm(args: &JudgeArgs, source: &llm::Source) -> Result<ExitCode> {
+    let (suite, work) = llm::work_list(&args.suite, args.also_judged)?;
+    if let Some(j) = &suite.judgments {
+        for c in &j.conflicts {
+            eprintln!(
+                "note: {}:{}: {}'s grade {} of task {:?}, document {:?} is overruled by the person's grade {} ({}); it is kept for agreement only",
+                shown(&j.path),
+                c.llm.line,
+                c.llm.judge,
+                c.llm.grade,
+                c.llm.task,
+                c.llm.document,
+                c.human_grade,
+                c.human_at
+            );
+        }
+    }
+    if work.is_empty() {
+        println!(
+            "Nothing to grade: the pool {} has no document the suite file does not judge (pass --also-judged to grade the judged ones).",
+            shown(&suite.dir().join("pool.yaml"))
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut grader = llm::grader_for(source)?;
+    let at = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let s = llm::grade_all(grader.as_mut(), &suite, &work, &at)?;
+    println!(
+        "{}: {} pairs graded by {}: {} grades of unjudged documents ({} replacing an earlier LLM grade), {} kept beside a person's grade for agreement.",
+        shown(&suite.dir().join(crate::judgments::FILE)),
+        work.len(),
+        source.model(),
+        s.counted,
+        s.replaced,
+        s.beside
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Runs the command.
 pub(crate) fn run(args: JudgeArgs) -> Result<ExitCode> {
+    if let Some(source) = args.llm_source() {
+        return run_llm(&args, &source);
+    }
+    if args.parse_text || args.also_judged {
+        anyhow::bail!(
+            "--parse-text and --also-judged go with --llm or --llm-endpoint; the judging page takes neither"
+        );
+    }
     let dir = if args.suite.is_dir() {
         args.suite.clone()
     } else {

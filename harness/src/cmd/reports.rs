@@ -10,6 +10,7 @@ use anyhow::Result;
 use ranklab_engine::models::remote::Remote;
 
 use crate::external::Mode;
+use crate::judgments::Selection;
 use crate::report::{self, Rendered};
 
 /// How engines are asked: external engines live or from their recordings, model work here or
@@ -20,6 +21,8 @@ pub(crate) struct EngineArgs {
     pub recording: super::args::RecordingArgs,
     #[command(flatten)]
     pub cluster: super::args::ClusterArgs,
+    #[command(flatten)]
+    pub judgments: super::args::JudgmentsArgs,
 }
 
 /// A checked replay of suites: where recordings are read (or written), how external engines
@@ -33,6 +36,8 @@ pub(crate) struct Plan {
     remote: Option<Arc<dyn Remote>>,
     /// Where the suites' cost files are, and whether to measure first.
     costs: report::costs::CostPlan,
+    /// Which grades of `judgments.yaml` the suites take (`--judgments`).
+    judgments: Selection,
 }
 
 impl Plan {
@@ -49,6 +54,7 @@ impl Plan {
                 command: String::new(),
                 live: args.recording.mode() != Mode::FromRecording,
             },
+            judgments: args.judgments.judgments,
         })
     }
 
@@ -69,6 +75,14 @@ impl Plan {
     /// Replays the suite under its experiment files (none: every experiments*.yaml beside it)
     /// and renders its reports; nothing is written.
     pub(crate) fn render(&self, suite: &Path, experiments: &[PathBuf]) -> Result<Rendered> {
+        if self.judgments == Selection::All {
+            // The hook: `report::render_suite` loads the suite with `Suite::load` (people's
+            // grades only); it takes `Selection` and calls `Suite::load_selected` once wired.
+            anyhow::bail!(
+                "--judgments all: reports cannot take LLM grades yet (rendering loads people's \
+                 grades only); nothing was written. Run without it (the default, human)"
+            );
+        }
         report::render_suite(
             suite,
             experiments,

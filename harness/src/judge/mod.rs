@@ -31,6 +31,9 @@
 //! Each item shows the task's query, the document's title with its lifecycle (current state),
 //! history and dates (`updated_at`, the lifecycle log), the section that matches the query best
 //! (most distinct query words, the first such section on a tie), and its other sections.
+//! Where an LLM graded the document (`ranklab judge --llm`), the page can show that grade as a
+//! hint, behind a toggle that is off by default; a grade given records whether the hint was on
+//! screen (`saw_llm`), so agreement can be measured on grades given blind.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -45,6 +48,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::judgments::{Judgment, Judgments, MAX_GRADE};
 use crate::suite::Suite;
+
+pub(crate) mod llm;
 
 /// The page: HTML, CSS and JavaScript in one file, nothing fetched from elsewhere. The server
 /// puts the session's token in place of [`TOKEN_SLOT`].
@@ -91,8 +96,30 @@ pub(crate) struct Item {
     pub(crate) surfaced_by: Vec<String>,
     /// Its best rank among them.
     pub(crate) best_rank: usize,
-    /// The grade given in `judgments.yaml`, if any.
+    /// The grade a person gave in `judgments.yaml`, if any.
     pub(crate) grade: Option<i32>,
+    /// An LLM's grade of it, if any: the page shows it as a hint when asked.
+    pub(crate) llm: Option<Hint>,
+}
+
+/// An LLM's grade, as the page's hint shows it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct Hint {
+    /// 0..=3.
+    pub(crate) grade: i32,
+    /// The expected grade, if given.
+    pub(crate) expected: Option<f64>,
+    /// `llm:<model>@<hash12>`.
+    pub(crate) judge: String,
+}
+
+/// The hint of (task, document) in `j`.
+fn hint_of(j: &Judgments, task: &str, document: &str) -> Option<Hint> {
+    j.llm_grade_of(task, document).map(|g| Hint {
+        grade: g.grade,
+        expected: g.expected,
+        judge: g.judge.clone(),
+    })
 }
 
 /// One dated lifecycle transition, as the page shows it.
@@ -183,13 +210,7 @@ impl Session {
             .judgments
             .clone()
             .unwrap_or_else(|| Judgments::empty(&judgments_path, &suite.name));
-        let given = |task: &str, doc: &str| {
-            judgments
-                .judgments
-                .iter()
-                .find(|j| j.task == task && j.document == doc)
-                .map(|j| j.grade)
-        };
+        let given = |task: &str, doc: &str| judgments.human_grade_of(task, doc);
         let mut items = Vec::new();
         for pt in &pool.tasks {
             let Some(task) = suite.tasks.iter().find(|t| t.id == pt.id) else {
@@ -240,6 +261,7 @@ impl Session {
                     surfaced_by: d.configurations.clone(),
                     best_rank: d.best_rank,
                     grade,
+                    llm: hint_of(&judgments, &pt.id, &d.id),
                 });
             }
         }
@@ -257,9 +279,15 @@ impl Session {
 
     /// Grades item `n`: records it in the judgments file ([`crate::judgments::record`]: under
     /// the lock, merged with what other sessions wrote, atomically) and takes the file as
-    /// written as this session's view, so grades given elsewhere show here too. Returns the
+    /// written as this session's view, so grades given elsewhere show here too. `saw_llm`:
+    /// the page showed the item's LLM grade (recorded when the item has one). Returns the
     /// judgment it replaced, if any.
-    pub(crate) fn grade(&mut self, n: usize, grade: i32) -> Result<Option<Judgment>> {
+    pub(crate) fn grade(
+        &mut self,
+        n: usize,
+        grade: i32,
+        saw_llm: bool,
+    ) -> Result<Option<Judgment>> {
         if !(0..=MAX_GRADE).contains(&grade) {
             bail!("grade {grade} is outside 0..={MAX_GRADE}");
         }
@@ -275,7 +303,9 @@ impl Session {
                 grade,
                 judge: self.judge.clone(),
                 at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                expected: None,
                 surfaced_by: item.surfaced_by.clone(),
+                saw_llm: item.llm.as_ref().map(|_| saw_llm),
                 line: 0,
             },
         )?;
@@ -295,7 +325,8 @@ impl Session {
     /// Takes `j` as the judgments file: every item's grade from it.
     fn take(&mut self, j: Judgments) {
         for it in &mut self.items {
-            it.grade = j.grade_of(&it.task, &it.document);
+            it.grade = j.human_grade_of(&it.task, &it.document);
+            it.llm = hint_of(&j, &it.task, &it.document);
         }
         self.judgments = j;
     }
@@ -541,6 +572,9 @@ struct Items<'a> {
 struct Grade {
     item: usize,
     grade: i32,
+    /// Whether the page showed the item's LLM grade (absent: no).
+    #[serde(default)]
+    saw_llm: bool,
 }
 
 /// Equal strings, compared in time that does not depend on where they differ.
@@ -671,7 +705,7 @@ fn handle(stream: &TcpStream, server: &Server) -> Result<()> {
                 }
             };
             let mut s = server.session.lock().unwrap_or_else(|p| p.into_inner());
-            match s.grade(g.item, g.grade) {
+            match s.grade(g.item, g.grade, g.saw_llm) {
                 Ok(replaced) => {
                     let it = &s.items[g.item];
                     let was = match replaced {

@@ -25,6 +25,7 @@
 //! A difference is a tie when its absolute value is at most [`TIE_EPSILON`]; ties carry no sign
 //! in the test and count as ties.
 
+pub mod agreement;
 pub mod bootstrap;
 mod draws;
 pub mod holm;

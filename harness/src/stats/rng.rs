@@ -14,6 +14,8 @@ pub(crate) enum Stream {
     Bootstrap = 2,
     /// `ranklab synth-run`'s synthetic run and qrels.
     Synth = 3,
+    /// Resamples of the agreement statistics (κ over pairs, τ over tasks).
+    Agreement = 4,
 }
 
 /// A seeded stream.

@@ -1,0 +1,328 @@
+//! `ranklab judge --llm`: grade the pooled documents of a suite with an LLM instead of serving
+//! the page, and write the grades to `judgments.yaml` with their provenance.
+//!
+//! The pairs ([`work_list`]): every document of `pool.yaml` the suite file does not judge (the
+//! ones a person graded in `judgments.yaml` included: their LLM grade goes beside, for
+//! agreement), and with `--also-judged` every (task, document) a person judged, so that the
+//! agreement has pairs to stand on. The passage is what the judging page shows first: the
+//! document's title and the section that matches the query best.
+//!
+//! Each pair is graded with the [`GradePrompt`] by a [`Grader`] ([`grade_all`]); the judge is
+//! `llm:<model>@<prompt hash, 12 hex digits>`, the grade the argmax and `expected` the expected
+//! grade. Every pair is graded before anything is written, then all are written as one step
+//! under the file's lock ([`crate::judgments::record_all`]): a pair without a readable grade
+//! is an error naming it, and nothing is written. A person's grade is never overwritten.
+//!
+//! The graders themselves ([`grader_for`]) — SmolLM2 in-process through candle and an
+//! OpenAI-compatible endpoint — come with the LLM runtime of the reranker work; until they are
+//! wired in, asking for one is a clear error (exit 2) after the plan is checked.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use ranklab_engine::rerank::grade::{GradePrompt, Grader};
+
+use super::{sections, PoolFile};
+use crate::judgments::{llm_judge, record_all, Judgment, Placed};
+use crate::suite::Suite;
+
+/// Where the grades come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A model run in-process (an id of `ranklab models list`).
+    InProcess {
+        /// The model id.
+        model: String,
+    },
+    /// An OpenAI-compatible server.
+    Endpoint {
+        /// Its base URL.
+        url: String,
+        /// The model name it serves.
+        model: String,
+        /// Read the grade from the answer's text when no log-probabilities come back.
+        parse_text: bool,
+    },
+}
+
+impl Source {
+    /// The model's name as the judge shows it.
+    pub(crate) fn model(&self) -> &str {
+        match self {
+            Source::InProcess { model } | Source::Endpoint { model, .. } => model,
+        }
+    }
+}
+
+/// One pair to grade.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Work {
+    /// Task id.
+    pub(crate) task: String,
+    /// The task's query.
+    pub(crate) query: String,
+    /// Document id.
+    pub(crate) document: String,
+    /// The passage shown to the model: title, then the best-matching section.
+    pub(crate) passage: String,
+    /// Configurations that surfaced it (from the pool; empty for a judged pair).
+    pub(crate) surfaced_by: Vec<String>,
+}
+
+/// The suite (people's grades only) and the pairs to grade: the pool's documents the suite
+/// file does not judge, then with `also_judged` every pair a person judged that is not among
+/// them, in task order and then document order.
+pub(crate) fn work_list(suite_path: &Path, also_judged: bool) -> Result<(Suite, Vec<Work>)> {
+    let suite = Suite::load(suite_path)?;
+    let corpus = suite.load_corpus()?;
+    let pool_path = suite.dir().join("pool.yaml");
+    if !pool_path.is_file() {
+        bail!(
+            "{}: no judging sheet; run `ranklab pool {}` first (after `ranklab run`)",
+            pool_path.display(),
+            suite.dir().display()
+        );
+    }
+    let (pool, _): (PoolFile, String) = crate::suite::read_yaml(&pool_path)?;
+    let in_file = |t: &str, d: &str| {
+        suite
+            .judgments
+            .as_ref()
+            .and_then(|j| j.find(t, d))
+            .is_some()
+    };
+    let passage = |id: &str, query: &str| -> Result<String> {
+        let doc = corpus.get(id).with_context(|| {
+            format!(
+                "{}: document {id:?} is not in the corpus {}; run `ranklab pool {}` again",
+                pool_path.display(),
+                suite.corpus_path.display(),
+                suite.dir().display()
+            )
+        })?;
+        let (matched, _) = sections(doc, query);
+        Ok(format!("{}\n{}", doc.title, matched.body))
+    };
+    let mut out = Vec::new();
+    for pt in &pool.tasks {
+        let Some(task) = suite.tasks.iter().find(|t| t.id == pt.id) else {
+            bail!(
+                "{}: task {:?} is not in {}; run `ranklab pool {}` again",
+                pool_path.display(),
+                pt.id,
+                suite.path.display(),
+                suite.dir().display()
+            );
+        };
+        for d in &pt.documents {
+            if task.expected.contains_key(&d.id) && !in_file(&pt.id, &d.id) {
+                continue; // judged in the suite file since the pool was made
+            }
+            out.push(Work {
+                task: task.id.clone(),
+                query: task.query.clone(),
+                document: d.id.clone(),
+                passage: passage(&d.id, &task.query)?,
+                surfaced_by: d.configurations.clone(),
+            });
+        }
+    }
+    if also_judged {
+        for t in &suite.tasks {
+            for d in t.expected.keys() {
+                if !out.iter().any(|w| w.task == t.id && &w.document == d) {
+                    out.push(Work {
+                        task: t.id.clone(),
+                        query: t.query.clone(),
+                        document: d.clone(),
+                        passage: passage(d, &t.query)?,
+                        surfaced_by: Vec::new(),
+                    });
+                }
+            }
+        }
+    }
+    Ok((suite, out))
+}
+
+/// What [`grade_all`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Summary {
+    /// Grades that count (documents no person judged).
+    pub(crate) counted: usize,
+    /// Grades kept beside a person's, for agreement.
+    pub(crate) beside: usize,
+    /// Of the counted, those that replaced an earlier LLM grade.
+    pub(crate) replaced: usize,
+}
+
+/// Grades every pair of `work` with `grader` and writes the grades to the suite's
+/// `judgments.yaml` as one step (`at`: the time every judgment carries). Nothing is written
+/// when a pair fails.
+pub(crate) fn grade_all(
+    grader: &mut dyn Grader,
+    suite: &Suite,
+    work: &[Work],
+    at: &str,
+) -> Result<Summary> {
+    let prompt = GradePrompt::default();
+    let judge = llm_judge(grader.model(), prompt.short_hash());
+    let progress = crate::progress::rate_bar(work.len() as u64, "grading");
+    let mut graded = Vec::with_capacity(work.len());
+    for w in work {
+        let dist = grader.grade(&w.query, &w.passage).with_context(|| {
+            format!(
+                "task {:?}, document {:?}: no grade from {judge}; nothing was written",
+                w.task, w.document
+            )
+        })?;
+        graded.push(Judgment {
+            task: w.task.clone(),
+            document: w.document.clone(),
+            grade: i32::from(dist.argmax()),
+            judge: judge.clone(),
+            at: at.to_string(),
+            expected: Some((dist.expected() * 1e4).round() / 1e4),
+            surfaced_by: w.surfaced_by.clone(),
+            saw_llm: None,
+            line: 0,
+        });
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    let in_suite_file = |t: &str, d: &str| {
+        suite
+            .tasks
+            .iter()
+            .any(|x| x.id == t && x.expected.contains_key(d))
+            && suite
+                .judgments
+                .as_ref()
+                .and_then(|j| j.find(t, d))
+                .is_none()
+    };
+    let path = suite.dir().join(crate::judgments::FILE);
+    let (_, placed) = record_all(&path, &suite.name, graded, &in_suite_file)?;
+    let mut s = Summary::default();
+    for p in placed {
+        match p {
+            Placed::Added => s.counted += 1,
+            Placed::Replaced(_) => {
+                s.counted += 1;
+                s.replaced += 1;
+            }
+            Placed::Beside => s.beside += 1,
+        }
+    }
+    Ok(s)
+}
+
+/// The grader of `source`. Neither runtime is part of this build yet: the in-process model
+/// (SmolLM2 through candle) and the endpoint client arrive with the LLM reranker's runtime.
+pub(crate) fn grader_for(source: &Source) -> Result<Box<dyn Grader>> {
+    match source {
+        Source::InProcess { model } => bail!(
+            "ranklab judge --llm {model}: grading with an in-process model is not available yet \
+             (the LLM runtime, SmolLM2 through candle, is not in this build); nothing was graded \
+             or written"
+        ),
+        Source::Endpoint { url, model, .. } => bail!(
+            "ranklab judge --llm-endpoint {url} --llm-model {model}: grading through an \
+             OpenAI-compatible endpoint is not available yet (the endpoint client is not in this \
+             build); nothing was graded or written"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ranklab_engine::rerank::grade::GradeDist;
+
+    /// A deterministic stand-in: grade 3 when the passage contains the query's first word,
+    /// else 0, with a fixed spread. Not a model; it exercises the writing path.
+    struct WordGrader;
+
+    impl Grader for WordGrader {
+        fn model(&self) -> &str {
+            "word-stand-in"
+        }
+
+        fn grade(&mut self, query: &str, passage: &str) -> ranklab_engine::Result<GradeDist> {
+            let first = query.split_whitespace().next().unwrap_or("").to_lowercase();
+            let hit = passage.to_lowercase().contains(&first);
+            let logits = if hit {
+                [0.0, 0.0, 1.0, 3.0]
+            } else {
+                [3.0, 1.0, 0.0, 0.0]
+            };
+            let tokens = ["0", "1", "2", "3"].into_iter().zip(logits);
+            Ok(GradeDist::from_logits(tokens).expect("four digits"))
+        }
+    }
+
+    fn fixture() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bad_input");
+        for sub in ["corpus", "tasks/p"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+            for e in std::fs::read_dir(fx.join(sub)).unwrap() {
+                let p = e.unwrap().path();
+                std::fs::copy(&p, dir.path().join(sub).join(p.file_name().unwrap())).unwrap();
+            }
+        }
+        std::fs::write(
+            dir.path().join("tasks/p/pool.yaml"),
+            "suite: p\ndepth: 2\nconfigurations: [a]\ntasks:\n  - id: T1\n    query: idempotency key for a replayed capture\n    documents:\n      - { id: beta, best_rank: 1, configurations: [a] }\n      - { id: gamma, best_rank: 2, configurations: [a] }\n",
+        )
+        .unwrap();
+        // A person graded beta already.
+        std::fs::write(
+            dir.path().join("tasks/p/judgments.yaml"),
+            "suite: p\njudgments:\n  - { task: T1, document: beta, grade: 1, judge: Ada }\n",
+        )
+        .unwrap();
+        dir
+    }
+
+    /// Pool: beta (a person graded it in judgments.yaml) and gamma (nobody); --also-judged adds
+    /// the suite file's pairs. Written: gamma's grade counts, the others go beside, Ada's stays.
+    #[test]
+    fn grades_are_written_with_provenance_and_never_over_a_person() {
+        let dir = fixture();
+        let suite_path = dir.path().join("tasks/p");
+        let (suite, work) = work_list(&suite_path, false).unwrap();
+        let ids: Vec<&str> = work.iter().map(|w| w.document.as_str()).collect();
+        assert_eq!(ids, ["beta", "gamma"]);
+        let (_, all) = work_list(&suite_path, true).unwrap();
+        // T1 alpha, T2 beta, T3 beta and gamma from suite.yaml; T1 beta already listed.
+        assert_eq!(all.len(), 6);
+        let s = grade_all(&mut WordGrader, &suite, &work, "2026-12-02T12:00:00Z").unwrap();
+        assert_eq!(
+            s,
+            Summary {
+                counted: 1,
+                beside: 1,
+                replaced: 0
+            }
+        );
+        let j = crate::judgments::Judgments::load(&suite_path.join("judgments.yaml"), "p").unwrap();
+        assert_eq!(j.grade_of("T1", "beta"), Some(1));
+        assert_eq!(j.judgments[0].judge, "Ada");
+        let g = j.find("T1", "gamma").unwrap();
+        assert!(g.judge.starts_with("llm:word-stand-in@") && g.judge.len() == 18 + 12);
+        assert!(g.expected.is_some());
+        assert_eq!(j.llm_grades.len(), 1);
+        assert_eq!(j.llm_grades[0].document, "beta");
+    }
+
+    #[test]
+    fn asking_for_a_grader_says_it_is_not_available_yet() {
+        let e = grader_for(&Source::InProcess {
+            model: "smollm2-135m-instruct".into(),
+        })
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("not available yet"), "{e}");
+    }
+}

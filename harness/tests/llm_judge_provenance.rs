@@ -1,0 +1,126 @@
+//! LLM judgments in `judgments.yaml` and what a suite takes from them, on the small `bad_input`
+//! suite (documents alpha, beta, gamma, epsilon; T1 expects alpha, T2 beta, T3 gamma 2 and
+//! beta 1). Properties checked:
+//! - a suite loaded the default way (`Suite::load`, people's grades only) ignores every LLM
+//!   grade: its tasks' judgments are those of a file without them, and the counts say how many
+//!   LLM grades were left out;
+//! - loaded with `Selection::All`, LLM grades of documents nobody judged are merged, and one of
+//!   a document `suite.yaml` judges is not: the suite file's grade wins and the conflict is
+//!   listed with both places;
+//! - the pairs agreement is measured on are those a person and an LLM both graded, whichever
+//!   the selection;
+//! - the reports `ranklab run` writes are byte for byte those of the suite without the LLM
+//!   grades (the default report is unchanged by LLM grades).
+
+mod common;
+use common::ranklab;
+
+use ranklab::judgments::Selection;
+use ranklab::suite::Suite;
+
+const HUMAN: &str = "  - { task: \"T1\", document: \"beta\", grade: 0, judge: \"Ada\", at: \"2026-12-02T10:00:00Z\", surfaced_by: [] }\n";
+const LLM: &str = "  - { task: \"T1\", document: \"gamma\", grade: 2, judge: \"llm:smollm2-135m-instruct@0123456789ab\", at: \"2026-12-02T10:00:00Z\", expected: 1.8, surfaced_by: [] }\n  - { task: \"T2\", document: \"alpha\", grade: 1, judge: \"llm:smollm2-135m-instruct@0123456789ab\", at: \"2026-12-02T10:00:00Z\", expected: 1.1, surfaced_by: [] }\n  - { task: \"T1\", document: \"alpha\", grade: 0, judge: \"llm:smollm2-135m-instruct@0123456789ab\", at: \"2026-12-02T10:00:00Z\", expected: 0.3, surfaced_by: [] }\n";
+
+fn write(dir: &std::path::Path, with_llm: bool) {
+    let body = format!(
+        "suite: p\njudgments:\n{HUMAN}{}",
+        if with_llm { LLM } else { "" }
+    );
+    std::fs::write(dir.join("tasks/p/judgments.yaml"), body).unwrap();
+}
+
+fn grades(s: &Suite) -> Vec<(String, String, i32)> {
+    s.tasks
+        .iter()
+        .flat_map(|t| {
+            t.expected
+                .iter()
+                .map(|(d, g)| (t.id.clone(), d.clone(), *g))
+        })
+        .collect()
+}
+
+#[test]
+fn the_default_load_ignores_llm_grades() {
+    let tmp = common::fixture_copy("bad_input");
+    let suite = tmp.path().join("tasks/p");
+    write(tmp.path(), false);
+    let without = Suite::load(&suite).unwrap();
+    write(tmp.path(), true);
+    let with = Suite::load(&suite).unwrap();
+    assert_eq!(grades(&with), grades(&without));
+    let c = with.judgment_counts();
+    // suite.yaml: 4 grades; judgments.yaml: Ada's 1. LLM: 2 of unjudged documents left out.
+    assert_eq!((c.human, c.llm, c.llm_left_out), (5, 0, 2));
+    assert_eq!(with.judgments.as_ref().unwrap().judgments.len(), 1);
+
+    let all = Suite::load_selected(&suite, Selection::All).unwrap();
+    let t1 = &all.tasks[0].expected;
+    assert_eq!(t1.get("gamma"), Some(&2));
+    assert_eq!(t1.get("alpha"), Some(&1), "suite.yaml's grade wins");
+    assert_eq!(all.tasks[1].expected.get("alpha"), Some(&1));
+    let c = all.judgment_counts();
+    assert_eq!((c.human, c.llm, c.llm_left_out), (5, 2, 0));
+    let j = all.judgments.as_ref().unwrap();
+    assert_eq!(j.conflicts.len(), 1);
+    assert_eq!(j.conflicts[0].llm.document, "alpha");
+    assert_eq!(j.conflicts[0].llm.line, 6);
+    assert!(
+        j.conflicts[0].human_at.ends_with("suite.yaml:5"),
+        "{:?}",
+        j.conflicts[0]
+    );
+    assert_eq!(
+        j.llm_grades.len(),
+        1,
+        "the overruled grade is kept for agreement"
+    );
+
+    // Agreement stands on the pairs both graded: T1 alpha (suite.yaml 1, LLM 0) only — the
+    // LLM's gamma and T2 alpha have no person's grade. The same under either selection.
+    for s in [&with, &all] {
+        let pairs = s.agreement_pairs();
+        let got: Vec<(&str, &str, &str, u8, u8)> = pairs
+            .iter()
+            .flat_map(|(judge, v)| {
+                v.iter().map(move |p| {
+                    (
+                        judge.as_str(),
+                        p.task.as_str(),
+                        p.document.as_str(),
+                        p.grades.human,
+                        p.grades.llm,
+                    )
+                })
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [(
+                "llm:smollm2-135m-instruct@0123456789ab",
+                "T1",
+                "alpha",
+                1,
+                0
+            )]
+        );
+    }
+}
+
+#[test]
+fn the_default_report_is_unchanged_by_llm_grades() {
+    let mut trees = Vec::new();
+    for with_llm in [false, true] {
+        let tmp = common::fixture_copy("bad_input");
+        write(tmp.path(), with_llm);
+        let out = ranklab(tmp.path(), &["run", "tasks/p", "--reports", "reports"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        trees.push((common::tree(&tmp.path().join("reports")), tmp));
+    }
+    assert!(!trees[0].0.is_empty());
+    assert_eq!(trees[0].0, trees[1].0);
+}
