@@ -20,15 +20,28 @@ pub enum ModelKind {
     /// Encodes query and passage apart into one vector per token; a pair scores by MaxSim
     /// (ColBERT). Run through `ort` directly, not fastembed.
     LateInteraction,
+    /// A generative language model in one GGUF file, asked a yes/no question about each
+    /// (query, passage) pair (`rerank: { llm: ID }`). Run in-process with candle.
+    Llm,
 }
 
 impl ModelKind {
-    /// `bi-encoder`, `cross-encoder` or `late-interaction`.
+    /// `bi-encoder`, `cross-encoder`, `late-interaction` or `llm`.
     pub fn as_str(self) -> &'static str {
         match self {
             ModelKind::BiEncoder => "bi-encoder",
             ModelKind::CrossEncoder => "cross-encoder",
             ModelKind::LateInteraction => "late-interaction",
+            ModelKind::Llm => "llm",
+        }
+    }
+
+    /// The file whose sha256 is the model's identity: `model.gguf` for an LLM, `model.onnx`
+    /// for the others.
+    pub fn weights_file(self) -> &'static str {
+        match self {
+            ModelKind::Llm => "model.gguf",
+            _ => "model.onnx",
         }
     }
 
@@ -39,6 +52,7 @@ impl ModelKind {
         match self {
             ModelKind::BiEncoder | ModelKind::CrossEncoder => REQUIRED_FILES,
             ModelKind::LateInteraction => LATE_INTERACTION_FILES,
+            ModelKind::Llm => LLM_FILES,
         }
     }
 }
@@ -81,6 +95,10 @@ pub const REQUIRED_FILES: &[&str] = &[
 /// Files a late-interaction model directory must hold (see [`ModelKind::required_files`]).
 pub const LATE_INTERACTION_FILES: &[&str] = &["model.onnx", "tokenizer.json"];
 
+/// Files an LLM directory must hold: one GGUF file with the weights and, in its metadata, the
+/// tokenizer (see [`ModelKind::required_files`]).
+pub const LLM_FILES: &[&str] = &["model.gguf"];
+
 /// The manifest ranklab writes into every model directory it installs.
 pub const MANIFEST: &str = "ranklab-model.json";
 
@@ -111,7 +129,8 @@ pub struct ModelDir {
     pub kind: ModelKind,
     /// The directory holding the model's files.
     pub path: PathBuf,
-    /// sha256 of `model.onnx`: the model's identity in cache keys and reports.
+    /// sha256 of its weights file ([`ModelKind::weights_file`]: `model.onnx`, or `model.gguf`
+    /// for an LLM): the model's identity in cache keys and reports.
     pub sha256: String,
     /// Tokens per input the model reads.
     pub max_length: usize,

@@ -415,7 +415,7 @@ pub(super) fn register_dir(
     let max_length = max_length(dir);
     let pooling = match kind {
         ModelKind::BiEncoder => Some(pooling.unwrap_or(Pooling::Mean)),
-        ModelKind::CrossEncoder | ModelKind::LateInteraction => None,
+        ModelKind::CrossEncoder | ModelKind::LateInteraction | ModelKind::Llm => None,
     };
 
     let target = store.model_path(id);

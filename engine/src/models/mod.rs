@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! models/<model-id>/   model.onnx, tokenizer.json, tokenizer_config.json,
-//!                      special_tokens_map.json, config.json, ranklab-model.json (manifest)
+//!                      special_tokens_map.json, config.json, ranklab-model.json (manifest);
+//!                      an LLM: model.gguf (weights and tokenizer in one file)
 //! runtime/             libonnxruntime.so.1.32.0
 //! embeddings/          checked record files of section vectors (see `dense::cache`)
 //! scores/              checked record files of cross-encoder scores (see `rerank::cache`)
@@ -15,7 +16,8 @@
 //! Guarantees:
 //! - A pinned model ([`pins::MODELS`]) is used only when every file matches its pinned sha256;
 //!   a user's model (`ranklab models fetch --from DIR`) only when every file matches the hash
-//!   recorded when it was registered. Its identity is the sha256 of its `model.onnx`.
+//!   recorded when it was registered. Its identity is the sha256 of its `model.onnx` (of its
+//!   `model.gguf` for an LLM, which needs no ONNX Runtime).
 //! - Installing never leaves a half-written model: files are extracted and verified in a staging
 //!   directory beside the target, which is then renamed into place.
 //! - ONNX Runtime is loaded once per process from the verified library in the cache, or from
@@ -37,7 +39,8 @@ mod status;
 use std::path::PathBuf;
 
 pub use catalogue::{
-    Manifest, ModelDir, ModelKind, Pooling, LATE_INTERACTION_FILES, MANIFEST, REQUIRED_FILES,
+    Manifest, ModelDir, ModelKind, Pooling, LATE_INTERACTION_FILES, LLM_FILES, MANIFEST,
+    REQUIRED_FILES,
 };
 pub use hashing::{hex, sha256, sha256_file};
 pub(crate) use model_cache::Shards;

@@ -158,7 +158,7 @@ impl ModelStore {
         Ok(ModelDir {
             id: id.to_string(),
             kind: manifest.kind,
-            sha256: manifest.files["model.onnx"].clone(),
+            sha256: manifest.files[manifest.kind.weights_file()].clone(),
             path,
             max_length: manifest.max_length,
             pooling: manifest.pooling,
@@ -166,7 +166,7 @@ impl ModelStore {
         })
     }
 
-    /// What model `id` is — kind, identity (`model.onnx`'s sha256), max length, pooling — from
+    /// What model `id` is — kind, identity (its weights file's sha256), max length, pooling — from
     /// its pin or its manifest alone, without reading, hashing or fetching its files. Enough to
     /// key the vector and score caches; a model is verified ([`ModelStore::model`]) only when it
     /// is loaded, which a run that finds everything in the caches never does. Results cached
@@ -181,11 +181,12 @@ impl ModelStore {
             return Err(self.unknown(id));
         }
         let manifest = read_manifest(&manifest_path)?;
-        let Some(sha256) = manifest.files.get("model.onnx").cloned() else {
+        let weights = manifest.kind.weights_file();
+        let Some(sha256) = manifest.files.get(weights).cloned() else {
             return Err(Error::Model {
                 model: id.to_string(),
                 message: format!(
-                    "{} lists no model.onnx; register it again with \
+                    "{} lists no {weights}; register it again with \
                      `ranklab models fetch --from <dir> --id {id} --force`",
                     manifest_path.display()
                 ),
@@ -221,7 +222,10 @@ impl ModelStore {
             }
         }
         let model = self.model(id)?;
-        self.ensure_runtime()?;
+        if model.kind != ModelKind::Llm {
+            // An LLM runs on candle, not ONNX Runtime.
+            self.ensure_runtime()?;
+        }
         Ok(model)
     }
 
@@ -454,7 +458,7 @@ fn pinned_dir(id: &str, pin: &pins::PinnedModel, path: PathBuf) -> ModelDir {
 pub(super) fn model_sha(pin: &pins::PinnedModel) -> String {
     pin.files
         .iter()
-        .find(|f| f.name == "model.onnx")
+        .find(|f| f.name == pin.kind.weights_file())
         .map(|f| f.sha256.to_string())
         .unwrap_or_default()
 }

