@@ -254,7 +254,13 @@ impl<'c> Engine<'c> {
             let (id, batch) = (spec.model.as_str(), spec.batch());
             let model = open_scorer(store, spec, dir)?;
             let mut cache = ScoreCache::open(&store.scores_dir(), &model)?;
-            if let Some(r) = remote {
+            if let Some(r) = remote.filter(|_| !matches!(spec.scorer, Scorer::Endpoint(_))) {
+                if spec.scorer == Scorer::Llm && spec.prompt.is_some() {
+                    anyhow::bail!(
+                        "rerank stage {key}: --cluster workers ask the default prompt; run this \
+                         stage (its own `prompt:` file) without --cluster"
+                    );
+                }
                 cache.set_offload(Offload {
                     remote: r.clone(),
                     model: id.to_string(),

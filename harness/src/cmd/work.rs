@@ -113,8 +113,7 @@ pub(crate) fn run(args: WorkArgs) -> Result<ExitCode> {
 
 /// The pair scorer of model `id` with `options`, opened as a local rerank stage opens it (so
 /// with the same identity, and the same bits): one arm per kind of model. An in-process LLM is
-/// one more arm (`LazyCrossEncoder::open_llm` with the prompt template a `--prompt` argument
-/// would carry).
+/// an arm with the default prompt template.
 fn pair_scorer(
     store: &ModelStore,
     id: &str,
@@ -126,6 +125,14 @@ fn pair_scorer(
             LazyCrossEncoder::open(store, id, options)
                 .with_context(|| format!("loading {} {id}", kind.as_str()))
         }
+        // The default prompt only: replay refuses `--cluster` for a stage with its own
+        // `prompt:` file (the worker would ask another question).
+        ModelKind::Llm => LazyCrossEncoder::open_llm(
+            store,
+            id,
+            &ranklab_engine::rerank::prompt::PromptTemplate::default(),
+        )
+        .with_context(|| format!("loading LLM {id}")),
         ModelKind::BiEncoder => bail!(
             "model {id} is a bi-encoder: it embeds texts (`ranklab work embed`), it does not \
              score pairs"
