@@ -59,7 +59,7 @@ fn gguf() -> PathBuf {
     }
     let store = ranklab_engine::models::ModelStore::open_default().unwrap();
     let dir = store.ensure_model("smollm2-135m-instruct").unwrap();
-    std::fs::read_dir(&dir)
+    std::fs::read_dir(&dir.path)
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|x| x == "gguf"))
@@ -128,9 +128,11 @@ fn start(dir: &Path, n_ctx: u32) -> Server {
 fn post(port: u16, path: &str, body: &Value) -> Value {
     let mut resp = ureq::Agent::new_with_defaults()
         .post(format!("http://127.0.0.1:{port}/v1/{path}"))
-        .send_json(body)
+        .header("Content-Type", "application/json")
+        .send(body.to_string())
         .unwrap();
-    resp.body_mut().read_json().unwrap()
+    let text = resp.body_mut().read_to_string().unwrap();
+    serde_json::from_str(&text).unwrap()
 }
 
 /// The oracle: the largest "yes" minus the largest "no" log-probability among `(token,
