@@ -74,6 +74,9 @@ pub struct Replay {
     /// shortlist's hits, best first), one per (task, first stage). What `bench --measure-costs`
     /// times the model on (`report::costs`).
     pub shortlists: BTreeMap<String, Vec<(usize, Vec<Hit>)>>,
+    /// Under `--record` and `--from-recording`, the recording of each configuration whose
+    /// rerank stage is an endpoint (file order).
+    pub rerank_recordings: Vec<crate::external::rerank::tape::Recording>,
 }
 
 impl Replay {
@@ -115,6 +118,8 @@ pub struct RerankModel {
     pub cache: ScoreCache,
     /// Pairs scored / from cache in this process.
     pub stats: RefCell<PairStats>,
+    /// An endpoint stage's exchanges (live, recorded or replayed); None for a model.
+    pub tape: Option<crate::external::rerank::tape::Tape>,
 }
 
 /// Indexes and models built once per corpus and shared by all configurations.
@@ -252,8 +257,9 @@ impl<'c> Engine<'c> {
         for (key, (spec, dir)) in rerank_specs {
             let store = store.as_ref().expect("store opened when models are used");
             let (id, batch) = (spec.model.as_str(), spec.batch());
-            let model = open_scorer(store, spec, dir)?;
+            let (model, tape) = open_scorer_with_tape(store, spec, dir)?;
             let mut cache = ScoreCache::open(&store.scores_dir(), &model)?;
+            // An endpoint's pairs are asked here: a cluster's nodes have no endpoint stage.
             if let Some(r) = remote.filter(|_| !matches!(spec.scorer, Scorer::Endpoint(_))) {
                 if spec.scorer == Scorer::Llm && spec.prompt.is_some() {
                     anyhow::bail!(
@@ -276,6 +282,7 @@ impl<'c> Engine<'c> {
                     model: RefCell::new(model),
                     cache,
                     stats: RefCell::default(),
+                    tape,
                 },
             );
         }
@@ -768,7 +775,10 @@ pub fn replay_with(
         first_stages(engine, suite, ex, &runs, &mut ext.lists, max_depth)?;
     // 2. Per cross-encoder, the widest shortlists of every task scored as one pooled work list
     //    (each pair the same bits as one task at a time; see `rerank::score_shortlists`).
-    let (shortlists, asked) = score_widest_shortlists(engine, suite, ex, &first_stage, &cut_from)?;
+    start_tapes(engine, opts)?;
+    let (shortlists, asked) =
+        score_widest_shortlists(engine, suite, ex, &first_stage, &cut_from, opts)?;
+    let rerank_recordings = endpoint_recordings(engine, suite, &runs, &first_stage)?;
     // 3. Every configuration's ranking of every task.
     rank_every_task(
         engine.corpus,
@@ -784,7 +794,51 @@ pub fn replay_with(
         unjudged: ext.unjudged,
         external: ext.summaries,
         shortlists: asked,
+        rerank_recordings,
     })
+}
+
+/// Sets every endpoint stage's tape to the replay's mode (live, `--record`, or reading the
+/// recordings of `opts.recordings` under `--from-recording`).
+fn start_tapes(engine: &Engine, opts: &ReplayOptions) -> Result<()> {
+    for m in engine.rerankers.values() {
+        if let Some(t) = &m.tape {
+            let identity = m.cache.identity();
+            t.start(&opts.external, opts.recordings.as_deref(), identity)?;
+        }
+    }
+    Ok(())
+}
+
+/// The recording of every configuration whose rerank stage is an endpoint that keeps its
+/// exchanges: the exchange of each pair of its shortlists, task by task (suite order).
+fn endpoint_recordings(
+    engine: &Engine,
+    suite: &Suite,
+    runs: &[ConfigRun],
+    first_stage: &FirstStage,
+) -> Result<Vec<crate::external::rerank::tape::Recording>> {
+    let mut out = Vec::new();
+    for (ci, run) in runs.iter().enumerate() {
+        let Some(r) = &run.config.rerank else {
+            continue;
+        };
+        let m = &engine.rerankers[&r.model_key()];
+        let Some(tape) = m.tape.as_ref().filter(|t| t.keeps()) else {
+            continue;
+        };
+        let mut texts = Vec::new();
+        for (ti, task) in suite.tasks.iter().enumerate() {
+            for h in first_stage[ti][ci].0.iter().take(r.shortlist) {
+                let passage = Candidate::of(engine.corpus, h).passage;
+                texts.push((task.id.as_str(), task.query.as_str(), passage));
+            }
+        }
+        let pairs: Vec<(&str, &str, &str)> =
+            texts.iter().map(|(t, q, p)| (*t, *q, p.as_str())).collect();
+        out.push(tape.recording(&run.config.name, m.cache.identity(), &pairs)?);
+    }
+    Ok(out)
 }
 
 /// A cross-encoder's shortlists of one first stage: (model key, first-stage list).
@@ -891,6 +945,7 @@ fn score_widest_shortlists(
     ex: &Experiments,
     first_stage: &FirstStage,
     cut_from: &[BTreeMap<ShortlistKey, usize>],
+    opts: &ReplayOptions,
 ) -> Result<(Vec<BTreeMap<ShortlistKey, ShortlistScores>>, Asked)> {
     let corpus = engine.corpus;
     // Widest shortlist per (model, first stage): narrower widths reuse its scores.
@@ -927,12 +982,22 @@ fn score_widest_shortlists(
                 .map(|((ti, _), r)| (*ti, r.hits[..r.width.min(r.hits.len())].to_vec()))
                 .collect(),
         );
+        // Recording or replaying an endpoint, every pair is asked (or read from the recording),
+        // none taken from the disk cache: the recording holds every pair the report shows.
+        let in_memory;
+        let cache = match &m.tape {
+            Some(_) if opts.external != crate::external::Mode::Live => {
+                in_memory = ScoreCache::in_memory(&*m.model.borrow());
+                &in_memory
+            }
+            _ => &m.cache,
+        };
         let pb = crate::progress::bar(0, "cross-encoder");
         let (scores, stats) = score_shortlists(
             &requests,
             |h| Candidate::of(corpus, h),
             &mut *m.model.borrow_mut(),
-            &m.cache,
+            cache,
             &mut |done, total| {
                 pb.set_length(total as u64);
                 pb.set_position(done as u64);
@@ -1003,6 +1068,18 @@ pub(crate) fn open_scorer(
     spec: &RerankSpec,
     dir: &Path,
 ) -> Result<LazyCrossEncoder> {
+    Ok(open_scorer_with_tape(store, spec, dir)?.0)
+}
+
+/// [`open_scorer`], with an endpoint stage's tape (live until a replay sets its mode).
+fn open_scorer_with_tape(
+    store: &ModelStore,
+    spec: &RerankSpec,
+    dir: &Path,
+) -> Result<(
+    LazyCrossEncoder,
+    Option<crate::external::rerank::tape::Tape>,
+)> {
     let id = spec.model.as_str();
     Ok(match &spec.scorer {
         Scorer::Model => {
@@ -1010,11 +1087,15 @@ pub(crate) fn open_scorer(
                 batch_size: spec.batch(),
                 ..CrossEncoderOptions::default()
             };
-            LazyCrossEncoder::open(store, id, &options)
-                .with_context(|| format!("loading cross-encoder {id}"))?
+            let model = LazyCrossEncoder::open(store, id, &options)
+                .with_context(|| format!("loading cross-encoder {id}"))?;
+            (model, None)
         }
-        Scorer::Llm => open_llm(store, spec, dir)?,
-        Scorer::Endpoint(endpoint) => open_endpoint(endpoint, spec, dir)?,
+        Scorer::Llm => (open_llm(store, spec, dir)?, None),
+        Scorer::Endpoint(endpoint) => {
+            let (model, tape) = open_endpoint(endpoint, spec, dir)?;
+            (model, Some(tape))
+        }
     })
 }
 
@@ -1034,18 +1115,15 @@ fn open_llm(store: &ModelStore, spec: &RerankSpec, dir: &Path) -> Result<LazyCro
         .with_context(|| format!("loading LLM {}", spec.model))
 }
 
-/// An endpoint rerank stage (`llm: { endpoint, model, api }`).
+/// An endpoint rerank stage (`llm: { endpoint, model, api }`), not connected yet, and the tape
+/// of its exchanges.
 fn open_endpoint(
     endpoint: &crate::suite::LlmEndpoint,
     spec: &RerankSpec,
     dir: &Path,
-) -> Result<LazyCrossEncoder> {
-    let _prompt = prompt_of(spec, dir)?;
-    anyhow::bail!(
-        "rerank endpoint {} ({:?}): endpoint rerank stages are not built yet",
-        endpoint.endpoint,
-        endpoint.api
-    )
+) -> Result<(LazyCrossEncoder, crate::external::rerank::tape::Tape)> {
+    let prompt = prompt_of(spec, dir)?;
+    Ok(crate::external::rerank::open(endpoint, &prompt))
 }
 
 /// The identities of the models the configurations of `ex` use.

@@ -29,7 +29,7 @@ pub use depth::check_depth;
 pub use discover::{experiment_files, suites};
 pub use names::{
     check_names, configuration_file_names, experiment_file_names, load_experiments,
-    recording_file_name, OTHER_WRITERS,
+    recording_file_name, rerank_recording_file_name, OTHER_WRITERS,
 };
 
 /// Largest accepted cutoff; larger values are almost certainly a typo.
@@ -513,6 +513,65 @@ pub struct LlmEndpoint {
     /// Which API: `completions` and `chat` read yes/no log-probabilities, `rerank` reads
     /// `results[{index, relevance_score}]`.
     pub api: LlmApi,
+    /// Request headers; values may name `${NAME}` environment variables (expanded only for the
+    /// request sent, never recorded).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Requests in flight (default 4).
+    #[serde(default)]
+    pub concurrency: Option<usize>,
+    /// Retries of a request after a connection error, timeout, 429 or 5xx (default 3).
+    #[serde(default)]
+    pub retries: Option<u32>,
+    /// How long each phase of a request may take, in milliseconds (default 30000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// How many alternatives of the answer token to ask for (`completions`, `chat`; default
+    /// 20): "yes" and "no" must both be among them.
+    #[serde(default)]
+    pub top_logprobs: Option<u32>,
+}
+
+impl LlmEndpoint {
+    /// Checks what needs no server: the URL's scheme, the limits, the `${NAME}` references.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        use crate::engine_spec::http::MAX_CONCURRENCY;
+        let e = &self.endpoint;
+        if !(e.starts_with("http://") || e.starts_with("https://")) {
+            return Err(format!(
+                "`endpoint: {e}` must start with http:// or https:// (the base URL, e.g. \
+                 http://127.0.0.1:8080/v1)"
+            ));
+        }
+        match self.concurrency {
+            Some(0) => return Err("`concurrency: 0`: write 1 or more (default 4)".into()),
+            Some(c) if c > MAX_CONCURRENCY => {
+                return Err(format!("`concurrency: {c}` is more than {MAX_CONCURRENCY}"))
+            }
+            _ => {}
+        }
+        if self.timeout_ms == Some(0) {
+            return Err("`timeout_ms` must be at least 1".into());
+        }
+        if self.top_logprobs == Some(0) {
+            return Err(
+                "`top_logprobs: 0`: \"yes\" and \"no\" must be among the answer's \
+                        alternatives; write 2 or more (default 20)"
+                    .into(),
+            );
+        }
+        if self.api == LlmApi::Rerank && self.top_logprobs.is_some() {
+            return Err(
+                "`top_logprobs` belongs to `api: completions` or `chat`; `api: rerank` \
+                        reads relevance scores"
+                    .into(),
+            );
+        }
+        for v in self.headers.values().chain([&self.endpoint]) {
+            crate::engine_spec::env_refs(v).map_err(|e| format!("{e:#}"))?;
+        }
+        Ok(())
+    }
 }
 
 /// The API of an [`LlmEndpoint`].
@@ -567,6 +626,16 @@ impl TryFrom<RerankFields> for RerankSpec {
         };
         if scorer == Scorer::Model && f.prompt.is_some() {
             return Err("`prompt:` belongs to an `llm:` rerank stage, not to `model:`".into());
+        }
+        if let Scorer::Endpoint(e) = &scorer {
+            e.check()?;
+            if e.api == LlmApi::Rerank && f.prompt.is_some() {
+                return Err(
+                    "`prompt:` has no effect on `api: rerank` (a /rerank service scores \
+                            the query and the passage itself); remove it"
+                        .into(),
+                );
+            }
         }
         if scorer != Scorer::Model && f.batch.is_some() {
             return Err(

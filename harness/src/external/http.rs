@@ -265,15 +265,15 @@ fn recorded(got: &Got) -> Value {
 
 /// A worker's clients: its plain-HTTP connection ([`wire`]) and, for `https://`, a ureq agent
 /// (made when first needed).
-struct Clients<'a> {
+struct Clients {
     plain: wire::Client,
     tls: Option<ureq::Agent>,
-    config: &'a ureq::config::Config,
+    config: ureq::config::Config,
 }
 
-impl Clients<'_> {
+impl Clients {
     fn agent(&mut self) -> &ureq::Agent {
-        let config = self.config;
+        let config = &self.config;
         self.tls.get_or_insert_with(|| {
             ureq::Agent::with_parts(
                 config.clone(),
@@ -370,7 +370,7 @@ struct Retry<'a> {
     retries: u32,
     retried: &'a AtomicUsize,
     /// Whether a `Retry-After` wait was said on stderr (once per engine).
-    waited_as_asked: std::sync::atomic::AtomicBool,
+    waited_as_asked: &'a std::sync::atomic::AtomicBool,
 }
 
 /// The wait a `Retry-After` value asks for: delay-seconds, or an HTTP date (RFC 9110 10.2.3),
@@ -391,12 +391,7 @@ pub fn retry_after(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Du
 /// once, while the engine works on the first attempt (after its request was written, before
 /// its response is read), so that the worker's own work is not added to each request's round
 /// trip.
-fn send(
-    clients: &mut Clients<'_>,
-    policy: &Retry<'_>,
-    r: &Ready<'_>,
-    meanwhile: impl FnOnce(),
-) -> Got {
+fn send(clients: &mut Clients, policy: &Retry<'_>, r: &Ready<'_>, meanwhile: impl FnOnce()) -> Got {
     let mut meanwhile = Some(meanwhile);
     let mut meanwhile = move || {
         if let Some(f) = meanwhile.take() {
@@ -604,19 +599,7 @@ impl<'a> Plan<'a> {
         let secrets = super::Secrets::of(spec);
         let n = h.concurrency().min(tasks.len().max(1));
         let pointers = h.pointers()?;
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            // Per phase, not `timeout_global`: with a global timeout ureq resolves every
-            // request's host on a new thread (to abort a slow lookup), which halves the rate on
-            // loopback.
-            .timeout_connect(Some(spec.timeout()))
-            .timeout_send_request(Some(spec.timeout()))
-            .timeout_send_body(Some(spec.timeout()))
-            .timeout_recv_response(Some(spec.timeout()))
-            .timeout_recv_body(Some(spec.timeout()))
-            .max_idle_connections_per_host(1)
-            .max_idle_connections(1)
-            .build();
+        let config = agent_config(spec.timeout());
         // What is sent; the requests as recorded only for a recording.
         let urls: Vec<String> = tasks.iter().map(|t| url_text(h, t, k)).collect();
         let bodies: Vec<Option<String>> = tasks
@@ -638,6 +621,22 @@ impl<'a> Plan<'a> {
     }
 }
 
+/// The ureq configuration of every worker's agent: each phase waits at most `timeout`.
+fn agent_config(timeout: Duration) -> ureq::config::Config {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        // Per phase, not `timeout_global`: with a global timeout ureq resolves every request's
+        // host on a new thread (to abort a slow lookup), which halves the rate on loopback.
+        .timeout_connect(Some(timeout))
+        .timeout_send_request(Some(timeout))
+        .timeout_send_body(Some(timeout))
+        .timeout_recv_response(Some(timeout))
+        .timeout_recv_body(Some(timeout))
+        .max_idle_connections_per_host(1)
+        .max_idle_connections(1)
+        .build()
+}
+
 /// A task's answer once asked: the response as recorded (when kept) and its ranking.
 type Slot = Option<(
     Option<Value>,
@@ -651,13 +650,14 @@ fn ask(plan: &Plan<'_>, tasks: &[Task], k: usize, keep: bool) -> Vec<Slot> {
     let answers: Vec<Mutex<Slot>> = tasks.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let retried = AtomicUsize::new(0);
+    let waited_as_asked = std::sync::atomic::AtomicBool::new(false);
     let policy = Retry {
         name,
         h,
         headers: &plan.headers,
         retries: h.retries.unwrap_or(DEFAULT_RETRIES),
         retried: &retried,
-        waited_as_asked: std::sync::atomic::AtomicBool::new(false),
+        waited_as_asked: &waited_as_asked,
     };
     let pb = crate::progress::rate_bar(tasks.len() as u64, name);
     let start = Instant::now();
@@ -667,7 +667,7 @@ fn ask(plan: &Plan<'_>, tasks: &[Task], k: usize, keep: bool) -> Vec<Slot> {
                 let mut clients = Clients {
                     plain: wire::Client::new(plan.spec.timeout()),
                     tls: None,
-                    config: &plan.config,
+                    config: plan.config.clone(),
                 };
                 // The tasks are one shared queue, and a worker claims a task only when it is
                 // free to send it: a request the engine never answers holds back no other task.
@@ -731,6 +731,88 @@ fn collect(h: &HttpSpec, tasks: &[Task], k: usize, keep: bool, slots: Vec<Slot>)
         parsed.push(p);
     }
     (exchanges, parsed)
+}
+
+/// JSON bodies sent by POST with the adapter's clients and retry policy, for callers that are not
+/// a search engine's first stage (a rerank endpoint, [`super::rerank`]): one [`Poster`] per
+/// endpoint (its headers with `${NAME}` expanded, its retries and timeout), one
+/// [`PostClient`] per worker thread (its own keep-alive connection).
+pub struct Poster {
+    name: String,
+    /// The method's source: a POST with a body (the URL and body are given per request).
+    spec: HttpSpec,
+    headers: Vec<(String, String)>,
+    retries: u32,
+    retried: AtomicUsize,
+    waited_as_asked: std::sync::atomic::AtomicBool,
+    config: ureq::config::Config,
+    timeout: Duration,
+}
+
+/// One worker's connection for a [`Poster`].
+pub struct PostClient(Clients);
+
+impl Poster {
+    /// A poster named `name` (in messages) sending `headers` (already expanded: they are never
+    /// recorded), retrying `retries` times, each phase of a request waiting at most `timeout`.
+    pub fn new(
+        name: &str,
+        headers: Vec<(String, String)>,
+        retries: u32,
+        timeout: Duration,
+    ) -> Poster {
+        Poster {
+            name: name.to_string(),
+            spec: HttpSpec {
+                url: String::new(),
+                method: Some("POST".into()),
+                headers: Default::default(),
+                body: Some("{}".into()),
+                preset: None,
+                hits: None,
+                id: None,
+                score: None,
+                concurrency: None,
+                retries: Some(retries),
+            },
+            headers,
+            retries,
+            retried: AtomicUsize::new(0),
+            waited_as_asked: std::sync::atomic::AtomicBool::new(false),
+            config: agent_config(timeout),
+            timeout,
+        }
+    }
+
+    /// A worker's client.
+    pub fn client(&self) -> PostClient {
+        PostClient(Clients {
+            plain: wire::Client::new(self.timeout),
+            tls: None,
+            config: self.config.clone(),
+        })
+    }
+
+    /// Requests retried so far.
+    pub fn retried(&self) -> usize {
+        self.retried.load(Ordering::Relaxed)
+    }
+
+    /// POSTs `body` to `url` (`${NAME}` expanded now), retried on connection errors, timeouts,
+    /// 429 and 5xx as the adapter retries; the response as a recording keeps it:
+    /// `{"status", "body"}` (a 2xx whose body is JSON), `{"status", "text"}` or `{"error"}`.
+    pub fn post(&self, client: &mut PostClient, url: &str, body: &str) -> Value {
+        let policy = Retry {
+            name: &self.name,
+            h: &self.spec,
+            headers: &self.headers,
+            retries: self.retries,
+            retried: &self.retried,
+            waited_as_asked: &self.waited_as_asked,
+        };
+        let r = ready(&self.spec, &self.headers, (url, Some(body)));
+        recorded(&send(&mut client.0, &policy, &r, || {}))
+    }
 }
 
 /// A transport that sends what ureq transmits in one write when it next waits for input: ureq

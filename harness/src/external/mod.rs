@@ -4,7 +4,9 @@
 //! - [`http`]: a request template and JSON pointers into the response (presets for the engines
 //!   teams run), `concurrency` requests in flight, retries with back-off;
 //! - [`recording`]: every request and response of a configuration, kept beside its run, so
-//!   reports and the gate can be reproduced with no engine running.
+//!   reports and the gate can be reproduced with no engine running;
+//! - [`rerank`]: an OpenAI-compatible endpoint (or a `/rerank` service) as a rerank stage, on
+//!   the same HTTP client, with its own recordings.
 //!
 //! An adapter turns each task into one *exchange*: the request ranklab sent and the response the
 //! engine gave, both JSON. [`parse_response`] turns a response into a ranking, the same way for a
@@ -29,6 +31,7 @@
 pub mod command;
 pub mod http;
 pub mod recording;
+pub mod rerank;
 pub mod walk;
 pub mod wire;
 

@@ -643,6 +643,9 @@ fn data_files(
             ));
         }
     }
+    for r in &replay.rerank_recordings {
+        files.push((PathBuf::from("runs").join(r.file_name()), r.to_bytes()));
+    }
     files.push((PathBuf::from("qrels.txt"), qrels_file(suite)?.into_bytes()));
     files.push((PathBuf::from(format!("{stem}.md")), md.as_bytes().to_vec()));
     files.push((

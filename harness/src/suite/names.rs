@@ -169,12 +169,14 @@ pub fn experiment_file_names(stem: &str) -> Vec<String> {
     .collect()
 }
 
-/// What a configuration named `name` writes into its suite's report folder: its run and, for an
-/// external engine under `--record`, its recording ([`recording_file_name`]).
+/// What a configuration named `name` writes into its suite's report folder: its run and, under
+/// `--record`, an external engine's recording ([`recording_file_name`]) and a rerank
+/// endpoint's ([`rerank_recording_file_name`]).
 pub fn configuration_file_names(name: &str) -> Vec<String> {
     vec![
         format!("runs/{name}.trec"),
         format!("runs/{}", recording_file_name(name)),
+        format!("runs/{}", rerank_recording_file_name(name)),
     ]
 }
 
@@ -192,6 +194,12 @@ pub const OTHER_WRITERS: &[(&str, &str)] = &[
 /// The file name of a configuration's recording (beside `<name>.trec`).
 pub fn recording_file_name(configuration: &str) -> String {
     format!("{configuration}.recording.json")
+}
+
+/// The file name of the recording of a configuration's rerank endpoint (beside `<name>.trec`;
+/// it ends as [`recording_file_name`] does, so a report tree's recordings are one pattern).
+pub fn rerank_recording_file_name(configuration: &str) -> String {
+    format!("{configuration}.rerank.recording.json")
 }
 
 /// What a configuration means, for comparing two of one name: the fields as written, with the

@@ -1,0 +1,464 @@
+//! A rerank stage over a real OpenAI-compatible server: `llama_cpp.server` (llama-cpp-python
+//! 0.3.36) serving SmolLM2-135M-Instruct (GGUF Q4_1) on 127.0.0.1, started and stopped by each
+//! test (killed in `Drop`, so also when a test panics).
+//!
+//! Properties checked:
+//! - `api: completions` and `api: chat`: every shortlisted pair's score in a replay is the
+//!   log-probability of the answer's most likely "yes" token minus that of its most likely "no"
+//!   token, as this test reads them from the server's own response to a request it builds
+//!   itself (the ChatML prompt and the messages written out here, not by ranklab). Tolerance
+//!   2e-3: llama.cpp reuses the key-value cache of the previous prompt's common prefix, so the
+//!   same prompt asked after another one can differ in the last bits (the largest difference
+//!   seen is printed).
+//! - `ranklab run --record` against the server, then `--from-recording` with the server
+//!   stopped and the endpoint's `${NAME}` unset, into an empty report tree: every file is
+//!   byte-identical, the recordings included.
+//! - candle in-process against the server (`candle_in_process_matches_the_server`): on 100
+//!   SciFact pairs, Spearman's rank correlation of the two scores is at least 0.99; the largest
+//!   and mean absolute differences are printed.
+//!
+//! `#[ignore]`d so that a bare `cargo test` needs no Python: `just llama-server-tests` runs them
+//! with `RANKLAB_LLAMA_PYTHON` naming the venv's python (`.ci/run` makes the venv under
+//! target/). The model file: `RANKLAB_LLAMA_GGUF`, else the model store's
+//! `smollm2-135m-instruct` (`ranklab models fetch`).
+
+mod common;
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use ranklab::replay::{replay, Engine};
+use ranklab::suite::{Experiments, Suite};
+use serde_json::{json, Value};
+
+/// The server, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn python() -> String {
+    std::env::var("RANKLAB_LLAMA_PYTHON").expect(
+        "set RANKLAB_LLAMA_PYTHON to a python with llama-cpp-python[server]==0.3.36 (just llama-server-tests)",
+    )
+}
+
+fn gguf() -> PathBuf {
+    if let Ok(p) = std::env::var("RANKLAB_LLAMA_GGUF") {
+        return PathBuf::from(p);
+    }
+    let store = ranklab_engine::models::ModelStore::open_default().unwrap();
+    let dir = store.ensure_model("smollm2-135m-instruct").unwrap();
+    std::fs::read_dir(&dir.path)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "gguf"))
+        .expect("the model holds a .gguf file")
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts the server with a context of `n_ctx` tokens and waits until it answers `GET
+/// /v1/models` (or fails with its log when it exits first), then sends one completion so that
+/// its first-request set-up (tens of seconds on a loaded machine) is behind it.
+fn start(dir: &Path, n_ctx: u32) -> Server {
+    let port = free_port();
+    let log = dir.join(format!("llama-server-{port}.log"));
+    let out = std::fs::File::create(&log).unwrap();
+    let child = Command::new(python())
+        .args(["-m", "llama_cpp.server", "--model"])
+        .arg(gguf())
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args([
+            "--n_threads",
+            "2",
+            "--n_ctx",
+            &n_ctx.to_string(),
+            "--logits_all",
+            "true",
+        ])
+        .args(["--model_alias", "smollm2", "--verbose", "false"])
+        .stdout(Stdio::from(out.try_clone().unwrap()))
+        .stderr(Stdio::from(out))
+        .spawn()
+        .expect("start llama_cpp.server");
+    let mut server = Server { child, port, log };
+    let agent = ureq::Agent::new_with_defaults();
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            let mut text = String::new();
+            std::fs::File::open(&server.log)
+                .unwrap()
+                .read_to_string(&mut text)
+                .unwrap();
+            panic!("llama_cpp.server exited ({status}) before answering:\n{text}");
+        }
+        if agent
+            .get(format!("http://127.0.0.1:{port}/v1/models"))
+            .call()
+            .is_ok()
+        {
+            post(
+                port,
+                "completions",
+                &json!({"prompt": "hi", "max_tokens": 1}),
+            );
+            return server;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
+
+fn post(port: u16, path: &str, body: &Value) -> Value {
+    let mut resp = ureq::Agent::new_with_defaults()
+        .post(format!("http://127.0.0.1:{port}/v1/{path}"))
+        .header("Content-Type", "application/json")
+        .send(body.to_string())
+        .unwrap();
+    let text = resp.body_mut().read_to_string().unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The oracle: the largest "yes" minus the largest "no" log-probability among `(token,
+/// logprob)`, tokens compared trimmed and lower-cased (written here, not ranklab's).
+fn yes_minus_no(tokens: &[(String, f64)]) -> f64 {
+    let best = |w: &str| {
+        tokens
+            .iter()
+            .filter(|(t, _)| t.trim().to_lowercase() == w)
+            .map(|(_, l)| *l)
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    let (y, n) = (best("yes"), best("no"));
+    assert!(
+        y.is_finite() && n.is_finite(),
+        "yes/no not among {tokens:?}"
+    );
+    y - n
+}
+
+const SYSTEM: &str = "You are a search relevance judge.";
+
+fn user(q: &str, p: &str) -> String {
+    format!("Query: {q}\nPassage: {p}\n\nDoes the passage answer the query? Answer yes or no.")
+}
+
+/// The server's yes-minus-no for one pair through `/completions` (the ChatML prompt).
+fn completions_oracle(port: u16, q: &str, p: &str) -> f64 {
+    let prompt = format!(
+        "<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n",
+        user(q, p)
+    );
+    let v = post(
+        port,
+        "completions",
+        &json!({"prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": 20}),
+    );
+    let top = v["choices"][0]["logprobs"]["top_logprobs"][0]
+        .as_object()
+        .unwrap_or_else(|| panic!("no top_logprobs in {v}"));
+    let tokens: Vec<(String, f64)> = top
+        .iter()
+        .map(|(t, l)| (t.clone(), l.as_f64().unwrap()))
+        .collect();
+    yes_minus_no(&tokens)
+}
+
+/// The server's yes-minus-no for one pair through `/chat/completions`.
+fn chat_oracle(port: u16, q: &str, p: &str) -> f64 {
+    let v = post(
+        port,
+        "chat/completions",
+        &json!({"messages": [{"role": "system", "content": SYSTEM},
+                             {"role": "user", "content": user(q, p)}],
+                "max_tokens": 1, "temperature": 0, "logprobs": true, "top_logprobs": 20}),
+    );
+    let top = v["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no top_logprobs in {v}"));
+    let tokens: Vec<(String, f64)> = top
+        .iter()
+        .map(|a| {
+            (
+                a["token"].as_str().unwrap().to_string(),
+                a["logprob"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    yes_minus_no(&tokens)
+}
+
+fn experiments(endpoint: &str) -> String {
+    format!(
+        "experiment: llm
+baseline: bm25
+configurations:
+  - name: bm25
+    retriever: bm25
+  - name: bm25+completions@4
+    retriever: bm25
+    rerank: {{ llm: {{ endpoint: \"{endpoint}\", model: smollm2, api: completions, timeout_ms: 600000 }}, shortlist: 4 }}
+  - name: bm25+chat@4
+    retriever: bm25
+    rerank: {{ llm: {{ endpoint: \"{endpoint}\", model: smollm2, api: chat, concurrency: 2, timeout_ms: 600000 }}, shortlist: 4 }}
+"
+    )
+}
+
+#[test]
+#[ignore = "needs llama-cpp-python: just llama-server-tests"]
+fn completions_and_chat_scores_are_the_servers_yes_minus_no_logprobs() {
+    let tmp = common::fixture_copy("bad_input");
+    let server = start(tmp.path(), 512);
+    std::env::set_var("RANKLAB_CACHE", tmp.path().join("cache"));
+    let file = tmp.path().join("tasks/p/experiments-llm.yaml");
+    let url = format!("http://127.0.0.1:{}/v1", server.port);
+    std::fs::write(&file, experiments(&url)).unwrap();
+    let suite = Suite::load(&tmp.path().join("tasks/p")).unwrap();
+    let ex = Experiments::load(&file).unwrap();
+    let corpus = suite.load_corpus().unwrap();
+    let engine = Engine::build(&corpus, &[&ex]).unwrap();
+    let r = replay(&engine, &suite, &ex).unwrap();
+    engine.finish().unwrap();
+
+    let mut worst: f64 = 0.0;
+    let mut pairs = 0;
+    for (run, oracle) in [
+        (&r.runs[1], completions_oracle as fn(u16, &str, &str) -> f64),
+        (&r.runs[2], chat_oracle),
+    ] {
+        for (t, task) in suite.tasks.iter().enumerate() {
+            let head: Vec<_> = run.per_task[t]
+                .iter()
+                .filter(|x| x.rerank_score.is_some())
+                .collect();
+            assert!(
+                !head.is_empty(),
+                "{}: task {} has a shortlist",
+                run.config.name,
+                task.id
+            );
+            for x in head {
+                let passage = corpus.docs[x.doc].section_text(x.section);
+                let want = oracle(server.port, &task.query, &passage);
+                let got = f64::from(x.rerank_score.unwrap());
+                worst = worst.max((got - want).abs());
+                pairs += 1;
+                assert!(
+                    (got - want).abs() <= 2e-3,
+                    "{} task {} doc {}: ranklab {got}, server {want}",
+                    run.config.name,
+                    task.id,
+                    corpus.docs[x.doc].id
+                );
+            }
+        }
+    }
+    eprintln!("{pairs} pairs: largest |ranklab - server| = {worst:e}");
+    drop(server);
+}
+
+/// Every file under `dir`, relative path -> bytes.
+fn files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+#[ignore = "needs llama-cpp-python: just llama-server-tests"]
+fn a_recorded_run_replays_byte_for_byte_with_the_server_stopped() {
+    let tmp = common::fixture_copy("bad_input");
+    let dir = tmp.path();
+    let server = start(dir, 512);
+    let file = dir.join("tasks/p/experiments-llm.yaml");
+    std::fs::write(
+        &file,
+        experiments("http://127.0.0.1:${RANKLAB_TEST_LLAMA_PORT}/v1"),
+    )
+    .unwrap();
+    let args = ["run", "tasks/p", "-x", "tasks/p/experiments-llm.yaml"];
+    let recorded = Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .current_dir(dir)
+        .args(args)
+        .args(["--reports", "recorded", "--record"])
+        .env("RANKLAB_CACHE", dir.join("cache"))
+        .env("RANKLAB_TEST_LLAMA_PORT", server.port.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(common::code(&recorded), 0, "{}", common::stderr(&recorded));
+    drop(server);
+
+    let replayed = Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .current_dir(dir)
+        .args(args)
+        .args([
+            "--reports",
+            "replayed",
+            "--from-recording",
+            "--recordings",
+            "recorded",
+        ])
+        .env("RANKLAB_CACHE", dir.join("cache-empty"))
+        .env_remove("RANKLAB_TEST_LLAMA_PORT")
+        .output()
+        .unwrap();
+    assert_eq!(common::code(&replayed), 0, "{}", common::stderr(&replayed));
+    let (a, b) = (files(&dir.join("recorded")), files(&dir.join("replayed")));
+    for name in ["bm25+completions@4", "bm25+chat@4"] {
+        let rec = PathBuf::from(format!("p/runs/{name}.rerank.recording.json"));
+        let text = String::from_utf8(a[&rec].clone()).unwrap();
+        // One exchange per shortlisted pair (3 tasks, at most 4 each), none holding the port.
+        let lines = text
+            .lines()
+            .filter(|l| l.starts_with("{\"request\""))
+            .count();
+        assert!((3..=12).contains(&lines), "{name}: {lines} exchanges");
+        assert!(text.contains("${RANKLAB_TEST_LLAMA_PORT}"), "{text}");
+    }
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "the same files"
+    );
+    for (k, v) in &a {
+        assert!(v == &b[k], "{} differs after --from-recording", k.display());
+    }
+}
+
+/// `n` (query, passage) pairs of SciFact's test split: for each query in file order, its first
+/// judged document and the next document of the corpus (a likely non-answer).
+fn scifact_pairs(n: usize) -> Vec<(String, String)> {
+    let data = common::trec_eval_data().parent().unwrap().join("scifact");
+    let read = |f: &str| std::fs::read_to_string(data.join(f)).unwrap();
+    let mut docs: Vec<(String, String)> = Vec::new();
+    for l in read("corpus.jsonl").lines() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        let text = format!(
+            "{} {}",
+            v["title"].as_str().unwrap(),
+            v["text"].as_str().unwrap()
+        );
+        docs.push((v["_id"].as_str().unwrap().to_string(), text));
+    }
+    let index: std::collections::HashMap<&str, usize> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, (id, _))| (id.as_str(), i))
+        .collect();
+    let mut queries = std::collections::HashMap::new();
+    for l in read("queries.jsonl").lines() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        queries.insert(
+            v["_id"].as_str().unwrap().to_string(),
+            v["text"].as_str().unwrap().to_string(),
+        );
+    }
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for l in read("qrels/test.tsv").lines().skip(1) {
+        let f: Vec<&str> = l.split('\t').collect();
+        if !seen.insert(f[0].to_string()) {
+            continue;
+        }
+        let d = index[f[1]];
+        out.push((queries[f[0]].clone(), docs[d].1.clone()));
+        out.push((queries[f[0]].clone(), docs[(d + 1) % docs.len()].1.clone()));
+        if out.len() >= n {
+            break;
+        }
+    }
+    out.truncate(n);
+    out
+}
+
+/// Spearman's rank correlation with average ranks for ties (written here).
+fn spearman(a: &[f64], b: &[f64]) -> f64 {
+    fn ranks(x: &[f64]) -> Vec<f64> {
+        let mut idx: Vec<usize> = (0..x.len()).collect();
+        idx.sort_by(|&i, &j| x[i].total_cmp(&x[j]));
+        let mut r = vec![0.0; x.len()];
+        let mut i = 0;
+        while i < idx.len() {
+            let mut j = i;
+            while j + 1 < idx.len() && x[idx[j + 1]] == x[idx[i]] {
+                j += 1;
+            }
+            for &k in &idx[i..=j] {
+                r[k] = (i + j) as f64 / 2.0 + 1.0;
+            }
+            i = j + 1;
+        }
+        r
+    }
+    let (ra, rb) = (ranks(a), ranks(b));
+    let n = a.len() as f64;
+    let mean = (n + 1.0) / 2.0;
+    let cov: f64 = ra
+        .iter()
+        .zip(&rb)
+        .map(|(x, y)| (x - mean) * (y - mean))
+        .sum();
+    let var = |r: &[f64]| r.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>();
+    cov / (var(&ra) * var(&rb)).sqrt()
+}
+
+#[test]
+#[ignore = "needs llama-cpp-python and the in-process LLM: just llama-server-tests"]
+fn candle_in_process_matches_the_server() {
+    use ranklab_engine::rerank::prompt::PromptTemplate;
+    use ranklab_engine::rerank::{CrossEncoder, LazyCrossEncoder};
+    let tmp = tempfile::tempdir().unwrap();
+    let server = start(tmp.path(), 1024);
+    let store = ranklab_engine::models::ModelStore::open_default().unwrap();
+    let mut candle =
+        LazyCrossEncoder::open_llm(&store, "smollm2-135m-instruct", &PromptTemplate::default())
+            .unwrap();
+    let pairs = scifact_pairs(100);
+    assert_eq!(pairs.len(), 100);
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for (q, p) in &pairs {
+        ours.push(f64::from(candle.score(q, &[p.as_str()]).unwrap()[0]));
+        theirs.push(completions_oracle(server.port, q, p));
+    }
+    let diffs: Vec<f64> = ours
+        .iter()
+        .zip(&theirs)
+        .map(|(a, b)| (a - b).abs())
+        .collect();
+    let max = diffs.iter().copied().fold(0.0, f64::max);
+    let mean = diffs.iter().sum::<f64>() / diffs.len() as f64;
+    let rho = spearman(&ours, &theirs);
+    eprintln!("candle vs llama.cpp on 100 SciFact pairs: Spearman {rho:.4}, |diff| max {max:.4}, mean {mean:.4}");
+    assert!(
+        rho >= 0.99,
+        "Spearman {rho} < 0.99 (max |diff| {max}, mean {mean})"
+    );
+}
