@@ -434,18 +434,24 @@ fn spearman(a: &[f64], b: &[f64]) -> f64 {
 #[ignore = "needs llama-cpp-python and the in-process LLM: just llama-server-tests"]
 fn candle_in_process_matches_the_server() {
     use ranklab_engine::rerank::prompt::PromptTemplate;
-    use ranklab_engine::rerank::{CrossEncoder, LazyCrossEncoder};
+    use ranklab_engine::rerank::{llm, CrossEncoder, LazyCrossEncoder, LlmReranker};
     let tmp = tempfile::tempdir().unwrap();
     let server = start(tmp.path(), 1024);
     let store = ranklab_engine::models::ModelStore::open_default().unwrap();
     let mut candle =
         LazyCrossEncoder::open_llm(&store, "smollm2-135m-instruct", &PromptTemplate::default())
             .unwrap();
+    // The server is sent what candle reads: query and passage cut to candle's token budgets
+    // (a SciFact abstract can be longer than the server's context).
+    let dir = store.ensure_model("smollm2-135m-instruct").unwrap();
+    let cutter = LlmReranker::load(&dir, &PromptTemplate::default()).unwrap();
     let pairs = scifact_pairs(100);
     assert_eq!(pairs.len(), 100);
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for (q, p) in &pairs {
-        ours.push(f64::from(candle.score(q, &[p.as_str()]).unwrap()[0]));
+        let q = llm::truncate(cutter.tokenizer(), q, llm::QUERY_TOKENS).unwrap();
+        let p = llm::truncate(cutter.tokenizer(), p, llm::PASSAGE_TOKENS).unwrap();
+        ours.push(f64::from(candle.score(q, &[p]).unwrap()[0]));
         theirs.push(completions_oracle(server.port, q, p));
     }
     let diffs: Vec<f64> = ours
