@@ -96,11 +96,7 @@ impl GradePrompt {
 
     /// The pair's prompt in ChatML, ending where the assistant's answer begins.
     pub fn chatml(&self, query: &str, passage: &str) -> String {
-        format!(
-            "<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\n{}<|im_end|>\n\
-             <|im_start|>assistant\n",
-            self.user_message(query, passage)
-        )
+        super::prompt::chatml(SYSTEM, &self.user_message(query, passage))
     }
 }
 

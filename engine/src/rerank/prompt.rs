@@ -135,12 +135,16 @@ impl PromptTemplate {
 
     /// The pair's prompt in ChatML, ending where the assistant's answer begins.
     pub fn chatml(&self, query: &str, passage: &str) -> String {
-        format!(
-            "<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\n{}<|im_end|>\n\
-             <|im_start|>assistant\n",
-            self.user_message(query, passage)
-        )
+        chatml(SYSTEM, &self.user_message(query, passage))
     }
+}
+
+/// A system and a user message in ChatML, followed by the opening of the assistant's turn.
+pub fn chatml(system: &str, user: &str) -> String {
+    format!(
+        "<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n\
+         <|im_start|>assistant\n"
+    )
 }
 
 /// Whether an answer token spells "yes" (`Some(true)`), "no" (`Some(false)`) or neither:
