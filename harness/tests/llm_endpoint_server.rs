@@ -274,24 +274,6 @@ fn completions_and_chat_scores_are_the_servers_yes_minus_no_logprobs() {
     drop(server);
 }
 
-/// Every file under `dir`, relative path -> bytes.
-fn files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
-
 #[test]
 #[ignore = "needs llama-cpp-python: just llama-server-tests"]
 fn a_recorded_run_replays_byte_for_byte_with_the_server_stopped() {
@@ -331,7 +313,10 @@ fn a_recorded_run_replays_byte_for_byte_with_the_server_stopped() {
         .output()
         .unwrap();
     assert_eq!(common::code(&replayed), 0, "{}", common::stderr(&replayed));
-    let (a, b) = (files(&dir.join("recorded")), files(&dir.join("replayed")));
+    let (a, b) = (
+        common::tree(&dir.join("recorded")),
+        common::tree(&dir.join("replayed")),
+    );
     for name in ["bm25+completions@4", "bm25+chat@4"] {
         let rec = PathBuf::from(format!("p/runs/{name}.rerank.recording.json"));
         let text = String::from_utf8(a[&rec].clone()).unwrap();
