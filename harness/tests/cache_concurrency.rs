@@ -11,9 +11,12 @@
 //! - two ranklab processes sharing one empty cache, started at the same time, both finish with
 //!   correct results (the same reports as a run on its own) and leave a valid cache: a third run
 //!   afterwards finds every vector and every cross-encoder score in it (no model work) and loads
-//!   no model, where a cold run loaded both. Real
+//!   no model, where a cold run loaded all three. Real
 //!   models; the model files are copied from the default cache (fetched if absent) so only the
-//!   vector and score caches start empty.
+//!   vector and score caches start empty. The suite's experiments are replayed without the
+//!   in-process LLM configuration ([`without_llm`]): its 700 SmolLM2 pairs take minutes per
+//!   process on two cores, and its scores go through the same score cache as the two rerank
+//!   models kept (its own determinism is engine/tests/llm_reranker.rs's).
 
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -25,21 +28,35 @@ use ranklab_engine::models::ModelStore;
 
 mod common;
 
-fn ranklab(cache: &Path, reports: &Path) -> Command {
+/// tasks/docir/experiments.yaml without its configurations that rerank with an LLM, written
+/// to `dir`; panics if it had none (then this filter is stale and the comment above wrong).
+fn without_llm(dir: &Path) -> std::path::PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text = std::fs::read_to_string(root.join("tasks/docir/experiments.yaml")).unwrap();
+    let mut doc: yaml_serde::Value = yaml_serde::from_str(&text).unwrap();
+    let configs = doc["configurations"].as_sequence_mut().unwrap();
+    let before = configs.len();
+    configs.retain(|c| c["rerank"].get("llm").is_none());
+    assert!(
+        configs.len() < before,
+        "tasks/docir/experiments.yaml has no LLM configuration"
+    );
+    let path = dir.join("experiments.yaml");
+    std::fs::write(&path, yaml_serde::to_string(&doc).unwrap()).unwrap();
+    path
+}
+
+fn ranklab(experiments: &Path, cache: &Path, reports: &Path) -> Command {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut c = Command::new(env!("CARGO_BIN_EXE_ranklab"));
     // Only ranklab's own configurations: the external engines of experiments-engines.yaml need
     // their servers (tests/real_engines.rs covers them); this test is about the model caches.
-    c.args([
-        "run",
-        "tasks/docir",
-        "-x",
-        "tasks/docir/experiments.yaml",
-        "--reports",
-    ])
-    .arg(reports)
-    .current_dir(root)
-    .env("RANKLAB_CACHE", cache);
+    c.args(["run", "tasks/docir", "-x"])
+        .arg(experiments)
+        .arg("--reports")
+        .arg(reports)
+        .current_dir(root)
+        .env("RANKLAB_CACHE", cache);
     c
 }
 
@@ -58,6 +75,7 @@ fn two_processes_share_one_cache_and_leave_it_valid() {
     store.fetch_all(false).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
+    let experiments = without_llm(tmp.path());
     common::copy_dir(&store.root().join("models"), &cache.join("models"));
     common::copy_dir(&store.root().join("runtime"), &cache.join("runtime"));
 
@@ -68,7 +86,7 @@ fn two_processes_share_one_cache_and_leave_it_valid() {
     );
     // stderr captured (not inherited): the cold runs' model loads are checked below.
     let spawn = |reports: &Path| {
-        ranklab(&cache, reports)
+        ranklab(&experiments, &cache, reports)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -86,7 +104,7 @@ fn two_processes_share_one_cache_and_leave_it_valid() {
     );
 
     // A third run: every vector and score comes from the cache the two left behind.
-    let ec = ok(ranklab(&cache, &rc).output().unwrap());
+    let ec = ok(ranklab(&experiments, &cache, &rc).output().unwrap());
     assert!(
         ec.contains("0 misses, 0 rebuilt"),
         "vectors recomputed:\n{ec}\n--- a:\n{ea}\n--- b:\n{eb}"
