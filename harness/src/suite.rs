@@ -530,6 +530,13 @@ pub struct LlmEndpoint {
     /// 20): "yes" and "no" must both be among them.
     #[serde(default)]
     pub top_logprobs: Option<u32>,
+    /// The query is cut to this many characters before it is sent (default 512).
+    #[serde(default)]
+    pub query_chars: Option<usize>,
+    /// Each passage is cut to this many characters before it is sent (default 2048, about 512
+    /// tokens of English), so that a long section cannot overflow the server's context.
+    #[serde(default)]
+    pub passage_chars: Option<usize>,
 }
 
 impl LlmEndpoint {
@@ -559,6 +566,17 @@ impl LlmEndpoint {
                         alternatives; write 2 or more (default 20)"
                     .into(),
             );
+        }
+        for (name, v) in [
+            ("query_chars", self.query_chars),
+            ("passage_chars", self.passage_chars),
+        ] {
+            if v == Some(0) {
+                return Err(format!(
+                    "`{name}: 0` would send nothing; write 1 or more (the defaults are 512 \
+                     for queries, 2048 for passages)"
+                ));
+            }
         }
         if self.api == LlmApi::Rerank && self.top_logprobs.is_some() {
             return Err(
@@ -668,7 +686,12 @@ impl RerankSpec {
     /// prompt file when one is named, or the endpoint.
     pub fn model_key(&self) -> String {
         let mut key = match &self.scorer {
-            Scorer::Endpoint(e) => format!("{} at {} ({:?})", self.model, e.endpoint, e.api),
+            Scorer::Endpoint(e) => format!(
+                "{} at {} ({})",
+                self.model,
+                e.endpoint,
+                crate::external::rerank::api_name(e.api)
+            ),
             _ => self.model.clone(),
         };
         if let Some(p) = &self.prompt {

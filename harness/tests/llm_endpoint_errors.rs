@@ -8,7 +8,8 @@
 //!   message names the endpoint, the query and passage, and the failure;
 //! - `--from-recording` with no recording of the stage: exit 2, naming the recordings folder
 //!   and `--record`; the endpoint's `${NAME}` need not be set;
-//! - `prompt:` on `api: rerank`, and `concurrency: 0`: refused at load, naming the file.
+//! - `prompt:` on `api: rerank`, `concurrency: 0` and `passage_chars: 0`: refused at load,
+//!   naming the file.
 
 mod common;
 
@@ -94,7 +95,7 @@ fn from_recording_without_a_recording_of_the_stage_is_exit_2_naming_it() {
 }
 
 #[test]
-fn a_prompt_on_api_rerank_and_zero_concurrency_are_refused_at_load() {
+fn a_prompt_on_api_rerank_zero_concurrency_and_zero_passage_chars_are_refused_at_load() {
     let tmp = common::fixture_copy("bad_input");
     let dir = tmp.path();
     std::fs::write(dir.join("tasks/p/prompt.txt"), "{query} {passage}").unwrap();
@@ -106,6 +107,10 @@ fn a_prompt_on_api_rerank_and_zero_concurrency_are_refused_at_load() {
         (
             "{ llm: { endpoint: \"http://127.0.0.1:1/v1\", model: m, api: chat, concurrency: 0 }, shortlist: 3 }",
             "`concurrency: 0`",
+        ),
+        (
+            "{ llm: { endpoint: \"http://127.0.0.1:1/v1\", model: m, api: completions, passage_chars: 0 }, shortlist: 3 }",
+            "`passage_chars: 0` would send nothing",
         ),
     ] {
         write_experiments(dir, rerank);

@@ -17,9 +17,14 @@
 //! a score ([`answer`]) or a request that fails after its retries stops the run with one line
 //! naming the endpoint, the query and what is missing; no pair is ever scored by default.
 //!
+//! Every API sends the query cut to `query_chars` characters (default 512) and each passage cut
+//! to `passage_chars` (default 2048, about 512 tokens of English; the in-process LLM cuts to 128
+//! and 512 tokens with its own tokenizer), so a long section cannot overflow the server's
+//! context. A server that still refuses a prompt (HTTP 400) stops the run naming both limits.
+//!
 //! Identity (keys the score cache and the recordings): the API, the model name, the endpoint
-//! URL as written (`${NAME}` unexpanded) and, for the yes/no APIs, the prompt's sha256. The
-//! recordings of `--record` are [`tape`]'s.
+//! URL as written (`${NAME}` unexpanded), the two character limits and, for the yes/no APIs,
+//! the prompt's sha256. The recordings of `--record` are [`tape`]'s.
 //!
 //! [`yes_no_score`]: ranklab_engine::rerank::prompt::yes_no_score
 
@@ -45,6 +50,20 @@ use tape::{Source, Tape};
 /// Alternatives of the answer token asked for by default (OpenAI's chat API allows 20).
 pub const DEFAULT_TOP_LOGPROBS: u32 = 20;
 
+/// Characters of the query sent by default ([`LlmEndpoint::query_chars`]).
+pub const DEFAULT_QUERY_CHARS: usize = 512;
+
+/// Characters of each passage sent by default ([`LlmEndpoint::passage_chars`]).
+pub const DEFAULT_PASSAGE_CHARS: usize = 2048;
+
+/// The first `n` characters (Unicode scalar values) of `s`.
+fn head(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((at, _)) => &s[..at],
+        None => s,
+    }
+}
+
 /// The API's name as the configuration writes it.
 pub fn api_name(api: LlmApi) -> &'static str {
     match api {
@@ -54,14 +73,16 @@ pub fn api_name(api: LlmApi) -> &'static str {
     }
 }
 
-/// The identity of an endpoint stage: API, model name, endpoint as written and (yes/no APIs)
-/// the prompt's sha256.
+/// The identity of an endpoint stage: API, model name, endpoint as written, the character
+/// limits and (yes/no APIs) the prompt's sha256.
 pub fn identity(e: &LlmEndpoint, prompt: &PromptTemplate) -> String {
     let base = format!(
-        "llm-endpoint api={} model={} endpoint={}",
+        "llm-endpoint api={} model={} endpoint={} query_chars={} passage_chars={}",
         api_name(e.api),
         e.model,
-        e.endpoint
+        e.endpoint,
+        e.query_chars.unwrap_or(DEFAULT_QUERY_CHARS),
+        e.passage_chars.unwrap_or(DEFAULT_PASSAGE_CHARS),
     );
     match e.api {
         LlmApi::Rerank => base,
@@ -141,9 +162,15 @@ impl EndpointScorer {
                 pairs,
             });
         };
+        let (qn, pn) = (
+            self.e.query_chars.unwrap_or(DEFAULT_QUERY_CHARS),
+            self.e.passage_chars.unwrap_or(DEFAULT_PASSAGE_CHARS),
+        );
         for (ri, (q, passages)) in requests.iter().enumerate() {
+            let q = head(q, qn);
             if self.e.api == LlmApi::Rerank {
-                let body = json!({"model": model, "query": q, "documents": passages});
+                let documents: Vec<&str> = passages.iter().map(|p| head(p, pn)).collect();
+                let body = json!({"model": model, "query": q, "documents": documents});
                 push(
                     "rerank",
                     body,
@@ -152,6 +179,7 @@ impl EndpointScorer {
                 continue;
             }
             for (pi, p) in passages.iter().enumerate() {
+                let p = head(p, pn);
                 let body = match self.e.api {
                     LlmApi::Completions => json!({
                         "model": model, "prompt": self.prompt.chatml(q, p),
@@ -280,7 +308,18 @@ impl EndpointScorer {
     fn read(&self, j: &Job, text: &str) -> Result<Vec<f32>, String> {
         let response: Value = serde_json::from_str(text)
             .map_err(|e| format!("the recorded response is not JSON ({e})"))?;
-        let body = answer::body(&response)?;
+        let body = answer::body(&response).map_err(|m| {
+            if response.get("status").and_then(Value::as_u64) == Some(400) {
+                format!(
+                    "{m}; if the server says the prompt is longer than its context, lower \
+                     `passage_chars` (now {}) or `query_chars` (now {})",
+                    self.e.passage_chars.unwrap_or(DEFAULT_PASSAGE_CHARS),
+                    self.e.query_chars.unwrap_or(DEFAULT_QUERY_CHARS)
+                )
+            } else {
+                m
+            }
+        })?;
         match self.e.api {
             LlmApi::Completions => answer::completions_score(body).map(|s| vec![s]),
             LlmApi::Chat => answer::chat_score(body).map(|s| vec![s]),
@@ -415,6 +454,37 @@ mod tests {
         assert_eq!(seen[0]["max_tokens"], 1);
         assert_eq!(seen[0]["temperature"], 0);
         assert_eq!(seen[0]["logprobs"], 20);
+    }
+
+    #[test]
+    fn long_queries_and_passages_are_cut_to_their_character_limits() {
+        let (url, seen) = stand_in(200, r#"{"results":[{"index":0,"relevance_score":0.5}]}"#);
+        // 3000 characters, 'é' (two bytes) at the cut: a byte slice there would split it.
+        let passage = format!("{}é{}", "a".repeat(2047), "b".repeat(952));
+        let query = "q".repeat(600);
+        scorer(&url, LlmApi::Rerank)
+            .score(&query, &[passage.as_str()])
+            .unwrap();
+        let seen = seen.lock().unwrap();
+        let doc = seen[0]["documents"][0].as_str().unwrap();
+        assert_eq!(doc.chars().count(), 2048);
+        assert_eq!(doc, format!("{}é", "a".repeat(2047)));
+        assert_eq!(seen[0]["query"].as_str().unwrap(), "q".repeat(512));
+    }
+
+    #[test]
+    fn a_400_names_the_character_limits() {
+        let (url, _) = stand_in(400, r#"{"error":"prompt exceeds context"}"#);
+        let e = scorer(&url, LlmApi::Completions)
+            .score("q", &["p"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("HTTP 400")
+                && e.contains("prompt exceeds context")
+                && e.contains("`passage_chars` (now 2048)"),
+            "{e}"
+        );
     }
 
     #[test]
