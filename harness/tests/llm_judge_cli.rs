@@ -1,12 +1,13 @@
 //! `ranklab judge --llm` and `--judgments` through the binary, on the small `bad_input` suite
 //! with a hand-written pool (T1: beta, gamma; the suite file judges T1 alpha only). Properties:
-//! - `--llm MODEL` and `--llm-endpoint URL --llm-model NAME` check the suite and the pool, then
-//!   exit 2 saying the runtime is not available yet, with nothing written;
+//! - `--llm` naming a model that is not an LLM, and `--llm-endpoint` at a port nobody answers
+//!   on, exit 2 with one message naming the model or the endpoint, nothing written (grading
+//!   with the real model is `llm_judge_grading.rs`);
 //! - a pool with nothing left to grade says so and exits 0 (before asking for a model);
 //! - flags that need each other (`--llm-endpoint` and `--llm-model`; `--parse-text` and an
 //!   endpoint; `--llm` and the page's `--judge`) are refused by clap, exit 2;
-//! - `--judgments all` on `run` is refused (exit 2, no report written) until the report
-//!   renderer takes the selection; `--judgments human` is the default's output byte for byte;
+//! - `--judgments` takes `human` or `all` only; `--judgments human` is the default's output
+//!   byte for byte (what `all` does is `llm_judge_provenance.rs`'s);
 //! - `judge --help` documents every LLM flag.
 
 mod common;
@@ -21,28 +22,30 @@ fn pooled(pool: &str) -> tempfile::TempDir {
 }
 
 #[test]
-fn llm_flags_exit_2_not_available_yet_and_write_nothing() {
+fn a_judge_that_is_not_an_llm_or_an_endpoint_nobody_answers_exits_2_and_writes_nothing() {
     let tmp = pooled(POOL);
     let judgments = tmp.path().join("tasks/p/judgments.yaml");
-    let o = ranklab(
-        tmp.path(),
-        &["judge", "tasks/p", "--llm", "smollm2-135m-instruct"],
-    );
+    let o = ranklab(tmp.path(), &["judge", "tasks/p", "--llm", "bge-small-en-v1.5"]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
-        e.contains("--llm smollm2-135m-instruct") && e.contains("not available yet"),
+        e.contains("--llm bge-small-en-v1.5") && e.contains("not an llm"),
         "{e}"
     );
-    assert_eq!(e.lines().count(), 1, "{e}");
     assert!(!judgments.exists());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
     let o = ranklab(
         tmp.path(),
         &[
             "judge",
             "tasks/p",
             "--llm-endpoint",
-            "http://127.0.0.1:9/v1",
+            &url,
             "--llm-model",
             "smol",
             "--parse-text",
@@ -51,7 +54,8 @@ fn llm_flags_exit_2_not_available_yet_and_write_nothing() {
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
-        e.contains("--llm-endpoint http://127.0.0.1:9/v1") && e.contains("not available yet"),
+        e.contains(&format!("judge endpoint {url} (completions)"))
+            && e.contains("nothing was written"),
         "{e}"
     );
     assert!(!judgments.exists());
@@ -91,15 +95,8 @@ fn flags_that_need_each_other_are_refused() {
 }
 
 #[test]
-fn judgments_all_is_refused_on_run_and_human_is_the_default() {
+fn judgments_takes_human_or_all_and_human_is_the_default() {
     let tmp = pooled(POOL);
-    let o = ranklab(
-        tmp.path(),
-        &["run", "tasks/p", "--reports", "r-all", "--judgments", "all"],
-    );
-    assert_eq!(code(&o), 2, "{}", stderr(&o));
-    assert!(stderr(&o).contains("--judgments all"), "{}", stderr(&o));
-    assert!(!tmp.path().join("r-all").exists());
     let o = ranklab(
         tmp.path(),
         &[
@@ -141,6 +138,7 @@ fn judge_help_documents_the_llm_flags() {
         "--llm <MODEL>",
         "--llm-endpoint <URL>",
         "--llm-model <NAME>",
+        "--llm-api <API>",
         "--parse-text",
         "--also-judged",
         "llm:<model>@<prompt hash>",

@@ -10,7 +10,10 @@
 //! - the pairs agreement is measured on are those a person and an LLM both graded, whichever
 //!   the selection;
 //! - the reports `ranklab run` writes are byte for byte those of the suite without the LLM
-//!   grades (the default report is unchanged by LLM grades).
+//!   grades (the default report is unchanged by LLM grades), but for the Markdown's added
+//!   "LLM judgments" section, which says the tables use people's grades only;
+//! - `--judgments all` merges the LLM's grade of a document nobody judged into the qrels
+//!   (T1 gamma 2), never over a person's, and the section says the tables use both.
 
 mod common;
 use common::ranklab;
@@ -107,6 +110,19 @@ fn the_default_load_ignores_llm_grades() {
     }
 }
 
+/// `md` without its "## LLM judgments" section (up to the next `## ` heading), and the section.
+fn split_section(md: &str) -> (String, String) {
+    let Some(start) = md.find("## LLM judgments\n") else {
+        return (md.to_string(), String::new());
+    };
+    let rest = &md[start + 3..];
+    let end = rest.find("\n## ").map_or(md.len(), |e| start + 3 + e + 1);
+    (
+        format!("{}{}", &md[..start], &md[end..]),
+        md[start..end].to_string(),
+    )
+}
+
 #[test]
 fn the_default_report_is_unchanged_by_llm_grades() {
     let mut trees = Vec::new();
@@ -122,5 +138,50 @@ fn the_default_report_is_unchanged_by_llm_grades() {
         trees.push((common::tree(&tmp.path().join("reports")), tmp));
     }
     assert!(!trees[0].0.is_empty());
-    assert_eq!(trees[0].0, trees[1].0);
+    let md = std::path::PathBuf::from("p/e.md");
+    let (mut without, mut with) = (trees[0].0.clone(), trees[1].0.clone());
+    let (a, b) = (without.remove(&md).unwrap(), with.remove(&md).unwrap());
+    assert_eq!(without, with, "every file but the Markdown is byte for byte the same");
+    let (a, b) = (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
+    let (b_rest, section) = split_section(&b);
+    assert!(!a.contains("LLM judgments"));
+    assert_eq!(a, b_rest, "the Markdown differs only by the LLM section");
+    assert!(
+        section.contains("Judgments: 5 by people, 2 by an LLM")
+            && section.contains("people's grades only (`--judgments human`, the default)"),
+        "{section}"
+    );
+}
+
+#[test]
+fn judgments_all_merges_the_llm_grades_of_unjudged_documents_into_the_qrels() {
+    let tmp = common::fixture_copy("bad_input");
+    write(tmp.path(), true);
+    for (dir, sel) in [("human", "human"), ("all", "all")] {
+        let out = ranklab(
+            tmp.path(),
+            &["run", "tasks/p", "--reports", dir, "--judgments", sel],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let read = |dir: &str, f: &str| {
+        std::fs::read_to_string(tmp.path().join(dir).join("p").join(f)).unwrap()
+    };
+    // trec_eval qrels lines: task 0 document grade.
+    assert!(read("all", "qrels.txt").contains("T1 0 gamma 2"));
+    assert!(!read("human", "qrels.txt").contains("T1 0 gamma"));
+    assert!(read("all", "qrels.txt").contains("T1 0 alpha 1"), "the person's grade stays");
+    let md = read("all", "e.md");
+    let (_, section) = split_section(&md);
+    assert!(
+        section.contains("Judgments: 5 by people, 2 by an LLM")
+            && section.contains("use both (`--judgments all`)")
+            && section.contains("### Agreement with people")
+            && section.contains("### What the LLM's grades would change"),
+        "{section}"
+    );
 }

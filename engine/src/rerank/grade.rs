@@ -239,6 +239,10 @@ pub trait Grader {
     /// The model's name as a judge shows it (`llm:<name>@<hash12>`).
     fn model(&self) -> &str;
 
+    /// Everything that determines a grade (model file or endpoint, prompt hash, how the grade
+    /// is read): the key of the grade cache.
+    fn identity(&self) -> &str;
+
     /// The grade distribution of one pair, from the [`GradePrompt`]. An answer without a
     /// readable grade is an error naming the model.
     fn grade(&mut self, query: &str, passage: &str) -> crate::Result<GradeDist>;

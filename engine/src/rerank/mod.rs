@@ -31,6 +31,7 @@ mod cache;
 mod colbert;
 mod fastembed;
 pub mod grade;
+pub mod grade_cache;
 mod lazy;
 pub mod llm;
 pub mod prompt;
@@ -44,7 +45,8 @@ pub use colbert::{
 };
 pub use fastembed::{CrossEncoderOptions, FastembedCrossEncoder};
 pub use lazy::{CrossEncoderLoader, LazyCrossEncoder};
-pub use llm::{GgufTokenizer, LlmReranker};
+pub use grade_cache::{GradeCache, GradeStats, Grades};
+pub use llm::{GgufTokenizer, LlmGrader, LlmReranker};
 pub use shortlist::{
     rerank_shortlist, score_shortlist, score_shortlists, RerankedHit, ShortlistRequest,
     ShortlistScores,

@@ -40,8 +40,8 @@ go to judgments.yaml with the judge llm:<model>@<prompt hash>. A person's grade 
 overwritten: an LLM grade of a document a person judged is kept beside it, for agreement only. \
 Runs ignore LLM grades unless asked (`--judgments all`). --also-judged also grades the pairs \
 people judged, so that agreement can be measured. --parse-text reads the grade from the \
-answer's text when the endpoint gives no log-probabilities. Not available in this build yet: \
-these flags exit 2 after checking the suite and pool.
+answer's text when the endpoint gives no log-probabilities. Grades are cached by the judge's \
+identity (model file or endpoint, prompt hash): grading the same pairs again does no model work.
 
 Example: ranklab judge tasks/scifact --llm smollm2-135m-instruct --also-judged
 
@@ -67,6 +67,10 @@ pub(crate) struct JudgeArgs {
     /// The model name the endpoint serves (with --llm-endpoint).
     #[arg(long, value_name = "NAME", requires = "llm_endpoint")]
     pub llm_model: Option<String>,
+    /// With --llm-endpoint: `completions` (the grading prompt in ChatML, as the in-process
+    /// model reads it) or `chat` (the server applies its model's chat template).
+    #[arg(long, value_name = "API", value_parser = ["completions", "chat"], default_value = "completions", requires = "llm_endpoint")]
+    pub llm_api: String,
     /// With --llm-endpoint: when the server gives no log-probabilities, read the grade from the
     /// answer's text (its leading digit; the expected grade is then that digit).
     #[arg(long, requires = "llm_endpoint")]
@@ -87,6 +91,11 @@ impl JudgeArgs {
             (None, Some(url), Some(model)) => Some(llm::Source::Endpoint {
                 url: url.clone(),
                 model: model.clone(),
+                api: if self.llm_api == "chat" {
+                    crate::suite::LlmApi::Chat
+                } else {
+                    crate::suite::LlmApi::Completions
+                },
                 parse_text: self.parse_text,
             }),
             _ => None,
@@ -119,9 +128,16 @@ fn run_llm(args: &JudgeArgs, source: &llm::Source) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let mut grader = llm::grader_for(source)?;
+    let store = ranklab_engine::models::ModelStore::open_default()?;
+    let mut grader = llm::grader_for(source, &store)?;
     let at = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
-    let s = llm::grade_all(grader.as_mut(), &suite, &work, &at)?;
+    let s = llm::grade_all(
+        grader.as_mut(),
+        Some(&store.scores_dir()),
+        &suite,
+        &work,
+        &at,
+    )?;
     println!(
         "{}: {} pairs graded by {}: {} grades of unjudged documents ({} replacing an earlier LLM grade), {} kept beside a person's grade for agreement.",
         shown(&suite.dir().join(crate::judgments::FILE)),

@@ -75,14 +75,6 @@ impl Plan {
     /// Replays the suite under its experiment files (none: every experiments*.yaml beside it)
     /// and renders its reports; nothing is written.
     pub(crate) fn render(&self, suite: &Path, experiments: &[PathBuf]) -> Result<Rendered> {
-        if self.judgments == Selection::All {
-            // The hook: `report::render_suite` loads the suite with `Suite::load` (people's
-            // grades only); it takes `Selection` and calls `Suite::load_selected` once wired.
-            anyhow::bail!(
-                "--judgments all: reports cannot take LLM grades yet (rendering loads people's \
-                 grades only); nothing was written. Run without it (the default, human)"
-            );
-        }
         report::render_suite(
             suite,
             experiments,
@@ -90,6 +82,7 @@ impl Plan {
             &self.mode,
             self.remote.as_ref(),
             &self.costs,
+            self.judgments,
         )
     }
 }

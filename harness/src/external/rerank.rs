@@ -57,7 +57,7 @@ pub const DEFAULT_QUERY_CHARS: usize = 512;
 pub const DEFAULT_PASSAGE_CHARS: usize = 2048;
 
 /// The first `n` characters (Unicode scalar values) of `s`.
-fn head(s: &str, n: usize) -> &str {
+pub(crate) fn head(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {
         Some((at, _)) => &s[..at],
         None => s,

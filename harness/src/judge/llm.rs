@@ -13,14 +13,18 @@
 //! under the file's lock ([`crate::judgments::record_all`]): a pair without a readable grade
 //! is an error naming it, and nothing is written. A person's grade is never overwritten.
 //!
-//! The graders themselves ([`grader_for`]) — SmolLM2 in-process through candle and an
-//! OpenAI-compatible endpoint — come with the LLM runtime of the reranker work; until they are
-//! wired in, asking for one is a clear error (exit 2) after the plan is checked.
+//! The graders ([`grader_for`]): the in-process model (SmolLM2 through candle,
+//! [`ranklab_engine::rerank::LlmGrader`]) and an OpenAI-compatible endpoint
+//! ([`super::endpoint::EndpointGrader`]). Grades go through the grade cache
+//! ([`ranklab_engine::rerank::GradeCache`], keyed by the grader's identity), so grading the same
+//! pairs again does no model work and gives the same bits.
 
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+use ranklab_engine::models::{ModelKind, ModelStore};
 use ranklab_engine::rerank::grade::{GradePrompt, Grader};
+use ranklab_engine::rerank::{GradeCache, LlmGrader};
 
 use super::{sections, PoolFile};
 use crate::judgments::{llm_judge, record_all, Judgment, Placed};
@@ -40,6 +44,8 @@ pub(crate) enum Source {
         url: String,
         /// The model name it serves.
         model: String,
+        /// Which API: `completions` (ChatML prompt) or `chat`.
+        api: crate::suite::LlmApi,
         /// Read the grade from the answer's text when no log-probabilities come back.
         parse_text: bool,
     },
@@ -156,26 +162,40 @@ pub(crate) struct Summary {
     pub(crate) replaced: usize,
 }
 
-/// Grades every pair of `work` with `grader` and writes the grades to the suite's
-/// `judgments.yaml` as one step (`at`: the time every judgment carries). Nothing is written
-/// when a pair fails.
+/// Grades every pair of `work` with `grader` (through the grade cache `cache`; None: in
+/// memory only) and writes the grades to the suite's `judgments.yaml` as one step (`at`: the
+/// time every judgment carries). Nothing is written when a pair fails.
 pub(crate) fn grade_all(
     grader: &mut dyn Grader,
+    cache: Option<&Path>,
     suite: &Suite,
     work: &[Work],
     at: &str,
 ) -> Result<Summary> {
     let prompt = GradePrompt::default();
     let judge = llm_judge(grader.model(), prompt.short_hash());
-    let progress = crate::progress::rate_bar(work.len() as u64, "grading");
+    let cache = match cache {
+        Some(dir) => GradeCache::open(dir, grader.identity())?,
+        None => GradeCache::in_memory(grader.identity()),
+    };
+    let pairs: Vec<(&str, &str)> = work
+        .iter()
+        .map(|w| (w.query.as_str(), w.passage.as_str()))
+        .collect();
+    let progress = crate::progress::rate_bar(0, "grading");
+    let mut shown = |done: usize, todo: usize| {
+        progress.set_length(todo as u64);
+        progress.set_position(done as u64);
+    };
+    let graded = cache.grade_all(grader, &pairs, &mut shown);
+    cache.flush()?;
+    progress.finish_and_clear();
+    let (dists, stats) = graded.map_err(anyhow::Error::from).with_context(|| {
+        format!("no grade from {judge} for every pair; nothing was written to judgments.yaml")
+    })?;
+    eprintln!("{judge}: {stats}");
     let mut graded = Vec::with_capacity(work.len());
-    for w in work {
-        let dist = grader.grade(&w.query, &w.passage).with_context(|| {
-            format!(
-                "task {:?}, document {:?}: no grade from {judge}; nothing was written",
-                w.task, w.document
-            )
-        })?;
+    for (w, dist) in work.iter().zip(dists) {
         graded.push(Judgment {
             task: w.task.clone(),
             document: w.document.clone(),
@@ -187,9 +207,7 @@ pub(crate) fn grade_all(
             saw_llm: None,
             line: 0,
         });
-        progress.inc(1);
     }
-    progress.finish_and_clear();
     let in_suite_file = |t: &str, d: &str| {
         suite
             .tasks
@@ -217,20 +235,33 @@ pub(crate) fn grade_all(
     Ok(s)
 }
 
-/// The grader of `source`. Neither runtime is part of this build yet: the in-process model
-/// (SmolLM2 through candle) and the endpoint client arrive with the LLM reranker's runtime.
-pub(crate) fn grader_for(source: &Source) -> Result<Box<dyn Grader>> {
+/// The grader of `source`: the in-process model (fetched and verified if need be; an id that
+/// is not an LLM is refused, naming the kinds that are) or the endpoint.
+pub(crate) fn grader_for(source: &Source, store: &ModelStore) -> Result<Box<dyn Grader>> {
     match source {
-        Source::InProcess { model } => bail!(
-            "ranklab judge --llm {model}: grading with an in-process model is not available yet \
-             (the LLM runtime, SmolLM2 through candle, is not in this build); nothing was graded \
-             or written"
-        ),
-        Source::Endpoint { url, model, .. } => bail!(
-            "ranklab judge --llm-endpoint {url} --llm-model {model}: grading through an \
-             OpenAI-compatible endpoint is not available yet (the endpoint client is not in this \
-             build); nothing was graded or written"
-        ),
+        Source::InProcess { model } => {
+            let described = store.describe(model)?;
+            if described.kind != ModelKind::Llm {
+                bail!(
+                    "ranklab judge --llm {model}: {model} is a {}, not an llm; `ranklab models \
+                     list` shows the llm models (kind llm); nothing was graded or written",
+                    described.kind
+                );
+            }
+            let dir = store.ensure_model(model)?;
+            Ok(Box::new(LlmGrader::load(&dir)?))
+        }
+        Source::Endpoint {
+            url,
+            model,
+            api,
+            parse_text,
+        } => Ok(Box::new(super::endpoint::EndpointGrader::new(
+            url,
+            model,
+            *api,
+            *parse_text,
+        ))),
     }
 }
 
@@ -246,6 +277,10 @@ mod tests {
     impl Grader for WordGrader {
         fn model(&self) -> &str {
             "word-stand-in"
+        }
+
+        fn identity(&self) -> &str {
+            "word-stand-in v1"
         }
 
         fn grade(&mut self, query: &str, passage: &str) -> ranklab_engine::Result<GradeDist> {
@@ -297,7 +332,14 @@ mod tests {
         let (_, all) = work_list(&suite_path, true).unwrap();
         // T1 alpha, T2 beta, T3 beta and gamma from suite.yaml; T1 beta already listed.
         assert_eq!(all.len(), 6);
-        let s = grade_all(&mut WordGrader, &suite, &work, "2026-12-02T12:00:00Z").unwrap();
+        let s = grade_all(
+            &mut WordGrader,
+            None,
+            &suite,
+            &work,
+            "2026-12-02T12:00:00Z",
+        )
+        .unwrap();
         assert_eq!(
             s,
             Summary {
@@ -317,12 +359,17 @@ mod tests {
     }
 
     #[test]
-    fn asking_for_a_grader_says_it_is_not_available_yet() {
-        let e = grader_for(&Source::InProcess {
-            model: "smollm2-135m-instruct".into(),
-        })
+    fn a_model_that_is_not_an_llm_is_refused_as_a_judge() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ModelStore::at(dir.path());
+        let e = grader_for(
+            &Source::InProcess {
+                model: "bge-small-en-v1.5".into(),
+            },
+            &store,
+        )
         .err()
         .unwrap();
-        assert!(e.to_string().contains("not available yet"), "{e}");
+        assert!(e.to_string().contains("not an llm"), "{e}");
     }
 }

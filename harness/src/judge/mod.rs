@@ -49,6 +49,7 @@ use serde::{Deserialize, Serialize};
 use crate::judgments::{Judgment, Judgments, MAX_GRADE};
 use crate::suite::Suite;
 
+pub(crate) mod endpoint;
 pub(crate) mod llm;
 
 /// The page: HTML, CSS and JavaScript in one file, nothing fetched from elsewhere. The server

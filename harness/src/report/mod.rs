@@ -16,6 +16,7 @@ pub mod configs;
 pub mod costs;
 pub mod decision;
 pub mod external;
+pub mod llm_judgments;
 pub mod plots;
 pub mod stats_section;
 pub mod table;
@@ -467,6 +468,8 @@ struct Parts {
     decision: String,
     failures: Vec<String>,
     reading: String,
+    /// The "LLM judgments" section (None: `judgments.yaml` holds no LLM grade).
+    llm_judgments: Option<String>,
 }
 
 impl Parts {
@@ -506,6 +509,14 @@ impl Parts {
         let computed = computed?;
         let stats = stats_section::section_of(&computed)?;
         let warranty = warranty::compute(all, suite, replay, set, &computed)?;
+        // LLM grades merged into the tasks only when the run selected them (`--judgments all`).
+        let selection = if suite.judgment_counts().llm > 0 {
+            crate::judgments::Selection::All
+        } else {
+            crate::judgments::Selection::Human
+        };
+        let llm_judgments =
+            llm_judgments::section(all, suite, selection, ex, replay, set, &computed)?;
         let task_ids: Vec<String> = suite.tasks.iter().map(|t| t.id.clone()).collect();
         let failures = failures(paired, replay, suite.tasks.len());
         let decision = decision::decision(&computed, &task_ids, &ranks, crate::stats::ALPHA);
@@ -550,6 +561,7 @@ impl Parts {
             decision,
             failures,
             reading,
+            llm_judgments,
         })
     }
 }
@@ -599,6 +611,9 @@ fn markdown(
     md.push_str(&paired_markdown(paired));
     md.push_str(&external::section(replay));
     md.push_str(&p.warranty.markdown()?);
+    if let Some(section) = &p.llm_judgments {
+        md.push_str(section);
+    }
     let plots = plots::render_computed(&p.computed, all, suite, ex, replay, &ex.experiment)?;
     md.push_str(&plots.markdown);
     md.push_str(&adr::movements(all, suite, ex, replay));
@@ -877,6 +892,8 @@ pub fn verdict_line(rendered: &[Rendered]) -> (String, bool) {
 /// experiments and of the suite's paired assertions — are computed there ([`Engine::build_with`]).
 /// The cost section of each report comes from the suite's cost file, which `cost_plan` may ask
 /// to measure first ([`costs::measure_suite`]; the new file is returned, not written).
+/// `judgments` selects the grades the tables rest on: people's only (the default), or with
+/// `Selection::All` people's and the LLM's where no person judged.
 pub fn render_suite(
     suite_path: &Path,
     experiment_paths: &[PathBuf],
@@ -884,8 +901,9 @@ pub fn render_suite(
     mode: &crate::external::Mode,
     remote: Option<&Arc<dyn Remote>>,
     cost_plan: &costs::CostPlan,
+    judgments: crate::judgments::Selection,
 ) -> Result<Rendered> {
-    let suite = Suite::load(suite_path)?;
+    let suite = Suite::load_selected(suite_path, judgments)?;
     let costs_dir = cost_plan.reports.join(&suite.name);
     let mut costs = costs::load(&costs_dir)?;
     let experiments = crate::suite::load_experiments(&suite, experiment_paths)?;

@@ -27,9 +27,11 @@
 //! - The identity ([`LlmReranker::identity_of`]) names everything that determines a score: the
 //!   model id, the GGUF's sha256, the prompt's hash, the token budgets and the scoring scheme.
 
+mod grader;
 mod tokenizer;
 mod weights;
 
+pub use grader::LlmGrader;
 pub use tokenizer::GgufTokenizer;
 
 use candle_core::quantized::gguf_file::Content;

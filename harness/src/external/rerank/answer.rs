@@ -47,6 +47,17 @@ pub fn body(response: &Value) -> Result<&Value, String> {
 
 /// The yes/no score of a `completions` response body.
 pub fn completions_score(body: &Value) -> Result<f32, String> {
+    yes_no(&completions_tokens(body)?)
+}
+
+/// The yes/no score of a `chat` response body.
+pub fn chat_score(body: &Value) -> Result<f32, String> {
+    yes_no(&chat_tokens(body)?)
+}
+
+/// The alternatives of a `completions` answer's first token with their log-probabilities
+/// (`choices[0].logprobs.top_logprobs[0]`, an object `{token: logprob}`).
+pub fn completions_tokens(body: &Value) -> Result<Vec<(&str, f32)>, String> {
     let first = body
         .pointer("/choices/0/logprobs/top_logprobs/0")
         .filter(|v| !v.is_null())
@@ -61,11 +72,12 @@ pub fn completions_score(body: &Value) -> Result<f32, String> {
     for (t, v) in top {
         tokens.push((t.as_str(), logprob(t, v)?));
     }
-    yes_no(&tokens)
+    Ok(tokens)
 }
 
-/// The yes/no score of a `chat` response body.
-pub fn chat_score(body: &Value) -> Result<f32, String> {
+/// The alternatives of a `chat` answer's first token with their log-probabilities
+/// (`choices[0].logprobs.content[0].top_logprobs`, a list of `{token, logprob}`).
+pub fn chat_tokens(body: &Value) -> Result<Vec<(&str, f32)>, String> {
     let at = "choices[0].logprobs.content[0].top_logprobs";
     let top = body
         .pointer("/choices/0/logprobs/content/0/top_logprobs")
@@ -83,7 +95,7 @@ pub fn chat_score(body: &Value) -> Result<f32, String> {
         let v = alt.get("logprob").unwrap_or(&Value::Null);
         tokens.push((t, logprob(t, v)?));
     }
-    yes_no(&tokens)
+    Ok(tokens)
 }
 
 fn no_logprobs(body: &Value, at: &str) -> String {
