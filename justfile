@@ -49,13 +49,11 @@ export LLAMA_CMAKE_ARGS := '-DLLAVA_BUILD=OFF -DCMAKE_C_FLAGS="-mno-amx-tile -mn
 # from source with cmake into a venv under target/; about 25 min on two loaded cores) serving the
 # SmolLM2 GGUF on 127.0.0.1, started and stopped by each test (harness/tests/llm_endpoint_server.rs):
 # scores against the server's own log-probabilities, --record then --from-recording byte for byte,
-# and candle in-process against the server on 100 SciFact pairs. The GGUF: the model store's
+# and candle in-process against the server on 100 SciFact pairs (as close as llama.cpp is to itself). The GGUF: the model store's
 # smollm2-135m-instruct, or RANKLAB_LLAMA_GGUF.
 llama-server-tests: models
     "${RANKLAB_LLAMA_PYTHON:-target/llama-venv/bin/python}" -c 'import llama_cpp.server' 2>/dev/null || { test -x target/llama-venv/bin/python || python3 -m venv target/llama-venv; CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$LLAMA_CMAKE_ARGS" target/llama-venv/bin/pip install -q 'llama-cpp-python[server]==0.3.36'; }
-    # candle_in_process_matches_the_server is skipped until it has run to the end once (open_llm landed at 14:15; a first
-    # run on the loaded two-core machine was stopped after 9 min without a result): run it with --exact to try.
-    RANKLAB_LLAMA_PYTHON="${RANKLAB_LLAMA_PYTHON:-$PWD/target/llama-venv/bin/python}" cargo test --release -p ranklab --test llm_endpoint_server -- --ignored --test-threads=1 --skip candle_in_process_matches_the_server
+    RANKLAB_LLAMA_PYTHON="${RANKLAB_LLAMA_PYTHON:-$PWD/target/llama-venv/bin/python}" cargo test --release -p ranklab --test llm_endpoint_server -- --ignored --test-threads=1
 
 # The Python package (python/, import name treclab): the wheel built with `maturin build --release`
 # and installed into a fresh venv under target/, as a user would, then its pytest suite (against

@@ -604,6 +604,17 @@ pub enum LlmApi {
     Rerank,
 }
 
+impl LlmApi {
+    /// The API's name as the configuration writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LlmApi::Completions => "completions",
+            LlmApi::Chat => "chat",
+            LlmApi::Rerank => "rerank",
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RerankFields {
@@ -686,12 +697,7 @@ impl RerankSpec {
     /// prompt file when one is named, or the endpoint.
     pub fn model_key(&self) -> String {
         let mut key = match &self.scorer {
-            Scorer::Endpoint(e) => format!(
-                "{} at {} ({})",
-                self.model,
-                e.endpoint,
-                crate::external::rerank::api_name(e.api)
-            ),
+            Scorer::Endpoint(e) => format!("{} at {} ({})", self.model, e.endpoint, e.api.name()),
             _ => self.model.clone(),
         };
         if let Some(p) = &self.prompt {

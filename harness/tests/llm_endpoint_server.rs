@@ -13,9 +13,22 @@
 //! - `ranklab run --record` against the server, then `--from-recording` with the server
 //!   stopped and the endpoint's `${NAME}` unset, into an empty report tree: every file is
 //!   byte-identical, the recordings included.
-//! - candle in-process against the server (`candle_in_process_matches_the_server`): on 100
-//!   SciFact pairs, Spearman's rank correlation of the two scores is at least 0.99; the largest
-//!   and mean absolute differences are printed.
+//! - candle in-process against llama.cpp (`candle_in_process_agrees_with_llama_cpp`), on 100
+//!   SciFact pairs (each query with a relevant abstract and with the next one in the corpus,
+//!   abstracts cut to their first 64 words to keep the test short), against two servers: the
+//!   default one (f16 key/value cache) and one with an f32 cache (`--type_k 0 --type_v 0`).
+//!   The second is llama.cpp against itself with one precision changed: its distance from the
+//!   first is the noise floor of this model's numbers. Asserted: (1) the forward pass — on
+//!   every pair candle's most likely answer token is the server's, and over all pairs the
+//!   log-probabilities of the server's 20 most likely answer tokens differ from candle's by
+//!   at most 1.5 times as much (mean absolute) as the two servers' differ from each other;
+//!   (2) the yes/no scores — Spearman's ρ of candle's against the default server's is at most
+//!   0.05 below the two servers' ρ, and the mean absolute difference at most 1.5 times theirs.
+//!   Every figure is printed. Why not "ρ ≥ 0.99": measured here, llama.cpp with an f32 cache
+//!   against llama.cpp with an f16 cache gives ρ 0.92 and mean |Δ| 0.12 on 12 such pairs —
+//!   SmolLM2-135M's yes/no margin moves by tenths of a logit under rounding at the 1e-3 level,
+//!   so no second implementation can order its scores to 0.99; what can be asked is that
+//!   candle is as close to llama.cpp as llama.cpp is to itself.
 //!
 //! `#[ignore]`d so that a bare `cargo test` needs no Python: `just llama-server-tests` runs them
 //! with `RANKLAB_LLAMA_PYTHON` naming the venv's python (`.ci/run` makes the venv under
@@ -78,6 +91,11 @@ fn free_port() -> u16 {
 /// /v1/models` (or fails with its log when it exits first), then sends one completion so that
 /// its first-request set-up (tens of seconds on a loaded machine) is behind it.
 fn start(dir: &Path, n_ctx: u32) -> Server {
+    start_with(dir, n_ctx, &[])
+}
+
+/// [`start`] with more server arguments.
+fn start_with(dir: &Path, n_ctx: u32, extra: &[&str]) -> Server {
     let port = free_port();
     let log = dir.join(format!("llama-server-{port}.log"));
     let out = std::fs::File::create(&log).unwrap();
@@ -94,6 +112,7 @@ fn start(dir: &Path, n_ctx: u32) -> Server {
             "true",
         ])
         .args(["--model_alias", "smollm2", "--verbose", "false"])
+        .args(extra)
         .stdout(Stdio::from(out.try_clone().unwrap()))
         .stderr(Stdio::from(out))
         .spawn()
@@ -415,41 +434,125 @@ fn spearman(a: &[f64], b: &[f64]) -> f64 {
     cov / (var(&ra) * var(&rb)).sqrt()
 }
 
+/// The server's 20 most likely answer tokens and their log-probabilities, for `prompt`.
+fn top_logprobs(port: u16, prompt: &str) -> Vec<(String, f64)> {
+    let v = post(
+        port,
+        "completions",
+        &json!({"prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": 20}),
+    );
+    let top = v["choices"][0]["logprobs"]["top_logprobs"][0]
+        .as_object()
+        .unwrap_or_else(|| panic!("no top_logprobs in {v}"));
+    let mut out: Vec<(String, f64)> = top
+        .iter()
+        .map(|(t, l)| (t.clone(), l.as_f64().unwrap()))
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    out
+}
+
+fn mean_abs(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum::<f64>() / a.len() as f64
+}
+
 #[test]
 #[ignore = "needs llama-cpp-python and the in-process LLM: just llama-server-tests"]
-fn candle_in_process_matches_the_server() {
+fn candle_in_process_agrees_with_llama_cpp() {
     use ranklab_engine::rerank::prompt::PromptTemplate;
-    use ranklab_engine::rerank::{llm, CrossEncoder, LazyCrossEncoder, LlmReranker};
+    use ranklab_engine::rerank::{llm, LlmReranker};
     let tmp = tempfile::tempdir().unwrap();
-    let server = start(tmp.path(), 1024);
     let store = ranklab_engine::models::ModelStore::open_default().unwrap();
-    let mut candle =
-        LazyCrossEncoder::open_llm(&store, "smollm2-135m-instruct", &PromptTemplate::default())
-            .unwrap();
-    // The server is sent what candle reads: query and passage cut to candle's token budgets
-    // (a SciFact abstract can be longer than the server's context).
     let dir = store.ensure_model("smollm2-135m-instruct").unwrap();
-    let cutter = LlmReranker::load(&dir, &PromptTemplate::default()).unwrap();
+    let template = PromptTemplate::default();
+    let mut candle = LlmReranker::load(&dir, &template).unwrap();
+    let vocab: std::collections::HashMap<String, u32> = (0..candle.tokenizer().vocab_size() as u32)
+        .map(|id| (candle.tokenizer().token_text(id), id))
+        .collect();
+    // The prompts exactly as candle reads them (query and passage cut to its budgets).
     let pairs = scifact_pairs(100);
     assert_eq!(pairs.len(), 100);
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-    for (q, p) in &pairs {
-        let q = llm::truncate(cutter.tokenizer(), q, llm::QUERY_TOKENS).unwrap();
-        let p = llm::truncate(cutter.tokenizer(), p, llm::PASSAGE_TOKENS).unwrap();
-        ours.push(f64::from(candle.score(q, &[p]).unwrap()[0]));
-        theirs.push(completions_oracle(server.port, q, p));
-    }
-    let diffs: Vec<f64> = ours
+    let prompts: Vec<String> = pairs
         .iter()
-        .zip(&theirs)
-        .map(|(a, b)| (a - b).abs())
+        .map(|(q, p)| {
+            let p: String = p.split_whitespace().take(64).collect::<Vec<_>>().join(" ");
+            let q = llm::truncate(candle.tokenizer(), q, llm::QUERY_TOKENS).unwrap();
+            let p = llm::truncate(candle.tokenizer(), &p, llm::PASSAGE_TOKENS).unwrap();
+            template.chatml(q, p)
+        })
         .collect();
-    let max = diffs.iter().copied().fold(0.0, f64::max);
-    let mean = diffs.iter().sum::<f64>() / diffs.len() as f64;
-    let rho = spearman(&ours, &theirs);
-    eprintln!("candle vs llama.cpp on 100 SciFact pairs: Spearman {rho:.4}, |diff| max {max:.4}, mean {mean:.4}");
+    let ask_all = |extra: &[&str]| -> Vec<Vec<(String, f64)>> {
+        let server = start_with(tmp.path(), 1024, extra);
+        prompts
+            .iter()
+            .map(|p| top_logprobs(server.port, p))
+            .collect()
+    };
+    let f16 = ask_all(&[]);
+    let f32 = ask_all(&["--type_k", "0", "--type_v", "0"]);
+    // candle's log-probabilities of the same tokens: logits minus their log-sum-exp.
+    let (mut ours_tok, mut f16_tok, mut f32_tok) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ours_s, mut f16_s, mut f32_s) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, prompt) in prompts.iter().enumerate() {
+        let ids = candle.tokenizer().encode(prompt).unwrap();
+        let logits = candle.logits(&ids).unwrap();
+        let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+        let lse = m + logits
+            .iter()
+            .map(|&l| (l as f64 - m).exp())
+            .sum::<f64>()
+            .ln();
+        let lp = |t: &str| -> f64 {
+            let id = vocab
+                .get(t)
+                .unwrap_or_else(|| panic!("{t:?} not in candle's vocabulary"));
+            logits[*id as usize] as f64 - lse
+        };
+        let best = (0..logits.len())
+            .max_by(|&a, &b| logits[a].total_cmp(&logits[b]).then(b.cmp(&a)))
+            .unwrap();
+        assert_eq!(
+            candle.tokenizer().token_text(best as u32),
+            f16[i][0].0,
+            "pair {i}: candle's most likely answer token differs from the server's"
+        );
+        let other: std::collections::HashMap<&str, f64> =
+            f32[i].iter().map(|(t, l)| (t.as_str(), *l)).collect();
+        for (t, l) in &f16[i] {
+            if let Some(l32) = other.get(t.as_str()) {
+                ours_tok.push(lp(t));
+                f16_tok.push(*l);
+                f32_tok.push(*l32);
+            }
+        }
+        let yn = |tokens: Vec<(String, f64)>| yes_minus_no(&tokens);
+        let ours: Vec<(String, f64)> = f16[i].iter().map(|(t, _)| (t.clone(), lp(t))).collect();
+        ours_s.push(yn(ours));
+        f16_s.push(yn(f16[i].clone()));
+        f32_s.push(yn(f32[i].clone()));
+    }
+    let (tok_c, tok_s) = (mean_abs(&ours_tok, &f16_tok), mean_abs(&f32_tok, &f16_tok));
+    let (rho_c, rho_s) = (spearman(&ours_s, &f16_s), spearman(&f32_s, &f16_s));
+    let (d_c, d_s) = (mean_abs(&ours_s, &f16_s), mean_abs(&f32_s, &f16_s));
+    let max_c = ours_s
+        .iter()
+        .zip(&f16_s)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    eprintln!(
+        "100 SciFact pairs, against llama.cpp (f16 cache): answer-token log-probabilities mean |Δ| candle {tok_c:.4}, llama.cpp f32 cache {tok_s:.4} ({} tokens); yes/no scores Spearman candle {rho_c:.4}, llama.cpp f32 cache {rho_s:.4}; mean |Δ| candle {d_c:.4}, llama.cpp f32 cache {d_s:.4}; max |Δ| candle {max_c:.4}",
+        ours_tok.len()
+    );
     assert!(
-        rho >= 0.99,
-        "Spearman {rho} < 0.99 (max |diff| {max}, mean {mean})"
+        tok_c <= 1.5 * tok_s,
+        "log-probabilities: candle {tok_c} vs llama.cpp's own {tok_s}"
+    );
+    assert!(
+        rho_c >= rho_s - 0.05,
+        "Spearman: candle {rho_c} vs llama.cpp's own {rho_s}"
+    );
+    assert!(
+        d_c <= 1.5 * d_s,
+        "yes/no mean |Δ|: candle {d_c} vs llama.cpp's own {d_s}"
     );
 }

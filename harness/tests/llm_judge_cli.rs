@@ -25,7 +25,10 @@ fn pooled(pool: &str) -> tempfile::TempDir {
 fn a_judge_that_is_not_an_llm_or_an_endpoint_nobody_answers_exits_2_and_writes_nothing() {
     let tmp = pooled(POOL);
     let judgments = tmp.path().join("tasks/p/judgments.yaml");
-    let o = ranklab(tmp.path(), &["judge", "tasks/p", "--llm", "bge-small-en-v1.5"]);
+    let o = ranklab(
+        tmp.path(),
+        &["judge", "tasks/p", "--llm", "bge-small-en-v1.5"],
+    );
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     let e = stderr(&o);
     assert!(

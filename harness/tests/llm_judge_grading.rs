@@ -88,15 +88,15 @@ fn grades_are_written_beside_people_cached_and_the_same_every_time() {
         out.contains("1 grades of unjudged documents") && out.contains("5 kept beside"),
         "{out}"
     );
-    let j = ranklab::judgments::Judgments::load(
-        &first.path().join("tasks/p/judgments.yaml"),
-        "p",
-    )
-    .unwrap();
+    let j = ranklab::judgments::Judgments::load(&first.path().join("tasks/p/judgments.yaml"), "p")
+        .unwrap();
     // Ada's grade is untouched and still the grade of T1 beta.
     assert_eq!(j.grade_of("T1", "beta"), Some(0));
     let ada = j.find("T1", "beta").unwrap();
-    assert_eq!((ada.judge.as_str(), ada.at.as_str()), ("Ada", "2026-12-01T09:00:00Z"));
+    assert_eq!(
+        (ada.judge.as_str(), ada.at.as_str()),
+        ("Ada", "2026-12-01T09:00:00Z")
+    );
     // The one counted LLM grade: T1 gamma, with the judge's provenance.
     let judge_name = format!(
         "llm:smollm2-135m-instruct@{}",
@@ -116,7 +116,13 @@ fn grades_are_written_beside_people_cached_and_the_same_every_time() {
     beside.sort();
     assert_eq!(
         beside,
-        [("T1", "alpha"), ("T1", "beta"), ("T2", "beta"), ("T3", "beta"), ("T3", "gamma")]
+        [
+            ("T1", "alpha"),
+            ("T1", "beta"),
+            ("T2", "beta"),
+            ("T3", "beta"),
+            ("T3", "gamma")
+        ]
     );
     assert!(j.llm_grades.iter().all(|g| g.judge == judge_name));
     let grades = llm_grades(first.path());

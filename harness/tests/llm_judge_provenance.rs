@@ -141,7 +141,10 @@ fn the_default_report_is_unchanged_by_llm_grades() {
     let md = std::path::PathBuf::from("p/e.md");
     let (mut without, mut with) = (trees[0].0.clone(), trees[1].0.clone());
     let (a, b) = (without.remove(&md).unwrap(), with.remove(&md).unwrap());
-    assert_eq!(without, with, "every file but the Markdown is byte for byte the same");
+    assert_eq!(
+        without, with,
+        "every file but the Markdown is byte for byte the same"
+    );
     let (a, b) = (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
     let (b_rest, section) = split_section(&b);
     assert!(!a.contains("LLM judgments"));
@@ -174,7 +177,10 @@ fn judgments_all_merges_the_llm_grades_of_unjudged_documents_into_the_qrels() {
     // trec_eval qrels lines: task 0 document grade.
     assert!(read("all", "qrels.txt").contains("T1 0 gamma 2"));
     assert!(!read("human", "qrels.txt").contains("T1 0 gamma"));
-    assert!(read("all", "qrels.txt").contains("T1 0 alpha 1"), "the person's grade stays");
+    assert!(
+        read("all", "qrels.txt").contains("T1 0 alpha 1"),
+        "the person's grade stays"
+    );
     let md = read("all", "e.md");
     let (_, section) = split_section(&md);
     assert!(

@@ -183,7 +183,10 @@ mod tests {
         assert_eq!(a[0], a[2]);
         // The fresh grade was already rounded to what the file holds.
         let fresh = Counting { calls: 0 }.grade("q", "short").unwrap();
-        assert_ne!(fresh, a[0], "f64 probabilities differ from their f32 rounding");
+        assert_ne!(
+            fresh, a[0],
+            "f64 probabilities differ from their f32 rounding"
+        );
         assert_eq!(stored(&fresh), a[0]);
     }
 

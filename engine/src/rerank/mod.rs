@@ -44,8 +44,8 @@ pub use colbert::{
     TokenVectors, DOC_LEN, QUERY_LEN,
 };
 pub use fastembed::{CrossEncoderOptions, FastembedCrossEncoder};
-pub use lazy::{CrossEncoderLoader, LazyCrossEncoder};
 pub use grade_cache::{GradeCache, GradeStats, Grades};
+pub use lazy::{CrossEncoderLoader, LazyCrossEncoder};
 pub use llm::{GgufTokenizer, LlmGrader, LlmReranker};
 pub use shortlist::{
     rerank_shortlist, score_shortlist, score_shortlists, RerankedHit, ShortlistRequest,

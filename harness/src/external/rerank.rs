@@ -66,11 +66,7 @@ pub(crate) fn head(s: &str, n: usize) -> &str {
 
 /// The API's name as the configuration writes it.
 pub fn api_name(api: LlmApi) -> &'static str {
-    match api {
-        LlmApi::Completions => "completions",
-        LlmApi::Chat => "chat",
-        LlmApi::Rerank => "rerank",
-    }
+    api.name()
 }
 
 /// The identity of an endpoint stage: API, model name, endpoint as written, the character

@@ -203,7 +203,9 @@ mod tests {
         let d = grader(LlmApi::Completions, true).read(&body).unwrap();
         assert_eq!((d.argmax(), d.expected()), (1, 1.0));
         let outside = json!({"choices": [{"text": "7", "logprobs": null}]});
-        let e = grader(LlmApi::Completions, true).read(&outside).unwrap_err();
+        let e = grader(LlmApi::Completions, true)
+            .read(&outside)
+            .unwrap_err();
         assert!(e.contains("outside the scale"), "{e}");
     }
 

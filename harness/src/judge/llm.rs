@@ -332,14 +332,7 @@ mod tests {
         let (_, all) = work_list(&suite_path, true).unwrap();
         // T1 alpha, T2 beta, T3 beta and gamma from suite.yaml; T1 beta already listed.
         assert_eq!(all.len(), 6);
-        let s = grade_all(
-            &mut WordGrader,
-            None,
-            &suite,
-            &work,
-            "2026-12-02T12:00:00Z",
-        )
-        .unwrap();
+        let s = grade_all(&mut WordGrader, None, &suite, &work, "2026-12-02T12:00:00Z").unwrap();
         assert_eq!(
             s,
             Summary {
