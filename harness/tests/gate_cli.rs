@@ -195,6 +195,24 @@ fn update_records_the_gated_rows_and_a_gate_on_unchanged_inputs_passes() {
     let o = gate(dir.path(), &["--update"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(baseline(dir.path()), b);
+
+    // An LLM's grade of a document nobody judged (it would make F1's second document
+    // relevant): the gate ignores it, says so, and its verdict and output are unchanged.
+    std::fs::write(
+        dir.path().join("tasks/fx/judgments.yaml"),
+        "suite: fx\njudgments:\n  - { task: F1, document: adr-cache-redis, grade: 3, judge: \"llm:m@0123456789ab\", at: \"2026-12-02T10:00:00Z\", expected: 2.9 }\n",
+    )
+    .unwrap();
+    let with_llm = gate(dir.path(), &[]);
+    assert_eq!(code(&with_llm), 0, "{}", stderr(&with_llm));
+    assert_eq!(stdout(&with_llm), out);
+    assert!(
+        stderr(&with_llm).contains(
+            "the gate ignores its 1 LLM grade (the baseline rows rest on people's grades only)"
+        ),
+        "{}",
+        stderr(&with_llm)
+    );
 }
 
 #[test]

@@ -127,6 +127,18 @@ impl Subject {
     /// Loads a suite (`<dir>/suite.yaml`), its experiments files, corpus and paired files.
     pub fn from_suite(path: &Path) -> Result<Subject> {
         let suite = Suite::load(path)?;
+        // The baseline rows rest on people's grades (`Suite::load`): LLM grades are ignored,
+        // and the gate says so rather than leaving a reader to guess.
+        if let Some(j) = &suite.judgments {
+            let n = j.unselected.len();
+            if n > 0 {
+                eprintln!(
+                    "note: {}: the gate ignores its {n} LLM grade{} (the baseline rows rest on people's grades only)",
+                    crate::report::shown(&j.path),
+                    if n == 1 { "" } else { "s" }
+                );
+            }
+        }
         // Loaded together, their names checked as `run` checks them: a configuration name in two
         // files means the same settings (defaults filled in), so the first definition stands.
         let all = crate::suite::load_experiments(&suite, &[])?;
