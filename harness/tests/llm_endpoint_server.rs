@@ -184,19 +184,7 @@ fn completions_oracle(port: u16, q: &str, p: &str) -> f64 {
         "<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n",
         user(q, p)
     );
-    let v = post(
-        port,
-        "completions",
-        &json!({"prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": 20}),
-    );
-    let top = v["choices"][0]["logprobs"]["top_logprobs"][0]
-        .as_object()
-        .unwrap_or_else(|| panic!("no top_logprobs in {v}"));
-    let tokens: Vec<(String, f64)> = top
-        .iter()
-        .map(|(t, l)| (t.clone(), l.as_f64().unwrap()))
-        .collect();
-    yes_minus_no(&tokens)
+    yes_minus_no(&top_logprobs(port, &prompt))
 }
 
 /// The server's yes-minus-no for one pair through `/chat/completions`.

@@ -64,6 +64,14 @@ pub(crate) fn head(s: &str, n: usize) -> &str {
     }
 }
 
+/// Chat messages `(role, content)` as the chat API takes them.
+pub(crate) fn chat_messages(messages: [(&str, String); 2]) -> Vec<Value> {
+    messages
+        .into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect()
+}
+
 /// The API's name as the configuration writes it.
 pub fn api_name(api: LlmApi) -> &'static str {
     api.name()
@@ -182,12 +190,7 @@ impl EndpointScorer {
                         "max_tokens": 1, "temperature": 0, "logprobs": top,
                     }),
                     _ => {
-                        let messages: Vec<Value> = self
-                            .prompt
-                            .messages(q, p)
-                            .into_iter()
-                            .map(|(role, content)| json!({"role": role, "content": content}))
-                            .collect();
+                        let messages = chat_messages(self.prompt.messages(q, p));
                         json!({
                             "model": model, "messages": messages, "max_tokens": 1,
                             "temperature": 0, "logprobs": true, "top_logprobs": top,

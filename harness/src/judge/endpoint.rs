@@ -26,7 +26,9 @@ use serde_json::{json, Value};
 
 use crate::engine_spec::http::DEFAULT_RETRIES;
 use crate::external::http::{PostClient, Poster};
-use crate::external::rerank::{answer, head, DEFAULT_PASSAGE_CHARS, DEFAULT_QUERY_CHARS};
+use crate::external::rerank::{
+    answer, chat_messages, head, DEFAULT_PASSAGE_CHARS, DEFAULT_QUERY_CHARS,
+};
 use crate::suite::LlmApi;
 
 /// Alternatives of the answer token asked for.
@@ -87,12 +89,7 @@ impl EndpointGrader {
         );
         match self.api {
             LlmApi::Chat => {
-                let messages: Vec<Value> = self
-                    .prompt
-                    .messages(q, p)
-                    .into_iter()
-                    .map(|(role, content)| json!({"role": role, "content": content}))
-                    .collect();
+                let messages = chat_messages(self.prompt.messages(q, p));
                 (
                     format!("{}/chat/completions", self.url),
                     json!({
