@@ -106,6 +106,30 @@ pub fn section(
             Selection::All => "The tables above use both (`--judgments all`): read them with the agreement below.",
         }
     )?;
+    for judge in &judges {
+        let mut by_grade = [0usize; 4];
+        for g in j.all_llm().filter(|g| &g.judge == judge) {
+            if let Ok(i) = usize::try_from(g.grade) {
+                if let Some(c) = by_grade.get_mut(i) {
+                    *c += 1;
+                }
+            }
+        }
+        let total: usize = by_grade.iter().sum();
+        writeln!(
+            md,
+            "`{judge}` gave {total} grades: {} of grade 0, {} of 1, {} of 2, {} of 3.{}\n",
+            by_grade[0],
+            by_grade[1],
+            by_grade[2],
+            by_grade[3],
+            if total > 1 && by_grade.contains(&total) {
+                " It gave every pair the same grade: its grades say nothing about relevance."
+            } else {
+                ""
+            }
+        )?;
+    }
     md.push_str(&agreement_part(human_suite)?);
     md.push_str(&change_part(by_people, with_llm)?);
     Ok(Some(md))

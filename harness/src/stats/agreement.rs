@@ -220,11 +220,15 @@ impl Summary {
     /// its bottom at or above [`KAPPA_SUBSTANTIAL`], substantial; otherwise not established).
     pub fn reading(&self, who: &str) -> String {
         let (Some(k), Some(i)) = (self.kappa, self.kappa_interval) else {
+            if self.n > 0 {
+                return format!(
+                    "{who}'s grades cannot be compared with people's: {} pair{} graded by both, all of one grade, so κ is undefined; do not decide on its grades until people have judged pairs of other grades too.",
+                    self.n,
+                    if self.n == 1 { "" } else { "s" },
+                );
+            }
             return format!(
-                "{who}'s grades cannot be compared with people's: {} pair{} graded by both{}; grade judged pairs too (`ranklab judge --llm … --also-judged`) before deciding on its grades.",
-                self.n,
-                if self.n == 1 { "" } else { "s" },
-                if self.n > 0 { ", all of one grade" } else { "" }
+                "{who}'s grades cannot be compared with people's: 0 pairs graded by both; grade judged pairs too (`ranklab judge --llm … --also-judged`) before deciding on its grades."
             );
         };
         let advice = if i.hi < KAPPA_FAIR {
