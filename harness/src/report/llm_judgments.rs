@@ -51,42 +51,24 @@ pub fn section(
     if j.all_llm().next().is_none() && j.llm_grades.is_empty() {
         return Ok(None);
     }
-    // Both sides of the comparison: people's grades only, and people's + the LLM's.
-    let (human, all) = match selection {
-        Selection::Human => (
-            None,
-            Some(Suite::load_selected(&shown.path, Selection::All)?),
-        ),
-        Selection::All => (
-            Some(Suite::load_selected(&shown.path, Selection::Human)?),
-            None,
-        ),
-    };
-    let human_suite = human.as_ref().unwrap_or(shown);
-    let all_suite = all.as_ref().unwrap_or(shown);
-    let other = stats_section::compute(
-        corpus,
-        if selection == Selection::Human {
-            all_suite
-        } else {
-            human_suite
+    // Both sides of the comparison: people's grades only, and people's + the LLM's. The run's
+    // own side is `shown` and `computed`; the other is loaded and computed here.
+    let other = Suite::load_selected(
+        &shown.path,
+        match selection {
+            Selection::Human => Selection::All,
+            Selection::All => Selection::Human,
         },
-        ex,
-        replay,
-        set,
     )?;
-    let (by_people, with_llm) = match selection {
-        Selection::Human => (computed, &other),
-        Selection::All => (&other, computed),
+    let other_stats = stats_section::compute(corpus, &other, ex, replay, set)?;
+    let (human_suite, all_suite, by_people, with_llm) = match selection {
+        Selection::Human => (shown, &other, computed, &other_stats),
+        Selection::All => (&other, shown, &other_stats, computed),
     };
     let counts = all_suite.judgment_counts();
     let mut md = String::from("## LLM judgments\n\n");
     let judges: Vec<String> = {
-        let mut v: Vec<String> = j
-            .all_llm()
-            .chain(&j.llm_grades)
-            .map(|g| g.judge.clone())
-            .collect();
+        let mut v: Vec<String> = j.all_llm().map(|g| g.judge.clone()).collect();
         v.sort();
         v.dedup();
         v

@@ -6,7 +6,7 @@
 //! key/value cache, query and passage cut to [`QUERY_TOKENS`] and [`PASSAGE_TOKENS`], the same
 //! bits whatever the thread count or the order of the pairs.
 
-use super::{truncate, LlmReranker, PASSAGE_TOKENS, QUERY_TOKENS};
+use super::{tokens_where, truncate, LlmReranker, PASSAGE_TOKENS, QUERY_TOKENS};
 use crate::models::ModelDir;
 use crate::rerank::grade::{digit_of, GradeDist, GradePrompt, Grader};
 use crate::rerank::prompt::PromptTemplate;
@@ -36,11 +36,7 @@ impl LlmGrader {
     /// without a token for each of "0".."3" is refused.
     pub fn load(model: &ModelDir) -> Result<LlmGrader> {
         let llm = LlmReranker::load(model, &PromptTemplate::default())?;
-        let tokenizer = llm.tokenizer();
-        let digits: Vec<(u32, String)> = (0..tokenizer.vocab_size() as u32)
-            .map(|id| (id, tokenizer.token_text(id)))
-            .filter(|(_, t)| digit_of(t).is_some())
-            .collect();
+        let digits = tokens_where(llm.tokenizer(), |t| digit_of(t).is_some());
         let mut have = [false; 4];
         for (_, t) in &digits {
             have[usize::from(digit_of(t).expect("filtered"))] = true;

@@ -197,9 +197,14 @@ impl CrossEncoder for LlmReranker {
 
 /// Every id whose decoded text is "yes" or "no" (trimmed, any case), with that text.
 fn answer_tokens(tokenizer: &GgufTokenizer) -> Vec<(u32, String)> {
+    tokens_where(tokenizer, |t| prompt::answer_class(t).is_some())
+}
+
+/// Every id of the vocabulary whose decoded text `keep` accepts, with that text, in id order.
+fn tokens_where(tokenizer: &GgufTokenizer, keep: impl Fn(&str) -> bool) -> Vec<(u32, String)> {
     (0..tokenizer.vocab_size() as u32)
         .map(|id| (id, tokenizer.token_text(id)))
-        .filter(|(_, t)| prompt::answer_class(t).is_some())
+        .filter(|(_, t)| keep(t))
         .collect()
 }
 
