@@ -40,19 +40,24 @@ colbert-python: models
     target/colbert-venv/bin/python -c 'import onnxruntime, tokenizers, numpy' 2>/dev/null || target/colbert-venv/bin/pip install -q onnxruntime==1.32.0 tokenizers==0.23.3 numpy==2.4.6
     RANKLAB_COLBERT_PYTHON="$PWD/target/colbert-venv/bin/python" cargo test --release -p ranklab-engine --test colbert_python -- --ignored
 
-# llama.cpp is built for this CPU (-march=native) without AMX: its AMX kernels fault (ldtilecfg) where the
-# kernel or hypervisor does not grant the tile state, as in this sandbox. Nor its multimodal library
-# (LLAVA_BUILD=OFF): llama_cpp loads it only for image chat handlers, and the build is shorter.
-export LLAMA_CMAKE_ARGS := '-DLLAVA_BUILD=OFF -DCMAKE_C_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" -DCMAKE_CXX_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"'
+# llama-cpp-python's OpenAI-compatible server, built from source (cmake) into a venv under target/:
+# for any x86-64 CPU with AVX2, FMA and F16C (GGML_NATIVE=OFF), not for the CPU that builds it. A
+# -march=native build takes whatever the build machine has (AVX-512, AMX), and those kernels fault
+# where the kernel or hypervisor does not grant their state (AMX's ldtilecfg faults in this sandbox);
+# the server then dies on its first prompt longer than a few tokens. Without its multimodal library
+# (LLAVA_BUILD=OFF): llama_cpp loads it only for image chat handlers, and the build is shorter (about
+# 6 minutes on two quiet cores). A machine that has built it elsewhere names its python in
+# RANKLAB_LLAMA_PYTHON.
+llama-venv:
+    "${RANKLAB_LLAMA_PYTHON:-target/llama-venv/bin/python}" -c 'import llama_cpp.server' 2>/dev/null || { test -x target/llama-venv/bin/python || python3 -m venv target/llama-venv; CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS='-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF' target/llama-venv/bin/pip install -q 'llama-cpp-python[server]==0.3.36'; }
 
 # Rerank stages over a real OpenAI-compatible server: llama_cpp.server (llama-cpp-python 0.3.36, built
-# from source with cmake into a venv under target/; about 25 min on two loaded cores) serving the
+# just llama-venv) serving the
 # SmolLM2 GGUF on 127.0.0.1, started and stopped by each test (harness/tests/llm_endpoint_server.rs):
 # scores against the server's own log-probabilities, --record then --from-recording byte for byte,
 # and candle in-process against the server on 100 SciFact pairs (as close as llama.cpp is to itself). The GGUF: the model store's
 # smollm2-135m-instruct, or RANKLAB_LLAMA_GGUF.
-llama-server-tests: models
-    "${RANKLAB_LLAMA_PYTHON:-target/llama-venv/bin/python}" -c 'import llama_cpp.server' 2>/dev/null || { test -x target/llama-venv/bin/python || python3 -m venv target/llama-venv; CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$LLAMA_CMAKE_ARGS" target/llama-venv/bin/pip install -q 'llama-cpp-python[server]==0.3.36'; }
+llama-server-tests: models llama-venv
     RANKLAB_LLAMA_PYTHON="${RANKLAB_LLAMA_PYTHON:-$PWD/target/llama-venv/bin/python}" cargo test --release -p ranklab --test llm_endpoint_server -- --ignored --test-threads=1
 
 # The Python package (python/, import name treclab): the wheel built with `maturin build --release`

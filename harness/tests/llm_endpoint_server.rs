@@ -54,7 +54,24 @@ struct Server {
 }
 
 impl Drop for Server {
+    /// Kills the server; when the test is failing, first says whether the server was still
+    /// running (or how it ended: a signal such as SIGILL names a kernel this CPU cannot run)
+    /// and prints the end of its log, which the failure message alone does not show.
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            let state = match self.child.try_wait() {
+                Ok(Some(status)) => format!("had exited ({status})"),
+                Ok(None) => "was still running".to_string(),
+                Err(e) => format!("could not be asked ({e})"),
+            };
+            let log = std::fs::read(&self.log).unwrap_or_default();
+            let log = String::from_utf8_lossy(&log[log.len().saturating_sub(4000)..]).into_owned();
+            eprintln!(
+                "llama_cpp.server on port {} {state}; the end of its log ({}):\n{log}",
+                self.port,
+                self.log.display()
+            );
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
