@@ -357,6 +357,7 @@ impl Paired {
         Suite {
             tasks,
             judgments: None,
+            judging: None,
             ..self.suite.clone()
         }
     }

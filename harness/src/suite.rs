@@ -54,6 +54,10 @@ pub struct Suite {
     /// `judgments`, those merged into the tasks' `expected` (people's, and LLMs' when loaded with
     /// [`Selection::All`]); the rest of the file beside. None when there is no such file.
     pub judgments: Option<crate::judgments::Judgments>,
+    /// The folder of `pool.yaml` and `judgments.yaml` when it is not the suite file's: a BEIR
+    /// collection's report folder (`reports/beir/<name>/`), since the collection itself is
+    /// read-only data. None: [`Suite::dir`].
+    pub judging: Option<PathBuf>,
 }
 
 /// A (task, document) graded by a person and by an LLM ([`Suite::agreement_pairs`]).
@@ -241,6 +245,7 @@ impl Suite {
             tasks,
             path,
             judgments,
+            judging: None,
         })
     }
 
@@ -370,6 +375,47 @@ impl Suite {
     pub fn dir(&self) -> &Path {
         self.path.parent().unwrap_or(Path::new("."))
     }
+
+    /// The folder of the suite's `pool.yaml` and `judgments.yaml`: the suite file's, or a BEIR
+    /// collection's report folder ([`Suite::judging`]).
+    pub fn judging_dir(&self) -> &Path {
+        self.judging.as_deref().unwrap_or_else(|| self.dir())
+    }
+
+    /// The same suite with its judgments selected as `selection` says: LLM grades of
+    /// `judgments.yaml` merged into the tasks ([`Selection::All`]) or left out
+    /// ([`Selection::Human`]), exactly as loading it with that selection would (the judgments in
+    /// file order). Nothing is read again.
+    pub fn reselect(&self, selection: Selection) -> Suite {
+        let mut out = self.clone();
+        let Some(j) = out.judgments.as_mut() else {
+            return out;
+        };
+        match selection {
+            Selection::All => {
+                for g in std::mem::take(&mut j.unselected) {
+                    if let Some(t) = out.tasks.iter_mut().find(|t| t.id == g.task) {
+                        t.expected.insert(g.document.clone(), g.grade);
+                    }
+                    j.judgments.push(g);
+                }
+                j.judgments.sort_by_key(|g| g.line);
+            }
+            Selection::Human => {
+                let (llm, human): (Vec<_>, Vec<_>) = std::mem::take(&mut j.judgments)
+                    .into_iter()
+                    .partition(crate::judgments::Judgment::is_llm);
+                for g in &llm {
+                    if let Some(t) = out.tasks.iter_mut().find(|t| t.id == g.task) {
+                        t.expected.remove(&g.document);
+                    }
+                }
+                j.judgments = human;
+                j.unselected.extend(llm);
+            }
+        }
+        out
+    }
 }
 
 /// The ids of `corpus`'s documents (for "did you mean" suggestions).
@@ -381,7 +427,7 @@ pub fn corpus_ids(corpus: &Corpus) -> impl Iterator<Item = &str> {
 /// one, a document the suite file does not judge already. An LLM grade of a document the suite
 /// file judges is a conflict the suite file wins (listed, kept beside for agreement); LLM
 /// grades are merged only when `selection` is [`Selection::All`]. Returns what was merged.
-fn merge_judgments(
+pub(crate) fn merge_judgments(
     tasks: &mut [Task],
     mut j: Judgments,
     selection: Selection,

@@ -208,11 +208,61 @@ fn update_records_the_gated_rows_and_a_gate_on_unchanged_inputs_passes() {
     assert_eq!(stdout(&with_llm), out);
     assert!(
         stderr(&with_llm).contains(
-            "the gate ignores its 1 LLM grade (the baseline rows rest on people's grades only)"
+            "the gate ignores its 1 LLM grade (the baseline rows rest on people's grades only"
         ),
         "{}",
         stderr(&with_llm)
     );
+
+    // Recorded with the LLM's grades (`--update --judgments all`): the baseline says so, and
+    // every later gate takes them. Paired: the suite hash with the grade differs from the one
+    // without it, so a gate that ignored it would see changed judgments and print a banner.
+    // (With it, F1 has a second relevant document outside both wirings' top 5: recall@5 drops
+    // from 1 to 0.9, a regression the update must be told to accept.)
+    let o = gate(
+        dir.path(),
+        &[
+            "--update",
+            "--judgments",
+            "all",
+            "--accept-regressions",
+            "LLM grades",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let with = baseline(dir.path());
+    assert!(with.contains("\"llm_grades\": true"), "{with}");
+    assert_ne!(with, b);
+    let o = gate(dir.path(), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the gate takes its 1 LLM grade beside people's"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !stdout(&o).contains("changed since the baseline"),
+        "{}",
+        stdout(&o)
+    );
+    // Back to people's grades only: the entry loses the flag, recall@5 is 1 again (a rise
+    // the legacy row, which must keep showing its bug, refuses unless accepted).
+    let o = gate(
+        dir.path(),
+        &[
+            "--update",
+            "--judgments",
+            "human",
+            "--accept-regressions",
+            "people's grades only",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    assert!(!baseline(dir.path()).contains("llm_grades"));
+    assert!(stderr(&o).contains("the gate ignores its 1 LLM grade"));
+    // Without --update, --judgments is refused: a gate takes what its baseline was recorded on.
+    let o = gate(dir.path(), &["--judgments", "all"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
 }
 
 #[test]

@@ -191,3 +191,21 @@ fn judgments_all_merges_the_llm_grades_of_unjudged_documents_into_the_qrels() {
         "{section}"
     );
 }
+
+/// `Suite::reselect` turns a suite loaded one way into the suite loaded the other way, as the
+/// loader gives it (the oracle: `Suite::load_selected` reading the file again), both ways, on
+/// the fixture and on tasks/docir (454 LLM grades, 35 judged pairs).
+#[test]
+fn reselecting_gives_what_loading_with_the_other_selection_gives() {
+    let tmp = common::fixture_copy("bad_input");
+    write(tmp.path(), true);
+    let docir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tasks/docir");
+    for path in [tmp.path().join("tasks/p"), docir] {
+        let human = Suite::load_selected(&path, Selection::Human).unwrap();
+        let all = Suite::load_selected(&path, Selection::All).unwrap();
+        assert!(all.judgment_counts().llm > 0, "{}", path.display());
+        let shown = |s: &Suite| format!("{:?}\n{:?}", s.tasks, s.judgments);
+        assert_eq!(shown(&human.reselect(Selection::All)), shown(&all));
+        assert_eq!(shown(&all.reselect(Selection::Human)), shown(&human));
+    }
+}

@@ -10,14 +10,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use ranklab_engine::corpus::beir;
 use ranklab_engine::lexical::{Analyzer, Bm25Params};
 use ranklab_engine::models::remote::Remote;
 
 use crate::replay::{replay, Engine};
 use crate::report::{self, MeasureSet, SuiteReport};
-use crate::suite::beir::{collection_suite, configuration, measures, published};
+use crate::suite::beir::{configuration, load_judged, measures, published};
 use crate::suite::{Configuration, Experiments, Suite};
 
 /// Arguments of `ranklab beir`.
@@ -69,6 +69,12 @@ pub(crate) struct BeirArgs {
     pub analyzer: Option<Analyzer>,
     #[command(flatten)]
     pub cluster: super::args::ClusterArgs,
+    /// Which grades the tables use: the qrels only, or also the LLM grades of
+    /// <REPORTS>/<name>/judgments.yaml (`ranklab judge DIR --llm MODEL`) for documents the
+    /// qrels do not judge. Either way, when that file holds LLM grades the report has a
+    /// section "LLM judgments" (agreement with the qrels, and what the LLM's grades change).
+    #[command(flatten)]
+    pub judgments: super::args::JudgmentsArgs,
 }
 
 fn parse_analyzer(s: &str) -> std::result::Result<Analyzer, String> {
@@ -131,8 +137,12 @@ impl Plan {
             Some(p) => format!(" BM25 k1 {}, b {}.", p.k1, p.b),
             None => String::new(),
         };
-        let coll = beir::load_collection(&args.dir, &args.split)
-            .with_context(|| format!("loading the BEIR collection {}", args.dir.display()))?;
+        let (coll, suite) = load_judged(
+            &args.dir,
+            &args.split,
+            &args.reports,
+            args.judgments.judgments,
+        )?;
         if !coll.unknown_docs.is_empty() || !coll.unknown_queries.is_empty() {
             eprintln!(
                 "note: qrels name {} document(s) absent from the corpus (e.g. {}) and {} query(ies) absent from queries.jsonl (e.g. {}); as in trec_eval they never match",
@@ -142,7 +152,6 @@ impl Plan {
                 coll.unknown_queries.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
             );
         }
-        let suite = collection_suite(&coll, &args.dir, &args.split)?;
         let experiments = Experiments {
             experiment: coll.name.clone(),
             baseline: Some(configurations[0].name.clone()),

@@ -97,6 +97,18 @@ pub(crate) struct GateArgs {
     /// (UTC) and this reason. Without it, --update refuses while anything fails.
     #[arg(long, value_name = "WHY", requires = "update")]
     pub accept_regressions: Option<String>,
+    /// With --update: which grades the suites' rows are recorded on: people's only (the
+    /// default), or also the LLM grades of judgments.yaml (`ranklab judge --llm`). The
+    /// baseline records the choice per suite (`"llm_grades": true`) and every later gate
+    /// takes the same grades; a suite recorded without them has its LLM grades ignored, with a
+    /// note.
+    #[arg(
+        long = "judgments",
+        value_name = "WHICH",
+        default_value = "human",
+        requires = "update"
+    )]
+    pub judgments: crate::judgments::Selection,
     /// Also write the whole result as JSON (rows, verdicts, counts, input changes, acceptances,
     /// the update's outcome) to FILE; `-` writes it to stdout instead of the Markdown.
     #[arg(long, value_name = "FILE")]
@@ -116,6 +128,7 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
         external: args.recording.mode(),
         recordings: args.recording.recordings_root(&args.reports).to_path_buf(),
         calibrate: args.calibrate,
+        judgments: args.judgments,
     })?;
     if let Mode::Calibrate(n) = plan.mode {
         return calibrate(&plan, n);

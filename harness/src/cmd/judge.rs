@@ -43,13 +43,29 @@ people judged, so that agreement can be measured. --parse-text reads the grade f
 answer's text when the endpoint gives no log-probabilities. Grades are cached by the judge's \
 identity (model file or endpoint, prompt hash): grading the same pairs again does no model work.
 
-Example: ranklab judge tasks/scifact --llm smollm2-135m-instruct --also-judged
+Example: ranklab judge tasks/docir --llm smollm2-135m-instruct --also-judged
+
+A BEIR collection's directory is judged the same way (with --llm or --llm-endpoint only): its \
+pool (`ranklab pool DIR`, from the runs of `ranklab beir DIR`) and judgments.yaml are in its \
+report folder, reports/beir/<name>/, since ranklab never writes into the collection.
+
+Example: ranklab pool ../shared/data/scifact --depth 1 && ranklab judge ../shared/data/scifact \
+--llm smollm2-135m-instruct --also-judged
 
 Exit codes: 0 stopped, or nothing to judge; 2 bad input (no pool.yaml, a broken judgments file, \
 a port in use, an LLM answer without a grade 0-3), nothing written.")]
 pub(crate) struct JudgeArgs {
-    /// The suite: a directory holding suite.yaml and pool.yaml (from `ranklab pool`).
+    /// The suite: a directory holding suite.yaml and pool.yaml (from `ranklab pool`). With
+    /// --llm or --llm-endpoint, also a BEIR collection's directory: its pool and judgments are
+    /// in its report folder, <REPORTS>/<name>/.
     pub suite: PathBuf,
+    /// For a BEIR collection: the tree of BEIR reports holding <name>/pool.yaml (default
+    /// reports/beir); judgments.yaml is written beside it.
+    #[arg(long)]
+    pub reports: Option<PathBuf>,
+    /// For a BEIR collection: the qrels split whose judged pairs --also-judged grades.
+    #[arg(long, default_value = "test")]
+    pub split: String,
     /// Port on 127.0.0.1 (0: a free one, printed).
     #[arg(long, default_value_t = 0)]
     pub port: u16,
@@ -75,6 +91,11 @@ pub(crate) struct JudgeArgs {
     /// answer's text (its leading digit; the expected grade is then that digit).
     #[arg(long, requires = "llm_endpoint")]
     pub parse_text: bool,
+    /// With --llm-endpoint: how many of the answer token's most likely alternatives to ask
+    /// for (the four digits must be among them; OpenAI's API and vLLM allow 20, llama.cpp's
+    /// server more).
+    #[arg(long, value_name = "N", default_value_t = crate::judge::endpoint::TOP_LOGPROBS, value_parser = clap::value_parser!(u32).range(4..), requires = "llm_endpoint")]
+    pub llm_top_logprobs: u32,
     /// With --llm or --llm-endpoint: also grade every (task, document) a person judged, kept
     /// beside the person's grade to measure agreement.
     #[arg(long)]
@@ -97,6 +118,7 @@ impl JudgeArgs {
                     crate::suite::LlmApi::Completions
                 },
                 parse_text: self.parse_text,
+                top_logprobs: self.llm_top_logprobs,
             }),
             _ => None,
         }
@@ -105,7 +127,12 @@ impl JudgeArgs {
 
 /// `ranklab judge --llm`: plan (suite, pool, pairs), the grader, grading, one write.
 fn run_llm(args: &JudgeArgs, source: &llm::Source) -> Result<ExitCode> {
-    let (suite, work) = llm::work_list(&args.suite, args.also_judged)?;
+    let reports = args
+        .reports
+        .clone()
+        .unwrap_or_else(|| crate::root::default("reports/beir"));
+    let (suite, corpus) = llm::load_for_judging(&args.suite, &args.split, &reports)?;
+    let work = llm::work_list(&suite, &corpus, args.also_judged)?;
     if let Some(j) = &suite.judgments {
         for c in &j.conflicts {
             eprintln!(
@@ -124,7 +151,7 @@ fn run_llm(args: &JudgeArgs, source: &llm::Source) -> Result<ExitCode> {
     if work.is_empty() {
         println!(
             "Nothing to grade: the pool {} has no document the suite file does not judge (pass --also-judged to grade the judged ones).",
-            shown(&suite.dir().join("pool.yaml"))
+            shown(&suite.judging_dir().join("pool.yaml"))
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -140,7 +167,7 @@ fn run_llm(args: &JudgeArgs, source: &llm::Source) -> Result<ExitCode> {
     )?;
     println!(
         "{}: {} pairs graded by {}: {} grades of unjudged documents ({} replacing an earlier LLM grade), {} kept beside a person's grade for agreement.",
-        shown(&suite.dir().join(crate::judgments::FILE)),
+        shown(&suite.judging_dir().join(crate::judgments::FILE)),
         work.len(),
         source.model(),
         s.counted,
@@ -165,6 +192,12 @@ pub(crate) fn run(args: JudgeArgs) -> Result<ExitCode> {
     } else {
         crate::root::dir_of(&args.suite).to_path_buf()
     };
+    if crate::suite::beir::is_collection(&args.suite) {
+        anyhow::bail!(
+            "{}: a BEIR collection is graded by an LLM (--llm MODEL or --llm-endpoint URL --llm-model NAME); the judging page takes a suite (a directory with suite.yaml)",
+            args.suite.display()
+        );
+    }
     let judge = judge_name(args.judge, &dir)?;
     let session = Session::load(&args.suite, judge)?;
     let file = session.judgments.path.clone();

@@ -1,5 +1,7 @@
 //! `ranklab pool tasks/<suite> [--depth K]`: collect, per task, the unjudged documents in the
-//! top K of every configuration's run into `tasks/<suite>/pool.yaml` (TREC pooling).
+//! top K of every configuration's run into `tasks/<suite>/pool.yaml` (TREC pooling). A BEIR
+//! collection is pooled from its report's runs (`ranklab beir`) into its report folder,
+//! `reports/beir/<name>/pool.yaml`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -7,27 +9,46 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::report::atomic;
-use crate::suite::Suite;
+use crate::suite::{Selection, Suite};
 
 /// Arguments of `ranklab pool`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct PoolArgs {
-    /// The suite: a directory holding suite.yaml (e.g. tasks/docir), or the suite file itself.
+    /// The suite: a directory holding suite.yaml (e.g. tasks/docir), or the suite file itself;
+    /// or a BEIR collection's directory (corpus.jsonl, queries.jsonl, qrels/), pooled from the
+    /// runs of `ranklab beir` into <REPORTS>/<name>/pool.yaml.
     pub suite: PathBuf,
     /// Pool depth K: the top K of each run (default: the suite's k).
     #[arg(long)]
     pub depth: Option<usize>,
-    /// Root of the report tree holding <suite>/runs/*.trec (written by `ranklab run`).
-    #[arg(long, default_value_os_t = crate::root::default("reports"))]
-    pub reports: PathBuf,
+    /// Root of the report tree holding <suite>/runs/*.trec (written by `ranklab run`; default
+    /// reports), or for a BEIR collection <name>/runs/*.trec (written by `ranklab beir`;
+    /// default reports/beir).
+    #[arg(long)]
+    pub reports: Option<PathBuf>,
+    /// For a BEIR collection: the qrels split whose queries are pooled (qrels/<split>.tsv).
+    #[arg(long, default_value = "test")]
+    pub split: String,
 }
 
 /// Runs the command.
 pub(crate) fn run(args: PoolArgs) -> Result<ExitCode> {
-    let suite = Suite::load(&args.suite)?;
-    let runs = crate::pool::run_files(&args.reports, &suite)?;
+    let (suite, reports) = if crate::suite::beir::is_collection(&args.suite) {
+        let reports = args
+            .reports
+            .unwrap_or_else(|| crate::root::default("reports/beir"));
+        let (_, suite) =
+            crate::suite::beir::load_judged(&args.suite, &args.split, &reports, Selection::Human)?;
+        (suite, reports)
+    } else {
+        let reports = args
+            .reports
+            .unwrap_or_else(|| crate::root::default("reports"));
+        (Suite::load(&args.suite)?, reports)
+    };
+    let runs = crate::pool::run_files(&reports, &suite)?;
     let pool = crate::pool::pool(&suite, &runs, args.depth.unwrap_or(suite.k))?;
-    let path = suite.dir().join("pool.yaml");
+    let path = suite.judging_dir().join("pool.yaml");
     atomic::write(&path, pool.yaml().as_bytes())?;
     println!("{}", pool.summary(&path));
     Ok(ExitCode::SUCCESS)

@@ -100,6 +100,10 @@ pub struct SuiteEntry {
     pub corpus_sha256: String,
     /// [`crate::gate::suite_hash`] of its tasks.
     pub suite_sha256: String,
+    /// Whether its rows were recorded with the LLM grades of `judgments.yaml`
+    /// (`gate --update --judgments all`); written only when true.
+    #[serde(default)]
+    pub llm_grades: bool,
 }
 
 /// Per-record, per-task and per-judgment fingerprints of one suite's inputs (the `inputs`
@@ -616,11 +620,16 @@ fn push_lines(s: &mut String, indent: &str, close: &str, items: Vec<String>) {
 /// A suite's entry: `"brain": { "kind": "suite", "corpus_sha256": ..., "suite_sha256": ... }`.
 fn suite_line(name: &str, e: &SuiteEntry) -> String {
     format!(
-        "{}: {{ \"kind\": \"{}\", \"corpus_sha256\": \"{}\", \"suite_sha256\": \"{}\" }}",
+        "{}: {{ \"kind\": \"{}\", \"corpus_sha256\": \"{}\", \"suite_sha256\": \"{}\"{} }}",
         json_str(name),
         e.kind.as_str(),
         e.corpus_sha256,
         e.suite_sha256,
+        if e.llm_grades {
+            ", \"llm_grades\": true"
+        } else {
+            ""
+        },
     )
 }
 
@@ -744,6 +753,7 @@ mod tests {
                 kind: Kind::Suite,
                 corpus_sha256: h.clone(),
                 suite_sha256: h,
+                llm_grades: false,
             },
         );
         for (c, m, v) in [

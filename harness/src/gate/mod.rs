@@ -127,18 +127,6 @@ impl Subject {
     /// Loads a suite (`<dir>/suite.yaml`), its experiments files, corpus and paired files.
     pub fn from_suite(path: &Path) -> Result<Subject> {
         let suite = Suite::load(path)?;
-        // The baseline rows rest on people's grades (`Suite::load`): LLM grades are ignored,
-        // and the gate says so rather than leaving a reader to guess.
-        if let Some(j) = &suite.judgments {
-            let n = j.unselected.len();
-            if n > 0 {
-                eprintln!(
-                    "note: {}: the gate ignores its {n} LLM grade{} (the baseline rows rest on people's grades only)",
-                    crate::report::shown(&j.path),
-                    if n == 1 { "" } else { "s" }
-                );
-            }
-        }
         // Loaded together, their names checked as `run` checks them: a configuration name in two
         // files means the same settings (defaults filled in), so the first definition stands.
         let all = crate::suite::load_experiments(&suite, &[])?;
@@ -227,6 +215,38 @@ impl Subject {
             kind: self.kind,
             corpus_sha256: self.corpus.content_hash(),
             suite_sha256: suite_hash(&self.suite),
+            llm_grades: self.suite.judgment_counts().llm > 0,
+        }
+    }
+
+    /// Takes the grades of the suite's `judgments.yaml` that `selection` names (it was loaded
+    /// with people's only), and says on stderr what the gate does with LLM grades: ignores
+    /// them (the baseline rows rest on people's grades) or takes them (the rows were recorded
+    /// with them), rather than leaving a reader to guess.
+    pub fn select_judgments(&mut self, selection: crate::judgments::Selection, update: bool) {
+        self.suite = self.suite.reselect(selection);
+        let Some(j) = &self.suite.judgments else {
+            return;
+        };
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let (ignored, taken) = (j.unselected.len(), self.suite.judgment_counts().llm);
+        if ignored > 0 {
+            eprintln!(
+                "note: {}: the gate ignores its {ignored} LLM grade{} (the baseline rows rest on people's grades only; record them with `ranklab gate --update --judgments all`)",
+                crate::report::shown(&j.path),
+                plural(ignored)
+            );
+        } else if taken > 0 {
+            eprintln!(
+                "note: {}: the gate takes its {taken} LLM grade{} beside people's: {}",
+                crate::report::shown(&j.path),
+                plural(taken),
+                if update {
+                    "the baseline rows are recorded with them (`--judgments all`)"
+                } else {
+                    "the baseline rows were recorded with them (`--judgments all`)"
+                }
+            );
         }
     }
 
@@ -350,6 +370,7 @@ mod tests {
             k: 5,
             tasks,
             judgments: None,
+            judging: None,
         }
     }
 

@@ -41,6 +41,8 @@ pub struct Flags {
     pub recordings: PathBuf,
     /// `--calibrate N`.
     pub calibrate: Option<usize>,
+    /// `--judgments`: with `--update`, the grades the suites' rows are recorded on.
+    pub judgments: crate::judgments::Selection,
 }
 
 /// What the run does after measuring.
@@ -87,8 +89,8 @@ pub struct Plan {
 impl Plan {
     /// Loads the subjects and the baseline and checks them against each other.
     pub fn new(flags: &Flags) -> Result<Plan> {
-        let subjects = subjects(flags)?;
         let old = load_baseline(flags)?;
+        let subjects = subjects(flags, &old)?;
         let mode = mode(flags)?;
         // `--tasks` naming one suite (its folder or suite.yaml) gates that suite alone: the
         // baseline's other suites are shown skipped, and kept by --update.
@@ -286,11 +288,23 @@ fn check_calibrate(n: usize, old: &Baseline, changes: &Changes) -> Result<()> {
     Ok(())
 }
 
-/// The suites under `--tasks` and the collections of `--beir`, by name (unique).
-fn subjects(flags: &Flags) -> Result<BTreeMap<String, Subject>> {
+/// The suites under `--tasks` and the collections of `--beir`, by name (unique). A suite takes
+/// the grades its rows were recorded on: with `--update`, those `--judgments` names; else
+/// people's and the LLM's when its baseline entry says `"llm_grades": true`, people's only
+/// otherwise.
+fn subjects(flags: &Flags, old: &Baseline) -> Result<BTreeMap<String, Subject>> {
+    use crate::judgments::Selection;
     let mut subjects: BTreeMap<String, Subject> = BTreeMap::new();
     for p in crate::suite::suites(&flags.tasks)? {
         let mut s = Subject::from_suite(&p)?;
+        let selection = if flags.update {
+            flags.judgments
+        } else if old.suites.get(&s.name).is_some_and(|e| e.llm_grades) {
+            Selection::All
+        } else {
+            Selection::Human
+        };
+        s.select_judgments(selection, flags.update);
         s.replay = crate::replay::ReplayOptions {
             external: flags.external.clone(),
             recordings: Some(flags.recordings.join(&s.name).join("runs")),

@@ -31,8 +31,9 @@ use crate::external::rerank::{
 };
 use crate::suite::LlmApi;
 
-/// Alternatives of the answer token asked for.
-const TOP_LOGPROBS: u32 = 20;
+/// Alternatives of the answer token asked for by default (`--llm-top-logprobs`): what OpenAI's
+/// API and vLLM allow at most.
+pub(crate) const TOP_LOGPROBS: u32 = 20;
 
 /// How long each phase of a request may take (2 minutes).
 pub(crate) const TIMEOUT_MS: u64 = 120_000;
@@ -43,6 +44,7 @@ pub(crate) struct EndpointGrader {
     model: String,
     api: LlmApi,
     parse_text: bool,
+    top_logprobs: u32,
     prompt: GradePrompt,
     identity: String,
     poster: Poster,
@@ -50,8 +52,16 @@ pub(crate) struct EndpointGrader {
 }
 
 impl EndpointGrader {
-    /// The grader at base URL `url` (`http://127.0.0.1:8080/v1`) serving `model`.
-    pub(crate) fn new(url: &str, model: &str, api: LlmApi, parse_text: bool) -> EndpointGrader {
+    /// The grader at base URL `url` (`http://127.0.0.1:8080/v1`) serving `model`, asking for
+    /// the `top_logprobs` most likely answer tokens (the four digits must be among them; how
+    /// many are asked changes no grade, so it is not part of the identity).
+    pub(crate) fn new(
+        url: &str,
+        model: &str,
+        api: LlmApi,
+        parse_text: bool,
+        top_logprobs: u32,
+    ) -> EndpointGrader {
         let prompt = GradePrompt::default();
         let api_name = crate::external::rerank::api_name(api);
         let identity = format!(
@@ -74,6 +84,7 @@ impl EndpointGrader {
             model: model.to_string(),
             api,
             parse_text,
+            top_logprobs,
             prompt,
             identity,
             poster,
@@ -94,7 +105,7 @@ impl EndpointGrader {
                     format!("{}/chat/completions", self.url),
                     json!({
                         "model": self.model, "messages": messages, "max_tokens": 1,
-                        "temperature": 0, "logprobs": true, "top_logprobs": TOP_LOGPROBS,
+                        "temperature": 0, "logprobs": true, "top_logprobs": self.top_logprobs,
                     }),
                 )
             }
@@ -102,7 +113,7 @@ impl EndpointGrader {
                 format!("{}/completions", self.url),
                 json!({
                     "model": self.model, "prompt": self.prompt.chatml(q, p), "max_tokens": 1,
-                    "temperature": 0, "logprobs": TOP_LOGPROBS,
+                    "temperature": 0, "logprobs": self.top_logprobs,
                 }),
             ),
         }
@@ -115,7 +126,12 @@ impl EndpointGrader {
             _ => answer::completions_tokens(body),
         };
         match tokens {
-            Ok(tokens) => GradeDist::from_logits(tokens).map_err(|e| e.to_string()),
+            Ok(tokens) => GradeDist::from_logits(tokens).map_err(|e| {
+                format!(
+                    "{e} (asked for the top {}: raise it with --llm-top-logprobs)",
+                    self.top_logprobs
+                )
+            }),
             Err(no_logprobs) if self.parse_text => {
                 let text = body
                     .pointer("/choices/0/text")
@@ -164,7 +180,7 @@ mod tests {
     use super::*;
 
     fn grader(api: LlmApi, parse_text: bool) -> EndpointGrader {
-        EndpointGrader::new("http://127.0.0.1:1/v1/", "m", api, parse_text)
+        EndpointGrader::new("http://127.0.0.1:1/v1/", "m", api, parse_text, TOP_LOGPROBS)
     }
 
     /// log-probs -3, ln 0.5 - 1 ... : "0" -1.2, "1" -1.2, "2" -0.5, "3" -3.0 (and " 2" lower,

@@ -5,7 +5,9 @@
 //! ones a person graded in `judgments.yaml` included: their LLM grade goes beside, for
 //! agreement), and with `--also-judged` every (task, document) a person judged, so that the
 //! agreement has pairs to stand on. The passage is what the judging page shows first: the
-//! document's title and the section that matches the query best.
+//! document's title and the section that matches the query best, cut to its first 2,048
+//! characters (and the query to 512), the cuts of an endpoint rerank stage: every grader, in
+//! process or behind an endpoint, reads the same text.
 //!
 //! Each pair is graded with the [`GradePrompt`] by a [`Grader`] ([`grade_all`]); the judge is
 //! `llm:<model>@<prompt hash, 12 hex digits>`, the grade the argmax and `expected` the expected
@@ -27,8 +29,11 @@ use ranklab_engine::rerank::grade::{GradePrompt, Grader};
 use ranklab_engine::rerank::{GradeCache, LlmGrader};
 
 use super::{sections, PoolFile};
+use crate::external::rerank::{head, DEFAULT_PASSAGE_CHARS, DEFAULT_QUERY_CHARS};
+use crate::judgments::Selection;
 use crate::judgments::{llm_judge, record_all, Judgment, Placed};
 use crate::suite::Suite;
+use ranklab_engine::corpus::Corpus;
 
 /// Where the grades come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +53,8 @@ pub(crate) enum Source {
         api: crate::suite::LlmApi,
         /// Read the grade from the answer's text when no log-probabilities come back.
         parse_text: bool,
+        /// How many of the answer token's most likely alternatives to ask for.
+        top_logprobs: u32,
     },
 }
 
@@ -75,13 +82,30 @@ pub(crate) struct Work {
     pub(crate) surfaced_by: Vec<String>,
 }
 
-/// The suite (people's grades only) and the pairs to grade: the pool's documents the suite
-/// file does not judge, then with `also_judged` every pair a person judged that is not among
-/// them, in task order and then document order.
-pub(crate) fn work_list(suite_path: &Path, also_judged: bool) -> Result<(Suite, Vec<Work>)> {
-    let suite = Suite::load(suite_path)?;
+/// What `ranklab judge` grades: the suite at `path` (people's grades only) and its corpus; or,
+/// when `path` is a BEIR collection's directory, the collection's suite (qrels of `split`)
+/// with its judging folder under the tree of BEIR reports `reports`
+/// ([`crate::suite::beir::load_judged`]) and its corpus.
+pub(crate) fn load_for_judging(
+    path: &Path,
+    split: &str,
+    reports: &Path,
+) -> Result<(Suite, Corpus)> {
+    if crate::suite::beir::is_collection(path) {
+        let (coll, suite) =
+            crate::suite::beir::load_judged(path, split, reports, Selection::Human)?;
+        return Ok((suite, coll.corpus));
+    }
+    let suite = Suite::load(path)?;
     let corpus = suite.load_corpus()?;
-    let pool_path = suite.dir().join("pool.yaml");
+    Ok((suite, corpus))
+}
+
+/// The pairs to grade: the pool's documents the suite file does not judge, then with
+/// `also_judged` every pair a person judged that is not among them, in task order and then
+/// document order.
+pub(crate) fn work_list(suite: &Suite, corpus: &Corpus, also_judged: bool) -> Result<Vec<Work>> {
+    let pool_path = suite.judging_dir().join("pool.yaml");
     if !pool_path.is_file() {
         bail!(
             "{}: no judging sheet; run `ranklab pool {}` first (after `ranklab run`)",
@@ -107,7 +131,8 @@ pub(crate) fn work_list(suite_path: &Path, also_judged: bool) -> Result<(Suite, 
             )
         })?;
         let (matched, _) = sections(doc, query);
-        Ok(format!("{}\n{}", doc.title, matched.body))
+        let passage = format!("{}\n{}", doc.title, matched.body);
+        Ok(head(&passage, DEFAULT_PASSAGE_CHARS).to_string())
     };
     let mut out = Vec::new();
     for pt in &pool.tasks {
@@ -126,7 +151,7 @@ pub(crate) fn work_list(suite_path: &Path, also_judged: bool) -> Result<(Suite, 
             }
             out.push(Work {
                 task: task.id.clone(),
-                query: task.query.clone(),
+                query: head(&task.query, DEFAULT_QUERY_CHARS).to_string(),
                 document: d.id.clone(),
                 passage: passage(&d.id, &task.query)?,
                 surfaced_by: d.configurations.clone(),
@@ -139,7 +164,7 @@ pub(crate) fn work_list(suite_path: &Path, also_judged: bool) -> Result<(Suite, 
                 if !out.iter().any(|w| w.task == t.id && &w.document == d) {
                     out.push(Work {
                         task: t.id.clone(),
-                        query: t.query.clone(),
+                        query: head(&t.query, DEFAULT_QUERY_CHARS).to_string(),
                         document: d.clone(),
                         passage: passage(d, &t.query)?,
                         surfaced_by: Vec::new(),
@@ -148,7 +173,7 @@ pub(crate) fn work_list(suite_path: &Path, also_judged: bool) -> Result<(Suite, 
             }
         }
     }
-    Ok((suite, out))
+    Ok(out)
 }
 
 /// What [`grade_all`] wrote.
@@ -219,7 +244,7 @@ pub(crate) fn grade_all(
                 .and_then(|j| j.find(t, d))
                 .is_none()
     };
-    let path = suite.dir().join(crate::judgments::FILE);
+    let path = suite.judging_dir().join(crate::judgments::FILE);
     let (_, placed) = record_all(&path, &suite.name, graded, &in_suite_file)?;
     let mut s = Summary::default();
     for p in placed {
@@ -256,11 +281,13 @@ pub(crate) fn grader_for(source: &Source, store: &ModelStore) -> Result<Box<dyn 
             model,
             api,
             parse_text,
+            top_logprobs,
         } => Ok(Box::new(super::endpoint::EndpointGrader::new(
             url,
             model,
             *api,
             *parse_text,
+            *top_logprobs,
         ))),
     }
 }
@@ -326,10 +353,11 @@ mod tests {
     fn grades_are_written_with_provenance_and_never_over_a_person() {
         let dir = fixture();
         let suite_path = dir.path().join("tasks/p");
-        let (suite, work) = work_list(&suite_path, false).unwrap();
+        let (suite, corpus) = load_for_judging(&suite_path, "test", dir.path()).unwrap();
+        let work = work_list(&suite, &corpus, false).unwrap();
         let ids: Vec<&str> = work.iter().map(|w| w.document.as_str()).collect();
         assert_eq!(ids, ["beta", "gamma"]);
-        let (_, all) = work_list(&suite_path, true).unwrap();
+        let all = work_list(&suite, &corpus, true).unwrap();
         // T1 alpha, T2 beta, T3 beta and gamma from suite.yaml; T1 beta already listed.
         assert_eq!(all.len(), 6);
         let s = grade_all(&mut WordGrader, None, &suite, &work, "2026-12-02T12:00:00Z").unwrap();

@@ -206,7 +206,7 @@ impl Session {
                 suite.dir().display()
             );
         }
-        let judgments_path = suite.dir().join(crate::judgments::FILE);
+        let judgments_path = suite.judging_dir().join(crate::judgments::FILE);
         let judgments = suite
             .judgments
             .clone()

@@ -53,13 +53,10 @@ pub fn section(
     }
     // Both sides of the comparison: people's grades only, and people's + the LLM's. The run's
     // own side is `shown` and `computed`; the other is loaded and computed here.
-    let other = Suite::load_selected(
-        &shown.path,
-        match selection {
-            Selection::Human => Selection::All,
-            Selection::All => Selection::Human,
-        },
-    )?;
+    let other = shown.reselect(match selection {
+        Selection::Human => Selection::All,
+        Selection::All => Selection::Human,
+    });
     let other_stats = stats_section::compute(corpus, &other, ex, replay, set)?;
     let (human_suite, all_suite, by_people, with_llm) = match selection {
         Selection::Human => (shown, &other, computed, &other_stats),

@@ -3,9 +3,9 @@
 //! BEIR publishes.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::beir;
 use ranklab_engine::lexical::{Analyzer, Bm25Params};
 
@@ -157,7 +157,61 @@ pub fn collection_suite(coll: &beir::Collection, dir: &Path, split: &str) -> Res
         k: 10,
         tasks,
         judgments: None,
+        judging: None,
     })
+}
+
+/// Whether `dir` is laid out as a BEIR collection (corpus.jsonl, queries.jsonl, qrels/).
+pub fn is_collection(dir: &Path) -> bool {
+    dir.join("corpus.jsonl").is_file()
+        && dir.join("queries.jsonl").is_file()
+        && dir.join("qrels").is_dir()
+}
+
+/// The judging folder of the collection `name` under a tree of BEIR reports: its report
+/// folder, `<reports>/<name>/`, which holds `pool.yaml` and `judgments.yaml` (the collection
+/// itself is data ranklab never writes to).
+pub fn judging_dir(reports: &Path, name: &str) -> PathBuf {
+    reports.join(name)
+}
+
+/// The collection at `dir` (qrels of `split`) and its suite, with its judging folder under the
+/// tree of BEIR reports `reports` and the grades there that `selection` names
+/// ([`with_judgments`]).
+pub fn load_judged(
+    dir: &Path,
+    split: &str,
+    reports: &Path,
+    selection: crate::judgments::Selection,
+) -> Result<(beir::Collection, Suite)> {
+    let coll = beir::load_collection(dir, split)
+        .with_context(|| format!("loading the BEIR collection {}", dir.display()))?;
+    let suite = collection_suite(&coll, dir, split)?;
+    let suite = with_judgments(suite, judging_dir(reports, &coll.name), selection)?;
+    Ok((coll, suite))
+}
+
+/// `suite` (a collection's, from [`collection_suite`]) with its judging folder `judging` and
+/// the grades of `judgments.yaml` there, if any, that `selection` names merged into its tasks
+/// (a grade of a document the qrels judge is kept beside for agreement, as for a suite).
+pub fn with_judgments(
+    mut suite: Suite,
+    judging: PathBuf,
+    selection: crate::judgments::Selection,
+) -> Result<Suite> {
+    let file = judging.join(crate::judgments::FILE);
+    if file.is_file() {
+        let j = crate::judgments::Judgments::load(&file, &suite.name)?;
+        let qrels = suite.path.clone();
+        suite.judgments = Some(super::merge_judgments(
+            &mut suite.tasks,
+            j,
+            selection,
+            &qrels,
+        )?);
+    }
+    suite.judging = Some(judging);
+    Ok(suite)
 }
 
 #[cfg(test)]

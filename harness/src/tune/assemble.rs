@@ -158,6 +158,7 @@ impl Inputs {
                 .collect(),
             path: self.merges_path.clone(),
             judgments: None,
+            judging: None,
             ..self.suite.clone()
         }
     }
@@ -205,6 +206,7 @@ impl Inputs {
                 .collect(),
             path: self.merges_path.clone(),
             judgments: None,
+            judging: None,
             ..self.suite.clone()
         };
         let lists = replay_with(engine, &pool_suite, ex_merges, &ReplayOptions::default())?;
@@ -263,6 +265,7 @@ impl Inputs {
                     .map(|a| task(&a.id, &a.query, &a.above, self.suite.k, 0))
                     .collect(),
                 judgments: None,
+                judging: None,
                 ..p.suite.clone()
             };
             let r = replay_with(engine, &tasks, ex, &ReplayOptions::default())?;
