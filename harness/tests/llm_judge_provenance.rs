@@ -11,7 +11,8 @@
 //!   the selection;
 //! - the reports `ranklab run` writes are byte for byte those of the suite without the LLM
 //!   grades (the default report is unchanged by LLM grades), but for the Markdown's added
-//!   "LLM judgments" section, which says the tables use people's grades only;
+//!   "LLM judgments" section, which says the tables use people's grades only, and the
+//!   header's sentence saying what every table rests on (5 by people, 0 by an LLM, 2 left out);
 //! - `--judgments all` merges the LLM's grade of a document nobody judged into the qrels
 //!   (T1 gamma 2), never over a person's, and the section says the tables use both.
 
@@ -148,7 +149,14 @@ fn the_default_report_is_unchanged_by_llm_grades() {
     let (a, b) = (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
     let (b_rest, section) = split_section(&b);
     assert!(!a.contains("LLM judgments"));
-    assert_eq!(a, b_rest, "the Markdown differs only by the LLM section");
+    // The header says what the tables rest on; nothing else differs but the section.
+    let rests = " Every table below rests on 5 judgments by people and 0 by an LLM (2 LLM grades of `tasks/p/judgments.yaml` left out: `--judgments all` takes them).";
+    assert!(b_rest.contains(rests), "{b_rest}");
+    assert_eq!(
+        a,
+        b_rest.replacen(rests, "", 1),
+        "the Markdown differs only by the LLM section and the header's sentence"
+    );
     assert!(
         section.contains("Judgments: 5 by people, 2 by an LLM")
             && section.contains("people's grades only (`--judgments human`, the default)"),
@@ -182,6 +190,12 @@ fn judgments_all_merges_the_llm_grades_of_unjudged_documents_into_the_qrels() {
         "the person's grade stays"
     );
     let md = read("all", "e.md");
+    assert!(
+        md.contains(
+            "Every table below rests on 5 judgments by people and 2 by an LLM (`--judgments all`)."
+        ),
+        "{md}"
+    );
     let (_, section) = split_section(&md);
     assert!(
         section.contains("Judgments: 5 by people, 2 by an LLM")

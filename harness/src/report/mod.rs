@@ -1046,24 +1046,45 @@ fn check_paired(
 }
 
 /// "Judgments: 35 in `suite.yaml`, 2 given with `ranklab judge` (Ada 2) in `judgments.yaml`."
-/// None when the suite has no judgments file (or an empty one).
+/// and, when `judgments.yaml` holds LLM grades, what every table rests on: "Every table below
+/// rests on 35 judgments by people and 0 by an LLM (419 LLM grades of `judgments.yaml` left
+/// out: `--judgments all` takes them)." None when there is nothing to say (no judgments file,
+/// or one without a grade the run takes or leaves out).
 fn judgments_line(suite: &Suite) -> Option<String> {
-    let j = suite
-        .judgments
-        .as_ref()
-        .filter(|j| !j.judgments.is_empty())?;
-    let total: usize = suite.tasks.iter().map(|t| t.expected.len()).sum();
-    let by: Vec<String> = j
-        .by_judge()
-        .into_iter()
-        .map(|(who, n)| format!("{who} {n}"))
-        .collect();
-    Some(format!(
-        "Judgments: {} in `{}`, {} given with `ranklab judge` ({}) in `{}`.",
-        total - j.judgments.len(),
-        shown(&suite.path),
-        j.judgments.len(),
-        by.join(", "),
-        shown(&j.path)
-    ))
+    let j = suite.judgments.as_ref()?;
+    let mut out = Vec::new();
+    if !j.judgments.is_empty() {
+        let total: usize = suite.tasks.iter().map(|t| t.expected.len()).sum();
+        let by: Vec<String> = j
+            .by_judge()
+            .into_iter()
+            .map(|(who, n)| format!("{who} {n}"))
+            .collect();
+        out.push(format!(
+            "Judgments: {} in `{}`, {} given with `ranklab judge` ({}) in `{}`.",
+            total - j.judgments.len(),
+            shown(&suite.path),
+            j.judgments.len(),
+            by.join(", "),
+            shown(&j.path)
+        ));
+    }
+    let c = suite.judgment_counts();
+    if c.llm > 0 || c.llm_left_out > 0 {
+        out.push(format!(
+            "Every table below rests on {} judgments by people and {} by an LLM{}.",
+            c.human,
+            c.llm,
+            if c.llm_left_out > 0 {
+                format!(
+                    " ({} LLM grades of `{}` left out: `--judgments all` takes them)",
+                    c.llm_left_out,
+                    shown(&j.path)
+                )
+            } else {
+                " (`--judgments all`)".to_string()
+            }
+        ));
+    }
+    (!out.is_empty()).then(|| out.join(" "))
 }
