@@ -60,6 +60,13 @@ llama-venv:
 llama-server-tests: models llama-venv
     RANKLAB_LLAMA_PYTHON="${RANKLAB_LLAMA_PYTHON:-$PWD/target/llama-venv/bin/python}" cargo test --release -p ranklab --test llm_endpoint_server -- --ignored --test-threads=1
 
+# Judged pairs per second, SmolLM2 in-process (candle) against the same GGUF behind llama.cpp's server,
+# both on 2 threads, same pairs, cold grade caches (bench/judge-speed/run.sh; QUERIES=30 SciFact
+# queries by default: their qrels pairs and BM25's unjudged top-1, about 70 pairs, a few minutes).
+judge-speed: models llama-venv
+    cargo build --release -p ranklab
+    RANKLAB_LLAMA_PYTHON="${RANKLAB_LLAMA_PYTHON:-$PWD/target/llama-venv/bin/python}" bash bench/judge-speed/run.sh {{shared}}/scifact
+
 # The Python package (python/, import name treclab): the wheel built with `maturin build --release`
 # and installed into a fresh venv under target/, as a user would, then its pytest suite (against
 # pytrec-eval-terrier 0.5.11, `ranklab compare` and trec_eval's test files in {{shared}}/trec_eval; pandas

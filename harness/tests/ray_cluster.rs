@@ -18,11 +18,15 @@
 //! - record files that must be refused (keys not asked for; another cross-encoder identity),
 //!   made on the worker by the driver's test hook RANKLAB_TEST_ONLY_WRONG_RECORDS, are refused
 //!   and their shards retried on the other node; the cache and reports are still a local run's;
+//! - `ranklab judge --llm smollm2-135m-instruct --cluster` on the collection's pool (its top-1
+//!   documents, and the qrels' pairs with --also-judged) grades on both worker nodes, retries
+//!   none, and leaves a grade file and grades (judge, grade, expected grade) equal to a local
+//!   judge's, byte for byte; an endpoint judge with --cluster is refused (exit 2);
 //! - bad input: a worker without the model files (exit 2, names the files it lacks, no score
 //!   enters the cache), an address nobody answers at (exit 2, says how to start a cluster), a
 //!   Python without ray (exit 2, says how to install it); nothing is written to the cache.
 //!
-//! Real models (bge-small-en-v1.5, ms-marco-MiniLM-L-12-v2), shared read-only from the default
+//! Real models (bge-small-en-v1.5, ms-marco-MiniLM-L-12-v2, SmolLM2-135M-Instruct), shared read-only from the default
 //! cache; the vector and score caches of every run are temporary.
 
 use std::io::{BufRead, BufReader};
@@ -353,6 +357,111 @@ fn record_files_that_must_be_refused_are_refused_and_retried_on_the_other_node()
         );
     }
     s.assert_like_local(&cache, &reports, &err);
+}
+
+/// `ranklab pool` then `ranklab judge --llm` of the collection, its report folder a copy of the
+/// local run's runs under `dir`, with the cache `cache` and `extra` flags; the grade files of
+/// the cache and the grades written (judge, task, document, grade, expected: not the time).
+fn judge(
+    s: &Shared,
+    dir: &Path,
+    cache: &Path,
+    extra: &[&str],
+) -> (String, common::Tree, Vec<String>) {
+    let runs = dir.join("reports/tiny/runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    for e in std::fs::read_dir(s.cluster.dir.join("local-reports/tiny/runs")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, runs.join(p.file_name().unwrap())).unwrap();
+    }
+    let reports = dir.join("reports");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ranklab"))
+            .args(args)
+            .arg(&s.coll)
+            .arg("--reports")
+            .arg(&reports)
+            .args(extra.iter().filter(|_| args[0] == "judge"))
+            .env("RANKLAB_CACHE", cache)
+            .env("RANKLAB_RAY_PYTHON", ray_python())
+            .output()
+            .unwrap()
+    };
+    ok(&run(&["pool", "--depth", "1"]));
+    let err = ok(&run(&[
+        "judge",
+        "--llm",
+        "smollm2-135m-instruct",
+        "--also-judged",
+    ]));
+    let mut grades = common::tree(&cache.join("scores"));
+    grades.retain(|p, _| p.extension().is_some_and(|x| x == "grade"));
+    assert_eq!(grades.len(), 1, "{err}");
+    let j =
+        ranklab::judgments::Judgments::load(&reports.join("tiny/judgments.yaml"), "tiny").unwrap();
+    let written = j
+        .judgments
+        .iter()
+        .chain(&j.llm_grades)
+        .map(|g| {
+            format!(
+                "{} {} {} {} {:?}",
+                g.judge, g.task, g.document, g.grade, g.expected
+            )
+        })
+        .collect();
+    (err, grades, written)
+}
+
+#[test]
+fn an_llm_judge_grades_on_the_cluster_as_it_grades_locally() {
+    let mut g = shared();
+    let s = g.as_mut().unwrap();
+    s.runs += 1;
+    let d = s.cluster.dir.join(format!("run{}", s.runs));
+    let local_cache = common::cache_with_shared_models(&d.join("local"));
+    let (_, local_grades, local_written) = judge(s, &d.join("local"), &local_cache, &[]);
+    assert!(local_written.len() > 8, "{local_written:?}");
+    let cluster_cache = common::cache_with_shared_models(&d.join("cluster"));
+    let address = s.cluster.client.clone();
+    let (err, grades, written) = judge(
+        s,
+        &d.join("cluster"),
+        &cluster_cache,
+        &["--cluster", &address, "--shard-records", "4"],
+    );
+    s.cluster.assert_loopback_only();
+    let workers: std::collections::BTreeSet<String> = s
+        .cluster
+        .workers
+        .iter()
+        .map(|(id, _)| id[..12].to_string())
+        .collect();
+    assert_eq!(nodes_used(&err), workers, "{err}");
+    let r = retried(&err);
+    assert!(!r.is_empty() && r.iter().all(|&n| n == 0), "{err}");
+    assert_eq!(grades, local_grades, "the grade files differ:\n{err}");
+    assert_eq!(written, local_written);
+
+    // An endpoint is asked from here: --cluster with it is refused before anything is asked.
+    let o = Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .arg("judge")
+        .arg(&s.coll)
+        .arg("--reports")
+        .arg(d.join("cluster/reports"))
+        .args([
+            "--llm-endpoint",
+            "http://127.0.0.1:9/v1",
+            "--llm-model",
+            "m",
+        ])
+        .args(["--cluster", &address, "--also-judged"])
+        .env("RANKLAB_CACHE", &cluster_cache)
+        .env("RANKLAB_RAY_PYTHON", ray_python())
+        .output()
+        .unwrap();
+    assert_eq!(common::code(&o), 2, "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("--cluster shards an in-process model's grading"));
 }
 
 #[test]

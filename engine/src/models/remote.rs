@@ -28,6 +28,8 @@ pub enum WorkKind {
     Embed,
     /// Cross-encoder logits of (query, passage) pairs (`ranklab work score`).
     Score,
+    /// An LLM judge's grade distributions of (query, passage) pairs (`ranklab work grade`).
+    Grade,
 }
 
 impl WorkKind {
@@ -36,6 +38,7 @@ impl WorkKind {
         match self {
             WorkKind::Embed => "embed",
             WorkKind::Score => "score",
+            WorkKind::Grade => "grade",
         }
     }
 }

@@ -11,15 +11,18 @@
 //! used ([`stored`]), so a run that grades and a run that reads the cache give the same
 //! distribution, expected grade and argmax.
 //!
-//! Grading is not offloaded to a cluster: a grade cache has no [`ModelCache::set_offload`]
-//! caller, so its [`CacheKind::WORK`] is never asked of a remote.
+//! Offloaded ([`ModelCache::set_offload`], `ranklab judge --llm MODEL --cluster`), the missing
+//! pairs go to the remote in shards of whole pairs (`ranklab work grade`, one input line per
+//! pair: `{"query": ..., "passages": [one passage]}`), each worker grading with the same model
+//! and prompt into an in-memory grade cache whose record file comes back verified like any
+//! other; what the remote did not grade is graded here.
 
 use std::path::Path;
 
 use super::cache::pair_key;
 use super::grade::{GradeDist, Grader};
 use crate::models::model_cache::cache_counts;
-use crate::models::remote::WorkKind;
+use crate::models::remote::{self, WorkKind};
 use crate::models::{CacheKind, ModelCache};
 use crate::Result;
 
@@ -45,8 +48,7 @@ impl CacheKind for Grades {
     const KIND: &'static str = "llm grades";
     const EXT: &'static str = "grade";
     const ROLE: &'static str = "llm judge";
-    // Never used: grades are not offloaded (see the module documentation).
-    const WORK: WorkKind = WorkKind::Score;
+    const WORK: WorkKind = WorkKind::Grade;
     type Stats = GradeStats;
     fn payload(&self) -> usize {
         16
@@ -106,7 +108,23 @@ impl ModelCache<Grades> {
     ) -> Result<(Vec<GradeDist>, GradeStats)> {
         self.check_model(grader.identity())?;
         let keys: Vec<[u8; 32]> = pairs.iter().map(|(q, p)| pair_key(q, p)).collect();
-        let found = self.lookup(&keys, decode, |_, _| Vec::new())?;
+        let found = self.lookup(&keys, decode, |todo, per_shard| {
+            let firsts = todo.iter().map(|(first, _)| (*first, 1)).collect();
+            remote::split(firsts, per_shard)
+                .into_iter()
+                .map(|firsts| {
+                    let lists: Vec<(&str, Vec<&str>)> = firsts
+                        .iter()
+                        .map(|&f| (pairs[f].0, vec![pairs[f].1]))
+                        .collect();
+                    let shard = remote::Shard {
+                        input: remote::score_input(&lists),
+                        records: firsts.len(),
+                    };
+                    (shard, firsts.iter().map(|&f| keys[f]).collect())
+                })
+                .collect()
+        })?;
         let (mut out, todo) = (found.found, found.todo);
         progress(0, todo.len());
         let mut pending: Vec<([u8; 32], [u8; 16])> = Vec::with_capacity(GROUP);

@@ -96,6 +96,10 @@ pub(crate) struct JudgeArgs {
     /// server more).
     #[arg(long, value_name = "N", default_value_t = crate::judge::endpoint::TOP_LOGPROBS, value_parser = clap::value_parser!(u32).range(4..), requires = "llm_endpoint")]
     pub llm_top_logprobs: u32,
+    /// With --llm: grade the pairs missing from the grade cache on a Ray cluster (see `ranklab
+    /// beir --help`); the grades are bit-identical to a local run's.
+    #[command(flatten)]
+    pub cluster: super::args::ClusterArgs,
     /// With --llm or --llm-endpoint: also grade every (task, document) a person judged, kept
     /// beside the person's grade to measure agreement.
     #[arg(long)]
@@ -155,12 +159,26 @@ fn run_llm(args: &JudgeArgs, source: &llm::Source) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    let offload = match (args.cluster.remote()?, source) {
+        (None, _) => None,
+        (Some(remote), llm::Source::InProcess { model }) => {
+            Some(ranklab_engine::models::remote::Offload {
+                remote,
+                model: model.clone(),
+                args: Vec::new(),
+            })
+        }
+        (Some(_), llm::Source::Endpoint { url, .. }) => anyhow::bail!(
+            "--cluster shards an in-process model's grading; the endpoint {url} is asked from here (drop --cluster, or grade with --llm MODEL)"
+        ),
+    };
     let store = ranklab_engine::models::ModelStore::open_default()?;
     let mut grader = llm::grader_for(source, &store)?;
     let at = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
     let s = llm::grade_all(
         grader.as_mut(),
         Some(&store.scores_dir()),
+        offload,
         &suite,
         &work,
         &at,

@@ -1,10 +1,11 @@
-//! `ranklab work embed|score`: the worker side of model work on a cluster. Reads a shard of
+//! `ranklab work embed|score|grade`: the worker side of model work on a cluster. Reads a shard of
 //! texts (or of queries with their passages), computes it with exactly the local code path (an
 //! in-memory embedding or score cache over the same model and settings as a local run, so the
 //! same batches) and writes a record file in the cache's format holding exactly the shard's keys.
 //! A score shard's model is opened as a local rerank stage opens it ([`pair_scorer`]): a
 //! cross-encoder or a late-interaction model (ColBERT, whose token vectors also go to this
-//! node's token cache). The model must be installed on this machine: the command never
+//! node's token cache). A grade shard's model is an LLM judge, graded with the grading prompt
+//! as `ranklab judge --llm` grades. The model must be installed on this machine: the command never
 //! downloads one, and a missing file is an error naming it.
 
 use std::path::PathBuf;
@@ -37,6 +38,9 @@ enum What {
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
         batch: u64,
     },
+    /// Grade (query, passage) pairs 0-3 with an in-process LLM and the grading prompt of
+    /// `ranklab judge --llm`: --in holds `{"query": "...", "passages": ["..."]}` lines.
+    Grade(Files),
 }
 
 #[derive(Debug, clap::Args)]
@@ -105,6 +109,25 @@ pub(crate) fn run(args: WorkArgs) -> Result<ExitCode> {
                 .map(|((q, _), c)| (q.as_str(), c.as_slice()))
                 .collect();
             cache.score_many(&mut ce, &asked, &mut |_, _| {})?;
+            write(&f, &cache.record_bytes())?;
+        }
+        What::Grade(f) => {
+            let bytes = read(&f)?;
+            let requests = parse_score_input(&f.input.display().to_string(), &bytes)?;
+            let dir = installed(&store, &f.model)?;
+            if store.describe(&f.model)?.kind != ModelKind::Llm {
+                bail!("model {} is not an llm: it cannot grade pairs", f.model);
+            }
+            let mut grader = ranklab_engine::rerank::LlmGrader::load(&dir)
+                .with_context(|| format!("loading LLM {}", f.model))?;
+            let cache = ranklab_engine::rerank::GradeCache::in_memory(
+                ranklab_engine::rerank::grade::Grader::identity(&grader),
+            );
+            let pairs: Vec<(&str, &str)> = requests
+                .iter()
+                .flat_map(|(q, ps)| ps.iter().map(move |p| (q.as_str(), p.as_str())))
+                .collect();
+            cache.grade_all(&mut grader, &pairs, &mut |_, _| {})?;
             write(&f, &cache.record_bytes())?;
         }
     }

@@ -24,6 +24,7 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+use ranklab_engine::models::remote::Offload;
 use ranklab_engine::models::{ModelKind, ModelStore};
 use ranklab_engine::rerank::grade::{GradePrompt, Grader};
 use ranklab_engine::rerank::{GradeCache, LlmGrader};
@@ -188,21 +189,25 @@ pub(crate) struct Summary {
 }
 
 /// Grades every pair of `work` with `grader` (through the grade cache `cache`; None: in
-/// memory only) and writes the grades to the suite's `judgments.yaml` as one step (`at`: the
+/// memory only; the pairs it misses first sent to `offload`'s cluster when given) and writes the grades to the suite's `judgments.yaml` as one step (`at`: the
 /// time every judgment carries). Nothing is written when a pair fails.
 pub(crate) fn grade_all(
     grader: &mut dyn Grader,
     cache: Option<&Path>,
+    offload: Option<Offload>,
     suite: &Suite,
     work: &[Work],
     at: &str,
 ) -> Result<Summary> {
     let prompt = GradePrompt::default();
     let judge = llm_judge(grader.model(), prompt.short_hash());
-    let cache = match cache {
+    let mut cache = match cache {
         Some(dir) => GradeCache::open(dir, grader.identity())?,
         None => GradeCache::in_memory(grader.identity()),
     };
+    if let Some(o) = offload {
+        cache.set_offload(o);
+    }
     let pairs: Vec<(&str, &str)> = work
         .iter()
         .map(|w| (w.query.as_str(), w.passage.as_str()))
@@ -360,7 +365,15 @@ mod tests {
         let all = work_list(&suite, &corpus, true).unwrap();
         // T1 alpha, T2 beta, T3 beta and gamma from suite.yaml; T1 beta already listed.
         assert_eq!(all.len(), 6);
-        let s = grade_all(&mut WordGrader, None, &suite, &work, "2026-12-02T12:00:00Z").unwrap();
+        let s = grade_all(
+            &mut WordGrader,
+            None,
+            None,
+            &suite,
+            &work,
+            "2026-12-02T12:00:00Z",
+        )
+        .unwrap();
         assert_eq!(
             s,
             Summary {
