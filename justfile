@@ -55,7 +55,8 @@ llama-venv:
 # just llama-venv) serving the
 # SmolLM2 GGUF on 127.0.0.1, started and stopped by each test (harness/tests/llm_endpoint_server.rs):
 # scores against the server's own log-probabilities, --record then --from-recording byte for byte,
-# and candle in-process against the server on 100 SciFact pairs (as close as llama.cpp is to itself). The GGUF: the model store's
+# candle in-process against the server on 100 SciFact pairs (as close as llama.cpp is to itself), and
+# ranklab judge --llm-endpoint against the server's own digit log-probabilities. The GGUF: the model store's
 # smollm2-135m-instruct, or RANKLAB_LLAMA_GGUF.
 llama-server-tests: models llama-venv
     RANKLAB_LLAMA_PYTHON="${RANKLAB_LLAMA_PYTHON:-$PWD/target/llama-venv/bin/python}" cargo test --release -p ranklab --test llm_endpoint_server -- --ignored --test-threads=1

@@ -30,6 +30,12 @@
 //!   so no second implementation can order its scores to 0.99; what can be asked is that
 //!   candle is as close to llama.cpp as llama.cpp is to itself.
 //!
+//! - `ranklab judge --llm-endpoint` (completions) against the server: each grade written to
+//!   `judgments.yaml` is the argmax, and its expected grade the mean, of the softmax over the
+//!   log-probabilities of "0".."3" that the server gives for a request this test builds (the
+//!   grading prompt's ChatML written out here from its published messages; digits matched
+//!   trimmed, the largest per digit), within 2e-3 plus the file's rounding to 4 decimals.
+//!
 //! `#[ignore]`d so that a bare `cargo test` needs no Python: `just llama-server-tests` runs them
 //! with `RANKLAB_LLAMA_PYTHON` naming the venv's python (`.ci/run` makes the venv under
 //! target/). The model file: `RANKLAB_LLAMA_GGUF`, else the model store's
@@ -560,4 +566,103 @@ fn candle_in_process_agrees_with_llama_cpp() {
         d_c <= 1.5 * d_s,
         "yes/no mean |Δ|: candle {d_c} vs llama.cpp's own {d_s}"
     );
+}
+
+/// The server's grade distribution p(0)..p(3) of one pair through `/completions`: the grading
+/// prompt's two messages (`GradePrompt`'s published text, `{query}` and `{passage}` filled in
+/// here) in ChatML, the 100 most likely answer tokens, a softmax over the digits' values.
+fn grade_oracle(port: u16, q: &str, p: &str) -> [f64; 4] {
+    use ranklab_engine::rerank::grade::{SYSTEM as GRADE_SYSTEM, USER as GRADE_USER};
+    let user = GRADE_USER
+        .replacen("{query}", q, 1)
+        .replacen("{passage}", p, 1);
+    let prompt = format!(
+        "<|im_start|>system\n{GRADE_SYSTEM}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
+    );
+    let v = post(
+        port,
+        "completions",
+        &json!({"prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": 100}),
+    );
+    let top = v["choices"][0]["logprobs"]["top_logprobs"][0]
+        .as_object()
+        .unwrap_or_else(|| panic!("no top_logprobs in {v}"));
+    let mut logit = [f64::NEG_INFINITY; 4];
+    for (t, l) in top {
+        if let Ok(d) = t.trim().parse::<usize>() {
+            if d < 4 && t.trim().len() == 1 {
+                logit[d] = logit[d].max(l.as_f64().unwrap());
+            }
+        }
+    }
+    assert!(
+        logit.iter().all(|l| l.is_finite()),
+        "a digit is missing: {top:?}"
+    );
+    let m = logit.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = logit.iter().map(|l| (l - m).exp()).collect();
+    let z: f64 = e.iter().sum();
+    [e[0] / z, e[1] / z, e[2] / z, e[3] / z]
+}
+
+#[test]
+#[ignore = "needs llama-cpp-python: just llama-server-tests"]
+fn an_endpoint_judge_writes_the_servers_digit_distribution() {
+    let tmp = common::fixture_copy("bad_input");
+    let server = start(tmp.path(), 2048);
+    std::fs::write(
+        tmp.path().join("tasks/p/pool.yaml"),
+        "suite: p\ndepth: 2\nconfigurations: [a]\ntasks:\n  - id: T1\n    query: idempotency key for a replayed capture\n    documents:\n      - { id: beta, best_rank: 1, configurations: [a] }\n      - { id: gamma, best_rank: 2, configurations: [a] }\n",
+    )
+    .unwrap();
+    let url = format!("http://127.0.0.1:{}/v1", server.port);
+    let o = Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args([
+            "judge",
+            "tasks/p",
+            "--llm-endpoint",
+            &url,
+            "--llm-model",
+            "smollm2",
+        ])
+        .args(["--llm-top-logprobs", "100"])
+        .current_dir(tmp.path())
+        .env("RANKLAB_CACHE", tmp.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let j = ranklab::judgments::Judgments::load(&tmp.path().join("tasks/p/judgments.yaml"), "p")
+        .unwrap();
+    // The passages as the judge shows them: title, then the one section's body (the fixture's
+    // records have one section each).
+    let query = "idempotency key for a replayed capture";
+    let passages = [
+        (
+            "beta",
+            "Refunds and disputes\nA refund reverses a capture; a dispute is opened by the issuer.",
+        ),
+        (
+            "gamma",
+            "Retries with fixed delays\nRetry a failed acquirer call every five seconds.",
+        ),
+    ];
+    for (doc, passage) in passages {
+        let g = j
+            .find("T1", doc)
+            .unwrap_or_else(|| panic!("no grade of {doc}"));
+        assert!(g.judge.starts_with("llm:smollm2@"), "{}", g.judge);
+        let p = grade_oracle(server.port, query, passage);
+        let argmax = (0..4).fold(0, |b, i| if p[i] > p[b] { i } else { b });
+        let expected: f64 = (0..4).map(|i| i as f64 * p[i]).sum();
+        let e = g.expected.unwrap();
+        eprintln!(
+            "{doc}: file grade {} expected {e}; server {p:?}, expected {expected:.4}",
+            g.grade
+        );
+        assert_eq!(g.grade, argmax as i32, "{doc}: {p:?}");
+        assert!(
+            (e - expected).abs() <= 2e-3 + 5e-5,
+            "{doc}: {e} vs {expected}"
+        );
+    }
 }
