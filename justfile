@@ -51,9 +51,8 @@ colbert-python: models
 llama-venv:
     "${RANKLAB_LLAMA_PYTHON:-target/llama-venv/bin/python}" -c 'import llama_cpp.server' 2>/dev/null || { test -x target/llama-venv/bin/python || python3 -m venv target/llama-venv; CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS='-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF' target/llama-venv/bin/pip install -q 'llama-cpp-python[server]==0.3.36'; }
 
-# Rerank stages over a real OpenAI-compatible server: llama_cpp.server (llama-cpp-python 0.3.36, built
-# just llama-venv) serving the
-# SmolLM2 GGUF on 127.0.0.1, started and stopped by each test (harness/tests/llm_endpoint_server.rs):
+# Rerank stages and the LLM judge over a real OpenAI-compatible server: llama_cpp.server
+# (llama-cpp-python 0.3.36, from just llama-venv) serving the SmolLM2 GGUF on 127.0.0.1, started and stopped by each test (harness/tests/llm_endpoint_server.rs):
 # scores against the server's own log-probabilities, --record then --from-recording byte for byte,
 # candle in-process against the server on 100 SciFact pairs (as close as llama.cpp is to itself), and
 # ranklab judge --llm-endpoint against the server's own digit log-probabilities. The GGUF: the model store's
