@@ -57,17 +57,7 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-fn run(dir: &Path, cache: &Path, args: &[&str]) -> (String, String) {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .args(args)
-        .current_dir(dir)
-        .env("RANKLAB_CACHE", cache)
-        .output()
-        .unwrap();
-    let (out, err) = (common::stdout(&o), common::stderr(&o));
-    assert!(o.status.success(), "{args:?}: {err}");
-    (out, err)
-}
+use common::ranklab_cached as run;
 
 #[test]
 fn a_collection_is_pooled_judged_and_reported_in_its_report_folder() {

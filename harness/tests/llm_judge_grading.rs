@@ -35,21 +35,17 @@ fn suite_copy() -> tempfile::TempDir {
 }
 
 fn judge(dir: &Path, cache: &Path) -> (String, String) {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .args([
+    common::ranklab_cached(
+        dir,
+        cache,
+        &[
             "judge",
             "tasks/p",
             "--llm",
             "smollm2-135m-instruct",
             "--also-judged",
-        ])
-        .current_dir(dir)
-        .env("RANKLAB_CACHE", cache)
-        .output()
-        .unwrap();
-    let (out, err) = (common::stdout(&o), common::stderr(&o));
-    assert!(o.status.success(), "{err}");
-    (out, err)
+        ],
+    )
 }
 
 /// (task, document, grade, expected) of every LLM judgment, counted and beside, sorted.

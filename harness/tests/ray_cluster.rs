@@ -168,10 +168,15 @@ fn driver_node(stderr: &str) -> String {
 }
 
 impl Shared {
+    /// The folder of the next run (not created).
+    fn next_dir(&mut self) -> PathBuf {
+        self.runs += 1;
+        self.cluster.dir.join(format!("run{}", self.runs))
+    }
+
     /// A fresh cache and reports folder for the next cluster run.
     fn fresh(&mut self) -> (PathBuf, PathBuf) {
-        self.runs += 1;
-        let d = self.cluster.dir.join(format!("run{}", self.runs));
+        let d = self.next_dir();
         std::fs::create_dir_all(&d).unwrap();
         (common::cache_with_shared_models(&d), d.join("reports"))
     }
@@ -417,8 +422,7 @@ fn judge(
 fn an_llm_judge_grades_on_the_cluster_as_it_grades_locally() {
     let mut g = shared();
     let s = g.as_mut().unwrap();
-    s.runs += 1;
-    let d = s.cluster.dir.join(format!("run{}", s.runs));
+    let d = s.next_dir();
     let local_cache = common::cache_with_shared_models(&d.join("local"));
     let (_, local_grades, local_written) = judge(s, &d.join("local"), &local_cache, &[]);
     assert!(local_written.len() > 8, "{local_written:?}");
@@ -468,8 +472,7 @@ fn an_llm_judge_grades_on_the_cluster_as_it_grades_locally() {
 fn a_worker_without_the_model_files_is_refused_with_the_files_it_lacks() {
     let mut g = shared();
     let s = g.as_mut().unwrap();
-    s.runs += 1;
-    let d = s.cluster.dir.join(format!("run{}", s.runs));
+    let d = s.next_dir();
     // A cache root with the bi-encoder (the local side loads it) but not the cross-encoder: the
     // workers are told to read models from it, as a node that does not share the models would.
     let store = ranklab_engine::models::ModelStore::open_default().unwrap();

@@ -124,6 +124,20 @@ pub fn ranklab(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("run ranklab")
 }
 
+/// `ranklab ARGS` run in `dir` with the cache root `cache` (`RANKLAB_CACHE`): its stdout and
+/// stderr, after asserting that it succeeded (the arguments and stderr in the message if not).
+pub fn ranklab_cached(dir: &Path, cache: &Path, args: &[&str]) -> (String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .current_dir(dir)
+        .args(args)
+        .env("RANKLAB_CACHE", cache)
+        .output()
+        .expect("run ranklab");
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{args:?}: {err}");
+    (out, err)
+}
+
 /// `ranklab ARGS` run in the current directory: its stdout, after asserting that it succeeded
 /// (its stderr in the message when it did not).
 pub fn ok(args: &[&str]) -> String {
