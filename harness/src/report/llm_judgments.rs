@@ -75,11 +75,20 @@ pub fn section(
         "Judgments: {} by people, {} by an LLM ({}) of documents no person judged. {}\n",
         counts.human,
         counts.llm,
-        judges
-            .iter()
-            .map(|g| format!("`{g}`"))
-            .collect::<Vec<_>>()
-            .join(", "),
+        {
+            // Whose grades those are: the judges of `judgments:` (a judge whose grades all sit
+            // beside people's is in the agreement below only).
+            let mut v: Vec<String> = j
+                .judgments
+                .iter()
+                .chain(&j.unselected)
+                .filter(|g| g.is_llm())
+                .map(|g| format!("`{}`", g.judge))
+                .collect();
+            v.sort();
+            v.dedup();
+            v.join(", ")
+        },
         match selection {
             Selection::Human => "The tables above use people's grades only (`--judgments human`, the default); the LLM's count only with `--judgments all`.",
             Selection::All => "The tables above use both (`--judgments all`): read them with the agreement below.",
