@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use ranklab_engine::corpus::{beir, Corpus};
+use ranklab_engine::corpus::Corpus;
 use sha2::Digest;
 
 use crate::replay::{replay_with, Engine};
@@ -168,9 +168,15 @@ impl Subject {
 
     /// Loads a BEIR collection the way `ranklab beir` does (every judged query a task, k = 10).
     pub fn from_beir(dir: &Path, split: &str) -> Result<Subject> {
-        let coll = beir::load_collection(dir, split)
-            .with_context(|| format!("loading the BEIR collection {}", dir.display()))?;
-        let suite = crate::suite::beir::collection_suite(&coll, dir, split)?;
+        // People's grades (the qrels), and the LLM grades of the collection's judging folder
+        // under the default tree of BEIR reports left out: the gate's selection takes them or
+        // not ([`Subject::select_judgments`]).
+        let (coll, suite) = crate::suite::beir::load_judged(
+            dir,
+            split,
+            &crate::root::default("reports/beir"),
+            crate::judgments::Selection::Human,
+        )?;
         let configurations = BEIR_CONFIGS
             .iter()
             .map(|n| crate::suite::beir::configuration(n))

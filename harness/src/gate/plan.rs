@@ -288,23 +288,27 @@ fn check_calibrate(n: usize, old: &Baseline, changes: &Changes) -> Result<()> {
     Ok(())
 }
 
-/// The suites under `--tasks` and the collections of `--beir`, by name (unique). A suite takes
-/// the grades its rows were recorded on: with `--update`, those `--judgments` names; else
-/// people's and the LLM's when its baseline entry says `"llm_grades": true`, people's only
-/// otherwise.
-fn subjects(flags: &Flags, old: &Baseline) -> Result<BTreeMap<String, Subject>> {
+/// The grades a subject's rows are measured on: with `--update`, those `--judgments` names;
+/// else people's and the LLM's when its baseline entry says `"llm_grades": true`, people's
+/// only otherwise.
+fn selection(flags: &Flags, old: &Baseline, name: &str) -> crate::judgments::Selection {
     use crate::judgments::Selection;
+    if flags.update {
+        flags.judgments
+    } else if old.suites.get(name).is_some_and(|e| e.llm_grades) {
+        Selection::All
+    } else {
+        Selection::Human
+    }
+}
+
+/// The suites under `--tasks` and the collections of `--beir`, by name (unique), each with the
+/// grades its rows were recorded on ([`selection`]).
+fn subjects(flags: &Flags, old: &Baseline) -> Result<BTreeMap<String, Subject>> {
     let mut subjects: BTreeMap<String, Subject> = BTreeMap::new();
     for p in crate::suite::suites(&flags.tasks)? {
         let mut s = Subject::from_suite(&p)?;
-        let selection = if flags.update {
-            flags.judgments
-        } else if old.suites.get(&s.name).is_some_and(|e| e.llm_grades) {
-            Selection::All
-        } else {
-            Selection::Human
-        };
-        s.select_judgments(selection, flags.update);
+        s.select_judgments(selection(flags, old, &s.name), flags.update);
         s.replay = crate::replay::ReplayOptions {
             external: flags.external.clone(),
             recordings: Some(flags.recordings.join(&s.name).join("runs")),
@@ -321,7 +325,8 @@ fn subjects(flags: &Flags, old: &Baseline) -> Result<BTreeMap<String, Subject>> 
         subjects.insert(s.name.clone(), s);
     }
     for dir in &flags.beir {
-        let s = Subject::from_beir(dir, &flags.split)?;
+        let mut s = Subject::from_beir(dir, &flags.split)?;
+        s.select_judgments(selection(flags, old, &s.name), flags.update);
         if subjects.contains_key(&s.name) {
             bail!(
                 "{}: collection name {:?} is also a suite name; rename one",
