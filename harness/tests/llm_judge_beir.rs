@@ -17,8 +17,6 @@ mod common;
 
 use std::path::Path;
 
-use ranklab_engine::models::ModelStore;
-
 const CORPUS: &str = r#"{"_id": "d1", "title": "Idempotency keys", "text": "Every capture request carries an idempotency key so that a replayed capture is answered from the stored result."}
 {"_id": "d2", "title": "Retry budgets", "text": "Clients retry a failed payment capture at most three times with exponential backoff."}
 {"_id": "d3", "title": "Ledger snapshots", "text": "The ledger writes a snapshot every night and keeps thirty days of them."}
@@ -61,11 +59,8 @@ use common::ranklab_cached as run;
 
 #[test]
 fn a_collection_is_pooled_judged_and_reported_in_its_report_folder() {
-    let store = ModelStore::open_default().unwrap();
-    store.ensure_model("smollm2-135m-instruct").unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let cache = tmp.path().join("cache");
-    common::copy_dir(&store.root().join("models"), &cache.join("models"));
+    let cache = common::cache_with_llm(tmp.path());
     let coll = tmp.path().join("tiny");
     std::fs::create_dir_all(coll.join("qrels")).unwrap();
     std::fs::write(coll.join("corpus.jsonl"), CORPUS).unwrap();

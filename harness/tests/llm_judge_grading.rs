@@ -19,7 +19,6 @@ mod common;
 
 use std::path::Path;
 
-use ranklab_engine::models::ModelStore;
 use ranklab_engine::rerank::grade::GradePrompt;
 
 const POOL: &str = "suite: p\ndepth: 2\nconfigurations: [a]\ntasks:\n  - id: T1\n    query: idempotency key for a replayed capture\n    documents:\n      - { id: beta, best_rank: 1, configurations: [a] }\n      - { id: gamma, best_rank: 2, configurations: [a] }\n";
@@ -71,11 +70,8 @@ fn llm_grades(dir: &Path) -> Vec<(String, String, i32, String)> {
 
 #[test]
 fn grades_are_written_beside_people_cached_and_the_same_every_time() {
-    let store = ModelStore::open_default().unwrap();
-    store.ensure_model("smollm2-135m-instruct").unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let cache = tmp.path().join("cache");
-    common::copy_dir(&store.root().join("models"), &cache.join("models"));
+    let cache = common::cache_with_llm(tmp.path());
 
     let first = suite_copy();
     let (out, err) = judge(first.path(), &cache);

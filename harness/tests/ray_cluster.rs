@@ -168,6 +168,15 @@ fn driver_node(stderr: &str) -> String {
 }
 
 impl Shared {
+    /// The worker nodes' ids as progress shows them (12 hex digits).
+    fn worker_ids(&self) -> std::collections::BTreeSet<String> {
+        self.cluster
+            .workers
+            .iter()
+            .map(|(id, _)| id[..12].to_string())
+            .collect()
+    }
+
     /// The folder of the next run (not created).
     fn next_dir(&mut self) -> PathBuf {
         self.runs += 1;
@@ -211,12 +220,7 @@ fn a_two_node_loopback_cluster_fills_the_cache_with_the_bytes_of_a_local_run() {
     .unwrap());
     s.cluster.assert_loopback_only();
     assert!(err.contains("over 2 node(s)"), "{err}");
-    let workers: std::collections::BTreeSet<String> = s
-        .cluster
-        .workers
-        .iter()
-        .map(|(id, _)| id[..12].to_string())
-        .collect();
+    let workers = s.worker_ids();
     assert_eq!(
         nodes_used(&err),
         workers,
@@ -435,12 +439,7 @@ fn an_llm_judge_grades_on_the_cluster_as_it_grades_locally() {
         &["--cluster", &address, "--shard-records", "4"],
     );
     s.cluster.assert_loopback_only();
-    let workers: std::collections::BTreeSet<String> = s
-        .cluster
-        .workers
-        .iter()
-        .map(|(id, _)| id[..12].to_string())
-        .collect();
+    let workers = s.worker_ids();
     assert_eq!(nodes_used(&err), workers, "{err}");
     let r = retried(&err);
     assert!(!r.is_empty() && r.iter().all(|&n| n == 0), "{err}");

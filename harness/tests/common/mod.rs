@@ -124,6 +124,16 @@ pub fn ranklab(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("run ranklab")
 }
 
+/// A cache root under `dir` holding a copy of the default cache's models (SmolLM2 fetched
+/// there first if absent), its score and grade caches empty: a judge run from it grades cold.
+pub fn cache_with_llm(dir: &Path) -> PathBuf {
+    let store = ranklab_engine::models::ModelStore::open_default().unwrap();
+    store.ensure_model("smollm2-135m-instruct").unwrap();
+    let cache = dir.join("cache");
+    copy_dir(&store.root().join("models"), &cache.join("models"));
+    cache
+}
+
 /// `ranklab ARGS` run in `dir` with the cache root `cache` (`RANKLAB_CACHE`): its stdout and
 /// stderr, after asserting that it succeeded (the arguments and stderr in the message if not).
 pub fn ranklab_cached(dir: &Path, cache: &Path, args: &[&str]) -> (String, String) {
