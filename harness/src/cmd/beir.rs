@@ -43,7 +43,7 @@ pub(crate) struct BeirArgs {
     pub split: String,
     /// Folder of BEIR reports: the collection's reports go to <REPORTS>/<name>/ (the name of
     /// the collection's directory), e.g. reports/beir/scifact/.
-    #[arg(long, default_value_os_t = crate::root::default("reports/beir"))]
+    #[arg(long, default_value_os_t = crate::suite::beir::default_reports())]
     pub reports: PathBuf,
     /// Also print the whole Markdown report on stdout (by default stdout gets a summary: the
     /// headline table, the decision and the files written).

@@ -134,7 +134,7 @@ fn run_llm(args: &JudgeArgs, source: &llm::Source) -> Result<ExitCode> {
     let reports = args
         .reports
         .clone()
-        .unwrap_or_else(|| crate::root::default("reports/beir"));
+        .unwrap_or_else(crate::suite::beir::default_reports);
     let (suite, corpus) = llm::load_for_judging(&args.suite, &args.split, &reports)?;
     let work = llm::work_list(&suite, &corpus, args.also_judged)?;
     if let Some(j) = &suite.judgments {

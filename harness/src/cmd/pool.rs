@@ -36,7 +36,7 @@ pub(crate) fn run(args: PoolArgs) -> Result<ExitCode> {
     let (suite, reports) = if crate::suite::beir::is_collection(&args.suite) {
         let reports = args
             .reports
-            .unwrap_or_else(|| crate::root::default("reports/beir"));
+            .unwrap_or_else(crate::suite::beir::default_reports);
         let (_, suite) =
             crate::suite::beir::load_judged(&args.suite, &args.split, &reports, Selection::Human)?;
         (suite, reports)

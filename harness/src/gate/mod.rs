@@ -174,7 +174,7 @@ impl Subject {
         let (coll, suite) = crate::suite::beir::load_judged(
             dir,
             split,
-            &crate::root::default("reports/beir"),
+            &crate::suite::beir::default_reports(),
             crate::judgments::Selection::Human,
         )?;
         let configurations = BEIR_CONFIGS

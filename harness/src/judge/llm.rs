@@ -189,8 +189,9 @@ pub(crate) struct Summary {
 }
 
 /// Grades every pair of `work` with `grader` (through the grade cache `cache`; None: in
-/// memory only; the pairs it misses first sent to `offload`'s cluster when given) and writes the grades to the suite's `judgments.yaml` as one step (`at`: the
-/// time every judgment carries). Nothing is written when a pair fails.
+/// memory only; the pairs it misses first sent to `offload`'s cluster when given) and writes
+/// the grades to the suite's `judgments.yaml` as one step (`at`: the time every judgment
+/// carries). Nothing is written when a pair fails.
 pub(crate) fn grade_all(
     grader: &mut dyn Grader,
     cache: Option<&Path>,

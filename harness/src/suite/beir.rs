@@ -168,16 +168,16 @@ pub fn is_collection(dir: &Path) -> bool {
         && dir.join("qrels").is_dir()
 }
 
-/// The judging folder of the collection `name` under a tree of BEIR reports: its report
-/// folder, `<reports>/<name>/`, which holds `pool.yaml` and `judgments.yaml` (the collection
-/// itself is data ranklab never writes to).
-pub fn judging_dir(reports: &Path, name: &str) -> PathBuf {
-    reports.join(name)
+/// The tree of BEIR reports `ranklab beir`, `pool`, `judge` and `gate` use by default:
+/// `reports/beir` under the project root.
+pub fn default_reports() -> PathBuf {
+    crate::root::default("reports/beir")
 }
 
-/// The collection at `dir` (qrels of `split`) and its suite, with its judging folder under the
-/// tree of BEIR reports `reports` and the grades there that `selection` names
-/// ([`with_judgments`]).
+/// The collection at `dir` (qrels of `split`) and its suite, with its judging folder — its
+/// report folder `<reports>/<name>/`, which holds `pool.yaml` and `judgments.yaml` (the
+/// collection itself is data ranklab never writes to) — and the grades there that
+/// `selection` names ([`with_judgments`]).
 pub fn load_judged(
     dir: &Path,
     split: &str,
@@ -187,14 +187,14 @@ pub fn load_judged(
     let coll = beir::load_collection(dir, split)
         .with_context(|| format!("loading the BEIR collection {}", dir.display()))?;
     let suite = collection_suite(&coll, dir, split)?;
-    let suite = with_judgments(suite, judging_dir(reports, &coll.name), selection)?;
+    let suite = with_judgments(suite, reports.join(&coll.name), selection)?;
     Ok((coll, suite))
 }
 
 /// `suite` (a collection's, from [`collection_suite`]) with its judging folder `judging` and
 /// the grades of `judgments.yaml` there, if any, that `selection` names merged into its tasks
 /// (a grade of a document the qrels judge is kept beside for agreement, as for a suite).
-pub fn with_judgments(
+fn with_judgments(
     mut suite: Suite,
     judging: PathBuf,
     selection: crate::judgments::Selection,
