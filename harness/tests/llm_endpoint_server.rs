@@ -122,13 +122,14 @@ fn start_with(dir: &Path, n_ctx: u32, extra: &[&str]) -> Server {
     let port = free_port();
     let log = dir.join(format!("llama-server-{port}.log"));
     let out = std::fs::File::create(&log).unwrap();
+    let threads = std::env::var("RANKLAB_TEST_LLAMA_THREADS").unwrap_or_else(|_| "2".to_string());
     let child = Command::new(python())
-        .args(["-m", "llama_cpp.server", "--model"])
+        .args(["-X", "faulthandler", "-m", "llama_cpp.server", "--model"])
         .arg(gguf())
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
         .args([
             "--n_threads",
-            "2",
+            &threads,
             "--n_ctx",
             &n_ctx.to_string(),
             "--logits_all",
