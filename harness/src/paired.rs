@@ -259,6 +259,7 @@ impl PairedFile {
             baseline: Some("legacy".into()),
             description: None,
             configurations: vec![mk("legacy", Wiring::Legacy), mk("current", Wiring::Current)],
+            distractors: None,
             path: self.path.clone(),
         })
     }
@@ -279,6 +280,7 @@ fn two_configurations(
             baseline: None,
             description: None,
             configurations: Vec::new(),
+            distractors: None,
             path: f.to_path_buf(),
         };
         let practice = std::path::absolute(ex.practice_path(&c))?;
@@ -292,6 +294,7 @@ fn two_configurations(
         baseline: Some(old.to_string()),
         description: None,
         configurations: vec![own(old_c, &old_file)?, own(new_c, &new_file)?],
+        distractors: None,
         path: old_file,
     })
 }

@@ -195,6 +195,45 @@ impl<'c> Engine<'c> {
         })
     }
 
+    /// This engine's models, caches and counts over another corpus (a point of a corpus-size
+    /// curve): the BM25 indexes it has are built anew (document frequencies change with the
+    /// corpus), each bi-encoder's section vectors gathered again through its cache, so a model
+    /// loads only for a text it has never embedded; loaded models stay loaded. Also returns the
+    /// section vectors found in the caches and those computed.
+    pub fn over<'d>(self, corpus: &'d Corpus) -> Result<(Engine<'d>, usize, usize)> {
+        let lexical = match self.lexical {
+            Some(_) => Some(lexical_index(corpus, Analyzer::English)?),
+            None => None,
+        };
+        let lexical_lucene = match self.lexical_lucene {
+            Some(_) => Some(lexical_index(corpus, Analyzer::Lucene)?),
+            None => None,
+        };
+        let mut dense = BTreeMap::new();
+        let (mut hits, mut misses) = (0, 0);
+        for (id, mut m) in self.dense {
+            let (index, stats) = DenseIndex::build_with_progress(
+                corpus,
+                m.embedder.get_mut(),
+                &m.cache,
+                &mut |_, _| {},
+            )?;
+            m.cache.flush()?;
+            (hits, misses) = (hits + stats.hits, misses + stats.misses);
+            m.index = index;
+            dense.insert(id, m);
+        }
+        let engine = Engine {
+            corpus,
+            lexical,
+            lexical_lucene,
+            dense,
+            rerankers: self.rerankers,
+            offloaded: self.offloaded,
+        };
+        Ok((engine, hits, misses))
+    }
+
     /// The bi-encoders (with their section vectors) and cross-encoders the experiments name.
     #[allow(clippy::type_complexity)]
     fn open_models(

@@ -23,6 +23,7 @@ pub use crate::root::read_yaml;
 pub mod beir;
 mod depth;
 mod discover;
+pub mod distractors;
 mod names;
 
 pub use depth::check_depth;
@@ -858,6 +859,10 @@ pub struct Experiments {
     pub description: Option<String>,
     /// The configurations.
     pub configurations: Vec<Configuration>,
+    /// Documents that are not the answer, drawn from another corpus, joining the suite's at
+    /// growing sizes: the experiment also gets a corpus-size curve (`<experiment>.scale.md`).
+    #[serde(default)]
+    pub distractors: Option<distractors::Distractors>,
     /// The file it was read from.
     #[serde(skip)]
     pub path: PathBuf,
@@ -938,6 +943,17 @@ impl Experiments {
             let p = c.bm25();
             if !(p.k1.is_finite() && p.k1 >= 0.0 && (0.0..=1.0).contains(&p.b)) {
                 bail!("{at}: bm25 needs k1 >= 0 and 0 <= b <= 1");
+            }
+        }
+        if let Some(d) = &ex.distractors {
+            d.check(path, &text)?;
+            if let Some(c) = ex.configurations.iter().find(|c| c.engine.is_some()) {
+                bail!(
+                    "{}:{}: configuration {:?} is an external engine, which searches its own index: it cannot search the suite's corpus joined by `distractors`; put it in another experiments file",
+                    path.display(),
+                    lines.of("name", &c.name),
+                    c.name
+                );
             }
         }
         match &ex.baseline {

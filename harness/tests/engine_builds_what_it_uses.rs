@@ -15,6 +15,7 @@ fn experiments(names: &[&str]) -> Experiments {
         baseline: None,
         description: None,
         configurations: names.iter().map(|n| configuration(n).unwrap()).collect(),
+        distractors: None,
         path: "uses.yaml".into(),
     }
 }

@@ -22,6 +22,8 @@
 //!   documents, and the qrels' pairs with --also-judged) grades on both worker nodes, retries
 //!   none, and leaves a grade file and grades (judge, grade, expected grade) equal to a local
 //!   judge's, byte for byte; an endpoint judge with --cluster is refused (exit 2);
+//! - a corpus-size curve (`beir --corpus-sizes 20,35,all`) run through the cluster writes the
+//!   curve and caches of a local run, byte for byte, its embedding sharded over both workers;
 //! - bad input: a worker without the model files (exit 2, names the files it lacks, no score
 //!   enters the cache), an address nobody answers at (exit 2, says how to start a cluster), a
 //!   Python without ray (exit 2, says how to install it); nothing is written to the cache.
@@ -465,6 +467,49 @@ fn an_llm_judge_grades_on_the_cluster_as_it_grades_locally() {
         .unwrap();
     assert_eq!(common::code(&o), 2, "{}", common::stderr(&o));
     assert!(common::stderr(&o).contains("--cluster shards an in-process model's grading"));
+}
+
+#[test]
+fn a_corpus_size_curve_on_the_cluster_is_bit_identical_to_a_local_one() {
+    let mut g = shared();
+    let s = g.as_mut().unwrap();
+    let d = s.next_dir();
+    let sizes = ["--corpus-sizes", "20,35,all"];
+    let local_cache = common::cache_with_shared_models(&d.join("local"));
+    let local_reports = d.join("local/reports");
+    ok(&beir(&s.coll, &local_cache, &local_reports, &sizes)
+        .output()
+        .unwrap());
+    let cluster_cache = common::cache_with_shared_models(&d.join("cluster"));
+    let cluster_reports = d.join("cluster/reports");
+    let address = s.cluster.client.clone();
+    let mut args = sizes.to_vec();
+    args.extend(["--cluster", &address, "--shard-records", "8"]);
+    let err = ok(&beir(&s.coll, &cluster_cache, &cluster_reports, &args)
+        .output()
+        .unwrap());
+    s.cluster.assert_loopback_only();
+    assert_eq!(nodes_used(&err), s.worker_ids(), "{err}");
+    let loads = err
+        .lines()
+        .find(|l| l.contains(" model load"))
+        .unwrap_or_else(|| panic!("no loads line:\n{err}"));
+    assert!(
+        !loads.contains("ms-marco"),
+        "the cross-encoder ran locally: {loads}"
+    );
+    let reports = common::tree(&cluster_reports);
+    assert!(
+        reports.keys().any(|p| p.ends_with("tiny.scale.md")),
+        "{:?}",
+        reports.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(
+        reports,
+        common::tree(&local_reports),
+        "the curves differ:\n{err}"
+    );
+    assert_eq!(caches(&cluster_cache), caches(&local_cache), "{err}");
 }
 
 #[test]

@@ -16,8 +16,10 @@ use ranklab_engine::lexical::{Analyzer, Bm25Params};
 use ranklab_engine::models::remote::Remote;
 
 use crate::replay::{replay, Engine};
-use crate::report::{self, MeasureSet, SuiteReport};
+use crate::report::{self, scale, MeasureSet, SuiteReport};
+use crate::stats::thousands;
 use crate::suite::beir::{configuration, load_judged, measures, published};
+use crate::suite::distractors::sample;
 use crate::suite::{Configuration, Experiments, Suite};
 
 /// Arguments of `ranklab beir`.
@@ -75,6 +77,37 @@ pub(crate) struct BeirArgs {
     /// section "LLM judgments" (agreement with the qrels, and what the LLM's grades change).
     #[command(flatten)]
     pub judgments: super::args::JudgmentsArgs,
+    /// Instead of the report: a corpus-size curve, <name>.scale.md (+ csv, json, svg). At each
+    /// size (documents in the corpus, increasing; `all`: the whole corpus) every judged
+    /// document is kept and the others are sampled with --seed, each size's sample containing
+    /// the smaller's; every configuration is replayed at each size (vectors and scores computed
+    /// once, at the largest). E.g. --corpus-sizes 500,1000,2000,all.
+    #[arg(long, value_delimiter = ',', value_name = "N|all")]
+    pub corpus_sizes: Option<Vec<String>>,
+    /// Seed of the --corpus-sizes sample.
+    #[arg(long, default_value_t = crate::suite::distractors::DEFAULT_SEED)]
+    pub seed: u64,
+}
+
+/// The sizes of `--corpus-sizes` for a corpus of `len` documents (`all`: `len`), strictly
+/// increasing and at most `len`.
+fn corpus_sizes(given: &[String], len: usize) -> Result<Vec<usize>> {
+    let sizes = given
+        .iter()
+        .map(|s| match s.trim() {
+            "all" => Ok(len),
+            n => n.parse::<usize>().map_err(|_| {
+                anyhow::anyhow!("--corpus-sizes: {n:?} is not a number of documents or `all`")
+            }),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if let Err(why) = crate::suite::distractors::check_sizes(&sizes) {
+        bail!("--corpus-sizes: {why}");
+    }
+    if let Some(&n) = sizes.iter().find(|&&n| n > len) {
+        bail!("--corpus-sizes: {n} is larger than the corpus ({len} documents); write `all` for the whole corpus");
+    }
+    Ok(sizes)
 }
 
 fn parse_analyzer(s: &str) -> std::result::Result<Analyzer, String> {
@@ -105,7 +138,13 @@ fn bm25_params(args: &BeirArgs) -> Result<Option<Bm25Params>> {
 /// Runs the command: plan (flags, collection), replay, render, write.
 pub(crate) fn run(args: BeirArgs) -> Result<ExitCode> {
     let plan = Plan::new(&args)?;
-    let rep = plan.measure()?;
+    let rep = match &args.corpus_sizes {
+        Some(given) => {
+            let sizes = corpus_sizes(given, plan.collection.corpus.len())?;
+            plan.curve(&sizes, args.seed, &args.split)?
+        }
+        None => plan.measure()?,
+    };
     let dir = args.reports.join(&plan.collection.name);
     report::write_all(&dir, std::slice::from_ref(&rep))?;
     report::print_report(&rep, &dir, args.print, true);
@@ -169,6 +208,7 @@ impl Plan {
                 }
             ) + &published_notes(&coll.name, &args.configs)),
             configurations,
+            distractors: None,
             path: args.dir.clone(),
         };
         Ok(Plan {
@@ -192,6 +232,54 @@ impl Plan {
             &r,
             &MeasureSet::Fixed(measures()),
         )
+    }
+}
+
+impl Plan {
+    /// The corpus-size curve: at each of `sizes` the judged documents and a seeded sample of
+    /// the others (`suite::distractors::sample`), every configuration replayed.
+    fn curve(&self, sizes: &[usize], seed: u64, split: &str) -> Result<SuiteReport> {
+        let coll = &self.collection;
+        let keep: std::collections::HashSet<&str> = self
+            .suite
+            .tasks
+            .iter()
+            .flat_map(|t| t.expected.keys().map(String::as_str))
+            .filter(|id| coll.corpus.get(id).is_some())
+            .collect();
+        let corpora = sizes
+            .iter()
+            .map(|&n| sample(&coll.corpus, &keep, n, seed))
+            .collect::<Result<Vec<_>>>()?;
+        let largest = corpora.last().expect("sizes checked not empty");
+        let engine = Engine::build_with(largest, &[&self.experiments], self.remote.clone())?;
+        let curve = scale::measure(
+            &corpora,
+            engine,
+            &keep,
+            &self.suite,
+            &self.experiments,
+            &MeasureSet::Fixed(measures()),
+        )?;
+        let setting = scale::Setting {
+            title: format!("BEIR {} ({split} split)", coll.name),
+            stem: coll.name.clone(),
+            how: format!(
+                "{} of the {} documents are judged for the {} queries of the {split} split: every size keeps them and adds a sample of the others (seed {seed}, each size's sample containing the smaller's). Every configuration is replayed at each size, with its own BM25 index. Configurations: {}.",
+                thousands(keep.len()),
+                thousands(coll.corpus.len()),
+                self.suite.tasks.len(),
+                self.experiments
+                    .configurations
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            added: "sampled documents".to_string(),
+            headline: vec![0, 1],
+        };
+        scale::render(&setting, &curve, &crate::stats::Options::default())
     }
 }
 

@@ -328,6 +328,7 @@ impl Subject {
             baseline: Some(configurations[0].name.clone()),
             description: None,
             configurations,
+            distractors: None,
             path: self.origin.join("experiments.yaml"),
         };
         let engine = Engine::build(&self.corpus, &[&ex])?;

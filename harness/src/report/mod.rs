@@ -18,6 +18,7 @@ pub mod decision;
 pub mod external;
 pub mod llm_judgments;
 pub mod plots;
+pub mod scale;
 pub mod stats_section;
 pub mod table;
 pub mod warranty;
@@ -911,6 +912,16 @@ pub fn render_suite(
         crate::suite::check_depth(&suite, ex)?;
     }
     let corpus = suite.load_corpus()?;
+    // Distractor pools are read and checked (ids, sizes) before anything is replayed.
+    let pools = experiments
+        .iter()
+        .map(|ex| {
+            ex.distractors
+                .as_ref()
+                .map(|d| crate::suite::distractors::Pool::load(d, &ex.path, &corpus))
+                .transpose()
+        })
+        .collect::<Result<Vec<_>>>()?;
     let refs: Vec<&Experiments> = experiments.iter().collect();
     let engine = Engine::build_with(&corpus, &refs, remote.cloned())?;
     let mut reports = Vec::new();
@@ -947,6 +958,12 @@ pub fn render_suite(
             &paired,
             Some(&costs),
         )?);
+    }
+    for ((ex, pool), report) in experiments.iter().zip(&pools).zip(&mut reports) {
+        if let (Some(pool), Some(d)) = (pool, &ex.distractors) {
+            let curve = scale::suite_curve(&corpus, &suite, ex, pool, &d.sizes, remote)?;
+            report.files.extend(curve.files);
+        }
     }
     check_files(&reports)?;
     Ok(Rendered {

@@ -16,6 +16,8 @@ pub(crate) enum Stream {
     Synth = 3,
     /// Resamples of the agreement statistics (κ over pairs, τ over tasks).
     Agreement = 4,
+    /// The draw of distractors and of a collection's sampled documents (corpus-size curves).
+    Distractors = 5,
 }
 
 /// A seeded stream.

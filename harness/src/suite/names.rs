@@ -163,6 +163,10 @@ pub fn experiment_file_names(stem: &str) -> Vec<String> {
         ".metrics.svg",
         ".delta.svg",
         ".tasks.svg",
+        ".scale.md",
+        ".scale.csv",
+        ".scale.json",
+        ".scale.svg",
     ]
     .iter()
     .map(|suffix| format!("{stem}{suffix}"))

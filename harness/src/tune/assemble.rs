@@ -422,6 +422,7 @@ fn single(c: Configuration, path: &std::path::Path) -> Experiments {
         baseline: Some(c.name.clone()),
         description: None,
         configurations: vec![c],
+        distractors: None,
         path: path.to_path_buf(),
     }
 }

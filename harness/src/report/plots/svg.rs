@@ -132,6 +132,33 @@ impl Svg {
         );
     }
 
+    /// A polyline through `points` (no fill); dashed when `dash` is given.
+    pub(crate) fn polyline(
+        &mut self,
+        points: &[(f64, f64)],
+        stroke: &str,
+        width: f64,
+        dash: Option<&str>,
+    ) {
+        let dash = dash
+            .map(|d| format!(" stroke-dasharray=\"{d}\""))
+            .unwrap_or_default();
+        let _ = writeln!(
+            self.body,
+            r#"<polyline points="{}" fill="none" stroke="{stroke}" stroke-width="{width:.1}"{dash}/>"#,
+            points_attr(points)
+        );
+    }
+
+    /// A filled polygon through `points` at `opacity`, without a stroke (a confidence band).
+    pub(crate) fn polygon(&mut self, points: &[(f64, f64)], fill: &str, opacity: f64) {
+        let _ = writeln!(
+            self.body,
+            r#"<polygon points="{}" fill="{fill}" fill-opacity="{opacity:.2}" stroke="none"/>"#,
+            points_attr(points)
+        );
+    }
+
     /// A horizontal interval with end caps.
     pub(crate) fn whisker(&mut self, x1: f64, x2: f64, y: f64, stroke: &str) {
         self.line((x1, y), (x2, y), stroke, 1.5, None);
@@ -159,6 +186,15 @@ impl Svg {
             self.body
         )
     }
+}
+
+/// `x,y x,y …` with one decimal.
+fn points_attr(points: &[(f64, f64)]) -> String {
+    points
+        .iter()
+        .map(|(x, y)| format!("{x:.1},{y:.1}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A linear axis on `[lo, hi]` drawn over `[x0, x0 + width]`.
