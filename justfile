@@ -146,6 +146,17 @@ check:
 beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce,bm25+ce@20,bm25+colbert,bm25+colbert@20":
     cargo run --release -q -p ranklab -- beir {{dir}} --configs {{configs}}
 
+# SciFact's corpus-size curve (reports/beir/scifact/scifact.scale.*, issue 28): bm25, dense, fusion and
+# BM25's top 100 reranked by ms-marco-MiniLM-L-12-v2 at 500, 1,000, 2,000, 3,500 and all 5,183
+# documents, every judged document kept, the others sampled (seed 42). The long cold work of the
+# curves lives here: the cross-encoder pairs that enter BM25's top 100 only at the smaller sizes
+# (about 38,000 beyond `just beir`'s 30,000; about 30 minutes on 2 cores the first time, seconds
+# once cached). docir's curve (tasks/docir/experiments-corpus-size.yaml) is part of `just bench`:
+# its cold work is about 330 pairs and 3,000 SciFact abstracts embedded (the vectors `just beir`
+# caches). Then the speed figure: bash bench/scale-speed/run.sh.
+scale dir=(shared + "/scifact"):
+    cargo run --release -q -p ranklab -- beir {{dir}} --configs bm25,dense,fusion,bm25+ce --corpus-sizes 500,1000,2000,3500,all
+
 # Evaluate a TREC run like trec_eval: just eval QRELS RUN [-q] [-m MEASURE]...
 eval qrels run *flags:
     cargo run --release -q -p ranklab -- eval {{flags}} {{qrels}} {{run}}

@@ -962,6 +962,7 @@ pub fn render_suite(
     for ((ex, pool), report) in experiments.iter().zip(&pools).zip(&mut reports) {
         if let (Some(pool), Some(d)) = (pool, &ex.distractors) {
             let curve = scale::suite_curve(&corpus, &suite, ex, pool, &d.sizes, remote)?;
+            report.summary.push_str(&curve.summary);
             report.files.extend(curve.files);
         }
     }

@@ -191,9 +191,10 @@ pub struct Cell {
 
 /// Statistics of measure `m` at every size: `[size]`.
 pub fn cells(curve: &Curve, m: usize, opts: &stats::Options) -> Result<Vec<Cell>> {
+    use rayon::prelude::*;
     curve
         .points
-        .iter()
+        .par_iter()
         .map(|p| {
             let col = |c: usize| -> Vec<f64> { p.values[c].iter().map(|task| task[m]).collect() };
             let means = (0..curve.configs.len())
@@ -456,7 +457,9 @@ fn warranty(setting: &Setting, curve: &Curve) -> String {
 /// Renders the curve's files (`<stem>.scale.md`, `.csv`, `.json`, `.svg`) as a report whose
 /// stem is `<stem>.scale`.
 pub fn render(setting: &Setting, curve: &Curve, opts: &stats::Options) -> Result<SuiteReport> {
+    use rayon::prelude::*;
     let all: Vec<Vec<Cell>> = (0..curve.measures.len())
+        .into_par_iter()
         .map(|m| cells(curve, m, opts))
         .collect::<Result<_>>()?;
     let plotted = setting.headline[0];
