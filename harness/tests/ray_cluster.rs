@@ -159,6 +159,19 @@ fn retried(stderr: &str) -> Vec<usize> {
         .collect()
 }
 
+/// The loads line of `stderr` names every model loaded locally (the bi-encoder is loaded once
+/// on a cold cache to learn its vector length; it computes nothing): never the cross-encoder.
+fn assert_no_local_cross_encoder(stderr: &str) {
+    let loads = stderr
+        .lines()
+        .find(|l| l.contains(" model load"))
+        .unwrap_or_else(|| panic!("no loads line:\n{stderr}"));
+    assert!(
+        !loads.contains("ms-marco"),
+        "the cross-encoder ran locally: {loads}"
+    );
+}
+
 /// The node the driver attached to (12 hex digits).
 fn driver_node(stderr: &str) -> String {
     stderr
@@ -233,16 +246,7 @@ fn a_two_node_loopback_cluster_fills_the_cache_with_the_bytes_of_a_local_run() {
         !r.is_empty() && r.iter().all(|&n| n == 0),
         "a shard was retried:\n{err}"
     );
-    // The loads line names every model loaded locally (the bi-encoder is loaded once on a cold
-    // cache to learn its vector length; it computes nothing).
-    let loads = err
-        .lines()
-        .find(|l| l.contains(" model load"))
-        .unwrap_or_else(|| panic!("no loads line:\n{err}"));
-    assert!(
-        !loads.contains("ms-marco"),
-        "the cross-encoder ran locally: {loads}"
-    );
+    assert_no_local_cross_encoder(&err);
     s.assert_like_local(&cache, &reports, &err);
 }
 
@@ -490,14 +494,7 @@ fn a_corpus_size_curve_on_the_cluster_is_bit_identical_to_a_local_one() {
         .unwrap());
     s.cluster.assert_loopback_only();
     assert_eq!(nodes_used(&err), s.worker_ids(), "{err}");
-    let loads = err
-        .lines()
-        .find(|l| l.contains(" model load"))
-        .unwrap_or_else(|| panic!("no loads line:\n{err}"));
-    assert!(
-        !loads.contains("ms-marco"),
-        "the cross-encoder ran locally: {loads}"
-    );
+    assert_no_local_cross_encoder(&err);
     let reports = common::tree(&cluster_reports);
     assert!(
         reports.keys().any(|p| p.ends_with("tiny.scale.md")),

@@ -51,6 +51,21 @@ fn suite_with(dir: &Path, distractors: &str) -> PathBuf {
     file
 }
 
+/// `ranklab run tasks/p -x tasks/p/experiments-scale.yaml --reports out` in `dir`.
+fn run_scale(dir: &Path) -> std::process::Output {
+    common::ranklab_in(
+        dir,
+        &[
+            "run",
+            "tasks/p",
+            "-x",
+            "tasks/p/experiments-scale.yaml",
+            "--reports",
+            "out",
+        ],
+    )
+}
+
 fn ids(c: &Corpus) -> BTreeSet<String> {
     c.docs.iter().map(|d| d.id.clone()).collect()
 }
@@ -173,17 +188,7 @@ fn a_suite_experiment_with_distractors_writes_its_curve() {
     let tmp = common::fixture_copy("bad_input");
     pool(tmp.path(), 30, &[]);
     suite_with(tmp.path(), "{ from: ../../pool, sizes: [0, 10, 30] }");
-    let o = common::ranklab_in(
-        tmp.path(),
-        &[
-            "run",
-            "tasks/p",
-            "-x",
-            "tasks/p/experiments-scale.yaml",
-            "--reports",
-            "out",
-        ],
-    );
+    let o = run_scale(tmp.path());
     assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
     let dir = tmp.path().join("out/p");
     for f in [
@@ -238,17 +243,7 @@ fn bad_distractors_are_refused_with_one_line_and_nothing_written() {
         let tmp = common::fixture_copy("bad_input");
         pool(tmp.path(), 30 - extra.len(), extra);
         suite_with(tmp.path(), distractors);
-        let o = common::ranklab_in(
-            tmp.path(),
-            &[
-                "run",
-                "tasks/p",
-                "-x",
-                "tasks/p/experiments-scale.yaml",
-                "--reports",
-                "out",
-            ],
-        );
+        let o = run_scale(tmp.path());
         common::assert_bad_input(&o, "tasks/p/experiments-scale.yaml", needles);
         assert_eq!(
             common::stderr(&o).lines().count(),

@@ -366,16 +366,21 @@ fn rows_table(curve: &Curve, all: &[Vec<Cell>]) -> Result<Table> {
     ])
 }
 
+/// The sizes as column headings: `35`, `1,035`, ….
+fn size_labels(curve: &Curve) -> Vec<String> {
+    curve
+        .points
+        .iter()
+        .map(|p| thousands(p.documents))
+        .collect()
+}
+
 /// The Markdown tables of measure `m`: means with intervals, then Δ against the baseline with
 /// its interval and p, and the first size at which it is detectable.
 fn measure_tables(curve: &Curve, cells: &[Cell], m: usize) -> String {
     let name = &curve.measures[m];
     let base = &curve.configs[curve.baseline];
-    let sizes: Vec<String> = curve
-        .points
-        .iter()
-        .map(|p| thousands(p.documents))
-        .collect();
+    let sizes = size_labels(curve);
     let mut md = format!(
         "## {name} by corpus size\n\nMean over {} tasks [95% CI], per corpus size (documents).\n\n| configuration | {} |\n|---|{}\n",
         curve.tasks,
@@ -431,11 +436,7 @@ fn measure_tables(curve: &Curve, cells: &[Cell], m: usize) -> String {
 
 /// The warranty section: the added documents are unjudged; how much of the top k they fill.
 fn warranty(setting: &Setting, curve: &Curve) -> String {
-    let sizes: Vec<String> = curve
-        .points
-        .iter()
-        .map(|p| thousands(p.documents))
-        .collect();
+    let sizes = size_labels(curve);
     let mut md = format!(
         "## Warranty: the {added} are unjudged\n\nNo one judged the {added} for any task: wherever one ranks, it counts as not relevant. If one in fact answers a task, the measures at the larger sizes are too low, for every configuration that ranks it. The share of the top-k slots (each task's k) that hold one of the {added}, per configuration and size:\n\n| configuration | {} |\n|---|{}\n",
         sizes.join(" | "),

@@ -98,9 +98,7 @@ impl Svg {
         width: f64,
         dash: Option<&str>,
     ) {
-        let dash = dash
-            .map(|d| format!(" stroke-dasharray=\"{d}\""))
-            .unwrap_or_default();
+        let dash = dash_attr(dash);
         let _ = writeln!(
             self.body,
             r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{stroke}" stroke-width="{width:.1}"{dash}/>"#
@@ -140,9 +138,7 @@ impl Svg {
         width: f64,
         dash: Option<&str>,
     ) {
-        let dash = dash
-            .map(|d| format!(" stroke-dasharray=\"{d}\""))
-            .unwrap_or_default();
+        let dash = dash_attr(dash);
         let _ = writeln!(
             self.body,
             r#"<polyline points="{}" fill="none" stroke="{stroke}" stroke-width="{width:.1}"{dash}/>"#,
@@ -186,6 +182,12 @@ impl Svg {
             self.body
         )
     }
+}
+
+/// ` stroke-dasharray="…"` for a dash pattern, nothing for a solid stroke.
+fn dash_attr(dash: Option<&str>) -> String {
+    dash.map(|d| format!(" stroke-dasharray=\"{d}\""))
+        .unwrap_or_default()
 }
 
 /// `x,y x,y …` with one decimal.
