@@ -150,8 +150,8 @@ beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce,bm25+ce@20,bm2
 # BM25's top 100 reranked by ms-marco-MiniLM-L-12-v2 at 500, 1,000, 2,000, 3,500 and all 5,183
 # documents, every judged document kept, the others sampled (seed 42). The long cold work of the
 # curves lives here: the cross-encoder pairs that enter BM25's top 100 only at the smaller sizes
-# (about 38,000 beyond `just beir`'s 30,000; about 30 minutes on 2 cores the first time, seconds
-# once cached). docir's curve (tasks/docir/experiments-corpus-size.yaml) is part of `just bench`:
+# (50,727 beyond `just beir`'s 30,000: 35 minutes on 2 cores the first time, under a second once
+# cached). docir's curve (tasks/docir/experiments-corpus-size.yaml) is part of `just bench`:
 # its cold work is about 330 pairs and 3,000 SciFact abstracts embedded (the vectors `just beir`
 # caches). Then the speed figure: bash bench/scale-speed/run.sh.
 scale dir=(shared + "/scifact"):

@@ -316,13 +316,14 @@ pub fn sentences(curve: &Curve, cells: &[Cell], m: usize) -> Vec<String> {
 
 mod plot;
 
-/// The rows of the CSV and JSON files: per measure, size and configuration.
-fn rows_table(curve: &Curve, all: &[Vec<Cell>]) -> Result<Table> {
+/// The rows of the CSV and JSON files: per headline measure, size and configuration.
+fn rows_table(curve: &Curve, all: &[(usize, Vec<Cell>)]) -> Result<Table> {
     let (mut measure, mut config, mut docs, mut added) = (vec![], vec![], vec![], vec![]);
     let (mut mean, mut lo, mut hi) = (vec![], vec![], vec![]);
     let mut paired: [Vec<Option<f64>>; 5] = Default::default();
     let mut detectable: Vec<Option<String>> = vec![];
-    for (m, cells) in all.iter().enumerate() {
+    for (m, cells) in all {
+        let m = *m;
         for (p, cell) in curve.points.iter().zip(cells) {
             for (c, name) in curve.configs.iter().enumerate() {
                 measure.push(curve.measures[m].clone());
@@ -459,15 +460,18 @@ fn warranty(setting: &Setting, curve: &Curve) -> String {
 /// stem is `<stem>.scale`.
 pub fn render(setting: &Setting, curve: &Curve, opts: &stats::Options) -> Result<SuiteReport> {
     use rayon::prelude::*;
-    let all: Vec<Vec<Cell>> = (0..curve.measures.len())
-        .into_par_iter()
-        .map(|m| cells(curve, m, opts))
+    // The statistics of the headline measures only: the others are in the experiment's own
+    // report at any one size, and bootstrap and sign-flip draws at every size are most of a
+    // warm curve's time.
+    let all: Vec<(usize, Vec<Cell>)> = setting
+        .headline
+        .par_iter()
+        .map(|&m| Ok((m, cells(curve, m, opts)?)))
         .collect::<Result<_>>()?;
     let plotted = setting.headline[0];
-    let said: Vec<String> = setting
-        .headline
+    let said: Vec<String> = all
         .iter()
-        .flat_map(|&m| sentences(curve, &all[m], m))
+        .flat_map(|(m, cells)| sentences(curve, cells, *m))
         .collect();
     let stem = format!("{}.scale", setting.stem);
     let title = format!("{}: corpus-size curve", setting.title);
@@ -479,16 +483,16 @@ pub fn render(setting: &Setting, curve: &Curve, opts: &stats::Options) -> Result
         "\n![{} against corpus size]({stem}.svg)\n\n",
         curve.measures[plotted]
     ));
-    for &m in &setting.headline {
-        md.push_str(&measure_tables(curve, &all[m], m));
+    for (m, cells) in &all {
+        md.push_str(&measure_tables(curve, cells, *m));
     }
     md.push_str(&warranty(setting, curve));
     md.push_str(&format!(
-        "## Notes\n\n{} Every measure at every size is in {stem}.csv and {stem}.json.\n",
+        "## Notes\n\n{} The same figures are in {stem}.csv and {stem}.json.\n",
         opts.describe("configuration", "tasks")
     ));
     let rows = rows_table(curve, &all)?;
-    let svg = plot::chart(curve, &all[plotted], plotted, &title);
+    let svg = plot::chart(curve, &all[0].1, plotted, &title);
     let json = json!({
         "title": title,
         "how": setting.how,
