@@ -30,6 +30,7 @@ mod hashing;
 pub(crate) mod keyed;
 pub(crate) mod model_cache;
 mod model_store;
+pub mod onnx;
 pub mod pins;
 pub(crate) mod record_file;
 pub mod remote;

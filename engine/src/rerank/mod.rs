@@ -27,6 +27,7 @@
 //! similarity) is never overwritten: the logit lives in [`RerankedHit::rerank_score`]. A
 //! non-finite score is an [`crate::Error::NonFiniteScore`] naming the query and document.
 
+pub mod bert;
 mod cache;
 mod colbert;
 mod fastembed;

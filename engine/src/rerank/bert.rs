@@ -1,0 +1,309 @@
+//! The MiniLM cross-encoder (ms-marco-MiniLM-L-12-v2) as float weights in candle: the pinned
+//! int8 ONNX file dequantized, and a BERT forward pass over them — the starting point of
+//! fine-tuning, which needs weights it can change and a forward pass it can differentiate.
+//!
+//! **Dequantization.** The file is ONNX Runtime's dynamic quantization: every matrix of the
+//! encoder, the pooler and the classifier is int8 with one scale and zero point per tensor,
+//! consumed by a `MatMulInteger` node stored as `[in, out]`; the three embedding tables are
+//! uint8 behind a `DequantizeLinear`; biases and LayerNorm parameters stay float. A matrix is
+//! `(q − zero point) · scale`, the difference taken in integers, then one f32 rounding (what
+//! `DequantizeLinear` computes), transposed to `[out, in]`. Which BERT parameter a matrix is
+//! comes from the name of the node consuming it, which keeps the exporter's module path
+//! (`/bert/encoder/layer.0/attention/self/query/MatMul_quant` →
+//! `bert.encoder.layer.0.attention.self.query.weight`); float initializers are named as the
+//! parameters already. The result is the 201 tensors of a BERT sequence classifier.
+//!
+//! **Forward pass.** `[CLS] query [SEP] passage [SEP]` (type ids 0, then 1), word + position +
+//! type embeddings, LayerNorm, 12 layers (12 heads of 32, exact-erf GELU, post-LayerNorm),
+//! then the pooler (dense + tanh on [CLS]) and the classifier: one logit. LayerNorm and softmax
+//! are written from primitive operations so that gradients flow through them (candle's fused
+//! LayerNorm has no backward).
+//!
+//! The float model is not the int8 one: ONNX Runtime quantizes each activation tensor too, and
+//! over 12 layers that rounding moves a logit by up to about 0.7 on long pairs. The test
+//! `engine/tests/dequant_oracle.rs` states how close the two are on 300 docir pairs.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor, D};
+
+use crate::models::onnx::{dtype, Graph, Initializer};
+use crate::{Error, Result};
+
+/// The architecture of ms-marco-MiniLM-L-12-v2 (its config.json names none of it).
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// Encoder layers.
+    pub layers: usize,
+    /// Hidden size.
+    pub hidden: usize,
+    /// Attention heads.
+    pub heads: usize,
+    /// LayerNorm epsilon.
+    pub eps: f64,
+    /// Longest input, in tokens.
+    pub max_positions: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            layers: 12,
+            hidden: 384,
+            heads: 12,
+            eps: 1e-12,
+            max_positions: 512,
+        }
+    }
+}
+
+/// Float weights by BERT parameter name (`bert.encoder.layer.0.attention.self.query.weight`,
+/// …), matrices `[out, in]` as candle's linear layers take them.
+pub type Weights = BTreeMap<String, Tensor>;
+
+fn fail(path: &Path, message: String) -> Error {
+    Error::Model {
+        model: path.display().to_string(),
+        message,
+    }
+}
+
+/// The dequantized weights of the int8 ONNX file `path` (see the module's documentation).
+pub fn dequantize(path: &Path) -> Result<Weights> {
+    let graph = Graph::read(path)?;
+    dequantize_graph(&graph).map_err(|m| fail(path, m))
+}
+
+/// [`dequantize`] on a parsed graph; the error says which tensor could not be read.
+pub fn dequantize_graph(graph: &Graph) -> std::result::Result<Weights, String> {
+    let by_name: BTreeMap<&str, &Initializer> = graph
+        .initializers
+        .iter()
+        .map(|i| (i.name.as_str(), i))
+        .collect();
+    let get = |n: &str| {
+        by_name
+            .get(n)
+            .copied()
+            .ok_or_else(|| format!("no initializer {n}"))
+    };
+    let scalar = |n: &str| -> std::result::Result<(f32, i32), String> {
+        let scale = get(&format!("{n}_scale"))?.f32s()?;
+        let zp = get(&format!("{n}_zero_point"))?.ints8()?;
+        match (scale.as_slice(), zp.as_slice()) {
+            ([s], [z]) => Ok((*s, *z)),
+            _ => Err(format!(
+                "{n}: a scale or zero point that is not one number (per-channel?)"
+            )),
+        }
+    };
+    let deq = |n: &str| -> std::result::Result<(Vec<f32>, Vec<usize>), String> {
+        let q = get(&format!("{n}_quantized"))?;
+        let (scale, zp) = scalar(n)?;
+        let values = q
+            .ints8()?
+            .into_iter()
+            .map(|v| (v - zp) as f32 * scale)
+            .collect();
+        Ok((values, q.dims.iter().map(|&d| d as usize).collect()))
+    };
+    let tensor = |v: Vec<f32>, dims: &[usize]| {
+        Tensor::from_vec(v, dims, &Device::Cpu).map_err(|e| e.to_string())
+    };
+    let mut out = Weights::new();
+    for node in graph.nodes.iter().filter(|n| n.op_type == "MatMulInteger") {
+        let b = node
+            .inputs
+            .get(1)
+            .ok_or("a MatMulInteger without its matrix")?;
+        let Some(base) = b.strip_suffix("_quantized") else {
+            continue;
+        };
+        let param = parameter_of(&node.name)
+            .ok_or_else(|| format!("node {:?}: no module path in its name", node.name))?;
+        let (values, dims) = deq(base)?;
+        let [rows, cols] = dims[..] else {
+            return Err(format!("{base}: a matrix of shape {dims:?}"));
+        };
+        let t = tensor(values, &[rows, cols])?
+            .t()
+            .and_then(|t| t.contiguous())
+            .map_err(|e| e.to_string())?;
+        out.insert(format!("{param}.weight"), t);
+    }
+    for table in ["word", "position", "token_type"] {
+        let n = format!("bert.embeddings.{table}_embeddings.weight");
+        let (values, dims) = deq(&n)?;
+        out.insert(n, tensor(values, &dims)?);
+    }
+    for init in &graph.initializers {
+        let is_param = init.name.starts_with("bert.") || init.name.starts_with("classifier.");
+        if is_param && init.data_type == dtype::FLOAT && !out.contains_key(&init.name) {
+            let dims: Vec<usize> = init.dims.iter().map(|&d| d as usize).collect();
+            if init.name.ends_with("_scale") {
+                continue;
+            }
+            out.insert(init.name.clone(), tensor(init.f32s()?, &dims)?);
+        }
+    }
+    Ok(out)
+}
+
+/// `/bert/encoder/layer.0/attention/self/query/MatMul_quant` → `bert.encoder.layer.0.attention.self.query`.
+fn parameter_of(node: &str) -> Option<String> {
+    let path = node.trim_start_matches('/');
+    let (module, _op) = path.rsplit_once('/')?;
+    Some(module.replace('/', "."))
+}
+
+/// The cross-encoder over float weights.
+pub struct Bert {
+    config: Config,
+    weights: Weights,
+}
+
+impl Bert {
+    /// The model over `weights` (every parameter the forward pass reads must be there).
+    pub fn new(weights: Weights, config: Config) -> std::result::Result<Bert, String> {
+        let model = Bert { config, weights };
+        let mut names = vec![
+            "bert.embeddings.word_embeddings.weight".to_string(),
+            "bert.pooler.dense.weight".to_string(),
+            "classifier.weight".to_string(),
+            "classifier.bias".to_string(),
+        ];
+        for i in 0..config.layers {
+            for p in [
+                "attention.self.query",
+                "attention.output.dense",
+                "output.LayerNorm",
+            ] {
+                names.push(format!("bert.encoder.layer.{i}.{p}.weight"));
+            }
+        }
+        match names.iter().find(|n| !model.weights.contains_key(*n)) {
+            Some(n) => Err(format!("no weight {n}")),
+            None => Ok(model),
+        }
+    }
+
+    /// The weights.
+    pub fn weights(&self) -> &Weights {
+        &self.weights
+    }
+
+    fn w(&self, name: &str) -> candle_core::Result<&Tensor> {
+        self.weights
+            .get(name)
+            .ok_or_else(|| candle_core::Error::Msg(format!("no weight {name}")))
+    }
+
+    /// `x · Wᵀ + b` of the linear layer `name`.
+    fn linear(&self, x: &Tensor, name: &str) -> candle_core::Result<Tensor> {
+        x.broadcast_matmul(&self.w(&format!("{name}.weight"))?.t()?)?
+            .broadcast_add(self.w(&format!("{name}.bias"))?)
+    }
+
+    /// LayerNorm over the last dimension, from primitive (differentiable) operations.
+    fn layer_norm(&self, x: &Tensor, name: &str) -> candle_core::Result<Tensor> {
+        let mean = x.mean_keepdim(D::Minus1)?;
+        let centred = x.broadcast_sub(&mean)?;
+        let var = centred.sqr()?.mean_keepdim(D::Minus1)?;
+        centred
+            .broadcast_div(&(var + self.config.eps)?.sqrt()?)?
+            .broadcast_mul(self.w(&format!("{name}.weight"))?)?
+            .broadcast_add(self.w(&format!("{name}.bias"))?)
+    }
+
+    /// The logit of each pair of a batch: `ids` and `types` `[batch, tokens]` (u32), `mask`
+    /// `[batch, tokens]` (1 for a token, 0 for padding) as f32.
+    pub fn forward(
+        &self,
+        ids: &Tensor,
+        types: &Tensor,
+        mask: &Tensor,
+    ) -> candle_core::Result<Tensor> {
+        let (b, t) = ids.dims2()?;
+        let h = self.config.hidden;
+        let positions = Tensor::arange(0u32, t as u32, ids.device())?;
+        let emb = |name: &str, idx: &Tensor| -> candle_core::Result<Tensor> {
+            self.w(&format!("bert.embeddings.{name}_embeddings.weight"))?
+                .index_select(&idx.flatten_all()?, 0)
+        };
+        let x = (emb("word", ids)?.reshape((b, t, h))?
+            + emb("token_type", types)?.reshape((b, t, h))?)?
+        .broadcast_add(&emb("position", &positions)?.reshape((1, t, h))?)?;
+        let mut x = self.layer_norm(&x, "bert.embeddings.LayerNorm")?;
+        // Padding gets a bias of f32::MIN before the softmax, as the exporter's graph does.
+        let bias = ((mask.to_dtype(DType::F32)?.affine(-1.0, 1.0)?) * f64::from(f32::MIN))?
+            .reshape((b, 1, 1, t))?;
+        for i in 0..self.config.layers {
+            x = self.layer(&x, &bias, &format!("bert.encoder.layer.{i}"))?;
+        }
+        let cls = x.narrow(1, 0, 1)?.reshape((b, h))?;
+        let pooled = self.linear(&cls, "bert.pooler.dense")?.tanh()?;
+        self.linear(&pooled, "classifier")?.reshape(b)
+    }
+
+    fn layer(&self, x: &Tensor, bias: &Tensor, p: &str) -> candle_core::Result<Tensor> {
+        let (b, t, h) = x.dims3()?;
+        let (heads, dh) = (self.config.heads, h / self.config.heads);
+        let split = |y: Tensor| -> candle_core::Result<Tensor> {
+            y.reshape((b, t, heads, dh))?.transpose(1, 2)?.contiguous()
+        };
+        let q = split(self.linear(x, &format!("{p}.attention.self.query"))?)?;
+        let k = split(self.linear(x, &format!("{p}.attention.self.key"))?)?;
+        let v = split(self.linear(x, &format!("{p}.attention.self.value"))?)?;
+        let scores = (q.matmul(&k.t()?)? / (dh as f64).sqrt())?.broadcast_add(bias)?;
+        let max = scores.max_keepdim(D::Minus1)?;
+        let e = scores.broadcast_sub(&max)?.exp()?;
+        let probs = e.broadcast_div(&e.sum_keepdim(D::Minus1)?)?;
+        let ctx = probs.matmul(&v)?.transpose(1, 2)?.reshape((b, t, h))?;
+        let attn = self.linear(&ctx, &format!("{p}.attention.output.dense"))?;
+        let x1 = self.layer_norm(&(attn + x)?, &format!("{p}.attention.output.LayerNorm"))?;
+        let mid = self
+            .linear(&x1, &format!("{p}.intermediate.dense"))?
+            .gelu_erf()?;
+        let out = self.linear(&mid, &format!("{p}.output.dense"))?;
+        self.layer_norm(&(out + x1)?, &format!("{p}.output.LayerNorm"))
+    }
+
+    /// The logit of one (query, passage) pair, tokenized by `tokenizer` as the ONNX model is fed
+    /// (`[CLS] q [SEP] p [SEP]`, longest-first truncation to the model's length).
+    pub fn score(
+        &self,
+        tokenizer: &tokenizers::Tokenizer,
+        query: &str,
+        passage: &str,
+    ) -> std::result::Result<f32, String> {
+        let enc = tokenizer
+            .encode((query, passage), true)
+            .map_err(|e| e.to_string())?;
+        let n = enc.get_ids().len();
+        let dev = Device::Cpu;
+        let run = || -> candle_core::Result<f32> {
+            let ids = Tensor::from_slice(enc.get_ids(), (1, n), &dev)?;
+            let types = Tensor::from_slice(enc.get_type_ids(), (1, n), &dev)?;
+            let mask = Tensor::ones((1, n), DType::F32, &dev)?;
+            self.forward(&ids, &types, &mask)?
+                .to_vec1::<f32>()
+                .map(|v| v[0])
+        };
+        run().map_err(|e| e.to_string())
+    }
+}
+
+/// The tokenizer of the model directory `dir`, truncating pairs longest-first to `max_length`
+/// tokens and padding nothing, as ranklab's ONNX cross-encoder feeds one pair at a time.
+pub fn tokenizer(dir: &Path, max_length: usize) -> Result<tokenizers::Tokenizer> {
+    let path = dir.join("tokenizer.json");
+    let mut t = tokenizers::Tokenizer::from_file(&path).map_err(|e| fail(&path, e.to_string()))?;
+    t.with_padding(None);
+    t.with_truncation(Some(tokenizers::TruncationParams {
+        max_length,
+        ..Default::default()
+    }))
+    .map_err(|e| fail(&path, e.to_string()))?;
+    Ok(t)
+}
