@@ -31,6 +31,7 @@ pub mod bert;
 mod cache;
 mod colbert;
 mod fastembed;
+pub mod finetune;
 pub mod grade;
 pub mod grade_cache;
 mod lazy;

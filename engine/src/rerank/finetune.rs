@@ -1,0 +1,348 @@
+//! Training the cross-encoder on labelled (query, passage) pairs: binary cross-entropy on the
+//! logit, AdamW (decoupled weight decay on matrices and embeddings, none on biases and
+//! LayerNorm), a linear warm-up then linear decay of the learning rate, the gradient clipped to
+//! a global norm, no dropout. Batches are the pairs in a seeded order per epoch (SplitMix64
+//! driving a Fisher–Yates shuffle), padded to their longest pair.
+//!
+//! Deterministic: the same starting weights, pairs, settings and seed give the same weights to
+//! the bit on one machine. Every operation but the matrix products runs on one thread, and
+//! candle's CPU matrix product (the `gemm` crate) sums each output element in one fixed order
+//! whatever the thread count; the order of the pairs is the seed's.
+
+use candle_core::{DType, Device, Tensor, Var};
+use candle_nn::optim::{AdamW, Optimizer, ParamsAdamW};
+
+use super::bert::{Bert, Config, Weights};
+use crate::{Error, Result};
+
+/// One training pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    /// The query.
+    pub query: String,
+    /// The passage.
+    pub passage: String,
+    /// 1 relevant, 0 not.
+    pub label: f32,
+}
+
+/// Training settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hyper {
+    /// Passes over the pairs.
+    pub epochs: usize,
+    /// Pairs per step.
+    pub batch: usize,
+    /// Peak learning rate.
+    pub lr: f64,
+    /// Fraction of the steps spent warming up (linear from 0 to `lr`).
+    pub warmup: f64,
+    /// AdamW's decoupled weight decay (not on biases and LayerNorm).
+    pub weight_decay: f64,
+    /// Largest global gradient norm; larger gradients are scaled down to it.
+    pub max_grad_norm: f64,
+    /// Tokens per pair (longest-first truncation).
+    pub max_length: usize,
+    /// Seed of the pairs' order.
+    pub seed: u64,
+}
+
+impl Default for Hyper {
+    fn default() -> Self {
+        Hyper {
+            epochs: 2,
+            batch: 16,
+            lr: 2e-5,
+            warmup: 0.1,
+            weight_decay: 0.01,
+            max_grad_norm: 1.0,
+            max_length: 256,
+            seed: 42,
+        }
+    }
+}
+
+/// What training gives back.
+pub struct Trained {
+    /// The trained weights.
+    pub weights: Weights,
+    /// The mean training loss of each step, in order.
+    pub step_losses: Vec<f64>,
+    /// The mean loss of each epoch (over its steps' pairs).
+    pub epoch_losses: Vec<f64>,
+}
+
+fn model_error(e: impl std::fmt::Display) -> Error {
+    Error::Model {
+        model: "fine-tuning".to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// SplitMix64: a small, fully specified generator for the pairs' order.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The order of `n` pairs in `epoch`, from `seed`.
+pub fn epoch_order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
+    let mut state = seed ^ (epoch as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = (splitmix(&mut state) % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// The learning rate at `step` of `total` (0-based): linear warm-up over the first
+/// `ceil(warmup · total)` steps, then linear decay to 0 at `total`.
+pub fn learning_rate(h: &Hyper, step: usize, total: usize) -> f64 {
+    let warm = ((h.warmup * total as f64).ceil() as usize).max(1);
+    if step < warm {
+        h.lr * (step + 1) as f64 / warm as f64
+    } else {
+        h.lr * (total - step) as f64 / (total - warm).max(1) as f64
+    }
+}
+
+/// The batch `pairs` as `(ids, types, mask)` tensors `[batch, longest]`, padded with id 0.
+fn batch_tensors(
+    tok: &tokenizers::Tokenizer,
+    pairs: &[&Pair],
+    max_length: usize,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let mut encs = Vec::with_capacity(pairs.len());
+    for p in pairs {
+        let mut e = tok
+            .encode((p.query.as_str(), p.passage.as_str()), true)
+            .map_err(model_error)?;
+        e.truncate(max_length, 0, tokenizers::TruncationDirection::Right);
+        encs.push(e);
+    }
+    let t = encs.iter().map(|e| e.get_ids().len()).max().unwrap_or(1);
+    let (mut ids, mut types, mut mask) = (Vec::new(), Vec::new(), Vec::new());
+    for e in &encs {
+        let n = e.get_ids().len();
+        ids.extend(
+            e.get_ids()
+                .iter()
+                .copied()
+                .chain(std::iter::repeat_n(0, t - n)),
+        );
+        types.extend(
+            e.get_type_ids()
+                .iter()
+                .copied()
+                .chain(std::iter::repeat_n(0, t - n)),
+        );
+        mask.extend(std::iter::repeat_n(1f32, n).chain(std::iter::repeat_n(0f32, t - n)));
+    }
+    let b = encs.len();
+    let dev = Device::Cpu;
+    let out = (|| -> candle_core::Result<_> {
+        Ok((
+            Tensor::from_vec(ids, (b, t), &dev)?,
+            Tensor::from_vec(types, (b, t), &dev)?,
+            Tensor::from_vec(mask, (b, t), &dev)?,
+        ))
+    })();
+    out.map_err(model_error)
+}
+
+/// Mean binary cross-entropy of `logits` against `labels`, in the stable form
+/// `max(z, 0) − z·y + log(1 + e^(−|z|))`.
+pub fn bce_with_logits(logits: &Tensor, labels: &Tensor) -> candle_core::Result<Tensor> {
+    let z = logits;
+    let pos = z.relu()?;
+    let soft = (z.abs()?.neg()?.exp()? + 1.0)?.log()?;
+    ((pos - (z * labels)?)? + soft)?.mean_all()
+}
+
+/// Mean loss of `model` on `pairs` (no training), batch by batch.
+pub fn loss_on(
+    model: &Bert,
+    tok: &tokenizers::Tokenizer,
+    pairs: &[Pair],
+    h: &Hyper,
+) -> Result<f64> {
+    let mut sum = 0.0;
+    for chunk in pairs.chunks(h.batch.max(1)) {
+        let refs: Vec<&Pair> = chunk.iter().collect();
+        let (ids, types, mask) = batch_tensors(tok, &refs, h.max_length)?;
+        let labels: Vec<f32> = chunk.iter().map(|p| p.label).collect();
+        let labels = Tensor::from_vec(labels, chunk.len(), &Device::Cpu).map_err(model_error)?;
+        let l = model
+            .forward(&ids, &types, &mask)
+            .and_then(|z| bce_with_logits(&z, &labels))
+            .and_then(|l| l.to_scalar::<f32>())
+            .map_err(model_error)?;
+        sum += f64::from(l) * chunk.len() as f64;
+    }
+    Ok(sum / pairs.len().max(1) as f64)
+}
+
+/// Trains from `start` on `pairs` (see the module's documentation). `progress` is told each
+/// step's number (1-based), the total and the step's loss.
+pub fn train(
+    start: &Weights,
+    pairs: &[Pair],
+    tok: &tokenizers::Tokenizer,
+    h: &Hyper,
+    progress: &mut dyn FnMut(usize, usize, f64),
+) -> Result<Trained> {
+    if pairs.is_empty() || h.batch == 0 || h.epochs == 0 {
+        return Err(Error::Config(
+            "fine-tuning needs at least one pair, one epoch and a batch of at least 1".into(),
+        ));
+    }
+    let mut vars = std::collections::BTreeMap::new();
+    for (name, t) in start {
+        vars.insert(name.clone(), Var::from_tensor(t).map_err(model_error)?);
+    }
+    let model_weights: Weights = vars
+        .iter()
+        .map(|(n, v)| (n.clone(), v.as_tensor().clone()))
+        .collect();
+    let model = Bert::new(model_weights, Config::default()).map_err(model_error)?;
+    let no_decay = |n: &str| n.ends_with(".bias") || n.contains("LayerNorm");
+    let group = |decay: bool| -> Vec<Var> {
+        vars.iter()
+            .filter(|(n, _)| no_decay(n) != decay)
+            .map(|(_, v)| v.clone())
+            .collect()
+    };
+    let params = |wd: f64| ParamsAdamW {
+        lr: h.lr,
+        weight_decay: wd,
+        ..ParamsAdamW::default()
+    };
+    let mut opt_decay = AdamW::new(group(true), params(h.weight_decay)).map_err(model_error)?;
+    let mut opt_plain = AdamW::new(group(false), params(0.0)).map_err(model_error)?;
+    let steps_per_epoch = pairs.len().div_ceil(h.batch);
+    let total = steps_per_epoch * h.epochs;
+    let (mut step_losses, mut epoch_losses) = (Vec::new(), Vec::new());
+    let mut step = 0;
+    for epoch in 0..h.epochs {
+        let order = epoch_order(pairs.len(), h.seed, epoch);
+        let mut epoch_sum = 0.0;
+        for chunk in order.chunks(h.batch) {
+            let batch: Vec<&Pair> = chunk.iter().map(|&i| &pairs[i]).collect();
+            let (ids, types, mask) = batch_tensors(tok, &batch, h.max_length)?;
+            let labels: Vec<f32> = batch.iter().map(|p| p.label).collect();
+            let labels =
+                Tensor::from_vec(labels, batch.len(), &Device::Cpu).map_err(model_error)?;
+            let lr = learning_rate(h, step, total);
+            let loss = (|| -> candle_core::Result<f64> {
+                let loss = bce_with_logits(&model.forward(&ids, &types, &mask)?, &labels)?;
+                let mut grads = loss.backward()?;
+                clip(&mut grads, &vars, h.max_grad_norm)?;
+                opt_decay.set_learning_rate(lr);
+                opt_plain.set_learning_rate(lr);
+                opt_decay.step(&grads)?;
+                opt_plain.step(&grads)?;
+                Ok(f64::from(loss.to_scalar::<f32>()?))
+            })()
+            .map_err(model_error)?;
+            step += 1;
+            epoch_sum += loss * batch.len() as f64;
+            step_losses.push(loss);
+            progress(step, total, loss);
+        }
+        epoch_losses.push(epoch_sum / pairs.len() as f64);
+    }
+    let weights = vars
+        .into_iter()
+        .map(|(n, v)| (n, v.as_tensor().detach()))
+        .collect();
+    Ok(Trained {
+        weights,
+        step_losses,
+        epoch_losses,
+    })
+}
+
+/// Scales every gradient by `min(1, max_norm / (‖g‖ + 1e-6))`, ‖g‖ the global L2 norm.
+fn clip(
+    grads: &mut candle_core::backprop::GradStore,
+    vars: &std::collections::BTreeMap<String, Var>,
+    max_norm: f64,
+) -> candle_core::Result<()> {
+    let mut sq = 0.0f64;
+    for v in vars.values() {
+        if let Some(g) = grads.get(v.as_tensor()) {
+            sq += f64::from(g.sqr()?.sum_all()?.to_scalar::<f32>()?);
+        }
+    }
+    let factor = (max_norm / (sq.sqrt() + 1e-6)).min(1.0);
+    if factor < 1.0 {
+        for v in vars.values() {
+            if let Some(g) = grads.remove(v.as_tensor()) {
+                grads.insert(v.as_tensor(), (g * factor)?);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether two weight sets are equal to the bit.
+pub fn same_bits(a: &Weights, b: &Weights) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|((na, ta), (nb, tb))| {
+            let bits = |t: &Tensor| {
+                t.flatten_all()
+                    .and_then(|t| t.to_dtype(DType::F32))
+                    .and_then(|t| t.to_vec1::<f32>())
+                    .map(|v| v.into_iter().map(f32::to_bits).collect::<Vec<_>>())
+                    .ok()
+            };
+            na == nb && bits(ta).is_some() && bits(ta) == bits(tb)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schedule_warms_up_then_decays_to_zero() {
+        let h = Hyper {
+            lr: 1.0,
+            warmup: 0.1,
+            ..Hyper::default()
+        };
+        // 20 steps: 2 of warm-up (0.5, 1.0), then 18 decaying: 18/18 … 1/18.
+        let lrs: Vec<f64> = (0..20).map(|s| learning_rate(&h, s, 20)).collect();
+        assert_eq!(lrs[0], 0.5);
+        assert_eq!(lrs[1], 1.0);
+        assert_eq!(lrs[2], 1.0);
+        assert!((lrs[19] - 1.0 / 18.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn an_epoch_order_is_a_seeded_permutation() {
+        let a = epoch_order(10, 42, 0);
+        let mut s = a.clone();
+        s.sort_unstable();
+        assert_eq!(s, (0..10).collect::<Vec<_>>());
+        assert_eq!(a, epoch_order(10, 42, 0));
+        assert_ne!(a, epoch_order(10, 42, 1));
+        assert_ne!(a, epoch_order(10, 43, 0));
+    }
+
+    #[test]
+    fn bce_matches_its_definition() {
+        // −[y ln σ(z) + (1 − y) ln(1 − σ(z))] by hand for z = 2, y = 1 and z = −1, y = 0.
+        let s = |z: f64| 1.0 / (1.0 + (-z).exp());
+        let want = (-(s(2.0)).ln() - (1.0 - s(-1.0)).ln()) / 2.0;
+        let dev = Device::Cpu;
+        let z = Tensor::new(&[2f32, -1.0], &dev).unwrap();
+        let y = Tensor::new(&[1f32, 0.0], &dev).unwrap();
+        let got = bce_with_logits(&z, &y).unwrap().to_scalar::<f32>().unwrap();
+        assert!((f64::from(got) - want).abs() < 1e-6, "{got} vs {want}");
+    }
+}
