@@ -16,6 +16,7 @@
 //! - [`external`]: engines outside ranklab as a first stage (a child process speaking JSON lines,
 //!   or HTTP with presets for OpenSearch, Solr, Vespa, ...), and their recordings.
 //! - [`report`]: typed tables to Markdown, CSV (the `csv` crate) and JSON; atomic writes.
+//! - [`finetune`]: training pairs for fine-tuning a cross-encoder, folds by task (no leaks).
 //! - [`gate`]: the CI regression gate (baseline file, one-sided verdicts).
 //! - `tune`: penalty weights tuned on an integer grid against dated merges.
 //! - `cluster`: model work on a Ray cluster (`--cluster ray://HOST:PORT`).
@@ -32,6 +33,7 @@ pub(crate) mod cmd;
 pub mod compare;
 pub mod engine_spec;
 pub mod external;
+pub mod finetune;
 pub mod gate;
 pub(crate) mod help_formats;
 pub(crate) mod judge;
