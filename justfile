@@ -152,7 +152,7 @@ beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce,bm25+ce@20,bm2
 # curves lives here: the cross-encoder pairs that enter BM25's top 100 only at the smaller sizes
 # (50,727 beyond `just beir`'s 30,000: 35 minutes on 2 cores the first time, under a second once
 # cached). docir's curve (tasks/docir/experiments-corpus-size.yaml) is part of `just bench`:
-# its cold work is about 330 pairs and 3,000 SciFact abstracts embedded (the vectors `just beir`
+# its cold work is about 300 pairs and 1,000 SciFact abstracts embedded (the vectors `just beir`
 # caches). Then the speed figure: bash bench/scale-speed/run.sh.
 scale dir=(shared + "/scifact"):
     cargo run --release -q -p ranklab -- beir {{dir}} --configs bm25,dense,fusion,bm25+ce --corpus-sizes 500,1000,2000,3500,all
