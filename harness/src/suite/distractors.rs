@@ -55,7 +55,8 @@ pub fn check_sizes(sizes: &[usize]) -> std::result::Result<(), String> {
 
 impl Distractors {
     /// Checks the block of the experiments file `path` (text `text`) at load: sizes strictly
-    /// increasing, `from` a corpus folder. The pool is read only when the curve is drawn.
+    /// increasing. The pool (`from`) is checked and read only when the curve is drawn, so a
+    /// command that does not draw it (the gate, a copy of the suite elsewhere) does not need it.
     pub(crate) fn check(&self, path: &Path, text: &str) -> Result<()> {
         let line = text
             .lines()
@@ -63,20 +64,6 @@ impl Distractors {
             .map_or(1, |i| i + 1);
         if let Err(why) = check_sizes(&self.sizes) {
             bail!("{}:{line}: distractors: {why}", path.display());
-        }
-        let from = self.pool_path(path);
-        let is_corpus = from.join("corpus.jsonl").is_file()
-            || std::fs::read_dir(&from).is_ok_and(|entries| {
-                entries
-                    .flatten()
-                    .any(|e| e.path().extension().is_some_and(|x| x == "md"))
-            });
-        if !is_corpus {
-            bail!(
-                "{}:{line}: distractors: from {} is not a corpus: expected a BEIR folder with corpus.jsonl or a folder of .md records (the path is relative to the experiments file)",
-                path.display(),
-                from.display()
-            );
         }
         Ok(())
     }
@@ -114,6 +101,20 @@ impl Pool {
     /// is one of `corpus`'s and that the largest size fits the pool, and draws its order.
     pub fn load(spec: &Distractors, experiments: &Path, corpus: &Corpus) -> Result<Pool> {
         let path = spec.pool_path(experiments);
+        let from = path.clone();
+        let is_corpus = from.join("corpus.jsonl").is_file()
+            || std::fs::read_dir(&from).is_ok_and(|entries| {
+                entries
+                    .flatten()
+                    .any(|e| e.path().extension().is_some_and(|x| x == "md"))
+            });
+        if !is_corpus {
+            bail!(
+                "{}: distractors: from {} is not a corpus: expected a BEIR folder with corpus.jsonl or a folder of .md records (the path is relative to the experiments file)",
+                experiments.display(),
+                from.display()
+            );
+        }
         let pool = Corpus::load(&path).with_context(|| {
             format!(
                 "{}: distractors: reading the pool {}",
