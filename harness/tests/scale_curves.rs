@@ -82,7 +82,13 @@ fn a_larger_sizes_draw_contains_the_smaller_s_and_every_suite_or_judged_document
     let corpus = suite.load_corpus().unwrap();
     let ex = Experiments::load(&file).unwrap();
     let spec = ex.distractors.clone().unwrap();
-    let drawn = Pool::load(&spec, &file, &corpus).unwrap();
+    let drawn = Pool::load(
+        &spec,
+        &file,
+        spec.pool_path(&file).unwrap().unwrap(),
+        &corpus,
+    )
+    .unwrap();
     let joined: Vec<BTreeSet<String>> = spec
         .sizes
         .iter()
@@ -107,6 +113,7 @@ fn a_larger_sizes_draw_contains_the_smaller_s_and_every_suite_or_judged_document
             ..spec.clone()
         },
         &file,
+        spec.pool_path(&file).unwrap().unwrap(),
         &corpus,
     )
     .unwrap();
@@ -151,7 +158,13 @@ fn a_distractor_is_never_judged_relevant() {
     let corpus = suite.load_corpus().unwrap();
     let ex = Experiments::load(&file).unwrap();
     let spec = ex.distractors.clone().unwrap();
-    let drawn = Pool::load(&spec, &file, &corpus).unwrap();
+    let drawn = Pool::load(
+        &spec,
+        &file,
+        spec.pool_path(&file).unwrap().unwrap(),
+        &corpus,
+    )
+    .unwrap();
     let corpora: Vec<Corpus> = spec
         .sizes
         .iter()
@@ -205,6 +218,62 @@ fn a_suite_experiment_with_distractors_writes_its_curve() {
     assert!(md.contains("bm25-b"), "{md}");
     let err = common::stderr(&o);
     assert!(err.contains("corpus size 14: indexes"), "{err}");
+}
+
+/// `run_scale` with the environment variable `RANKLAB_TEST_POOL` set to `value`, or removed.
+fn run_scale_with_pool_var(dir: &Path, value: Option<&Path>) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"));
+    cmd.args([
+        "run",
+        "tasks/p",
+        "-x",
+        "tasks/p/experiments-scale.yaml",
+        "--reports",
+        "out",
+    ])
+    .current_dir(dir)
+    .env("RANKLAB_CACHE", dir.join("cache"))
+    .env_remove("GITHUB_STEP_SUMMARY");
+    match value {
+        Some(v) => cmd.env("RANKLAB_TEST_POOL", v),
+        None => cmd.env_remove("RANKLAB_TEST_POOL"),
+    };
+    cmd.output().expect("run ranklab")
+}
+
+/// Both halves: a pool named by a set variable is drawn (the curve names `from` as written, the
+/// same on every machine); named by an unset one, the curve is not drawn, the run says so and
+/// succeeds, and the curve files already there keep their bytes.
+#[test]
+fn a_pool_named_by_a_variable_is_drawn_when_set_and_left_alone_when_not() {
+    let tmp = common::fixture_copy("bad_input");
+    let pool_dir = pool(tmp.path(), 30, &[]);
+    suite_with(
+        tmp.path(),
+        "{ from: \"${RANKLAB_TEST_POOL}\", sizes: [0, 10, 30] }",
+    );
+    let o = run_scale_with_pool_var(tmp.path(), Some(&pool_dir));
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let curve = tmp.path().join("out/p/scale.scale.md");
+    let drawn = std::fs::read(&curve).unwrap();
+    let md = String::from_utf8(drawn.clone()).unwrap();
+    assert!(
+        md.contains("drawn from ${RANKLAB_TEST_POOL} (30 documents"),
+        "{md}"
+    );
+    assert!(md.contains("| configuration | 4 | 14 | 34 |"), "{md}");
+
+    std::fs::write(&curve, "committed earlier\n").unwrap();
+    let o = run_scale_with_pool_var(tmp.path(), None);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let out = common::stdout(&o) + &common::stderr(&o);
+    assert!(
+        out.contains("the corpus-size curve was not drawn")
+            && out.contains("RANKLAB_TEST_POOL, not set here"),
+        "{out}"
+    );
+    assert_eq!(std::fs::read(&curve).unwrap(), b"committed earlier\n");
+    assert!(tmp.path().join("out/p/scale.md").is_file());
 }
 
 /// A bad `distractors:` block, the pool's extra documents and what the error must say.

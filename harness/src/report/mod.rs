@@ -912,16 +912,28 @@ pub fn render_suite(
         crate::suite::check_depth(&suite, ex)?;
     }
     let corpus = suite.load_corpus()?;
-    // Distractor pools are read and checked (ids, sizes) before anything is replayed.
-    let pools = experiments
-        .iter()
-        .map(|ex| {
-            ex.distractors
-                .as_ref()
-                .map(|d| crate::suite::distractors::Pool::load(d, &ex.path, &corpus))
-                .transpose()
-        })
-        .collect::<Result<Vec<_>>>()?;
+    // Distractor pools are read and checked (ids, sizes) before anything is replayed; a pool
+    // named by an environment variable that is not set is not on this machine: its curve is
+    // not drawn, and its files are left as they are (said in the summary).
+    let mut pools = Vec::new();
+    for ex in &experiments {
+        let pool = match &ex.distractors {
+            None => Ok(None),
+            Some(d) => match d.pool_path(&ex.path)? {
+                Some(path) => Ok(Some(crate::suite::distractors::Pool::load(
+                    d, &ex.path, path, &corpus,
+                )?)),
+                None => Err(format!(
+                        "{}: the corpus-size curve was not drawn: its distractor pool {} names {}, not set here; {}.scale.* are left as they are\n",
+                        ex.experiment,
+                        d.from.display(),
+                        d.unset(&ex.path)?.join(", "),
+                    ex.experiment
+                )),
+            },
+        };
+        pools.push(pool);
+    }
     let refs: Vec<&Experiments> = experiments.iter().collect();
     let engine = Engine::build_with(&corpus, &refs, remote.cloned())?;
     let mut reports = Vec::new();
@@ -960,10 +972,14 @@ pub fn render_suite(
         )?);
     }
     for ((ex, pool), report) in experiments.iter().zip(&pools).zip(&mut reports) {
-        if let (Some(pool), Some(d)) = (pool, &ex.distractors) {
-            let curve = scale::suite_curve(&corpus, &suite, ex, pool, &d.sizes, remote)?;
-            report.summary.push_str(&curve.summary);
-            report.files.extend(curve.files);
+        match (pool, &ex.distractors) {
+            (Ok(Some(pool)), Some(d)) => {
+                let curve = scale::suite_curve(&corpus, &suite, ex, pool, &d.sizes, remote)?;
+                report.summary.push_str(&curve.summary);
+                report.files.extend(curve.files);
+            }
+            (Err(not_drawn), _) => report.summary.push_str(not_drawn),
+            _ => {}
         }
     }
     check_files(&reports)?;

@@ -171,7 +171,7 @@ pub fn suite_curve(
         how: format!(
             "The suite's {} documents, joined at each size by that many distractors drawn from {} ({} documents; seed {}, each size's draw containing the smaller's), every configuration replayed on the joined corpus with its own BM25 index. Sizes below count every document of the corpus.",
             thousands(corpus.len()),
-            super::shown(&pool.path),
+            pool.shown,
             thousands(pool.drawn.len()),
             pool.seed
         ),

@@ -25,7 +25,8 @@ pub const DEFAULT_SEED: u64 = 42;
 #[serde(deny_unknown_fields)]
 pub struct Distractors {
     /// The pool: a BEIR-layout folder (corpus.jsonl) or a folder of Markdown records, relative
-    /// to the experiments file.
+    /// to the experiments file; it may begin with `${NAME}`, an environment variable (a pool
+    /// that lives outside the project, such as the shared data).
     pub from: PathBuf,
     /// How many distractors join the suite's corpus at each point, strictly increasing (0: the
     /// suite's corpus alone).
@@ -68,9 +69,28 @@ impl Distractors {
         Ok(())
     }
 
-    /// `from`, resolved against the directory of the experiments file `path`.
-    pub fn pool_path(&self, path: &Path) -> PathBuf {
-        path.parent().unwrap_or(Path::new(".")).join(&self.from)
+    /// `from` with its `${NAME}` variables expanded, resolved against the directory of the
+    /// experiments file `path`; `Ok(None)` when a variable it names is not set, so that the
+    /// pool is not on this machine (see [`Distractors::unset`]).
+    pub fn pool_path(&self, path: &Path) -> Result<Option<PathBuf>> {
+        let from = self.from.to_string_lossy();
+        if !self.unset(path)?.is_empty() {
+            return Ok(None);
+        }
+        let from = crate::engine_spec::expand_env(&from)
+            .with_context(|| format!("{}: distractors: from", path.display()))?;
+        Ok(Some(path.parent().unwrap_or(Path::new(".")).join(from)))
+    }
+
+    /// The environment variables `from` names that are not set (an error for an unclosed
+    /// `${`).
+    pub fn unset(&self, path: &Path) -> Result<Vec<String>> {
+        let refs = crate::engine_spec::env_refs(&self.from.to_string_lossy())
+            .with_context(|| format!("{}: distractors: from", path.display()))?;
+        Ok(refs
+            .into_iter()
+            .filter(|name| std::env::var_os(name).is_none())
+            .collect())
     }
 }
 
@@ -90,6 +110,9 @@ pub fn draw_order(ids: &[&str], seed: u64) -> Vec<usize> {
 pub struct Pool {
     /// Where the pool was read.
     pub path: PathBuf,
+    /// The pool as a report names it: `from` as written when it names a variable (the same on
+    /// every machine), else the path read, from the project's root.
+    pub shown: String,
     /// The pool's documents in draw order.
     pub drawn: Vec<Document>,
     /// The seed of the draw.
@@ -97,13 +120,17 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// Reads the pool of `spec` (of the experiments file `experiments`), checks that no pool id
-    /// is one of `corpus`'s and that the largest size fits the pool, and draws its order.
-    pub fn load(spec: &Distractors, experiments: &Path, corpus: &Corpus) -> Result<Pool> {
-        let path = spec.pool_path(experiments);
-        let from = path.clone();
-        let is_corpus = from.join("corpus.jsonl").is_file()
-            || std::fs::read_dir(&from).is_ok_and(|entries| {
+    /// Reads the pool of `spec` (of the experiments file `experiments`) at `path` (its
+    /// [`Distractors::pool_path`]), checks that no pool id is one of `corpus`'s and that the
+    /// largest size fits the pool, and draws its order.
+    pub fn load(
+        spec: &Distractors,
+        experiments: &Path,
+        path: PathBuf,
+        corpus: &Corpus,
+    ) -> Result<Pool> {
+        let is_corpus = path.join("corpus.jsonl").is_file()
+            || std::fs::read_dir(&path).is_ok_and(|entries| {
                 entries
                     .flatten()
                     .any(|e| e.path().extension().is_some_and(|x| x == "md"))
@@ -112,7 +139,7 @@ impl Pool {
             bail!(
                 "{}: distractors: from {} is not a corpus: expected a BEIR folder with corpus.jsonl or a folder of .md records (the path is relative to the experiments file)",
                 experiments.display(),
-                from.display()
+                path.display()
             );
         }
         let pool = Corpus::load(&path).with_context(|| {
@@ -148,8 +175,15 @@ impl Pool {
             .into_iter()
             .map(|i| docs[i].take().expect("each index drawn once"))
             .collect();
+        let written = spec.from.to_string_lossy();
+        let shown = if written.contains("${") {
+            written.into_owned()
+        } else {
+            crate::report::shown(&path)
+        };
         Ok(Pool {
             path,
+            shown,
             drawn,
             seed: spec.seed,
         })
