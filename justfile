@@ -157,6 +157,14 @@ beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce,bm25+ce@20,bm2
 scale dir=(shared + "/scifact"):
     cargo run --release -q -p ranklab -- beir {{dir}} --configs bm25,dense,fusion,bm25+ce --corpus-sizes 500,1000,2000,3500,all
 
+# The fine-tuning experiments (tasks/*/experiments-finetune.yaml): the L-12 cross-encoder trained
+# per fold on each suite's own tasks (and merges), cross-validated by task, then their reports.
+# Trains only the fold models missing from the cache (<cache>/finetuned/); `just bench` leaves
+# these reports as they are. About 25 min cold on 2 cores, seconds warm (docs/speed.md).
+finetune: models
+    cargo run --release -q -p ranklab -- run tasks/docir -x tasks/docir/experiments-finetune.yaml
+    cargo run --release -q -p ranklab -- run tasks/brain -x tasks/brain/experiments-finetune.yaml
+
 # Evaluate a TREC run like trec_eval: just eval QRELS RUN [-q] [-m MEASURE]...
 eval qrels run *flags:
     cargo run --release -q -p ranklab -- eval {{flags}} {{qrels}} {{run}}

@@ -94,3 +94,44 @@ fn training_lowers_the_loss_on_its_pairs() {
         t.epoch_losses
     );
 }
+
+/// The weights of a training as bytes (little-endian f32, names in order).
+fn weight_bytes(w: &Weights) -> Vec<u8> {
+    ranklab_engine::rerank::finetuned::to_bytes("t", w, &serde_json::Value::Null).unwrap()
+}
+
+/// Run by [`one_thread_and_two_train_the_same_bits`] in a child process with
+/// `RAYON_NUM_THREADS` set (candle's matrix products read it): writes the trained weights to
+/// `$RANKLAB_FT_OUT`.
+#[test]
+#[ignore = "a child of one_thread_and_two_train_the_same_bits"]
+fn child_training() {
+    let Some(out) = std::env::var_os("RANKLAB_FT_OUT") else {
+        return;
+    };
+    let (w, tok) = start();
+    let t = train(&w, &pairs(), &tok, &hyper(42), &mut |_, _, _| {}).unwrap();
+    std::fs::write(out, weight_bytes(&t.weights)).unwrap();
+}
+
+/// The matrix products split their output over the threads but sum each element in one order,
+/// so the thread count does not change a bit of the weights: trained in two processes, on 1
+/// thread and on 2.
+#[test]
+fn one_thread_and_two_train_the_same_bits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let train_with = |threads: &str| -> Vec<u8> {
+        let out = tmp.path().join(format!("w{threads}"));
+        let o = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "child_training", "--ignored", "--nocapture"])
+            .env("RAYON_NUM_THREADS", threads)
+            .env("RANKLAB_FT_OUT", &out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(&out).unwrap()
+    };
+    let (one, two) = (train_with("1"), train_with("2"));
+    assert!(one.len() > 100_000_000, "{} bytes", one.len());
+    assert!(one == two, "1 and 2 threads trained other weights");
+}

@@ -35,6 +35,8 @@ pub struct Fold {
     pub pairs: Vec<Pair>,
     /// Of those, positives.
     pub positives: usize,
+    /// Merges whose pairs are among them.
+    pub merges: usize,
 }
 
 /// The pairs of one task: its positives, then `negatives` hard negatives per positive.
@@ -68,6 +70,47 @@ pub fn task_pairs(t: &TaskData, negatives: usize) -> Vec<Pair> {
 /// The tasks split into `folds` folds by a seeded shuffle (task `order[i]` goes to fold
 /// `i mod folds`), each with the pairs of every task outside it.
 pub fn folds(tasks: &[TaskData], folds: usize, negatives: usize, seed: u64) -> Vec<Fold> {
+    folds_with_merges(tasks, &[], folds, negatives, seed)
+}
+
+/// A query as compared for leaks: lowercase, words separated by one space.
+fn normalized(q: &str) -> String {
+    q.split_whitespace()
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// [`folds`], with the pairs of `merges` (a suite's merges as tasks) added to every fold's
+/// training, except a merge whose query is one of that fold's held-out tasks' (compared
+/// lowercase, whitespace collapsed).
+pub fn folds_with_merges(
+    tasks: &[TaskData],
+    merges: &[TaskData],
+    folds: usize,
+    negatives: usize,
+    seed: u64,
+) -> Vec<Fold> {
+    let mut out = task_folds(tasks, folds, negatives, seed);
+    let merge_pairs: Vec<Vec<Pair>> = merges.iter().map(|m| task_pairs(m, negatives)).collect();
+    for f in &mut out {
+        let held: std::collections::HashSet<String> = f
+            .held_out
+            .iter()
+            .map(|&i| normalized(&tasks[i].query))
+            .collect();
+        for (m, pairs) in merges.iter().zip(&merge_pairs) {
+            if !held.contains(&normalized(&m.query)) {
+                f.pairs.extend(pairs.iter().cloned());
+                f.merges += 1;
+            }
+        }
+        f.positives = f.pairs.iter().filter(|p| p.label > 0.5).count();
+    }
+    out
+}
+
+fn task_folds(tasks: &[TaskData], folds: usize, negatives: usize, seed: u64) -> Vec<Fold> {
     let folds = folds.clamp(1, tasks.len().max(1));
     let order = epoch_order(tasks.len(), seed, 0);
     let mut held: Vec<Vec<usize>> = vec![Vec::new(); folds];
@@ -87,6 +130,7 @@ pub fn folds(tasks: &[TaskData], folds: usize, negatives: usize, seed: u64) -> V
                 held_out,
                 pairs,
                 positives,
+                merges: 0,
             }
         })
         .collect()
@@ -132,6 +176,32 @@ mod tests {
             assert_eq!(fold.positives, 12 - fold.held_out.len());
         }
         assert_ne!(folds(&tasks, 5, 3, 7), f, "another seed, other folds");
+    }
+
+    #[test]
+    fn merges_train_every_fold_but_the_one_holding_their_query_the_leak_test() {
+        let tasks: Vec<TaskData> = (0..10).map(task).collect();
+        // Merge 0 repeats task 3's query (other case and spacing); merge 1 is a query no task has.
+        let mut m0 = task(100);
+        m0.query = format!("  QUERY of   {} ", tasks[3].id);
+        let m1 = task(101);
+        let merges = [m0.clone(), m1.clone()];
+        let f = folds_with_merges(&tasks, &merges, 5, 1, 42);
+        let plain = folds(&tasks, 5, 1, 42);
+        for (fold, plain) in f.iter().zip(&plain) {
+            assert_eq!(
+                fold.held_out, plain.held_out,
+                "merges do not move the split"
+            );
+            let has = |m: &TaskData| fold.pairs.iter().any(|p| p.query == m.query);
+            assert!(has(&m1), "merge 1 is in every fold's training");
+            assert_eq!(has(&m0), !fold.held_out.contains(&3), "{:?}", fold.held_out);
+            assert_eq!(fold.merges, 1 + usize::from(has(&m0)));
+            assert_eq!(fold.pairs.len(), plain.pairs.len() + 2 * fold.merges);
+            for &t in &fold.held_out {
+                assert!(fold.pairs.iter().all(|p| p.query != tasks[t].query));
+            }
+        }
     }
 
     #[test]

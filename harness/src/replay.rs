@@ -34,6 +34,8 @@ use ranklab_engine::rerank::{
 use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Scorer, Suite};
 use ranklab_engine::policy::Wiring;
 
+pub mod tuned;
+
 /// One ranked document of a configuration's output.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ranked {
@@ -77,6 +79,8 @@ pub struct Replay {
     /// Under `--record` and `--from-recording`, the recording of each configuration whose
     /// rerank stage is an endpoint (file order).
     pub rerank_recordings: Vec<crate::external::rerank::tape::Recording>,
+    /// What each fine-tuned rerank stage trained (file order of its first configuration).
+    pub finetuned: Vec<crate::replay::tuned::Summary>,
 }
 
 impl Replay {
@@ -251,6 +255,8 @@ impl<'c> Engine<'c> {
                 e.configurations
                     .iter()
                     .filter_map(move |c| c.rerank.as_ref().map(|r| (r, dir)))
+                    // A fine-tuned stage's models are trained per fold in the replay.
+                    .filter(|(r, _)| r.finetune.is_none())
             })
             .map(|(r, dir)| (r.model_key(), (r, dir)))
             .collect();
@@ -569,6 +575,20 @@ impl TaskLists<'_, '_> {
     }
 }
 
+/// The first-stage list of `query` under `c` (a ranklab first stage, not an external engine),
+/// at `c`'s depth: what a task's list would be for that query (fine-tuning's merges).
+pub(crate) fn first_stage_of(engine: &Engine, c: &Configuration, query: &str) -> Result<Vec<Hit>> {
+    let mut lists = TaskLists {
+        engine,
+        query: query.to_string(),
+        max_depth: c.depth(),
+        lists: HashMap::new(),
+        ready: HashMap::new(),
+        query_vecs: HashMap::new(),
+    };
+    lists.get(c)
+}
+
 /// The BM25, dense and fused lists (at `max_depth`) of every task that ranklab's own
 /// configurations need, computed for all tasks at once on rayon's pool: BM25 and fusion one task
 /// per job, dense in blocks of queries per pass over the vectors ([`DenseIndex::search_many`]).
@@ -812,11 +832,17 @@ pub fn replay_with(
     //    (model, first stage) shortlist is cut from (the first that names it).
     let (mut first_stage, cut_from) =
         first_stages(engine, suite, ex, &runs, &mut ext.lists, max_depth)?;
+    // 1b. Fine-tuned stages: one model per fold, trained (or found in the cache) on the first
+    //     stage's lists of the other folds' tasks.
+    let tuned = finetune_stages(engine, suite, ex, &runs, &first_stage)?;
     // 2. Per cross-encoder, the widest shortlists of every task scored as one pooled work list
     //    (each pair the same bits as one task at a time; see `rerank::score_shortlists`).
     start_tapes(engine, opts)?;
     let (shortlists, asked) =
-        score_widest_shortlists(engine, suite, ex, &first_stage, &cut_from, opts)?;
+        score_widest_shortlists(engine, suite, ex, &first_stage, &cut_from, &tuned, opts)?;
+    for (_, t) in &tuned {
+        t.finish()?;
+    }
     let rerank_recordings = endpoint_recordings(engine, suite, &runs, &first_stage)?;
     // 3. Every configuration's ranking of every task.
     rank_every_task(
@@ -827,14 +853,61 @@ pub fn replay_with(
         &mut first_stage,
         &shortlists,
     )?;
+    let mut models = models_used(engine, ex);
+    for (_, t) in &tuned {
+        let folds: Vec<String> = t
+            .folds
+            .iter()
+            .map(|f| ranklab_engine::rerank::finetuned::FinetunedCrossEncoder::identity_of(&f.key))
+            .collect();
+        models.insert(
+            t.model_key.clone(),
+            format!("{}, fine-tuned per fold: {}", t.base, folds.join(", ")),
+        );
+    }
     Ok(Replay {
         runs,
-        models: models_used(engine, ex),
+        models,
         unjudged: ext.unjudged,
         external: ext.summaries,
         shortlists: asked,
         rerank_recordings,
+        finetuned: tuned.iter().map(|(_, t)| t.summary(suite)).collect(),
     })
+}
+
+/// Step 1b: the fold models of every fine-tuned rerank stage, by the shortlists they score
+/// (one per (model key, first stage), trained on the first configuration's lists that names
+/// it).
+fn finetune_stages(
+    engine: &Engine,
+    suite: &Suite,
+    ex: &Experiments,
+    runs: &[ConfigRun],
+    first_stage: &FirstStage,
+) -> Result<Vec<(ShortlistKey, crate::replay::tuned::Tuned)>> {
+    let mut out: Vec<(ShortlistKey, crate::replay::tuned::Tuned)> = Vec::new();
+    for (ci, run) in runs.iter().enumerate() {
+        let c = &run.config;
+        let Some(r) = c.rerank.as_ref().filter(|r| r.finetune.is_some()) else {
+            continue;
+        };
+        let key = (r.model_key(), list_key(c));
+        if out.iter().any(|(k, _)| *k == key) {
+            continue;
+        }
+        if c.retriever == Retriever::External {
+            anyhow::bail!(
+                "{}: configuration {:?}: a fine-tuned rerank stage needs one of ranklab's first stages (its hard negatives and merges' lists come from it), not an external engine",
+                ex.path.display(),
+                c.name
+            );
+        }
+        let lists: Vec<&[Hit]> = first_stage.iter().map(|t| t[ci].0.as_slice()).collect();
+        let tuned = crate::replay::tuned::prepare(engine, suite, &ex.path, c, &lists)?;
+        out.push((key, tuned));
+    }
+    Ok(out)
 }
 
 /// Sets every endpoint stage's tape to the replay's mode (live, `--record`, or reading the
@@ -859,10 +932,14 @@ fn endpoint_recordings(
 ) -> Result<Vec<crate::external::rerank::tape::Recording>> {
     let mut out = Vec::new();
     for (ci, run) in runs.iter().enumerate() {
-        let Some(r) = &run.config.rerank else {
+        let Some((r, m)) = run
+            .config
+            .rerank
+            .as_ref()
+            .and_then(|r| Some((r, engine.rerankers.get(&r.model_key())?)))
+        else {
             continue;
         };
-        let m = &engine.rerankers[&r.model_key()];
         let Some(tape) = m.tape.as_ref().filter(|t| t.keeps()) else {
             continue;
         };
@@ -984,6 +1061,7 @@ fn score_widest_shortlists(
     ex: &Experiments,
     first_stage: &FirstStage,
     cut_from: &[BTreeMap<ShortlistKey, usize>],
+    tuned: &[(ShortlistKey, crate::replay::tuned::Tuned)],
     opts: &ReplayOptions,
 ) -> Result<(Vec<BTreeMap<ShortlistKey, ShortlistScores>>, Asked)> {
     let corpus = engine.corpus;
@@ -998,10 +1076,25 @@ fn score_widest_shortlists(
     let mut shortlists: Vec<BTreeMap<ShortlistKey, ShortlistScores>> =
         vec![BTreeMap::new(); suite.tasks.len()];
     let mut asked = Asked::new();
-    for (model_key, m) in &engine.rerankers {
+    // Every scorer with the tasks it scores: an engine's model all of them, a fine-tuned
+    // stage's fold model its fold's (it is not in `asked`: `bench --measure-costs` does not
+    // time fold models).
+    let scorers = engine
+        .rerankers
+        .iter()
+        .map(|(k, m)| (k, m, None))
+        .chain(tuned.iter().flat_map(|(key, t)| {
+            t.folds
+                .iter()
+                .map(move |f| (&key.0, &f.model, Some(f.tasks.as_slice())))
+        }));
+    for (model_key, m, only) in scorers {
         let mut at = Vec::new();
         let mut requests = Vec::new();
         for (ti, keys) in cut_from.iter().enumerate() {
+            if only.is_some_and(|tasks| !tasks.contains(&ti)) {
+                continue;
+            }
             for (key, &ci) in keys.iter().filter(|(k, _)| &k.0 == model_key) {
                 at.push((ti, key.clone()));
                 requests.push(ShortlistRequest {
@@ -1014,13 +1107,15 @@ fn score_widest_shortlists(
         if requests.is_empty() {
             continue;
         }
-        asked.insert(
-            model_key.clone(),
-            at.iter()
-                .zip(&requests)
-                .map(|((ti, _), r)| (*ti, r.hits[..r.width.min(r.hits.len())].to_vec()))
-                .collect(),
-        );
+        if only.is_none() {
+            asked.insert(
+                model_key.clone(),
+                at.iter()
+                    .zip(&requests)
+                    .map(|((ti, _), r)| (*ti, r.hits[..r.width.min(r.hits.len())].to_vec()))
+                    .collect(),
+            );
+        }
         // Recording or replaying an endpoint, every pair is asked (or read from the recording),
         // none taken from the disk cache: the recording holds every pair the report shows.
         let in_memory;

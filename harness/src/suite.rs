@@ -24,6 +24,7 @@ pub mod beir;
 mod depth;
 mod discover;
 pub mod distractors;
+pub(crate) mod merges;
 mod names;
 
 pub use depth::check_depth;
@@ -535,6 +536,58 @@ pub struct RerankSpec {
     /// reports are the same whatever else is scored). Larger batches pad pairs to the longest
     /// of the batch and can move logits in the last bits; they are cached apart.
     pub batch: Option<usize>,
+    /// Fine-tune the model on the suite's own tasks first, cross-validated by task
+    /// (`model:` only; see [`crate::finetune`]).
+    pub finetune: Option<FinetuneSpec>,
+}
+
+/// `finetune: { folds, epochs, negatives, seed }` of a rerank stage: the suite's tasks split
+/// into `folds` by a seeded shuffle, each fold's tasks reranked by a model trained on the
+/// others' pairs (and the suite's merges) for `epochs`, with `negatives` hard negatives per
+/// positive. `lr` (default 2e-5) and `batch` (pairs per step, default 16) are optional.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinetuneSpec {
+    /// How many folds the tasks are split into (at least 2).
+    pub folds: usize,
+    /// Passes over the training pairs.
+    pub epochs: usize,
+    /// Hard negatives per positive.
+    pub negatives: usize,
+    /// Seed of the split and of the pairs' order.
+    #[serde(default = "default_finetune_seed")]
+    pub seed: u64,
+    /// Peak learning rate.
+    #[serde(default)]
+    pub lr: Option<f64>,
+    /// Pairs per optimizer step.
+    #[serde(default)]
+    pub batch: Option<usize>,
+}
+
+fn default_finetune_seed() -> u64 {
+    42
+}
+
+impl FinetuneSpec {
+    /// What is wrong with the numbers, for a message.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if self.folds < 2 {
+            return Err(format!(
+                "`finetune: folds: {}`: cross-validation needs at least 2 folds",
+                self.folds
+            ));
+        }
+        if self.epochs == 0 || self.negatives == 0 || self.batch == Some(0) {
+            return Err("`finetune:` needs epochs, negatives and batch of at least 1".into());
+        }
+        if let Some(lr) = self.lr {
+            if !(lr.is_finite() && lr > 0.0) {
+                return Err(format!("`finetune: lr: {lr}` must be a positive number"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What scores a rerank stage's pairs.
@@ -674,6 +727,8 @@ struct RerankFields {
     shortlist: usize,
     #[serde(default)]
     batch: Option<usize>,
+    #[serde(default)]
+    finetune: Option<FinetuneSpec>,
 }
 
 #[derive(Deserialize)]
@@ -720,12 +775,22 @@ impl TryFrom<RerankFields> for RerankSpec {
                     .into(),
             );
         }
+        if let Some(ft) = &f.finetune {
+            if scorer != Scorer::Model {
+                return Err("`finetune:` belongs to a `model:` rerank stage (a cross-encoder); an LLM or an endpoint is not trained here".into());
+            }
+            if f.batch.is_some() {
+                return Err("`batch:` and `finetune:` cannot be combined: a fine-tuned model scores one pair per forward pass".into());
+            }
+            ft.check()?;
+        }
         Ok(RerankSpec {
             model,
             scorer,
             prompt: f.prompt,
             shortlist: f.shortlist,
             batch: f.batch,
+            finetune: f.finetune,
         })
     }
 }
@@ -750,6 +815,19 @@ impl RerankSpec {
         if let Some(p) = &self.prompt {
             key.push_str(&format!(" (prompt {})", p.display()));
         }
+        if let Some(f) = &self.finetune {
+            key.push_str(&format!(
+                " fine-tuned ({} folds, {} epochs, {} negatives, seed {}",
+                f.folds, f.epochs, f.negatives, f.seed
+            ));
+            if let Some(lr) = f.lr {
+                key.push_str(&format!(", lr {lr}"));
+            }
+            if let Some(b) = f.batch {
+                key.push_str(&format!(", batch {b}"));
+            }
+            key.push(')');
+        }
         match self.batch() {
             1 => key,
             b => format!("{key} (batch {b})"),
@@ -764,6 +842,7 @@ impl RerankSpec {
             prompt: None,
             shortlist,
             batch: None,
+            finetune: None,
         }
     }
 }
@@ -869,6 +948,13 @@ pub struct Experiments {
 }
 
 impl Experiments {
+    /// Whether a configuration fine-tunes its rerank stage (`finetune:`).
+    pub fn fine_tunes(&self) -> bool {
+        self.configurations
+            .iter()
+            .any(|c| c.rerank.as_ref().is_some_and(|r| r.finetune.is_some()))
+    }
+
     /// Loads and checks an experiments file.
     pub fn load(path: &Path) -> Result<Self> {
         let (mut ex, text): (Experiments, String) = read_yaml(path)?;

@@ -26,7 +26,7 @@
 
 mod catalogue;
 mod fetch;
-mod hashing;
+pub(crate) mod hashing;
 pub(crate) mod keyed;
 pub(crate) mod model_cache;
 mod model_store;

@@ -193,6 +193,11 @@ impl Bert {
         &self.weights
     }
 
+    /// The weights, taken back.
+    pub fn into_weights(self) -> Weights {
+        self.weights
+    }
+
     fn w(&self, name: &str) -> candle_core::Result<&Tensor> {
         self.weights
             .get(name)

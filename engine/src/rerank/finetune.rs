@@ -2,7 +2,8 @@
 //! logit, AdamW (decoupled weight decay on matrices and embeddings, none on biases and
 //! LayerNorm), a linear warm-up then linear decay of the learning rate, the gradient clipped to
 //! a global norm, no dropout. Batches are the pairs in a seeded order per epoch (SplitMix64
-//! driving a Fisher–Yates shuffle), padded to their longest pair.
+//! driving a Fisher–Yates shuffle), each window of eight batches sorted by length so that a
+//! batch pads little ([`bucketed`]), padded to their longest pair.
 //!
 //! Deterministic: the same starting weights, pairs, settings and seed give the same weights to
 //! the bit on one machine. Every operation but the matrix products runs on one thread, and
@@ -97,6 +98,39 @@ pub fn epoch_order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
         order.swap(i, j);
     }
     order
+}
+
+/// Batches a window holds when pairs are grouped by length ([`bucketed`]).
+pub const BUCKET_BATCHES: usize = 8;
+
+/// The token count of each pair as it is fed (truncated to `max_length`).
+fn pair_lengths(
+    tok: &tokenizers::Tokenizer,
+    pairs: &[Pair],
+    max_length: usize,
+) -> Result<Vec<usize>> {
+    pairs
+        .iter()
+        .map(|p| {
+            tok.encode((p.query.as_str(), p.passage.as_str()), true)
+                .map(|e| e.get_ids().len().min(max_length))
+                .map_err(model_error)
+        })
+        .collect()
+}
+
+/// `order` with each window of `BUCKET_BATCHES` batches sorted by the pairs' lengths (ties by
+/// position in the window), so that a batch pads its pairs to about the same length; the windows
+/// keep the seed's order, and so does which pairs share a window.
+pub fn bucketed(order: &[usize], lens: &[usize], batch: usize) -> Vec<usize> {
+    let mut out = Vec::with_capacity(order.len());
+    for window in order.chunks(batch.max(1) * BUCKET_BATCHES) {
+        let mut w: Vec<(usize, usize)> = window.iter().map(|&i| (lens[i], i)).collect();
+        // Stable: equal lengths keep the window's order.
+        w.sort_by_key(|&(len, _)| len);
+        out.extend(w.into_iter().map(|(_, i)| i));
+    }
+    out
 }
 
 /// The learning rate at `step` of `total` (0-based): linear warm-up over the first
@@ -227,8 +261,9 @@ pub fn train(
     let total = steps_per_epoch * h.epochs;
     let (mut step_losses, mut epoch_losses) = (Vec::new(), Vec::new());
     let mut step = 0;
+    let lens = pair_lengths(tok, pairs, h.max_length)?;
     for epoch in 0..h.epochs {
-        let order = epoch_order(pairs.len(), h.seed, epoch);
+        let order = bucketed(&epoch_order(pairs.len(), h.seed, epoch), &lens, h.batch);
         let mut epoch_sum = 0.0;
         for chunk in order.chunks(h.batch) {
             let batch: Vec<&Pair> = chunk.iter().map(|&i| &pairs[i]).collect();
@@ -249,6 +284,15 @@ pub fn train(
             })()
             .map_err(model_error)?;
             step += 1;
+            if !loss.is_finite() {
+                return Err(Error::Model {
+                    model: "fine-tuning".to_string(),
+                    message: format!(
+                        "training diverged: the loss is {loss} at step {step} of {total} (epoch {}); nothing was kept. Lower the learning rate",
+                        epoch + 1
+                    ),
+                });
+            }
             epoch_sum += loss * batch.len() as f64;
             step_losses.push(loss);
             progress(step, total, loss);

@@ -32,6 +32,7 @@ mod cache;
 mod colbert;
 mod fastembed;
 pub mod finetune;
+pub mod finetuned;
 pub mod grade;
 pub mod grade_cache;
 mod lazy;

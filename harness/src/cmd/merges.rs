@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use crate::report::shown;
 use crate::suite::Suite;
 use crate::tune::from_git::from_git;
-use crate::tune::merges::parse_date;
+use crate::suite::merges::parse_date;
 
 /// Arguments of `ranklab merges`.
 #[derive(Debug, clap::Args)]

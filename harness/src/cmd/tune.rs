@@ -31,7 +31,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 
 use crate::tune::grid::Grid;
-use crate::tune::merges::parse_date;
+use crate::suite::merges::parse_date;
 use crate::tune::session::{tune, Request};
 
 /// Arguments of `ranklab tune`.

@@ -314,10 +314,12 @@ pub fn section(
                     "| {} | {key} | {} | not measured | not measured | — | — |",
                     c.name, r.shortlist
                 );
-                notes.insert(
-                    key,
-                    format!("not measured for its identity `{identity}`; run `{MEASURE_COMMAND}`"),
-                );
+                let note = if r.finetune.is_some() {
+                    "one float model per fold, trained on this suite: `ranklab bench --measure-costs` does not time fold models; the time to train them (seconds per epoch, pairs per second) is in the section Fine-tuning".to_string()
+                } else {
+                    format!("not measured for its identity `{identity}`; run `{MEASURE_COMMAND}`")
+                };
+                notes.insert(key, note);
             }
         }
     }

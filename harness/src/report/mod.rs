@@ -16,6 +16,7 @@ pub mod configs;
 pub mod costs;
 pub mod decision;
 pub mod external;
+pub mod finetune;
 pub mod llm_judgments;
 pub mod plots;
 pub mod scale;
@@ -615,10 +616,13 @@ fn markdown(
     if let Some(section) = &p.llm_judgments {
         md.push_str(section);
     }
-    let plots = plots::render_computed(&p.computed, all, suite, ex, replay, &ex.experiment)?;
+    let mut plots = plots::render_computed(&p.computed, all, suite, ex, replay, &ex.experiment)?;
     md.push_str(&plots.markdown);
     md.push_str(&adr::movements(all, suite, ex, replay));
     md.push_str(&adr::score_distributions(all, suite, replay));
+    let (tuning, tuning_files) = finetune::section(replay, &ex.experiment, suite.tasks.len());
+    md.push_str(&tuning);
+    plots.files.extend(tuning_files);
     if let Some(costs) = costs {
         let configs: Vec<&crate::suite::Configuration> =
             replay.runs.iter().map(|r| &r.config).collect();

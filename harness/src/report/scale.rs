@@ -171,7 +171,7 @@ pub fn suite_curve(
         how: format!(
             "The suite's {} documents, joined at each size by that many distractors drawn from {} ({} documents; seed {}, each size's draw containing the smaller's), every configuration replayed on the joined corpus with its own BM25 index. Sizes below count every document of the corpus.",
             thousands(corpus.len()),
-            pool.shown,
+            pool_shown(pool),
             thousands(pool.drawn.len()),
             pool.seed
         ),
@@ -179,6 +179,16 @@ pub fn suite_curve(
         headline: vec![2, 1],
     };
     render(&setting, &curve, &stats::Options::default())
+}
+
+/// The pool as a report names it: `from` as written when it names a variable (the same on every
+/// machine), else the path read, from the project's root.
+fn pool_shown(pool: &crate::suite::distractors::Pool) -> String {
+    if pool.written.contains("${") {
+        pool.written.clone()
+    } else {
+        super::shown(&pool.path)
+    }
 }
 
 /// The statistics of one measure at one size.

@@ -110,9 +110,8 @@ pub fn draw_order(ids: &[&str], seed: u64) -> Vec<usize> {
 pub struct Pool {
     /// Where the pool was read.
     pub path: PathBuf,
-    /// The pool as a report names it: `from` as written when it names a variable (the same on
-    /// every machine), else the path read, from the project's root.
-    pub shown: String,
+    /// `from` as written in the experiments file.
+    pub written: String,
     /// The pool's documents in draw order.
     pub drawn: Vec<Document>,
     /// The seed of the draw.
@@ -175,15 +174,9 @@ impl Pool {
             .into_iter()
             .map(|i| docs[i].take().expect("each index drawn once"))
             .collect();
-        let written = spec.from.to_string_lossy();
-        let shown = if written.contains("${") {
-            written.into_owned()
-        } else {
-            crate::report::shown(&path)
-        };
         Ok(Pool {
             path,
-            shown,
+            written: spec.from.to_string_lossy().into_owned(),
             drawn,
             seed: spec.seed,
         })

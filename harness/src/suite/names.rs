@@ -23,8 +23,13 @@ use super::{Configuration, Experiments, Retriever, Suite};
 
 /// Loads the experiments files `paths` (none given: every `experiments*.yaml` beside the suite
 /// file) and checks their names together (see the module documentation).
+///
+/// Found rather than named, an experiments file that fine-tunes a rerank stage is left out (its
+/// training takes minutes to hours, and its reports are left as they are), said once per
+/// process on stderr; name it (`-x`) to train and render it, as `just finetune` does.
 pub fn load_experiments(suite: &Suite, paths: &[PathBuf]) -> Result<Vec<Experiments>> {
-    let paths = if paths.is_empty() {
+    let found = paths.is_empty();
+    let paths = if found {
         super::discover::experiment_paths(suite)?
     } else {
         paths.to_vec()
@@ -34,7 +39,34 @@ pub fn load_experiments(suite: &Suite, paths: &[PathBuf]) -> Result<Vec<Experime
         .map(|p| Experiments::load(p))
         .collect::<Result<Vec<_>>>()?;
     check_names(&all)?;
-    Ok(all)
+    if !found {
+        return Ok(all);
+    }
+    let (tuning, rest): (Vec<Experiments>, Vec<Experiments>) =
+        all.into_iter().partition(Experiments::fine_tunes);
+    for ex in &tuning {
+        say_left_out(&ex.path);
+    }
+    if rest.is_empty() {
+        bail!(
+            "{}: every experiments file beside the suite fine-tunes a model, and found files that do are left out; name one with -x to train and render it",
+            suite.dir().display()
+        );
+    }
+    Ok(rest)
+}
+
+/// Says once per process that the fine-tuning experiments file `path` was left out.
+fn say_left_out(path: &Path) {
+    static SAID: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+    if !said.iter().any(|p| p == path) {
+        said.push(path.to_path_buf());
+        eprintln!(
+            "{}: fine-tunes a model, so it is not replayed unless named (-x); its reports are left as they are (`just finetune` trains and renders it)",
+            path.display()
+        );
+    }
 }
 
 /// A place in an experiments file.
@@ -167,6 +199,7 @@ pub fn experiment_file_names(stem: &str) -> Vec<String> {
         ".scale.csv",
         ".scale.json",
         ".scale.svg",
+        ".finetune.svg",
     ]
     .iter()
     .map(|suffix| format!("{stem}{suffix}"))

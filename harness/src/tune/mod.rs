@@ -15,7 +15,7 @@ pub(crate) mod assemble;
 pub(crate) mod from_git;
 pub(crate) mod grid;
 mod heatmap;
-pub(crate) mod merges;
+pub(crate) use crate::suite::merges;
 mod report;
 pub(crate) mod robust;
 pub(crate) mod rolling;

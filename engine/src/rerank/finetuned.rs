@@ -1,0 +1,245 @@
+//! A fine-tuned cross-encoder on disk and as a pair scorer.
+//!
+//! **The file** (`<cache>/finetuned/<key>.bin`, written atomically): the line
+//! `ranklab-finetuned 1`, one line of JSON `{"key", "body_sha256", "tensors": [[name, [dims]]]}`,
+//! then the body: every tensor's values as little-endian f32, in the order of `tensors` (names in
+//! byte order). `key` is the hash of everything the weights depend on (see
+//! `ranklab::finetune`): a file is used only when its key is the one asked for, its body hashes
+//! to `body_sha256` and every tensor the model reads is there with its shape; anything else is
+//! reported as broken (the caller trains again), never loaded.
+//!
+//! **The scorer** ([`FinetunedCrossEncoder`]): the float model ([`Bert`]) over those weights,
+//! one pair per forward pass (a pair's score never depends on the others), identity
+//! `finetuned:<key>` so that its scores are cached apart from every other model's.
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device, Tensor};
+use serde::{Deserialize, Serialize};
+
+use super::bert::{Bert, Config, Weights};
+use super::CrossEncoder;
+use crate::models::hashing::{hex, sha256};
+use crate::{Error, Result};
+
+const MAGIC: &str = "ranklab-finetuned 1";
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    key: String,
+    body_sha256: String,
+    tensors: Vec<(String, Vec<usize>)>,
+    /// What the caller keeps with the weights (how training went), returned as stored.
+    record: serde_json::Value,
+}
+
+/// The file of the model `key` under the cache folder `dir` (`<cache>/finetuned`).
+pub fn path_of(dir: &Path, key: &str) -> PathBuf {
+    dir.join(format!("{key}.bin"))
+}
+
+fn broken(path: &Path, why: impl std::fmt::Display) -> Error {
+    Error::Model {
+        model: path.display().to_string(),
+        message: format!("fine-tuned model file is broken: {why}"),
+    }
+}
+
+/// The bytes of `weights` saved as the model `key`, with `record`.
+pub fn to_bytes(key: &str, weights: &Weights, record: &serde_json::Value) -> Result<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut tensors = Vec::new();
+    for (name, t) in weights {
+        let values = t
+            .flatten_all()
+            .and_then(|t| t.to_dtype(DType::F32))
+            .and_then(|t| t.to_vec1::<f32>())
+            .map_err(|e| broken(Path::new(name), e))?;
+        for v in values {
+            body.extend_from_slice(&v.to_le_bytes());
+        }
+        tensors.push((name.clone(), t.dims().to_vec()));
+    }
+    let header = Header {
+        key: key.to_string(),
+        body_sha256: hex(&sha256(&body)),
+        tensors,
+        record: record.clone(),
+    };
+    let mut out = format!(
+        "{MAGIC}\n{}\n",
+        serde_json::to_string(&header).expect("a header serializes")
+    )
+    .into_bytes();
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Writes `weights` as the model `key` under `dir` with `record`, atomically.
+pub fn save(
+    dir: &Path,
+    key: &str,
+    weights: &Weights,
+    record: &serde_json::Value,
+) -> Result<PathBuf> {
+    let path = path_of(dir, key);
+    crate::atomic::write(&path, &to_bytes(key, weights, record)?)?;
+    Ok(path)
+}
+
+/// The weights and record of the model `key` under `dir`: `Ok(None)` when there is no file; an
+/// error when the file is there but broken or foreign (see the module's documentation).
+pub fn load(dir: &Path, key: &str) -> Result<Option<(Weights, serde_json::Value)>> {
+    let path = path_of(dir, key);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    from_bytes(&path, key, &bytes).map(Some)
+}
+
+fn from_bytes(path: &Path, key: &str, bytes: &[u8]) -> Result<(Weights, serde_json::Value)> {
+    let mut lines = bytes.splitn(3, |&b| b == b'\n');
+    if lines.next() != Some(MAGIC.as_bytes()) {
+        return Err(broken(
+            path,
+            "it does not start with the format's first line",
+        ));
+    }
+    let header: Header = lines
+        .next()
+        .and_then(|h| serde_json::from_slice(h).ok())
+        .ok_or_else(|| broken(path, "its header is not the format's JSON"))?;
+    let body = lines.next().unwrap_or_default();
+    if header.key != key {
+        return Err(broken(
+            path,
+            format!("it holds the model {}, not {key}", header.key),
+        ));
+    }
+    if hex(&sha256(body)) != header.body_sha256 {
+        return Err(broken(
+            path,
+            "its weights do not hash to the recorded sha256",
+        ));
+    }
+    let mut weights = Weights::new();
+    let mut at = 0usize;
+    for (name, dims) in header.tensors {
+        let n: usize = dims.iter().product();
+        let end = at + 4 * n;
+        let raw = body
+            .get(at..end)
+            .ok_or_else(|| broken(path, format!("its body ends inside {name}")))?;
+        let values: Vec<f32> = raw
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let t = Tensor::from_vec(values, dims, &Device::Cpu).map_err(|e| broken(path, e))?;
+        weights.insert(name, t);
+        at = end;
+    }
+    if at != body.len() {
+        return Err(broken(path, "its body is longer than its tensors"));
+    }
+    let model = Bert::new(weights, Config::default()).map_err(|e| broken(path, e))?;
+    Ok((model.into_weights(), header.record))
+}
+
+/// A fine-tuned cross-encoder as a pair scorer (see the module's documentation).
+pub struct FinetunedCrossEncoder {
+    identity: String,
+    model: Bert,
+    tokenizer: tokenizers::Tokenizer,
+}
+
+impl FinetunedCrossEncoder {
+    /// The scorer identity of the model `key`.
+    pub fn identity_of(key: &str) -> String {
+        format!("finetuned:{key}")
+    }
+
+    /// The scorer over `weights` (the model `key`), tokenizing with `tokenizer`.
+    pub fn new(
+        key: &str,
+        weights: Weights,
+        tokenizer: tokenizers::Tokenizer,
+    ) -> Result<FinetunedCrossEncoder> {
+        let model = Bert::new(weights, Config::default()).map_err(|e| Error::Model {
+            model: key.to_string(),
+            message: e,
+        })?;
+        Ok(FinetunedCrossEncoder {
+            identity: FinetunedCrossEncoder::identity_of(key),
+            model,
+            tokenizer,
+        })
+    }
+}
+
+impl CrossEncoder for FinetunedCrossEncoder {
+    fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    fn score(&mut self, query: &str, passages: &[&str]) -> Result<Vec<f32>> {
+        passages
+            .iter()
+            .map(|p| {
+                self.model
+                    .score(&self.tokenizer, query, p)
+                    .map_err(|e| Error::Model {
+                        model: self.identity.clone(),
+                        message: e,
+                    })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> Weights {
+        let mut w = Weights::new();
+        w.insert(
+            "a".into(),
+            Tensor::from_vec(
+                vec![1.0f32, -2.5, 3.25, 0.0, 7.0, 8.5],
+                (2, 3),
+                &Device::Cpu,
+            )
+            .unwrap(),
+        );
+        w.insert(
+            "b".into(),
+            Tensor::from_vec(vec![0.5f32], 1, &Device::Cpu).unwrap(),
+        );
+        w
+    }
+
+    #[test]
+    fn bytes_are_the_same_for_the_same_weights_and_a_flipped_bit_is_caught() {
+        let r = serde_json::json!({"losses": [0.5]});
+        let a = to_bytes("k", &tiny(), &r).unwrap();
+        assert_eq!(a, to_bytes("k", &tiny(), &r).unwrap());
+        let p = Path::new("m.bin");
+        // A two-tensor file is not a whole model: refused for what is missing, after the hash.
+        let e = from_bytes(p, "k", &a).unwrap_err().to_string();
+        assert!(e.contains("no weight"), "{e}");
+        let mut flipped = a.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        let e = from_bytes(p, "k", &flipped).unwrap_err().to_string();
+        assert!(e.contains("do not hash"), "{e}");
+        let e = from_bytes(p, "other", &a).unwrap_err().to_string();
+        assert!(e.contains("holds the model k, not other"), "{e}");
+        let e = from_bytes(p, "k", b"garbage").unwrap_err().to_string();
+        assert!(e.contains("first line"), "{e}");
+        let e = from_bytes(p, "k", &a[..a.len() - 4])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("do not hash"), "{e}");
+    }
+}

@@ -1,0 +1,459 @@
+//! A fine-tuned rerank stage (`rerank: { model, shortlist, finetune: { .. } }`) in a replay:
+//! the suite's tasks split into folds ([`crate::finetune::folds_with_merges`]), one model trained per fold
+//! on the other folds' pairs and the suite's merges, each fold's tasks scored by its own model.
+//!
+//! Each fold's model is identified by a key: the sha256 of the starting model's identity, the
+//! training settings and every training pair in order. It is trained once and kept in the cache
+//! (`<cache>/finetuned/<key>.bin`, see `ranklab_engine::rerank::finetuned`), checked on load; a
+//! broken or foreign file is said and trained again, never used. A fold model scores its pairs
+//! through the score cache under its own identity (`finetuned:<key>`), so a warm replay neither
+//! trains nor scores.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use ranklab_engine::models::ModelStore;
+use ranklab_engine::ranking::Hit;
+use ranklab_engine::rerank::bert::{dequantize, tokenizer, Weights};
+use ranklab_engine::rerank::finetune::{train, Hyper, Pair};
+use ranklab_engine::rerank::finetuned::{self, FinetunedCrossEncoder};
+use ranklab_engine::rerank::{Candidate, LazyCrossEncoder, ScoreCache};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{best_sections, first_stage_of, Engine, RerankModel};
+use crate::finetune::{folds_with_merges, TaskData};
+use crate::suite::{Configuration, FinetuneSpec, Suite};
+
+/// The models fine-tuning starts from: the MiniLM cross-encoder architecture the float model
+/// implements (`ranklab_engine::rerank::bert`).
+pub const SUPPORTED: &[&str] = &["ms-marco-MiniLM-L-12-v2"];
+
+/// Tokens per training pair (longest-first truncation); scoring reads up to 512, as the ONNX
+/// model does.
+const TRAIN_MAX_LENGTH: usize = 256;
+
+/// How one fold's training went: kept with its weights, shown in the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FoldRecord {
+    /// Training pairs, positives among them, and merges they came from.
+    pub pairs: usize,
+    /// Positive pairs.
+    pub positives: usize,
+    /// Merges whose pairs were trained on.
+    pub merges: usize,
+    /// Mean loss of each epoch.
+    pub epoch_losses: Vec<f64>,
+    /// Mean loss of each step.
+    pub step_losses: Vec<f64>,
+    /// Wall-clock seconds of each epoch, on the machine that trained it.
+    pub epoch_seconds: Vec<f64>,
+    /// Threads the matrix products ran on.
+    pub threads: usize,
+}
+
+/// One fold of a fine-tuned stage.
+pub struct FoldModel {
+    /// Task indices it reranks (held out of its training).
+    pub tasks: Vec<usize>,
+    /// The model's key.
+    pub key: String,
+    /// Its training record.
+    pub record: FoldRecord,
+    /// The scorer and its score cache.
+    pub model: RerankModel,
+}
+
+/// A fine-tuned stage of one configuration.
+pub struct Tuned {
+    /// The configuration's name.
+    pub configuration: String,
+    /// The stage's model key (`RerankSpec::model_key`).
+    pub model_key: String,
+    /// The starting model's identity.
+    pub base: String,
+    /// The settings.
+    pub spec: FinetuneSpec,
+    /// The training settings they give.
+    pub hyper: Hyper,
+    /// The merges file read, if any.
+    pub merges_file: Option<PathBuf>,
+    /// The folds, in fold order.
+    pub folds: Vec<FoldModel>,
+}
+
+/// The training settings of `spec`.
+pub fn hyper(spec: &FinetuneSpec) -> Hyper {
+    let d = Hyper::default();
+    Hyper {
+        epochs: spec.epochs,
+        batch: spec.batch.unwrap_or(d.batch),
+        lr: spec.lr.unwrap_or(d.lr),
+        max_length: TRAIN_MAX_LENGTH,
+        seed: spec.seed,
+        ..d
+    }
+}
+
+/// The key of a model trained from `base` with `h` on `pairs`.
+pub fn model_key(base: &str, h: &Hyper, pairs: &[Pair]) -> String {
+    let mut s = Sha256::new();
+    s.update(format!("ranklab-finetune 2\n{base}\n{h:?}\n"));
+    for p in pairs {
+        s.update(p.query.as_bytes());
+        s.update([0]);
+        s.update(p.passage.as_bytes());
+        s.update(format!("\0{}\n", p.label));
+    }
+    let digest = s.finalize();
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The passage of document `doc` a positive pair trains on: its best BM25 section for `query`.
+fn best_passage(engine: &Engine, query: &str, doc: usize) -> Result<String> {
+    let mut hit = [Hit {
+        doc,
+        score: 0.0,
+        section: 0,
+    }];
+    best_sections(engine, query, &mut hit)?;
+    Ok(Candidate::of(engine.corpus, &hit[0]).passage)
+}
+
+/// A query as training data: its grades, its first-stage list, its positives' passages.
+fn task_data(
+    engine: &Engine,
+    id: &str,
+    query: &str,
+    judged: &std::collections::BTreeMap<String, i32>,
+    list: &[Hit],
+) -> Result<TaskData> {
+    let corpus = engine.corpus;
+    let ranked = list
+        .iter()
+        .map(|h| {
+            (
+                corpus.id(h.doc).to_string(),
+                Candidate::of(corpus, h).passage,
+            )
+        })
+        .collect();
+    let mut positives = std::collections::BTreeMap::new();
+    for (doc, &grade) in judged {
+        if grade >= 1 {
+            if let Some(i) = corpus.index_of(doc) {
+                positives.insert(doc.clone(), best_passage(engine, query, i)?);
+            }
+        }
+    }
+    Ok(TaskData {
+        id: id.to_string(),
+        query: query.to_string(),
+        judged: judged.clone(),
+        ranked,
+        positives,
+    })
+}
+
+/// Trains (or loads) the fold models of configuration `c` of the experiments file
+/// `experiments`, whose first-stage list of task `i` is `lists[i]`.
+pub fn prepare(
+    engine: &Engine,
+    suite: &Suite,
+    experiments: &Path,
+    c: &Configuration,
+    lists: &[&[Hit]],
+) -> Result<Tuned> {
+    let r = c.rerank.as_ref().expect("a fine-tuned stage");
+    let spec = r.finetune.expect("a fine-tuned stage");
+    let at = format!("{}: configuration {:?}", experiments.display(), c.name);
+    if !SUPPORTED.contains(&r.model.as_str()) {
+        bail!(
+            "{at}: fine-tuning starts from {} (the MiniLM cross-encoder architecture ranklab trains), not {}",
+            SUPPORTED.join(", "),
+            r.model
+        );
+    }
+    let tasks = suite
+        .tasks
+        .iter()
+        .zip(lists)
+        .map(|(t, l)| task_data(engine, &t.id, &t.query, &t.expected, l))
+        .collect::<Result<Vec<_>>>()?;
+    check_data(&at, &spec, &tasks)?;
+    let (merges, merges_file) = merge_data(engine, suite, c)?;
+    let store = ModelStore::open_default()?;
+    let dir = store.ensure_model(&r.model)?;
+    let base = store
+        .describe(&r.model)
+        .map(|m| format!("{} onnx-sha256={}", m.id, m.sha256))?;
+    let h = hyper(&spec);
+    let folds = folds_with_merges(&tasks, &merges, spec.folds, spec.negatives, spec.seed);
+    let tok = tokenizer(&dir.path, 512)?;
+    let mut start: Option<Weights> = None;
+    let cache_dir = store.root().join("finetuned");
+    let mut out = Vec::with_capacity(folds.len());
+    for (fi, fold) in folds.into_iter().enumerate() {
+        let key = model_key(&base, &h, &fold.pairs);
+        let record = match load_record(&cache_dir, &key)? {
+            Some(record) => record,
+            None => {
+                if start.is_none() {
+                    start = Some(dequantize(&dir.path.join("model.onnx"))?);
+                }
+                let what = format!("fine-tuning {} fold {}/{}", c.name, fi + 1, spec.folds);
+                let (weights, record) = train_fold(
+                    start.as_ref().expect("loaded above"),
+                    &fold.pairs,
+                    &tok,
+                    &h,
+                    &what,
+                    (fold.positives, fold.merges),
+                )
+                .with_context(|| format!("{at}: fold {}", fi + 1))?;
+                let json = serde_json::to_value(&record).expect("a record serializes");
+                finetuned::save(&cache_dir, &key, &weights, &json)?;
+                record
+            }
+        };
+        let scorer = lazy_scorer(&cache_dir, &key, &dir.path)?;
+        let cache = ScoreCache::open(&store.scores_dir(), &scorer)?;
+        out.push(FoldModel {
+            tasks: fold.held_out,
+            key,
+            record,
+            model: RerankModel {
+                model: RefCell::new(scorer),
+                cache,
+                stats: RefCell::default(),
+                tape: None,
+            },
+        });
+    }
+    Ok(Tuned {
+        configuration: c.name.clone(),
+        model_key: r.model_key(),
+        base,
+        spec,
+        hyper: h,
+        merges_file,
+        folds: out,
+    })
+}
+
+/// The record of the model `key` when its file is there and sound; a broken or foreign file is
+/// said on stderr and left for training to replace.
+fn load_record(dir: &Path, key: &str) -> Result<Option<FoldRecord>> {
+    match finetuned::load(dir, key) {
+        Ok(Some((_, record))) => match serde_json::from_value(record) {
+            Ok(r) => Ok(Some(r)),
+            Err(e) => {
+                eprintln!(
+                    "{}: its training record is not readable ({e}); training the model again",
+                    finetuned::path_of(dir, key).display()
+                );
+                Ok(None)
+            }
+        },
+        Ok(None) => Ok(None),
+        Err(e) => {
+            eprintln!("{e}; training the model again");
+            Ok(None)
+        }
+    }
+}
+
+/// The fold model `key` as a scorer, loaded from its file on the first pair the score cache
+/// misses.
+fn lazy_scorer(cache_dir: &Path, key: &str, model_dir: &Path) -> Result<LazyCrossEncoder> {
+    let (cache_dir, key_owned, model_dir) = (
+        cache_dir.to_path_buf(),
+        key.to_string(),
+        model_dir.to_path_buf(),
+    );
+    Ok(LazyCrossEncoder::new(
+        FinetunedCrossEncoder::identity_of(key),
+        Box::new(move || {
+            let (weights, _) = finetuned::load(&cache_dir, &key_owned)?.ok_or_else(|| {
+                ranklab_engine::Error::Model {
+                    model: key_owned.clone(),
+                    message:
+                        "the fine-tuned model's file is gone from the cache; run again to train it"
+                            .into(),
+                }
+            })?;
+            let tok = tokenizer(&model_dir, 512)?;
+            Ok(
+                Box::new(FinetunedCrossEncoder::new(&key_owned, weights, tok)?)
+                    as Box<dyn ranklab_engine::rerank::CrossEncoder>,
+            )
+        }),
+    ))
+}
+
+/// Trains one fold with a progress bar, timing each epoch.
+fn train_fold(
+    start: &Weights,
+    pairs: &[Pair],
+    tok: &tokenizers::Tokenizer,
+    h: &Hyper,
+    what: &str,
+    (positives, merges): (usize, usize),
+) -> Result<(Weights, FoldRecord)> {
+    let per_epoch = pairs.len().div_ceil(h.batch);
+    let pb = crate::progress::bar((per_epoch * h.epochs) as u64, what);
+    let mut epoch_seconds = Vec::new();
+    let mut since = Instant::now();
+    let trained = train(start, pairs, tok, h, &mut |step, _, _| {
+        pb.set_position(step as u64);
+        if step % per_epoch == 0 {
+            epoch_seconds.push(since.elapsed().as_secs_f64());
+            since = Instant::now();
+        }
+    })?;
+    pb.finish_and_clear();
+    eprintln!(
+        "{what}: {} pairs, loss per epoch {}, {}",
+        pairs.len(),
+        trained
+            .epoch_losses
+            .iter()
+            .map(|l| format!("{l:.4}"))
+            .collect::<Vec<_>>()
+            .join(" → "),
+        epoch_seconds
+            .iter()
+            .map(|s| format!("{s:.0} s"))
+            .collect::<Vec<_>>()
+            .join(" + ")
+    );
+    let record = FoldRecord {
+        pairs: pairs.len(),
+        positives,
+        merges,
+        epoch_losses: trained.epoch_losses,
+        step_losses: trained.step_losses,
+        epoch_seconds,
+        threads: rayon::current_num_threads(),
+    };
+    Ok((trained.weights, record))
+}
+
+/// Refuses data training cannot be honest on: more folds than tasks, fewer than two tasks with
+/// a positive, no task with a non-relevant candidate.
+fn check_data(at: &str, spec: &FinetuneSpec, tasks: &[TaskData]) -> Result<()> {
+    if spec.folds > tasks.len() {
+        bail!(
+            "{at}: finetune: folds {} is more than the suite's {} tasks; lower folds",
+            spec.folds,
+            tasks.len()
+        );
+    }
+    let with_positive = tasks.iter().filter(|t| !t.positives.is_empty()).count();
+    if with_positive < 2 {
+        bail!(
+            "{at}: finetune: {with_positive} task(s) have a relevant document in the corpus; training and scoring by fold need at least 2"
+        );
+    }
+    let relevant = |t: &TaskData, id: &str| t.judged.get(id).is_some_and(|&g| g >= 1);
+    if !tasks
+        .iter()
+        .any(|t| t.ranked.iter().any(|(id, _)| !relevant(t, id)))
+    {
+        bail!(
+            "{at}: finetune: no task's first stage ranks a document that is not relevant, so there are no negatives to train on; raise the first stage's depth"
+        );
+    }
+    Ok(())
+}
+
+/// The suite's merges (`merges.yaml` beside `suite.yaml`, when there is one) as training tasks,
+/// each with the configuration's first-stage list of its query.
+fn merge_data(
+    engine: &Engine,
+    suite: &Suite,
+    c: &Configuration,
+) -> Result<(Vec<TaskData>, Option<PathBuf>)> {
+    let path = suite.dir().join("merges.yaml");
+    if !path.is_file() {
+        return Ok((Vec::new(), None));
+    }
+    let merges = crate::suite::merges::Merges::load(&path, engine.corpus)?;
+    let mut out = Vec::with_capacity(merges.merges.len());
+    for m in &merges.merges {
+        let list = first_stage_of(engine, c, &m.query)?;
+        let judged = std::collections::BTreeMap::from([(m.expected.clone(), 1)]);
+        out.push(task_data(engine, &m.id, &m.query, &judged, &list)?);
+    }
+    Ok((out, Some(path)))
+}
+
+/// What a fine-tuned stage trained, for the report.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// The first configuration that names the stage.
+    pub configuration: String,
+    /// The stage's model key.
+    pub model_key: String,
+    /// The starting model's identity.
+    pub base: String,
+    /// The settings as written.
+    pub spec: FinetuneSpec,
+    /// The training settings.
+    pub hyper: Hyper,
+    /// The merges file trained on, if any.
+    pub merges_file: Option<PathBuf>,
+    /// The folds, in fold order.
+    pub folds: Vec<FoldSummary>,
+}
+
+/// One fold, for the report.
+#[derive(Debug, Clone)]
+pub struct FoldSummary {
+    /// Ids of the tasks it reranks.
+    pub tasks: Vec<String>,
+    /// Its model's key.
+    pub key: String,
+    /// How its training went.
+    pub record: FoldRecord,
+}
+
+impl Tuned {
+    /// The report's view of this stage.
+    pub fn summary(&self, suite: &Suite) -> Summary {
+        Summary {
+            configuration: self.configuration.clone(),
+            model_key: self.model_key.clone(),
+            base: self.base.clone(),
+            spec: self.spec,
+            hyper: self.hyper,
+            merges_file: self.merges_file.clone(),
+            folds: self
+                .folds
+                .iter()
+                .map(|f| FoldSummary {
+                    tasks: f.tasks.iter().map(|&i| suite.tasks[i].id.clone()).collect(),
+                    key: f.key.clone(),
+                    record: f.record.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Writes the fold models' score caches and prints their pair counts.
+    pub fn finish(&self) -> Result<()> {
+        for (i, f) in self.folds.iter().enumerate() {
+            f.model.cache.flush()?;
+            eprintln!(
+                "{} fold {}/{}: {}",
+                self.model_key,
+                i + 1,
+                self.folds.len(),
+                f.model.stats.borrow()
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,170 @@
+//! A fine-tuned rerank stage end to end (issue 27): trained per fold with the real L-12 on the
+//! bad-input fixture's tiny suite, cached and checked on load (a damaged model file is trained
+//! again, to the same bytes), left out of found experiments, and bad input refused.
+
+mod common;
+
+use std::path::Path;
+
+/// `tasks/p/experiments-ft.yaml` with BM25 and a fine-tuned L-12 stage (`finetune` the flow
+/// mapping's fields).
+fn experiments(dir: &Path, finetune: &str) {
+    std::fs::write(
+        dir.join("tasks/p/experiments-ft.yaml"),
+        format!(
+            "experiment: ft\nbaseline: bm25\nconfigurations:\n  - name: bm25\n    retriever: bm25\n  - name: bm25+ft\n    retriever: bm25\n    rerank: {{ model: ms-marco-MiniLM-L-12-v2, shortlist: 4, finetune: {{ {finetune} }} }}\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// `ranklab run tasks/p -x tasks/p/experiments-ft.yaml --reports out` with `cache`.
+fn run_ft(dir: &Path, cache: &Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args([
+            "run",
+            "tasks/p",
+            "-x",
+            "tasks/p/experiments-ft.yaml",
+            "--reports",
+            "out",
+        ])
+        .current_dir(dir)
+        .env("RANKLAB_CACHE", cache)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("run ranklab")
+}
+
+fn finetuned_files(cache: &Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(cache.join("finetuned"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn fold_models_are_trained_once_cached_and_a_damaged_one_is_trained_again_to_the_same_bytes() {
+    let tmp = common::fixture_copy("bad_input");
+    let cache = common::cache_with_shared_models(tmp.path());
+    experiments(
+        tmp.path(),
+        "folds: 3, epochs: 1, negatives: 1, seed: 7, batch: 2",
+    );
+    let o = run_ft(tmp.path(), &cache);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let err = common::stderr(&o);
+    assert!(err.contains("fine-tuning bm25+ft fold 3/3"), "{err}");
+    let models = finetuned_files(&cache);
+    assert_eq!(models.len(), 3, "{models:?}");
+    let md_path = tmp.path().join("out/p/ft.md");
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    assert!(md.contains("## Fine-tuning"), "{md}");
+    assert!(md.contains("split into 3 folds"), "{md}");
+    // Three tasks in three folds: each fold reranks one task and trains on the other two
+    // (one positive and one negative each) and on the fixture's two merges less the one whose
+    // query is the held-out task's.
+    let svg = std::fs::read_to_string(tmp.path().join("out/p/ft.finetune.svg")).unwrap();
+    assert!(svg.contains("loss"), "{svg}");
+    let bytes = |p: &Path| std::fs::read(p).unwrap();
+    // A model file's weights: what follows its two header lines (the header also keeps the
+    // seconds each epoch took, which another training changes).
+    let weights_of = |p: &Path| -> Vec<u8> {
+        let b = bytes(p);
+        let mut lines = b.splitn(3, |&c| c == b'\n');
+        lines.nth(2).unwrap().to_vec()
+    };
+    let run = tmp.path().join("out/p/runs/bm25+ft.trec");
+    let (report, ranking, weights) = (bytes(&md_path), bytes(&run), weights_of(&models[0]));
+
+    // Warm: nothing trained, nothing scored, the same report.
+    let o = run_ft(tmp.path(), &cache);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let err = common::stderr(&o);
+    assert!(!err.contains("fine-tuning bm25+ft fold"), "{err}");
+    assert!(err.contains("0 pairs scored"), "{err}");
+    assert_eq!(bytes(&md_path), report);
+
+    // A flipped byte in a model's weights: said, trained again, the same weights and ranking.
+    let mut damaged = bytes(&models[0]);
+    let last = damaged.len() - 1;
+    damaged[last] ^= 0x55;
+    std::fs::write(&models[0], &damaged).unwrap();
+    let o = run_ft(tmp.path(), &cache);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let err = common::stderr(&o);
+    assert!(
+        err.contains("do not hash to the recorded sha256")
+            && err.contains("training the model again"),
+        "{err}"
+    );
+    assert!(
+        weights_of(&models[0]) == weights,
+        "retrained to other weights"
+    );
+    assert_eq!(bytes(&run), ranking);
+}
+
+#[test]
+fn found_experiments_leave_a_fine_tuning_file_out_and_say_so() {
+    let tmp = common::fixture_copy("bad_input");
+    experiments(tmp.path(), "folds: 2, epochs: 1, negatives: 1");
+    let o = common::ranklab_in(tmp.path(), &["run", "tasks/p", "--reports", "out"]);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let err = common::stderr(&o);
+    assert!(
+        err.contains(
+            "experiments-ft.yaml: fine-tunes a model, so it is not replayed unless named (-x)"
+        ),
+        "{err}"
+    );
+    assert!(tmp.path().join("out/p/e.md").is_file());
+    assert!(!tmp.path().join("out/p/ft.md").exists());
+    assert!(!tmp.path().join("cache/finetuned").exists());
+}
+
+#[test]
+fn bad_fine_tuning_settings_and_data_are_refused_with_one_line() {
+    let cases: [(&str, Option<&str>, &[&str]); 4] = [
+        (
+            "folds: 4, epochs: 1, negatives: 1",
+            None,
+            &["folds 4 is more than the suite's 3 tasks"],
+        ),
+        (
+            "folds: 1, epochs: 1, negatives: 1",
+            None,
+            &["at least 2 folds"],
+        ),
+        (
+            "folds: 2, epochs: 1, negatives: 1, lr: -1",
+            None,
+            &["lr: -1", "positive"],
+        ),
+        // Every document relevant to every task: no negative to train on.
+        (
+            "folds: 2, epochs: 1, negatives: 1",
+            Some("suite: p\ncorpus: ../../corpus\nk: 5\ntasks:\n  - id: T1\n    query: idempotency key for a replayed capture\n    expected: [alpha, beta, gamma, epsilon]\n  - id: T2\n    query: refund a capture\n    expected: [alpha, beta, gamma, epsilon]\n  - id: T3\n    query: retry the acquirer\n    expected: [alpha, beta, gamma, epsilon]\n"),
+            &["no task's first stage ranks a document that is not relevant"],
+        ),
+    ];
+    for (finetune, suite, needles) in cases {
+        let tmp = common::fixture_copy("bad_input");
+        experiments(tmp.path(), finetune);
+        if let Some(s) = suite {
+            std::fs::write(tmp.path().join("tasks/p/suite.yaml"), s).unwrap();
+        }
+        let cache = common::cache_with_shared_models(tmp.path());
+        let o = run_ft(tmp.path(), &cache);
+        common::assert_bad_input(&o, "tasks/p/experiments-ft.yaml", needles);
+        assert_eq!(
+            common::stderr(&o).lines().count(),
+            1,
+            "{}",
+            common::stderr(&o)
+        );
+        assert!(!tmp.path().join("out").exists(), "{finetune}: written");
+        assert!(finetuned_files(&cache).is_empty(), "{finetune}: trained");
+    }
+}
