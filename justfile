@@ -116,8 +116,31 @@ engines:
 # `just bench`, after timing each rerank model whose identity has no measurement yet (or the
 # MODELs named): ms per scored pair cold (from empty caches) and warm (from the score cache),
 # written to reports/<suite>/costs.json, which every report reads (docs/reports.md).
+# Each MODEL is one argument (quote a key with spaces: just costs 'smollm2 at http://… (completions)').
+[positional-arguments]
 costs *models: models
-    cargo run --release -q -p ranklab -- bench --from-recording --measure-costs {{models}}
+    cargo run --release -q -p ranklab -- bench --from-recording --measure-costs "$@"
+
+# The cost of docir's endpoint rerank stage (`fusion+smollm2-server@20`), which `just costs` leaves
+# out: its cost is the live server's. Starts llama_cpp.server (llama-cpp-python 0.3.36, just
+# llama-venv) serving the model store's SmolLM2 GGUF on 127.0.0.1:8765 with 2 threads, as
+# tasks/docir/experiments-llm-endpoint.yaml describes (RANKLAB_LLAMA_GGUF: another file), waits for it, measures the stage cold and
+# warm (`just costs` naming it) and stops the server, also on failure. Its log: target/llama-costs.log.
+costs-endpoint: models llama-venv
+    #!/usr/bin/env bash
+    set -euo pipefail
+    py="${RANKLAB_LLAMA_PYTHON:-$PWD/target/llama-venv/bin/python}"
+    gguf="${RANKLAB_LLAMA_GGUF:-${RANKLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ranklab}/models/smollm2-135m-instruct/model.gguf}"
+    if curl -s -o /dev/null http://127.0.0.1:8765/; then echo "127.0.0.1:8765 is taken; stop what listens there" >&2; exit 1; fi
+    "$py" -m llama_cpp.server --model "$gguf" --host 127.0.0.1 --port 8765 --n_threads 2 \
+      --n_ctx 2048 --logits_all true --model_alias smollm2 --verbose false > target/llama-costs.log 2>&1 &
+    server=$!
+    trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
+    until curl -sf http://127.0.0.1:8765/v1/models > /dev/null; do
+      kill -0 "$server" 2>/dev/null || { cat target/llama-costs.log >&2; exit 1; }
+      sleep 0.5
+    done
+    just costs 'smollm2 at http://127.0.0.1:8765/v1 (completions)'
 
 # Start the example engines (PostgreSQL on a free loopback port, in a temporary directory), then
 # `ranklab bench --record`: reports and recordings from the live engines. Stops PostgreSQL after.

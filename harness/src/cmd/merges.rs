@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::report::shown;
+use crate::suite::merges::parse_date;
 use crate::suite::Suite;
 use crate::tune::from_git::from_git;
-use crate::suite::merges::parse_date;
 
 /// Arguments of `ranklab merges`.
 #[derive(Debug, clap::Args)]

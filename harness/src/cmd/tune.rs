@@ -30,8 +30,8 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
-use crate::tune::grid::Grid;
 use crate::suite::merges::parse_date;
+use crate::tune::grid::Grid;
 use crate::tune::session::{tune, Request};
 
 /// Arguments of `ranklab tune`.

@@ -1,16 +1,23 @@
 //! The parameters every configuration of a report ran with, as the replay resolved them
 //! (defaults filled in): retriever, bi-encoder, BM25 k1 / b and analyzer, RRF k, depth,
-//! cross-encoder model and shortlist, wiring and the practice weights it read.
+//! rerank model and shortlist, wiring and the practice weights it read. An LLM rerank stage
+//! that asks the yes/no prompt (in-process, or an endpoint's `completions` / `chat`) also shows
+//! its prompt: where the template came from (`default` or the `prompt:` file as written) and
+//! the first 12 hex digits of its sha256 (`PromptTemplate::short_hash`), the hash that is part
+//! of the stage's identity and so keys its score cache.
 //!
 //! A parameter a configuration does not use is `—` in Markdown and absent from its JSON object
-//! (BM25 settings only for bm25 and fusion, RRF k only for fusion, weights only with a wiring).
+//! (BM25 settings only for bm25 and fusion, RRF k only for fusion, weights only with a wiring,
+//! the prompt only for a stage that sends one).
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use ranklab_engine::policy::{Weights, Wiring};
+use ranklab_engine::rerank::prompt::PromptTemplate;
 
 use crate::replay::ConfigRun;
-use crate::suite::{Configuration, Retriever};
+use crate::suite::{Configuration, Experiments, LlmApi, RerankSpec, Retriever, Scorer};
 
 /// The retriever's name as experiments files write it.
 pub fn retriever_name(c: &Configuration) -> String {
@@ -39,6 +46,51 @@ fn rerank_model_text(id: &str) -> String {
     }
 }
 
+/// The prompt template a rerank stage asks, if it asks one (`llm: ID`, or an endpoint's
+/// `completions` / `chat`): its `prompt:` file (relative to `dir`, the experiments file's
+/// folder, as the replay reads it) or the default. A file that cannot be read now (the replay
+/// read it) is an error naming it.
+fn prompt_of(spec: &RerankSpec, dir: &Path) -> anyhow::Result<Option<PromptTemplate>> {
+    let asks = match &spec.scorer {
+        Scorer::Model => false,
+        Scorer::Llm => true,
+        Scorer::Endpoint(e) => e.api != LlmApi::Rerank,
+    };
+    if !asks {
+        return Ok(None);
+    }
+    Ok(Some(match &spec.prompt {
+        Some(p) => PromptTemplate::from_file(&dir.join(p))?,
+        None => PromptTemplate::default(),
+    }))
+}
+
+/// Where a stage's prompt came from, as its configuration writes it: `default` or the file.
+fn prompt_source(spec: &RerankSpec) -> String {
+    spec.prompt
+        .as_ref()
+        .map_or_else(|| "default".to_string(), |p| p.display().to_string())
+}
+
+/// The rerank cell of the table: the model, and for a stage that asks a prompt, which one
+/// (`prompt default, sha256 1a2b3c4d5e6f`).
+fn rerank_cell(spec: &RerankSpec, dir: &Path) -> anyhow::Result<String> {
+    let model = match &spec.scorer {
+        Scorer::Endpoint(e) => {
+            format!("{} (endpoint {}, {})", spec.model, e.endpoint, e.api.name())
+        }
+        _ => rerank_model_text(&spec.model),
+    };
+    Ok(match prompt_of(spec, dir)? {
+        Some(p) => format!(
+            "{model}; prompt {}, sha256 `{}`",
+            prompt_source(spec),
+            p.short_hash()
+        ),
+        None => model,
+    })
+}
+
 /// An f32 parameter as the shortest decimal that reads back as it (0.3, not 0.30000001).
 fn num(x: f32) -> serde_json::Value {
     serde_json::Number::from_f64(x.to_string().parse::<f64>().unwrap_or(f64::NAN))
@@ -56,11 +108,26 @@ fn weights_text(w: &Weights) -> String {
     )
 }
 
-/// The `## Configurations` section.
-pub fn markdown(runs: &[ConfigRun], practice: &dyn Fn(&Configuration) -> String) -> String {
+/// The `## Configurations` section of the configurations of `ex` (`runs`).
+pub fn markdown(
+    runs: &[ConfigRun],
+    ex: &Experiments,
+    practice: &dyn Fn(&Configuration) -> String,
+) -> anyhow::Result<String> {
+    let dir = ex.path.parent().unwrap_or(Path::new("."));
     let mut md = String::from("## Configurations\n\n");
-    md.push_str("The parameters each configuration ran with, defaults filled in (`—`: not used by it). Weights: the lifecycle/history penalties of the practice file, as fractions of the normalised first-stage score.\n\n");
-    md.push_str("| configuration | retriever | bi-encoder | BM25 k1 / b (analyzer) | RRF k | depth | cross-encoder | shortlist | wiring | practice weights |\n|---|---|---|---|---:|---:|---|---:|---|---|\n");
+    md.push_str("The parameters each configuration ran with, defaults filled in (`—`: not used by it). Weights: the lifecycle/history penalties of the practice file, as fractions of the normalised first-stage score.");
+    let asks_prompt = runs.iter().any(|r| {
+        r.config
+            .rerank
+            .as_ref()
+            .is_some_and(|s| prompt_of(s, dir).is_ok_and(|p| p.is_some()))
+    });
+    if asks_prompt {
+        md.push_str(" An LLM asked yes or no also names its prompt (`default` or its `prompt:` file) and the first 12 hex digits of the prompt's sha256, part of the identity that keys its scores.");
+    }
+    md.push_str("\n\n");
+    md.push_str("| configuration | retriever | bi-encoder | BM25 k1 / b (analyzer) | RRF k | depth | rerank model | shortlist | wiring | practice weights |\n|---|---|---|---|---:|---:|---|---:|---|---|\n");
     let dash = || "—".to_string();
     for r in runs {
         let c = &r.config;
@@ -76,7 +143,7 @@ pub fn markdown(runs: &[ConfigRun], practice: &dyn Fn(&Configuration) -> String)
             dash()
         };
         let (model, shortlist) = match &c.rerank {
-            Some(s) => (rerank_model_text(&s.model), s.shortlist.to_string()),
+            Some(s) => (rerank_cell(s, dir)?, s.shortlist.to_string()),
             None => (dash(), dash()),
         };
         let weights = match (&r.weights, c.wiring) {
@@ -96,14 +163,19 @@ pub fn markdown(runs: &[ConfigRun], practice: &dyn Fn(&Configuration) -> String)
         );
     }
     md.push('\n');
-    md
+    Ok(md)
 }
 
-/// One JSON object per configuration, in replay order.
-pub fn json(runs: &[ConfigRun], practice: &dyn Fn(&Configuration) -> String) -> serde_json::Value {
+/// One JSON object per configuration of `ex` (`runs`), in replay order.
+pub fn json(
+    runs: &[ConfigRun],
+    ex: &Experiments,
+    practice: &dyn Fn(&Configuration) -> String,
+) -> anyhow::Result<serde_json::Value> {
+    let dir = ex.path.parent().unwrap_or(Path::new("."));
     let rows: Vec<serde_json::Value> = runs
         .iter()
-        .map(|r| {
+        .map(|r| -> anyhow::Result<serde_json::Value> {
             let c = &r.config;
             let mut o = serde_json::Map::new();
             o.insert("name".into(), c.name.clone().into());
@@ -123,10 +195,12 @@ pub fn json(runs: &[ConfigRun], practice: &dyn Fn(&Configuration) -> String) -> 
             }
             o.insert("depth".into(), c.depth().into());
             if let Some(s) = &c.rerank {
-                o.insert(
-                    "rerank".into(),
-                    serde_json::json!({"model": s.model, "shortlist": s.shortlist}),
-                );
+                let mut rerank = serde_json::json!({"model": s.model, "shortlist": s.shortlist});
+                if let Some(p) = prompt_of(s, dir)? {
+                    rerank["prompt"] =
+                        serde_json::json!({"source": prompt_source(s), "sha256": p.hash()});
+                }
+                o.insert("rerank".into(), rerank);
             }
             o.insert("wiring".into(), c.wiring.name().into());
             if let (Some(w), true) = (&r.weights, c.wiring != Wiring::None) {
@@ -143,8 +217,8 @@ pub fn json(runs: &[ConfigRun], practice: &dyn Fn(&Configuration) -> String) -> 
                     }),
                 );
             }
-            serde_json::Value::Object(o)
+            Ok(serde_json::Value::Object(o))
         })
-        .collect();
-    serde_json::Value::Array(rows)
+        .collect::<anyhow::Result<_>>()?;
+    Ok(serde_json::Value::Array(rows))
 }

@@ -161,8 +161,9 @@ pub struct CostPlan {
     pub measure: Option<Vec<String>>,
     /// The command line (`ranklab …`), recorded with each measurement.
     pub command: String,
-    /// Whether endpoints are asked live (not `--from-recording`): an endpoint's cost is the
-    /// live server's, so it is measured only then.
+    /// Whether endpoints are asked live (not `--from-recording`). An endpoint's cost is always
+    /// the live server's: under `--from-recording` the replay reads the recordings, and an
+    /// endpoint is measured (against its server, which must be up) only when named.
     pub live: bool,
 }
 
@@ -225,8 +226,10 @@ pub fn measure_suite(
 }
 
 /// The work to measure: the models `names` (none: every model whose identity has no
-/// measurement). An endpoint is measured only live: named while `--from-recording`, it is an
-/// error; unnamed, it is left out with a line on stderr.
+/// measurement). The measurement asks an endpoint itself, whatever the replay did: its cold
+/// pass is the live server's time on every pair (the server must be up). Under
+/// `--from-recording` an endpoint is measured only when named, so that a plain `just costs`
+/// needs no server; unnamed, it is left out with a line on stderr saying how to measure it.
 fn choose<'w>(
     work: &'w [measure::Work],
     costs: &Costs,
@@ -244,16 +247,12 @@ fn choose<'w>(
         if !asked {
             continue;
         }
-        if matches!(w.spec.scorer, crate::suite::Scorer::Endpoint(_)) && !live {
-            let say = format!(
-                "{suite}: {} is an endpoint: its cost is the live server's; measure it with the server up and without --from-recording (`ranklab bench --measure-costs '{}'`)",
+        if matches!(w.spec.scorer, crate::suite::Scorer::Endpoint(_)) && !live && names.is_empty() {
+            eprintln!(
+                "{suite}: {} is an endpoint: its cost is the live server's; left out (start the server and name it: `just costs '{}'`)",
                 w.key, w.key
             );
-            if names.is_empty() {
-                eprintln!("{say}; left out");
-                continue;
-            }
-            bail!("{say}");
+            continue;
         }
         chosen.push(w);
     }
@@ -314,10 +313,16 @@ pub fn section(
                     "| {} | {key} | {} | not measured | not measured | — | — |",
                     c.name, r.shortlist
                 );
+                let how = match r.scorer {
+                    crate::suite::Scorer::Endpoint(_) => {
+                        format!("start its server and run `{MEASURE_COMMAND} '{key}'`")
+                    }
+                    _ => format!("run `{MEASURE_COMMAND}`"),
+                };
                 let note = if r.finetune.is_some() {
                     "one float model per fold, trained on this suite: `ranklab bench --measure-costs` does not time fold models; the time to train them (seconds per epoch, pairs per second) is in the section Fine-tuning".to_string()
                 } else {
-                    format!("not measured for its identity `{identity}`; run `{MEASURE_COMMAND}`")
+                    format!("not measured for its identity `{identity}`; {how}")
                 };
                 notes.insert(key, note);
             }
@@ -376,5 +381,40 @@ mod tests {
         assert_eq!(thousands(1043), "1,043");
         assert_eq!(thousands(700), "700");
         assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    /// An endpoint stage's work (no pairs: `choose` reads only the key, the scorer and the
+    /// identity).
+    fn endpoint_work() -> measure::Work {
+        let spec: crate::suite::RerankSpec = ranklab_engine::yaml::parse(
+            Path::new("experiments.yaml"),
+            0,
+            "{ llm: { endpoint: \"http://127.0.0.1:1/v1\", model: m, api: completions }, shortlist: 3 }",
+        )
+        .unwrap();
+        measure::Work {
+            key: spec.model_key(),
+            spec,
+            dir: PathBuf::from("."),
+            identity: "llm-endpoint m".to_string(),
+            requests: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_endpoint_is_measured_when_named_even_from_recordings_and_left_out_unnamed() {
+        let work = [endpoint_work()];
+        let costs = Costs {
+            file: CostFile::default(),
+            shown: COSTS_FILE.to_string(),
+        };
+        let named = [work[0].key.clone()];
+        // --from-recording: unnamed, left out (a plain `just costs` needs no server); named,
+        // measured against the live server (the regression: it was refused, and a live bench
+        // needs every external engine up, so the stage could not be measured at all).
+        assert!(choose(&work, &costs, &[], false, "s").unwrap().is_empty());
+        assert_eq!(choose(&work, &costs, &named, false, "s").unwrap().len(), 1);
+        // Live: measured like any model whose identity has no measurement.
+        assert_eq!(choose(&work, &costs, &[], true, "s").unwrap().len(), 1);
     }
 }

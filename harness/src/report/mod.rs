@@ -609,7 +609,7 @@ fn markdown(
     )?;
     writeln!(md, "**Reading:** {}\n", p.reading)?;
     writeln!(md, "{}\n", p.stats.method)?;
-    md.push_str(&configs::markdown(&replay.runs, practice));
+    md.push_str(&configs::markdown(&replay.runs, ex, practice)?);
     md.push_str(&paired_markdown(paired));
     md.push_str(&external::section(replay));
     md.push_str(&p.warranty.markdown()?);
@@ -703,7 +703,7 @@ fn json_file(
         "k": suite.k,
         "corpus_sha256": p.corpus_sha256,
         "decision": p.decision,
-        "configurations": configs::json(&replay.runs, practice),
+        "configurations": configs::json(&replay.runs, ex, practice)?,
         "metrics": table::json_rows(&p.metrics),
         "win_tie_loss": decision::wtl_json(&p.computed),
         "tasks": table::json_rows(&p.tasks),
