@@ -855,14 +855,15 @@ pub fn replay_with(
     )?;
     let mut models = models_used(engine, ex);
     for (_, t) in &tuned {
-        let folds: Vec<String> = t
+        let s = &t.summary;
+        let folds: Vec<String> = s
             .folds
             .iter()
             .map(|f| ranklab_engine::rerank::finetuned::FinetunedCrossEncoder::identity_of(&f.key))
             .collect();
         models.insert(
-            t.model_key.clone(),
-            format!("{}, fine-tuned per fold: {}", t.base, folds.join(", ")),
+            s.model_key.clone(),
+            format!("{}, fine-tuned per fold: {}", s.base, folds.join(", ")),
         );
     }
     Ok(Replay {
@@ -872,7 +873,7 @@ pub fn replay_with(
         external: ext.summaries,
         shortlists: asked,
         rerank_recordings,
-        finetuned: tuned.iter().map(|(_, t)| t.summary(suite)).collect(),
+        finetuned: tuned.into_iter().map(|(_, t)| t.summary).collect(),
     })
 }
 

@@ -72,8 +72,8 @@ impl Plan {
         Ok(self)
     }
 
-    /// Replays the suite under its experiment files (none: every experiments*.yaml beside it)
-    /// and renders its reports; nothing is written.
+    /// Replays the suite under its experiment files (none: every experiments*.yaml beside it but
+    /// those that fine-tune a model) and renders its reports; nothing is written.
     pub(crate) fn render(&self, suite: &Path, experiments: &[PathBuf]) -> Result<Rendered> {
         report::render_suite(
             suite,

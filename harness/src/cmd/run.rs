@@ -16,7 +16,8 @@ use super::reports::{emit, EngineArgs, Output, Plan};
 pub(crate) struct RunArgs {
     /// The suite: a directory holding suite.yaml (e.g. tasks/docir), or the suite file itself.
     pub suite: PathBuf,
-    /// Experiment files to replay (default: every experiments*.yaml beside the suite file).
+    /// Experiment files to replay (default: every experiments*.yaml beside the suite file but
+    /// those that fine-tune a model, which train only when named here).
     #[arg(long = "experiments", short = 'x')]
     pub experiments: Vec<PathBuf>,
     /// Root of the report tree; the suite's reports go to <REPORTS>/<suite name>/.

@@ -54,33 +54,20 @@ pub struct FoldRecord {
     pub threads: usize,
 }
 
-/// One fold of a fine-tuned stage.
+/// One fold's scorer: the tasks it reranks and its model with its score cache.
 pub struct FoldModel {
     /// Task indices it reranks (held out of its training).
     pub tasks: Vec<usize>,
-    /// The model's key.
-    pub key: String,
-    /// Its training record.
-    pub record: FoldRecord,
     /// The scorer and its score cache.
     pub model: RerankModel,
 }
 
-/// A fine-tuned stage of one configuration.
+/// A fine-tuned stage of one configuration: what it trained (for the report) and its folds'
+/// scorers, in fold order.
 pub struct Tuned {
-    /// The configuration's name.
-    pub configuration: String,
-    /// The stage's model key (`RerankSpec::model_key`).
-    pub model_key: String,
-    /// The starting model's identity.
-    pub base: String,
-    /// The settings.
-    pub spec: FinetuneSpec,
-    /// The training settings they give.
-    pub hyper: Hyper,
-    /// The merges file read, if any.
-    pub merges_file: Option<PathBuf>,
-    /// The folds, in fold order.
+    /// What it trained.
+    pub summary: Summary,
+    /// The folds' scorers, in the order of `summary.folds`.
     pub folds: Vec<FoldModel>,
 }
 
@@ -111,17 +98,6 @@ pub fn model_key(base: &str, h: &Hyper, pairs: &[Pair]) -> String {
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The passage of document `doc` a positive pair trains on: its best BM25 section for `query`.
-fn best_passage(engine: &Engine, query: &str, doc: usize) -> Result<String> {
-    let mut hit = [Hit {
-        doc,
-        score: 0.0,
-        section: 0,
-    }];
-    best_sections(engine, query, &mut hit)?;
-    Ok(Candidate::of(engine.corpus, &hit[0]).passage)
-}
-
 /// A query as training data: its grades, its first-stage list, its positives' passages.
 fn task_data(
     engine: &Engine,
@@ -140,14 +116,28 @@ fn task_data(
             )
         })
         .collect();
-    let mut positives = std::collections::BTreeMap::new();
-    for (doc, &grade) in judged {
-        if grade >= 1 {
-            if let Some(i) = corpus.index_of(doc) {
-                positives.insert(doc.clone(), best_passage(engine, query, i)?);
-            }
-        }
-    }
+    // Each relevant document's passage: its best BM25 section for the query (one search).
+    let (docs, mut hits): (Vec<String>, Vec<Hit>) = judged
+        .iter()
+        .filter(|(_, &grade)| grade >= 1)
+        .filter_map(|(doc, _)| {
+            let i = corpus.index_of(doc)?;
+            Some((
+                doc.clone(),
+                Hit {
+                    doc: i,
+                    score: 0.0,
+                    section: 0,
+                },
+            ))
+        })
+        .unzip();
+    best_sections(engine, query, &mut hits)?;
+    let positives = docs
+        .into_iter()
+        .zip(&hits)
+        .map(|(doc, h)| (doc, Candidate::of(corpus, h).passage))
+        .collect();
     Ok(TaskData {
         id: id.to_string(),
         query: query.to_string(),
@@ -194,7 +184,7 @@ pub fn prepare(
     let tok = tokenizer(&dir.path, 512)?;
     let mut start: Option<Weights> = None;
     let cache_dir = store.root().join("finetuned");
-    let mut out = Vec::with_capacity(folds.len());
+    let (mut out, mut summaries) = (Vec::with_capacity(folds.len()), Vec::new());
     for (fi, fold) in folds.into_iter().enumerate() {
         let key = model_key(&base, &h, &fold.pairs);
         let record = match load_record(&cache_dir, &key)? {
@@ -220,10 +210,17 @@ pub fn prepare(
         };
         let scorer = lazy_scorer(&cache_dir, &key, &dir.path)?;
         let cache = ScoreCache::open(&store.scores_dir(), &scorer)?;
-        out.push(FoldModel {
-            tasks: fold.held_out,
+        summaries.push(FoldSummary {
+            tasks: fold
+                .held_out
+                .iter()
+                .map(|&i| suite.tasks[i].id.clone())
+                .collect(),
             key,
             record,
+        });
+        out.push(FoldModel {
+            tasks: fold.held_out,
             model: RerankModel {
                 model: RefCell::new(scorer),
                 cache,
@@ -233,12 +230,15 @@ pub fn prepare(
         });
     }
     Ok(Tuned {
-        configuration: c.name.clone(),
-        model_key: r.model_key(),
-        base,
-        spec,
-        hyper: h,
-        merges_file,
+        summary: Summary {
+            configuration: c.name.clone(),
+            model_key: r.model_key(),
+            base,
+            spec,
+            hyper: h,
+            merges_file,
+            folds: summaries,
+        },
         folds: out,
     })
 }
@@ -421,34 +421,13 @@ pub struct FoldSummary {
 }
 
 impl Tuned {
-    /// The report's view of this stage.
-    pub fn summary(&self, suite: &Suite) -> Summary {
-        Summary {
-            configuration: self.configuration.clone(),
-            model_key: self.model_key.clone(),
-            base: self.base.clone(),
-            spec: self.spec,
-            hyper: self.hyper,
-            merges_file: self.merges_file.clone(),
-            folds: self
-                .folds
-                .iter()
-                .map(|f| FoldSummary {
-                    tasks: f.tasks.iter().map(|&i| suite.tasks[i].id.clone()).collect(),
-                    key: f.key.clone(),
-                    record: f.record.clone(),
-                })
-                .collect(),
-        }
-    }
-
     /// Writes the fold models' score caches and prints their pair counts.
     pub fn finish(&self) -> Result<()> {
         for (i, f) in self.folds.iter().enumerate() {
             f.model.cache.flush()?;
             eprintln!(
                 "{} fold {}/{}: {}",
-                self.model_key,
+                self.summary.model_key,
                 i + 1,
                 self.folds.len(),
                 f.model.stats.borrow()
