@@ -189,3 +189,40 @@ fn a_paired_file_that_cannot_be_checked_stops_the_run() {
     );
     assert!(!dir.join("reports/p").exists());
 }
+
+/// `ranklab models list` read by a reader that stops early (`| true` closes the pipe before
+/// anything is read, `| head -c 1` after one byte) exits 0 without a panic, as `ls | head`
+/// does: a check's `models list | grep -q …` under `pipefail` holds. Paired with the whole
+/// listing read to the end, which names every pinned model.
+#[test]
+fn a_listing_whose_reader_stops_early_exits_0_without_a_panic() {
+    let cache = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_ranklab");
+    for reader in ["true", "head -c 1 >/dev/null", "cat >/dev/null"] {
+        for json in ["", " --json"] {
+            let out = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(format!(
+                    "set -o pipefail; '{bin}' models list{json} | {reader}"
+                ))
+                .env("RANKLAB_CACHE", cache.path())
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() && !stderr.contains("panicked"),
+                "models list{json} | {reader}: {:?}, stderr {stderr}",
+                out.status
+            );
+        }
+    }
+    let whole = std::process::Command::new(bin)
+        .args(["models", "list"])
+        .env("RANKLAB_CACHE", cache.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&whole.stdout);
+    for id in ["ms-marco-MiniLM-L-12-v2", "answerai-colbert-small-v1"] {
+        assert!(text.contains(id), "the listing names {id}: {text}");
+    }
+}

@@ -4,6 +4,7 @@
 //! Commands that need a model fetch it by themselves on first use; this subcommand exists to do
 //! it ahead of time (`just models`, CI) and to add models no package carries.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -146,10 +147,9 @@ fn list(store: &ModelStore, args: ListArgs) -> anyhow::Result<ExitCode> {
     let statuses = store.list();
     if args.json {
         let rows: Vec<serde_json::Value> = statuses.iter().map(json_row).collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-        return Ok(ExitCode::SUCCESS);
+        return emit(&format!("{}\n", serde_json::to_string_pretty(&rows)?));
     }
-    println!("cache: {}", store.root().display());
+    let mut out = format!("cache: {}\n", store.root().display());
     let rows: Vec<[String; 6]> = statuses
         .iter()
         .map(|s| {
@@ -181,26 +181,46 @@ fn list(store: &ModelStore, args: ListArgs) -> anyhow::Result<ExitCode> {
             .trim_end()
             .to_string()
     };
-    println!("{}", line(&header.map(String::from)));
+    let _ = writeln!(out, "{}", line(&header.map(String::from)));
     for (r, s) in rows.iter().zip(&statuses) {
-        println!("{}", line(r));
+        let _ = writeln!(out, "{}", line(r));
         for f in &s.files {
             match &f.state {
                 FileState::Verified => {}
                 FileState::Missing if !s.installed => {}
-                FileState::Missing => println!("    {}: missing", f.name),
+                FileState::Missing => {
+                    let _ = writeln!(out, "    {}: missing", f.name);
+                }
                 FileState::Mismatch { expected, actual } => {
-                    println!("    {}: sha256 {actual}, expected {expected}", f.name)
+                    let _ = writeln!(out, "    {}: sha256 {actual}, expected {expected}", f.name);
                 }
             }
         }
     }
     if statuses.iter().any(|s| !s.verified) {
-        println!(
-            "\nnot installed: run `ranklab models fetch`; failing verification: `ranklab models fetch --force`"
+        out.push_str(
+            "\nnot installed: run `ranklab models fetch`; failing verification: `ranklab models fetch --force`\n",
         );
     }
-    Ok(ExitCode::SUCCESS)
+    emit(&out)
+}
+
+/// Writes a listing to stdout in one piece, so a reader that stops early (`| grep -q`,
+/// `| head -1`) finds it whole in the pipe; a reader that closed the pipe before it was written
+/// ends the command quietly, as `ls | head` does, instead of a panic.
+fn emit(text: &str) -> anyhow::Result<ExitCode> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        r => {
+            r?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 fn verdict(s: &ModelStatus) -> &'static str {
