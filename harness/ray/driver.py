@@ -3,7 +3,7 @@
 ranklab starts this script, writes one JSON line per shard to run on its stdin, and reads one
 JSON line per finished attempt from its stdout. Each shard runs as one Ray task (1 CPU, no Ray
 retries: ranklab decides what to retry and counts it) that runs `ranklab work KIND` on the node
-the task landed on and returns the record file's bytes, which this script writes where ranklab
+the task landed on and returns the file's bytes (a record file; a model file for finetune), which this script writes where ranklab
 asked. The binary and the model files must be on a path every node can read (on one machine,
 the same paths). ranklab verifies every file itself; this script trusts nothing and checks
 nothing but transport.
@@ -16,7 +16,7 @@ result was lost) gets no further shards, because the GCS still lists a killed no
 its health-check period (RAY_health_check_period_ms x RAY_health_check_failure_threshold, 15 s
 by default).
 
-stdin:  {"shard": i, "attempt": n, "kind": "embed"|"score", "model": ID, "args": [...],
+stdin:  {"shard": i, "attempt": n, "kind": "embed"|"score"|"grade"|"finetune", "model": ID, "args": [...],
          "input": PATH, "output": PATH, "avoid": [NODE_ID, ...]}   (EOF: no more shards)
 stdout: {"ready": true, "ray": VERSION, "nodes": N, "driver_node": NODE_ID} once connected,
         then per attempt

@@ -138,9 +138,10 @@ pub struct Engine<'c> {
     pub dense: BTreeMap<String, DenseModel>,
     /// Cross-encoders by model id, with " (batch N)" when a batch size other than 1 is set.
     pub rerankers: BTreeMap<String, RerankModel>,
-    /// Whether the models' misses go to a remote (`--cluster`): then every query vector is
-    /// asked for in one call before the first stage, not one query at a time.
-    pub offloaded: bool,
+    /// Where the models' misses go (`--cluster`), if anywhere: then every query vector is
+    /// asked for in one call before the first stage, not one query at a time, and fine-tuned
+    /// stages train their folds there.
+    pub remote: Option<std::sync::Arc<dyn Remote>>,
 }
 
 impl<'c> Engine<'c> {
@@ -194,7 +195,7 @@ impl<'c> Engine<'c> {
                 lexical_lucene: built.remove(&Analyzer::Lucene),
                 dense,
                 rerankers,
-                offloaded: remote.is_some(),
+                remote,
             })
         })
     }
@@ -233,7 +234,7 @@ impl<'c> Engine<'c> {
             lexical_lucene,
             dense,
             rerankers: self.rerankers,
-            offloaded: self.offloaded,
+            remote: self.remote,
         };
         Ok((engine, hits, misses))
     }
@@ -825,7 +826,7 @@ pub fn replay_with(
         recorded: &opts.recorded,
     };
     let mut ext = crate::external::run_all(engine.corpus, suite, ex, &ext_opts)?;
-    if engine.offloaded {
+    if engine.remote.is_some() {
         embed_all_queries(engine, suite, ex)?;
     }
     // 1. Every task's first-stage lists, and per task the configuration whose list each

@@ -30,15 +30,20 @@ pub enum WorkKind {
     Score,
     /// An LLM judge's grade distributions of (query, passage) pairs (`ranklab work grade`).
     Grade,
+    /// One fold's fine-tuned cross-encoder, trained on its (query, passage, label) pairs
+    /// (`ranklab work finetune`); the returned file is the model file of
+    /// `rerank::finetuned`, not a record file.
+    Finetune,
 }
 
 impl WorkKind {
-    /// The subcommand of `ranklab work`: `embed` or `score`.
+    /// The subcommand of `ranklab work`: `embed`, `score`, `grade` or `finetune`.
     pub fn name(self) -> &'static str {
         match self {
             WorkKind::Embed => "embed",
             WorkKind::Score => "score",
             WorkKind::Grade => "grade",
+            WorkKind::Finetune => "finetune",
         }
     }
 }
@@ -142,7 +147,11 @@ pub fn score_input(requests: &[(&str, Vec<&str>)]) -> Vec<u8> {
     out
 }
 
-fn lines<T: serde::de::DeserializeOwned>(name: &str, bytes: &[u8], what: &str) -> Result<Vec<T>> {
+pub(crate) fn lines<T: serde::de::DeserializeOwned>(
+    name: &str,
+    bytes: &[u8],
+    what: &str,
+) -> Result<Vec<T>> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| Error::Config(format!("{name}: not UTF-8 ({e})")))?;
     let mut out = Vec::new();

@@ -27,6 +27,50 @@ pub struct Pair {
     pub label: f32,
 }
 
+/// The `--in` bytes of `ranklab work finetune`: one `{"query", "passage", "label"}` line per
+/// pair, in training order.
+pub fn pairs_input(pairs: &[Pair]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in pairs {
+        serde_json::to_writer(
+            &mut out,
+            &serde_json::json!({ "query": p.query, "passage": p.passage, "label": p.label }),
+        )
+        .expect("serializes");
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Parses the `--in` file of `ranklab work finetune` (`name` names it in errors): every label
+/// is 0 or 1.
+pub fn parse_pairs_input(name: &str, bytes: &[u8]) -> Result<Vec<Pair>> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Line {
+        query: String,
+        passage: String,
+        label: f32,
+    }
+    let what = r#"{"query": "...", "passage": "...", "label": 0 or 1}"#;
+    let lines = crate::models::remote::lines::<Line>(name, bytes, what)?;
+    if let Some(i) = lines.iter().position(|l| l.label != 0.0 && l.label != 1.0) {
+        return Err(Error::Config(format!(
+            "{name}: pair {} has the label {}; a label is 0 or 1",
+            i + 1,
+            lines[i].label
+        )));
+    }
+    Ok(lines
+        .into_iter()
+        .map(|l| Pair {
+            query: l.query,
+            passage: l.passage,
+            label: l.label,
+        })
+        .collect())
+}
+
 /// Training settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hyper {

@@ -99,6 +99,16 @@ pub fn load(dir: &Path, key: &str) -> Result<Option<(Weights, serde_json::Value)
     from_bytes(&path, key, &bytes).map(Some)
 }
 
+/// The model file of `key` that `from` (the worker of a cluster) returned: checked as a file of
+/// the cache is (its key the one asked for, its body hashing to its header's sha256, every
+/// tensor the model reads there), then written atomically to its place under `dir`. Returns
+/// its record; a file that does not verify is an error and nothing is written.
+pub fn store(dir: &Path, key: &str, bytes: &[u8], from: &str) -> Result<serde_json::Value> {
+    let (_, record) = from_bytes(Path::new(from), key, bytes)?;
+    crate::atomic::write(&path_of(dir, key), bytes)?;
+    Ok(record)
+}
+
 fn from_bytes(path: &Path, key: &str, bytes: &[u8]) -> Result<(Weights, serde_json::Value)> {
     let mut lines = bytes.splitn(3, |&b| b == b'\n');
     if lines.next() != Some(MAGIC.as_bytes()) {

@@ -31,9 +31,13 @@ pub(crate) struct BeirArgs {
     /// 1000), dense, fusion, bm25+ce (BM25's top 100
     /// reranked by ms-marco-MiniLM-L-12-v2; on SciFact 30,000 pairs, about 40 min on 2 cores
     /// the first time, seconds once cached), bm25+ce@N (only its top N reranked; it shares
-    /// bm25+ce's scores and score cache), bm25+colbert and bm25+colbert@N (the same with the
-    /// late-interaction answerai-colbert-small-v1; on SciFact about 30 min on 2 cores the first
-    /// time, and a token-vector cache of about 2 GB).
+    /// bm25+ce's scores and score cache), bm25+ce-ft and bm25+ce-ft@N (the same model
+    /// fine-tuned on the collection's own judged queries, cross-validated: 5 folds, each fold's
+    /// queries reranked by a model trained one epoch on the other folds' queries, one BM25 hard
+    /// negative per positive; on SciFact hours on 2 cores the first time, the folds' models
+    /// cached; with --cluster the folds train on the cluster), bm25+colbert and
+    /// bm25+colbert@N (the same with the late-interaction answerai-colbert-small-v1; on
+    /// SciFact about 30 min on 2 cores the first time, and a token-vector cache of about 2 GB).
     #[arg(
         long,
         value_delimiter = ',',

@@ -1,4 +1,4 @@
-//! `ranklab work embed|score|grade`: the worker side of model work on a cluster. Reads a shard of
+//! `ranklab work embed|score|grade|finetune`: the worker side of model work on a cluster. Reads a shard of
 //! texts (or of queries with their passages), computes it with exactly the local code path (an
 //! in-memory embedding or score cache over the same model and settings as a local run, so the
 //! same batches) and writes a record file in the cache's format holding exactly the shard's keys.
@@ -12,6 +12,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
+
+use crate::replay::tuned;
 use ranklab_engine::dense::{EmbedderOptions, EmbeddingCache, FastembedEmbedder};
 use ranklab_engine::models::remote::{parse_embed_input, parse_score_input};
 use ranklab_engine::models::{pinned, ModelDir, ModelKind, ModelStore};
@@ -41,6 +43,29 @@ enum What {
     /// Grade (query, passage) pairs 0-3 with an in-process LLM and the grading prompt of
     /// `ranklab judge --llm`: --in holds `{"query": "...", "passages": ["..."]}` lines.
     Grade(Files),
+    /// Fine-tune a cross-encoder (one fold of a fine-tuned rerank stage) on labelled pairs:
+    /// --in holds `{"query": "...", "passage": "...", "label": 0 or 1}` lines in training
+    /// order; --out gets the model file (`<cache>/finetuned/<key>.bin`'s format), its key the
+    /// hash of the starting model, these settings and the pairs.
+    Finetune {
+        #[command(flatten)]
+        files: Files,
+        /// Passes over the pairs.
+        #[arg(long)]
+        epochs: usize,
+        /// Pairs per optimizer step.
+        #[arg(long)]
+        batch: usize,
+        /// Peak learning rate.
+        #[arg(long)]
+        lr: f64,
+        /// Seed of the pairs' order.
+        #[arg(long)]
+        seed: u64,
+        /// Tokens per training pair; must be the stage's (checked against it).
+        #[arg(long)]
+        max_length: usize,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -129,6 +154,50 @@ pub(crate) fn run(args: WorkArgs) -> Result<ExitCode> {
                 .collect();
             cache.grade_all(&mut grader, &pairs, &mut |_, _| {})?;
             write(&f, &cache.record_bytes())?;
+        }
+        What::Finetune {
+            files: f,
+            epochs,
+            batch,
+            lr,
+            seed,
+            max_length,
+        } => {
+            let bytes = read(&f)?;
+            let pairs = ranklab_engine::rerank::finetune::parse_pairs_input(
+                &f.input.display().to_string(),
+                &bytes,
+            )?;
+            let h = tuned::hyper_of(epochs, Some(batch), Some(lr), seed);
+            if h.max_length != max_length {
+                bail!(
+                    "--max-length {max_length}: this ranklab trains on {} tokens per pair; \
+                     the driver and the workers must be the same ranklab",
+                    h.max_length
+                );
+            }
+            if !tuned::SUPPORTED.contains(&f.model.as_str()) {
+                bail!(
+                    "fine-tuning starts from {}, not {}",
+                    tuned::SUPPORTED.join(", "),
+                    f.model
+                );
+            }
+            let dir = installed(&store, &f.model)?;
+            let base = tuned::base_identity(&store, &f.model)?;
+            let start = ranklab_engine::rerank::bert::dequantize(&dir.path.join("model.onnx"))?;
+            let tok = ranklab_engine::rerank::bert::tokenizer(&dir.path, 512)?;
+            // The settings' threads: a cluster's task has one CPU (the weights' bits do not
+            // depend on the thread count).
+            let threads = f.workers.map_or(0, |w| w as usize);
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .context("starting the training threads")?;
+            let (_, file) = pool.install(|| {
+                tuned::train_file(&start, &base, &pairs, &tok, &h, "fine-tuning a fold")
+            })?;
+            write(&f, &file)?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -14,10 +14,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use ranklab_engine::models::remote::{Remote, Shard, WorkKind, WorkRequest};
 use ranklab_engine::models::ModelStore;
 use ranklab_engine::ranking::Hit;
 use ranklab_engine::rerank::bert::{dequantize, tokenizer, Weights};
-use ranklab_engine::rerank::finetune::{train, Hyper, Pair};
+use ranklab_engine::rerank::finetune::{pairs_input, train, Hyper, Pair};
 use ranklab_engine::rerank::finetuned::{self, FinetunedCrossEncoder};
 use ranklab_engine::rerank::{Candidate, LazyCrossEncoder, ScoreCache};
 use serde::{Deserialize, Serialize};
@@ -38,12 +39,8 @@ const TRAIN_MAX_LENGTH: usize = 256;
 /// How one fold's training went: kept with its weights, shown in the report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FoldRecord {
-    /// Training pairs, positives among them, and merges they came from.
+    /// Training pairs.
     pub pairs: usize,
-    /// Positive pairs.
-    pub positives: usize,
-    /// Merges whose pairs were trained on.
-    pub merges: usize,
     /// Mean loss of each epoch.
     pub epoch_losses: Vec<f64>,
     /// Mean loss of each step.
@@ -73,15 +70,45 @@ pub struct Tuned {
 
 /// The training settings of `spec`.
 pub fn hyper(spec: &FinetuneSpec) -> Hyper {
+    hyper_of(spec.epochs, spec.batch, spec.lr, spec.seed)
+}
+
+/// The training settings of a stage's `epochs`, `batch`, `lr` and `seed` (the defaults of
+/// [`Hyper`] where not given); what `ranklab work finetune` trains with.
+pub fn hyper_of(epochs: usize, batch: Option<usize>, lr: Option<f64>, seed: u64) -> Hyper {
     let d = Hyper::default();
     Hyper {
-        epochs: spec.epochs,
-        batch: spec.batch.unwrap_or(d.batch),
-        lr: spec.lr.unwrap_or(d.lr),
+        epochs,
+        batch: batch.unwrap_or(d.batch),
+        lr: lr.unwrap_or(d.lr),
         max_length: TRAIN_MAX_LENGTH,
-        seed: spec.seed,
+        seed,
         ..d
     }
+}
+
+/// The identity of the starting model `id` in the fold models' keys: `<id> onnx-sha256=<sha>`.
+pub fn base_identity(store: &ModelStore, id: &str) -> Result<String> {
+    Ok(store
+        .describe(id)
+        .map(|m| format!("{} onnx-sha256={}", m.id, m.sha256))?)
+}
+
+/// Trains a model from `start` on `pairs` with `h` and gives its key and model file: what a
+/// replay does for a fold missing from the cache, and what `ranklab work finetune` does on a
+/// cluster's worker (`base` is the starting model's [`base_identity`]).
+pub fn train_file(
+    start: &Weights,
+    base: &str,
+    pairs: &[Pair],
+    tok: &tokenizers::Tokenizer,
+    h: &Hyper,
+    what: &str,
+) -> Result<(String, Vec<u8>)> {
+    let key = model_key(base, h, pairs);
+    let (weights, record) = train_fold(start, pairs, tok, h, what)?;
+    let json = serde_json::to_value(&record).expect("a record serializes");
+    Ok((key.clone(), finetuned::to_bytes(&key, &weights, &json)?))
 }
 
 /// The key of a model trained from `base` with `h` on `pairs`.
@@ -176,38 +203,42 @@ pub fn prepare(
     let (merges, merges_file) = merge_data(engine, suite, c)?;
     let store = ModelStore::open_default()?;
     let dir = store.ensure_model(&r.model)?;
-    let base = store
-        .describe(&r.model)
-        .map(|m| format!("{} onnx-sha256={}", m.id, m.sha256))?;
+    let base = base_identity(&store, &r.model)?;
     let h = hyper(&spec);
     let folds = folds_with_merges(&tasks, &merges, spec.folds, spec.negatives, spec.seed);
-    let tok = tokenizer(&dir.path, 512)?;
-    let mut start: Option<Weights> = None;
     let cache_dir = store.root().join("finetuned");
-    let (mut out, mut summaries) = (Vec::with_capacity(folds.len()), Vec::new());
-    for (fi, fold) in folds.into_iter().enumerate() {
-        let key = model_key(&base, &h, &fold.pairs);
-        let record = match load_record(&cache_dir, &key)? {
-            Some(record) => record,
-            None => {
-                if start.is_none() {
-                    start = Some(dequantize(&dir.path.join("model.onnx"))?);
-                }
-                let what = format!("fine-tuning {} fold {}/{}", c.name, fi + 1, spec.folds);
-                let (weights, record) = train_fold(
-                    start.as_ref().expect("loaded above"),
-                    &fold.pairs,
-                    &tok,
-                    &h,
-                    &what,
-                    (fold.positives, fold.merges),
-                )
+    let keys: Vec<String> = folds
+        .iter()
+        .map(|f| model_key(&base, &h, &f.pairs))
+        .collect();
+    let mut records = keys
+        .iter()
+        .map(|k| load_record(&cache_dir, k))
+        .collect::<Result<Vec<_>>>()?;
+    let missing: Vec<usize> = (0..folds.len()).filter(|&i| records[i].is_none()).collect();
+    if let (Some(remote), false) = (&engine.remote, missing.is_empty()) {
+        let asked: Vec<(usize, &[Pair])> = missing
+            .iter()
+            .map(|&i| (i, folds[i].pairs.as_slice()))
+            .collect();
+        let trained = train_on_cluster(remote.as_ref(), &r.model, &h, &asked, &keys, &cache_dir)
+            .with_context(|| format!("{at}: training the folds on the cluster"))?;
+        for (i, record) in trained {
+            records[i] = Some(record);
+        }
+    } else if !missing.is_empty() {
+        let start = dequantize(&dir.path.join("model.onnx"))?;
+        let tok = tokenizer(&dir.path, 512)?;
+        for &fi in &missing {
+            let what = format!("fine-tuning {} fold {}/{}", c.name, fi + 1, spec.folds);
+            let (key, bytes) = train_file(&start, &base, &folds[fi].pairs, &tok, &h, &what)
                 .with_context(|| format!("{at}: fold {}", fi + 1))?;
-                let json = serde_json::to_value(&record).expect("a record serializes");
-                finetuned::save(&cache_dir, &key, &weights, &json)?;
-                record
-            }
-        };
+            let record = finetuned::store(&cache_dir, &key, &bytes, "this run's training")?;
+            records[fi] = Some(serde_json::from_value(record).expect("written above"));
+        }
+    }
+    let (mut out, mut summaries) = (Vec::with_capacity(folds.len()), Vec::new());
+    for ((fold, key), record) in folds.into_iter().zip(keys).zip(records) {
         let scorer = lazy_scorer(&cache_dir, &key, &dir.path)?;
         let cache = ScoreCache::open(&store.scores_dir(), &scorer)?;
         summaries.push(FoldSummary {
@@ -217,7 +248,9 @@ pub fn prepare(
                 .map(|&i| suite.tasks[i].id.clone())
                 .collect(),
             key,
-            record,
+            positives: fold.positives,
+            merges: fold.merges,
+            record: record.expect("every fold was loaded or trained above"),
         });
         out.push(FoldModel {
             tasks: fold.held_out,
@@ -300,7 +333,6 @@ fn train_fold(
     tok: &tokenizers::Tokenizer,
     h: &Hyper,
     what: &str,
-    (positives, merges): (usize, usize),
 ) -> Result<(Weights, FoldRecord)> {
     let per_epoch = pairs.len().div_ceil(h.batch);
     let pb = crate::progress::bar((per_epoch * h.epochs) as u64, what);
@@ -331,14 +363,68 @@ fn train_fold(
     );
     let record = FoldRecord {
         pairs: pairs.len(),
-        positives,
-        merges,
         epoch_losses: trained.epoch_losses,
         step_losses: trained.step_losses,
         epoch_seconds,
         threads: rayon::current_num_threads(),
     };
     Ok((trained.weights, record))
+}
+
+/// Trains the folds `asked` (fold index, its pairs) on the cluster, one Ray task per fold:
+/// each worker runs `ranklab work finetune` from the same starting model with the same
+/// settings. A returned model file is stored only once it verifies as the model asked for (its
+/// key, which hashes the starting model, the settings and every pair, and its body's sha256);
+/// anything else is refused and the fold is asked again (`cluster::Ray`). The folds' records,
+/// by fold index.
+fn train_on_cluster(
+    remote: &dyn Remote,
+    model: &str,
+    h: &Hyper,
+    asked: &[(usize, &[Pair])],
+    keys: &[String],
+    cache_dir: &Path,
+) -> Result<Vec<(usize, FoldRecord)>> {
+    let mut args = vec![
+        "--epochs".to_string(),
+        h.epochs.to_string(),
+        "--batch".to_string(),
+        h.batch.to_string(),
+        "--lr".to_string(),
+        format!("{:?}", h.lr),
+        "--seed".to_string(),
+        h.seed.to_string(),
+    ];
+    args.extend(["--max-length".to_string(), h.max_length.to_string()]);
+    let work = WorkRequest {
+        kind: WorkKind::Finetune,
+        model: model.to_string(),
+        args,
+        identity: String::new(),
+        shards: asked
+            .iter()
+            .map(|(_, pairs)| Shard {
+                input: pairs_input(pairs),
+                records: 1,
+            })
+            .collect(),
+    };
+    let mut out = Vec::new();
+    remote.compute(&work, &mut |shard, bytes| {
+        let fold = asked[shard].0;
+        let record = finetuned::store(
+            cache_dir,
+            &keys[fold],
+            bytes,
+            &format!("the model file of fold {} from the cluster", fold + 1),
+        )
+        .map_err(|e| e.to_string())?;
+        let record: FoldRecord = serde_json::from_value(record)
+            .map_err(|e| format!("its training record is not readable ({e})"))?;
+        out.push((fold, record));
+        Ok(1)
+    })?;
+    Ok(out)
 }
 
 /// Refuses data training cannot be honest on: more folds than tasks, fewer than two tasks with
@@ -416,6 +502,10 @@ pub struct FoldSummary {
     pub tasks: Vec<String>,
     /// Its model's key.
     pub key: String,
+    /// Positive pairs among its training pairs.
+    pub positives: usize,
+    /// Merges whose pairs it was trained on.
+    pub merges: usize,
     /// How its training went.
     pub record: FoldRecord,
 }

@@ -76,8 +76,8 @@ fn stage_markdown(s: &Summary, tasks: usize) -> String {
             i + 1,
             f.tasks.join(", "),
             r.pairs,
-            r.positives,
-            r.merges,
+            f.positives,
+            f.merges,
             r.epoch_losses
                 .iter()
                 .map(|l| format!("{l:.4}"))

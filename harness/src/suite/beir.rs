@@ -14,18 +14,34 @@ use crate::metrics::Measure;
 use ranklab_engine::policy::Wiring;
 
 /// The configurations `ranklab beir` knows.
-pub const CONFIGS: [&str; 6] = [
+pub const CONFIGS: [&str; 7] = [
     "bm25",
     "bm25-lucene",
     "dense",
     "fusion",
     "bm25+ce",
+    "bm25+ce-ft",
     "bm25+colbert",
 ];
 
+/// How `bm25+ce-ft` fine-tunes ms-marco-MiniLM-L-12-v2: the judged queries split into 5 folds
+/// (seed 42), each fold's queries reranked by a model trained one epoch on the other folds'
+/// queries, one hard negative per positive (BM25's top non-relevant document). One negative,
+/// not the suites' three, halves the training pairs of a collection of hundreds of queries.
+pub const FINETUNE: super::FinetuneSpec = super::FinetuneSpec {
+    folds: 5,
+    epochs: 1,
+    negatives: 1,
+    seed: 42,
+    lr: None,
+    batch: None,
+};
+
 /// The second stages `ranklab beir` puts on BM25: the configuration's prefix and the model
 /// reranking BM25's top 100 (or, with `@N`, its top N).
-const RERANKERS: [(&str, &str); 2] = [
+/// `bm25+ce-ft` is listed before `bm25+ce`, whose prefix it shares.
+const RERANKERS: [(&str, &str); 3] = [
+    ("bm25+ce-ft", "ms-marco-MiniLM-L-12-v2"),
     ("bm25+ce", "ms-marco-MiniLM-L-12-v2"),
     ("bm25+colbert", "answerai-colbert-small-v1"),
 ];
@@ -65,13 +81,17 @@ pub fn configuration(name: &str) -> Result<Configuration> {
         other => {
             let Some((model, shortlist)) = rerank_of(other) else {
                 bail!(
-                    "unknown configuration {other:?}; known: {}, or bm25+ce@N / bm25+colbert@N \
-                     (N in 1..=100: rerank only BM25's top N)",
+                    "unknown configuration {other:?}; known: {}, or bm25+ce@N / bm25+ce-ft@N / \
+                     bm25+colbert@N (N in 1..=100: rerank only BM25's top N)",
                     CONFIGS.join(", ")
                 );
             };
+            let finetune = other.starts_with("bm25+ce-ft").then_some(FINETUNE);
             Configuration {
-                rerank: Some(RerankSpec::cross_encoder(model, shortlist)),
+                rerank: Some(RerankSpec {
+                    finetune,
+                    ..RerankSpec::cross_encoder(model, shortlist)
+                }),
                 ..base
             }
         }
