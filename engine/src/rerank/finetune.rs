@@ -396,6 +396,39 @@ pub fn same_bits(a: &Weights, b: &Weights) -> bool {
 mod tests {
     use super::*;
 
+    /// A shard of `ranklab work finetune` reads back as the pairs written, in order (the oracle:
+    /// the hand-written pairs); a label other than 0 or 1, an unknown field or a line that is
+    /// not JSON is refused naming the file and the line or pair.
+    #[test]
+    fn training_pairs_read_back_as_written_and_bad_lines_are_refused() {
+        let pairs = vec![
+            Pair {
+                query: "rotate the \"webhook\" secret".into(),
+                passage: "Secrets are rotated\nweekly.".into(),
+                label: 1.0,
+            },
+            Pair {
+                query: "rotate the \"webhook\" secret".into(),
+                passage: "Unrelated — ünïcode.".into(),
+                label: 0.0,
+            },
+        ];
+        let bytes = pairs_input(&pairs);
+        assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 2);
+        assert_eq!(parse_pairs_input("in.jsonl", &bytes).unwrap(), pairs);
+        let bad = |text: &str| {
+            parse_pairs_input("in.jsonl", text.as_bytes())
+                .unwrap_err()
+                .to_string()
+        };
+        let e = bad("{\"query\": \"q\", \"passage\": \"p\", \"label\": 0.5}\n");
+        assert!(e.contains("in.jsonl: pair 1 has the label 0.5"), "{e}");
+        let e = bad("{\"query\": \"q\", \"passage\": \"p\", \"label\": 1}\n{\"query\": \"q\", \"passage\": \"p\", \"label\": 1, \"x\": 2}\n");
+        assert!(e.contains("in.jsonl:2:"), "{e}");
+        let e = bad("not json\n");
+        assert!(e.contains("in.jsonl:1:"), "{e}");
+    }
+
     #[test]
     fn the_schedule_warms_up_then_decays_to_zero() {
         let h = Hyper {
