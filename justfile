@@ -121,6 +121,13 @@ engines:
 costs *models: models
     cargo run --release -q -p ranklab -- bench --from-recording --measure-costs "$@"
 
+# The cost of the fine-tuned stages of `just finetune` (docir and brain): each fold's float model
+# timed on its own tasks' pairs, cold and warm, added to reports/<suite>/costs.json, and their
+# reports rendered again with the figures. The fold models must be trained (`just finetune`).
+costs-finetune: models
+    cargo run --release -q -p ranklab -- run tasks/docir -x tasks/docir/experiments-finetune.yaml --measure-costs
+    cargo run --release -q -p ranklab -- run tasks/brain -x tasks/brain/experiments-finetune.yaml --measure-costs
+
 # The cost of docir's endpoint rerank stage (`fusion+smollm2-server@20`), which `just costs` leaves
 # out: its cost is the live server's. Starts llama_cpp.server (llama-cpp-python 0.3.36, just
 # llama-venv) serving the model store's SmolLM2 GGUF on 127.0.0.1:8765 with 2 threads, as

@@ -864,7 +864,7 @@ pub fn replay_with(
             .collect();
         models.insert(
             s.model_key.clone(),
-            format!("{}, fine-tuned per fold: {}", s.base, folds.join(", ")),
+            format!("{}{}{}", s.base, tuned::PER_FOLD, folds.join(", ")),
         );
     }
     Ok(Replay {
@@ -1079,8 +1079,8 @@ fn score_widest_shortlists(
         vec![BTreeMap::new(); suite.tasks.len()];
     let mut asked = Asked::new();
     // Every scorer with the tasks it scores: an engine's model all of them, a fine-tuned
-    // stage's fold model its fold's (it is not in `asked`: `bench --measure-costs` does not
-    // time fold models).
+    // stage's fold model its fold's (in `asked`, the folds' shortlists are the stage's, under
+    // its model key; `--measure-costs` times each fold's model on its own tasks).
     let scorers = engine
         .rerankers
         .iter()
@@ -1109,15 +1109,11 @@ fn score_widest_shortlists(
         if requests.is_empty() {
             continue;
         }
-        if only.is_none() {
-            asked.insert(
-                model_key.clone(),
-                at.iter()
-                    .zip(&requests)
-                    .map(|((ti, _), r)| (*ti, r.hits[..r.width.min(r.hits.len())].to_vec()))
-                    .collect(),
-            );
-        }
+        asked.entry(model_key.clone()).or_default().extend(
+            at.iter()
+                .zip(&requests)
+                .map(|((ti, _), r)| (*ti, r.hits[..r.width.min(r.hits.len())].to_vec())),
+        );
         // Recording or replaying an endpoint, every pair is asked (or read from the recording),
         // none taken from the disk cache: the recording holds every pair the report shows.
         let in_memory;

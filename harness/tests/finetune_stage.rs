@@ -168,3 +168,84 @@ fn bad_fine_tuning_settings_and_data_are_refused_with_one_line() {
         assert!(finetuned_files(&cache).is_empty(), "{finetune}: trained");
     }
 }
+
+/// `ranklab run -x … --measure-costs` times a fine-tuned stage fold by fold: one cost entry for
+/// the stage, its identity naming each fold model, its pairs every distinct pair of the folds'
+/// shortlists (the oracle: the top 4 of each task's BM25 run, counted from `runs/bm25.trec`),
+/// and the report's cost table shows its figures; a measurement already in the file, of a model
+/// these experiments do not use, is kept (a run renders only the experiments named).
+#[test]
+fn a_fine_tuned_stage_is_timed_fold_by_fold_and_other_measurements_are_kept() {
+    let tmp = common::fixture_copy("bad_input");
+    let cache = common::cache_with_shared_models(tmp.path());
+    experiments(
+        tmp.path(),
+        "folds: 3, epochs: 1, negatives: 1, seed: 7, batch: 2",
+    );
+    let other = serde_json::json!({
+        "model": "another-model", "identity": "another-model onnx-sha256=00",
+        "pairs": 10, "cold_ms_per_pair": 1.0, "warm_ms_per_pair": 0.01, "model_load_s": 0.5,
+        "measured_at": "2026-12-01 00:00 UTC", "machine": "a machine", "command": "ranklab bench"
+    });
+    std::fs::create_dir_all(tmp.path().join("out/p")).unwrap();
+    std::fs::write(
+        tmp.path().join("out/p/costs.json"),
+        serde_json::to_string_pretty(&serde_json::json!({"about": "x", "models": [other]}))
+            .unwrap(),
+    )
+    .unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args([
+            "run",
+            "tasks/p",
+            "-x",
+            "tasks/p/experiments-ft.yaml",
+            "--reports",
+            "out",
+            "--measure-costs",
+        ])
+        .current_dir(tmp.path())
+        .env("RANKLAB_CACHE", &cache)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let err = common::stderr(&o);
+    assert_eq!(common::code(&o), 0, "{err}");
+    let file: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("out/p/costs.json")).unwrap(),
+    )
+    .unwrap();
+    let models = file["models"].as_array().unwrap();
+    assert!(models.contains(&other), "{file}");
+    let ft: Vec<&serde_json::Value> = models
+        .iter()
+        .filter(|m| m["model"].as_str().unwrap().contains("fine-tuned"))
+        .collect();
+    assert_eq!(ft.len(), 1, "{file}");
+    let identity = ft[0]["identity"].as_str().unwrap();
+    assert_eq!(identity.matches("finetuned:").count(), 3, "{identity}");
+    let bm25 = std::fs::read_to_string(tmp.path().join("out/p/runs/bm25.trec")).unwrap();
+    let mut per_task = std::collections::BTreeMap::<&str, usize>::new();
+    for l in bm25.lines() {
+        *per_task
+            .entry(l.split_whitespace().next().unwrap())
+            .or_default() += 1;
+    }
+    let expected: usize = per_task.values().map(|&n| n.min(4)).sum();
+    assert_eq!(
+        ft[0]["pairs"].as_u64().unwrap() as usize,
+        expected,
+        "{file}"
+    );
+    assert!(ft[0]["cold_ms_per_pair"].as_f64().unwrap() > 0.0);
+    let md = std::fs::read_to_string(tmp.path().join("out/p/ft.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| bm25+ft | ") && l.contains("fine-tuned"))
+        .unwrap_or_else(|| panic!("no cost row:\n{md}"));
+    assert!(!row.contains("not measured"), "{row}");
+    assert!(
+        md.contains("each timed on its own fold's pairs"),
+        "the note says how a fine-tuned stage was timed:\n{md}"
+    );
+}

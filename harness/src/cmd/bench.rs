@@ -47,7 +47,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
     if let Some(models) = args.measure_costs {
         known_rerank_models(&suite_files, &models)?;
         let command: Vec<String> = std::env::args().skip(1).collect();
-        plan = plan.measuring(models, format!("ranklab {}", command.join(" ")))?;
+        plan = plan.measuring(models, format!("ranklab {}", command.join(" ")), true)?;
     }
     let rendered = suite_files
         .iter()

@@ -53,6 +53,7 @@ impl Plan {
                 measure: None,
                 command: String::new(),
                 live: args.recording.mode() != Mode::FromRecording,
+                prune: false,
             },
             judgments: args.judgments.judgments,
         })
@@ -61,7 +62,15 @@ impl Plan {
     /// Measures the rerank models' costs before rendering (`bench --measure-costs`): `models`,
     /// or (empty) every one whose identity has no measurement. Refused with `--cluster`: the
     /// time would be the cluster's, not the model's on this machine.
-    pub(crate) fn measuring(mut self, models: Vec<String>, command: String) -> Result<Plan> {
+    /// Measures the rerank models `models` (none: those without a measurement) before
+    /// rendering; `prune`: every experiment of each suite is rendered, so measurements no
+    /// experiment uses are dropped.
+    pub(crate) fn measuring(
+        mut self,
+        models: Vec<String>,
+        command: String,
+        prune: bool,
+    ) -> Result<Plan> {
         if self.remote.is_some() {
             anyhow::bail!(
                 "--measure-costs times the models on this machine; drop --cluster (the cluster's time is not the model's)"
@@ -69,6 +78,7 @@ impl Plan {
         }
         self.costs.measure = Some(models);
         self.costs.command = command;
+        self.costs.prune = prune;
         Ok(self)
     }
 

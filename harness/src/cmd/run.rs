@@ -30,13 +30,24 @@ pub(crate) struct RunArgs {
     /// headline table, the decision and the files written; the full report is in the files).
     #[arg(long)]
     pub print: bool,
+    /// Also time the rerank models of these experiments, as `ranklab bench --measure-costs`
+    /// does, and add the figures to reports/<suite>/costs.json (keeping every other model's):
+    /// with no MODEL every one whose identity has no measurement yet, with MODELs (rerank model
+    /// keys as the reports name them) those again. A fine-tuned stage is timed fold by fold,
+    /// each fold model on its own tasks' pairs (`just costs-finetune`). Not with --cluster.
+    #[arg(long, value_name = "MODEL", num_args = 0..)]
+    pub measure_costs: Option<Vec<String>>,
     #[command(flatten)]
     pub engines: EngineArgs,
 }
 
 /// Runs the command: plan, replay and render the suite, then write and print.
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode> {
-    let plan = Plan::new(&args.engines, &args.reports)?;
+    let mut plan = Plan::new(&args.engines, &args.reports)?;
+    if let Some(models) = args.measure_costs {
+        let command: Vec<String> = std::env::args().skip(1).collect();
+        plan = plan.measuring(models, format!("ranklab {}", command.join(" ")), false)?;
+    }
     let rendered = plan.render(&args.suite, &args.experiments)?;
     let out = Output {
         write: !args.dry_run,

@@ -32,6 +32,10 @@ use crate::suite::{Configuration, FinetuneSpec, Suite};
 /// implements (`ranklab_engine::rerank::bert`).
 pub const SUPPORTED: &[&str] = &["ms-marco-MiniLM-L-12-v2"];
 
+/// What joins a fine-tuned stage's starting model and its folds' identities in the identity a
+/// report's Models table and the cost file show (`<base>, fine-tuned per fold: finetuned:<key>, …`).
+pub const PER_FOLD: &str = ", fine-tuned per fold: ";
+
 /// Tokens per training pair (longest-first truncation); scoring reads up to 512, as the ONNX
 /// model does.
 const TRAIN_MAX_LENGTH: usize = 256;
@@ -300,7 +304,7 @@ fn load_record(dir: &Path, key: &str) -> Result<Option<FoldRecord>> {
 
 /// The fold model `key` as a scorer, loaded from its file on the first pair the score cache
 /// misses.
-fn lazy_scorer(cache_dir: &Path, key: &str, model_dir: &Path) -> Result<LazyCrossEncoder> {
+pub fn lazy_scorer(cache_dir: &Path, key: &str, model_dir: &Path) -> Result<LazyCrossEncoder> {
     let (cache_dir, key_owned, model_dir) = (
         cache_dir.to_path_buf(),
         key.to_string(),

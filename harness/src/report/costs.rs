@@ -165,10 +165,14 @@ pub struct CostPlan {
     /// the live server's: under `--from-recording` the replay reads the recordings, and an
     /// endpoint is measured (against its server, which must be up) only when named.
     pub live: bool,
+    /// Whether the suite's every experiment is rendered (`bench`): then a measurement whose
+    /// model no experiment uses any more is dropped from the file. `run` renders some of them
+    /// and keeps every measurement.
+    pub prune: bool,
 }
 
 /// The `about` text of a cost file `--measure-costs` writes.
-const ABOUT: &str = "Milliseconds per scored (query, section) pair of each rerank model on this suite's shortlists, cold (the model computes every pair) and warm (served from the score cache). Written only by `ranklab bench --measure-costs` (`just costs`); `ranklab bench` and `ranklab run` read it into the reports. See docs/reports.md.";
+const ABOUT: &str = "Milliseconds per scored (query, section) pair of each rerank model on this suite's shortlists, cold (the model computes every pair) and warm (served from the score cache). Written only by `ranklab bench --measure-costs` (`just costs`) and `ranklab run --measure-costs` (`just costs-finetune`); `ranklab bench` and `ranklab run` read it into the reports. See docs/reports.md.";
 
 /// Measures the models `plan` asks for on the suite's replays (`replays[i]` of
 /// `experiments[i]`), updates `costs` and returns the new file's bytes (None: nothing measured).
@@ -185,6 +189,21 @@ pub fn measure_suite(
         return Ok(None);
     };
     let work = measure::work_lists(corpus, suite, experiments, replays);
+    // bench checks the names against every suite first (a name may be another suite's); a
+    // run renders one suite, whose experiments must use every name.
+    if let (false, Some(n)) = (
+        plan.prune,
+        names.iter().find(|n| !work.iter().any(|w| &&w.key == n)),
+    ) {
+        bail!(
+            "--measure-costs {n:?}: no rerank stage of these experiments of {} is that model; they use {}",
+            suite.name,
+            work.iter()
+                .map(|w| format!("`{}`", w.key))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let chosen = choose(&work, costs, names, plan.live, &suite.name)?;
     if chosen.is_empty() {
         if !work.is_empty() && names.is_empty() {
@@ -216,13 +235,23 @@ pub fn measure_suite(
             .retain(|c| c.identity != m.identity && c.model != m.model);
         costs.file.models.push(m);
     }
-    let used: Vec<&str> = work.iter().map(|w| w.identity.as_str()).collect();
-    costs
-        .file
-        .models
-        .retain(|c| used.contains(&c.identity.as_str()));
+    if plan.prune {
+        // bench leaves fine-tuning experiments out (they train), so it keeps their stages'
+        // measurements, which `ranklab run -x … --measure-costs` wrote.
+        let used: Vec<&str> = work.iter().map(|w| w.identity.as_str()).collect();
+        prune(&mut costs.file.models, &used);
+    }
     costs.file.about = ABOUT.to_string();
     Ok(Some(costs.file.to_bytes()?))
+}
+
+/// Drops the measurements of models no experiment uses (`used`: their identities), but those
+/// of fine-tuned stages: bench leaves fine-tuning experiments out (they train), and their
+/// measurements come from `ranklab run -x … --measure-costs`.
+fn prune(models: &mut Vec<Cost>, used: &[&str]) {
+    models.retain(|c| {
+        used.contains(&c.identity.as_str()) || c.identity.contains(crate::replay::tuned::PER_FOLD)
+    });
 }
 
 /// The work to measure: the models `names` (none: every model whose identity has no
@@ -305,7 +334,13 @@ pub fn section(
                     sig3(m.cold_ms_per_pair * r.shortlist as f64),
                     sig3(m.model_load_s),
                 );
-                notes.insert(key, measured_note(m));
+                let mut note = measured_note(m);
+                if r.finetune.is_some() {
+                    note.push_str(
+                        "; one float model per fold, each timed on its own fold's pairs (the load is every fold model's together)",
+                    );
+                }
+                notes.insert(key, note);
             }
             None => {
                 let _ = writeln!(
@@ -320,7 +355,7 @@ pub fn section(
                     _ => format!("run `{MEASURE_COMMAND}`"),
                 };
                 let note = if r.finetune.is_some() {
-                    "one float model per fold, trained on this suite: `ranklab bench --measure-costs` does not time fold models; the time to train them (seconds per epoch, pairs per second) is in the section Fine-tuning".to_string()
+                    "one float model per fold, trained on this suite: not measured; `just costs-finetune` times the fold models (they must be trained: `just finetune`); the time to train them (seconds per epoch, pairs per second) is in the section Fine-tuning".to_string()
                 } else {
                     format!("not measured for its identity `{identity}`; {how}")
                 };
@@ -362,6 +397,31 @@ fn thousands(n: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// bench's pruning keeps what an experiment uses and every fine-tuned stage's measurement
+    /// (bench never replays those), and drops the rest.
+    #[test]
+    fn pruning_keeps_used_models_and_fine_tuned_stages() {
+        let cost = |identity: &str| super::Cost {
+            model: identity.to_string(),
+            identity: identity.to_string(),
+            pairs: 1,
+            cold_ms_per_pair: 1.0,
+            warm_ms_per_pair: 1.0,
+            model_load_s: 1.0,
+            measured_at: String::new(),
+            machine: String::new(),
+            command: String::new(),
+        };
+        let tuned = format!(
+            "l12 onnx-sha256=aa{}finetuned:k1",
+            crate::replay::tuned::PER_FOLD
+        );
+        let mut models = vec![cost("l12 onnx-sha256=aa"), cost("gone"), cost(&tuned)];
+        super::prune(&mut models, &["l12 onnx-sha256=aa"]);
+        let left: Vec<&str> = models.iter().map(|c| c.identity.as_str()).collect();
+        assert_eq!(left, vec!["l12 onnx-sha256=aa", tuned.as_str()]);
+    }
+
     use super::*;
 
     #[test]
@@ -398,6 +458,8 @@ mod tests {
             dir: PathBuf::from("."),
             identity: "llm-endpoint m".to_string(),
             requests: Vec::new(),
+            tasks: Vec::new(),
+            folds: Vec::new(),
         }
     }
 

@@ -15,12 +15,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::Corpus;
 use ranklab_engine::models::ModelStore;
-use ranklab_engine::rerank::{Candidate, CrossEncoder, ScoreCache};
+use ranklab_engine::rerank::finetuned::FinetunedCrossEncoder;
+use ranklab_engine::rerank::{Candidate, CrossEncoder, LazyCrossEncoder, ScoreCache};
 
 use super::Cost;
 use crate::replay::Replay;
@@ -44,6 +45,11 @@ pub struct Work {
     pub identity: String,
     /// Per task (that has any), its query and its distinct candidates, in first-seen order.
     pub requests: Vec<(String, Vec<Candidate>)>,
+    /// The task index of each request.
+    pub tasks: Vec<usize>,
+    /// A fine-tuned stage's folds: each fold model's key and the task indices it scores (empty
+    /// for any other model).
+    pub folds: Vec<(String, Vec<usize>)>,
 }
 
 impl Work {
@@ -82,6 +88,8 @@ pub fn work_lists(
                         dir: ex.path.parent().unwrap_or(Path::new(".")).to_path_buf(),
                         identity: replay.models.get(key).cloned().unwrap_or_default(),
                         requests: Vec::new(),
+                        tasks: Vec::new(),
+                        folds: fold_tasks(suite, replay, key),
                     },
                 );
             }
@@ -100,16 +108,38 @@ pub fn work_lists(
     }
     for (key, tasks) in per_task {
         if let Some(w) = by_key.get_mut(&key) {
-            w.requests = suite
+            (w.tasks, w.requests) = suite
                 .tasks
                 .iter()
                 .zip(tasks)
-                .filter(|(_, c)| !c.is_empty())
-                .map(|(t, c)| (t.query.clone(), c))
-                .collect();
+                .enumerate()
+                .filter(|(_, (_, c))| !c.is_empty())
+                .map(|(i, (t, c))| (i, (t.query.clone(), c)))
+                .unzip();
         }
     }
     by_key.into_values().collect()
+}
+
+/// The folds of the fine-tuned stage `key` of `replay` (none when it is not one): each fold
+/// model's key and the indices of the tasks it scores.
+fn fold_tasks(suite: &Suite, replay: &Replay, key: &str) -> Vec<(String, Vec<usize>)> {
+    let Some(s) = replay.finetuned.iter().find(|s| s.model_key == key) else {
+        return Vec::new();
+    };
+    s.folds
+        .iter()
+        .map(|f| {
+            let tasks = suite
+                .tasks
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| f.tasks.contains(&t.id))
+                .map(|(i, _)| i)
+                .collect();
+            (f.key.clone(), tasks)
+        })
+        .collect()
 }
 
 /// What the cost file records about where and how a measurement ran.
@@ -120,7 +150,9 @@ pub struct MeasureContext {
     pub command: String,
 }
 
-/// Times `work`'s model: load, cold, warm (see the module's doc).
+/// Times `work`'s model: load, cold, warm (see the module's doc). A fine-tuned stage is its
+/// folds' models, each timed on its own tasks' pairs, the figures summed over the folds (the
+/// load: every fold model's).
 pub fn measure(work: &Work, ctx: &MeasureContext) -> Result<Cost> {
     let machine = machine();
     let measured_at = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
@@ -131,27 +163,82 @@ pub fn measure(work: &Work, ctx: &MeasureContext) -> Result<Cost> {
         .iter()
         .map(|(q, c)| (q.as_str(), c.as_slice()))
         .collect();
-    let open = || crate::replay::open_scorer(&store, &work.spec, &work.dir);
+    let t = if work.folds.is_empty() {
+        let open = || crate::replay::open_scorer(&store, &work.spec, &work.dir);
+        time_scorer(work, &store, &open, &work.identity, &asked)?
+    } else {
+        let finetuned = ctx.cache_root.join("finetuned");
+        let model_dir = store.ensure_model(&work.spec.model)?.path;
+        let mut sum = Timed::default();
+        for (key, tasks) in &work.folds {
+            let mine: Vec<(&str, &[Candidate])> = asked
+                .iter()
+                .zip(&work.tasks)
+                .filter(|(_, ti)| tasks.contains(ti))
+                .map(|(a, _)| *a)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let open = || crate::replay::tuned::lazy_scorer(&finetuned, key, &model_dir);
+            let identity = FinetunedCrossEncoder::identity_of(key);
+            let t = time_scorer(work, &store, &open, &identity, &mine)?;
+            sum.load += t.load;
+            sum.cold += t.cold;
+            sum.warm += t.warm;
+            sum.pairs += t.pairs;
+        }
+        sum
+    };
+    Ok(Cost {
+        model: work.key.clone(),
+        identity: work.identity.clone(),
+        pairs: t.pairs,
+        cold_ms_per_pair: t.cold.as_secs_f64() * 1e3 / t.pairs as f64,
+        warm_ms_per_pair: t.warm.as_secs_f64() * 1e3 / t.pairs as f64,
+        model_load_s: t.load.as_secs_f64(),
+        measured_at,
+        machine,
+        command: ctx.command.clone(),
+    })
+}
 
+/// One scorer's times on its pairs.
+#[derive(Default)]
+struct Timed {
+    load: Duration,
+    cold: Duration,
+    warm: Duration,
+    pairs: usize,
+}
+
+/// Times the scorer `open` gives (which must have `identity`) on `asked`: load, cold, warm.
+fn time_scorer(
+    work: &Work,
+    store: &ModelStore,
+    open: &dyn Fn() -> Result<LazyCrossEncoder>,
+    identity: &str,
+    asked: &[(&str, &[Candidate])],
+) -> Result<Timed> {
     let started = Instant::now();
     let mut model = open()?;
     model
         .score(WARM_UP.0, &[WARM_UP.1])
         .with_context(|| format!("{}: the warm-up pair", work.key))?;
     let load = started.elapsed();
-    if model.identity() != work.identity {
+    if model.identity() != identity {
         bail!(
             "{}: the scorer opened for the measurement has identity {:?}, the replay used {:?}",
             work.key,
             model.identity(),
-            work.identity
+            identity
         );
     }
 
     let pb = crate::progress::bar(0, "cost (cold)");
     let cache = ScoreCache::open(&store.scores_dir(), &model)?;
     let started = Instant::now();
-    let (cold_scores, cold) = cache.score_many(&mut model, &asked, &mut |done, total| {
+    let (cold_scores, cold) = cache.score_many(&mut model, asked, &mut |done, total| {
         pb.set_length(total as u64);
         pb.set_position(done as u64);
     })?;
@@ -169,7 +256,7 @@ pub fn measure(work: &Work, ctx: &MeasureContext) -> Result<Cost> {
     let mut model = open()?;
     let started = Instant::now();
     let cache = ScoreCache::open(&store.scores_dir(), &model)?;
-    let (warm_scores, warm) = cache.score_many(&mut model, &asked, &mut |_, _| {})?;
+    let (warm_scores, warm) = cache.score_many(&mut model, asked, &mut |_, _| {})?;
     let warm_time = started.elapsed();
     check_warm(
         work,
@@ -178,18 +265,11 @@ pub fn measure(work: &Work, ctx: &MeasureContext) -> Result<Cost> {
         warm.scored,
         model.is_loaded(),
     )?;
-
-    let pairs = cold.scored;
-    Ok(Cost {
-        model: work.key.clone(),
-        identity: work.identity.clone(),
-        pairs,
-        cold_ms_per_pair: cold_time.as_secs_f64() * 1e3 / pairs as f64,
-        warm_ms_per_pair: warm_time.as_secs_f64() * 1e3 / pairs as f64,
-        model_load_s: load.as_secs_f64(),
-        measured_at,
-        machine,
-        command: ctx.command.clone(),
+    Ok(Timed {
+        load,
+        cold: cold_time,
+        warm: warm_time,
+        pairs: cold.scored,
     })
 }
 
