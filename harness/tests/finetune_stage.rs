@@ -20,6 +20,11 @@ fn experiments(dir: &Path, finetune: &str) {
 
 /// `ranklab run tasks/p -x tasks/p/experiments-ft.yaml --reports out` with `cache`.
 fn run_ft(dir: &Path, cache: &Path) -> std::process::Output {
+    run_ft_with(dir, cache, &[])
+}
+
+/// [`run_ft`] with `extra` arguments.
+fn run_ft_with(dir: &Path, cache: &Path, extra: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
         .args([
             "run",
@@ -29,6 +34,7 @@ fn run_ft(dir: &Path, cache: &Path) -> std::process::Output {
             "--reports",
             "out",
         ])
+        .args(extra)
         .current_dir(dir)
         .env("RANKLAB_CACHE", cache)
         .env_remove("GITHUB_STEP_SUMMARY")
@@ -194,21 +200,7 @@ fn a_fine_tuned_stage_is_timed_fold_by_fold_and_other_measurements_are_kept() {
             .unwrap(),
     )
     .unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .args([
-            "run",
-            "tasks/p",
-            "-x",
-            "tasks/p/experiments-ft.yaml",
-            "--reports",
-            "out",
-            "--measure-costs",
-        ])
-        .current_dir(tmp.path())
-        .env("RANKLAB_CACHE", &cache)
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .unwrap();
+    let o = run_ft_with(tmp.path(), &cache, &["--measure-costs"]);
     let err = common::stderr(&o);
     assert_eq!(common::code(&o), 0, "{err}");
     let file: serde_json::Value = serde_json::from_str(

@@ -194,7 +194,7 @@ pub(crate) fn run(args: WorkArgs) -> Result<ExitCode> {
                 .num_threads(threads)
                 .build()
                 .context("starting the training threads")?;
-            let (_, file) = pool.install(|| {
+            let (_, file, _) = pool.install(|| {
                 tuned::train_file(&start, &base, &pairs, &tok, &h, "fine-tuning a fold")
             })?;
             write(&f, &file)?;

@@ -98,9 +98,9 @@ pub fn base_identity(store: &ModelStore, id: &str) -> Result<String> {
         .map(|m| format!("{} onnx-sha256={}", m.id, m.sha256))?)
 }
 
-/// Trains a model from `start` on `pairs` with `h` and gives its key and model file: what a
-/// replay does for a fold missing from the cache, and what `ranklab work finetune` does on a
-/// cluster's worker (`base` is the starting model's [`base_identity`]).
+/// Trains a model from `start` on `pairs` with `h` and gives its key, model file and training
+/// record: what a replay does for a fold missing from the cache, and what `ranklab work
+/// finetune` does on a cluster's worker (`base` is the starting model's [`base_identity`]).
 pub fn train_file(
     start: &Weights,
     base: &str,
@@ -108,11 +108,12 @@ pub fn train_file(
     tok: &tokenizers::Tokenizer,
     h: &Hyper,
     what: &str,
-) -> Result<(String, Vec<u8>)> {
+) -> Result<(String, Vec<u8>, FoldRecord)> {
     let key = model_key(base, h, pairs);
     let (weights, record) = train_fold(start, pairs, tok, h, what)?;
     let json = serde_json::to_value(&record).expect("a record serializes");
-    Ok((key.clone(), finetuned::to_bytes(&key, &weights, &json)?))
+    let file = finetuned::to_bytes(&key, &weights, &json)?;
+    Ok((key, file, record))
 }
 
 /// The key of a model trained from `base` with `h` on `pairs`.
@@ -235,10 +236,10 @@ pub fn prepare(
         let tok = tokenizer(&dir.path, 512)?;
         for &fi in &missing {
             let what = format!("fine-tuning {} fold {}/{}", c.name, fi + 1, spec.folds);
-            let (key, bytes) = train_file(&start, &base, &folds[fi].pairs, &tok, &h, &what)
+            let (key, file, record) = train_file(&start, &base, &folds[fi].pairs, &tok, &h, &what)
                 .with_context(|| format!("{at}: fold {}", fi + 1))?;
-            let record = finetuned::store(&cache_dir, &key, &bytes, "this run's training")?;
-            records[fi] = Some(serde_json::from_value(record).expect("written above"));
+            ranklab_engine::atomic::write(&finetuned::path_of(&cache_dir, &key), &file)?;
+            records[fi] = Some(record);
         }
     }
     let (mut out, mut summaries) = (Vec::with_capacity(folds.len()), Vec::new());
