@@ -135,3 +135,66 @@ fn one_thread_and_two_train_the_same_bits() {
     assert!(one.len() > 100_000_000, "{} bytes", one.len());
     assert!(one == two, "1 and 2 threads trained other weights");
 }
+
+/// Run by [`side_by_side_and_one_at_a_time_score_the_same_bits`] in a child process with
+/// `RAYON_NUM_THREADS` set: scores docir-like pairs with `FinetunedCrossEncoder` and writes
+/// whether it ran them side by side, then the scores' bits, to `$RANKLAB_FT_OUT`.
+#[test]
+#[ignore = "a child of side_by_side_and_one_at_a_time_score_the_same_bits"]
+fn child_scoring() {
+    use ranklab_engine::rerank::finetuned::{scores_side_by_side, FinetunedCrossEncoder};
+    use ranklab_engine::rerank::CrossEncoder;
+    let Some(out) = std::env::var_os("RANKLAB_FT_OUT") else {
+        return;
+    };
+    let (w, tok) = start();
+    let mut m = FinetunedCrossEncoder::new("t", w, tok).unwrap();
+    let ps = pairs();
+    let mut bytes = vec![u8::from(scores_side_by_side())];
+    for q in ps.iter().step_by(2) {
+        // Each query against every passage, the longest ones repeated to a few hundred tokens.
+        let passages: Vec<String> = ps
+            .iter()
+            .enumerate()
+            .map(|(i, p)| p.passage.repeat(1 + 6 * (i % 3)))
+            .collect();
+        let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
+        for s in m.score(&q.query, &refs).unwrap() {
+            bytes.extend(s.to_le_bytes());
+        }
+    }
+    std::fs::write(out, bytes).unwrap();
+}
+
+/// With candle's products on one thread (`RAYON_NUM_THREADS=1`) a fine-tuned model scores a
+/// query's pairs side by side on every core; by default one at a time with its products split
+/// over the threads. Both halves: each child says which way it scored (side by side only on a
+/// machine with 2 or more cores), and the scores are the same bits.
+#[test]
+fn side_by_side_and_one_at_a_time_score_the_same_bits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let score_with = |threads: &str| -> Vec<u8> {
+        let out = tmp.path().join(format!("s{threads}"));
+        let o = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "child_scoring", "--ignored", "--nocapture"])
+            .env("RAYON_NUM_THREADS", threads)
+            .env("RANKLAB_FT_OUT", &out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(&out).unwrap()
+    };
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let (split, side) = (score_with("2"), score_with("1"));
+    assert_eq!(
+        split[0], 0,
+        "2 product threads must score one pair at a time"
+    );
+    assert_eq!(
+        side[0],
+        u8::from(cores >= 2),
+        "1 product thread, {cores} cores"
+    );
+    assert_eq!(split.len(), 1 + 3 * 6 * 4);
+    assert!(split[1..] == side[1..], "side by side scored other bits");
+}
