@@ -176,6 +176,17 @@ check:
 beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce,bm25+ce@20,bm25+colbert,bm25+colbert@20":
     cargo run --release -q -p ranklab -- beir {{dir}} --configs {{configs}}
 
+# SciFact's fine-tuned rows (issue 27) beside `just beir`'s: ms-marco-MiniLM-L-12-v2 fine-tuned
+# on 4 of 5 folds of the 300 test queries (seed 42) for each fold's queries, BM25's top 100 and top
+# 20 reranked (bm25+ce-ft, bm25+ce-ft@20). Hours the first time on 2 cores: 5 fold trainings of
+# about 540 pairs and 30,000 pairs scored in float (docs/beir.md); every fold model and score
+# group is cached as it finishes, so a killed run goes on where it stopped. RAYON_NUM_THREADS=1
+# scores each query's pairs side by side, one forward pass per core (1.5x on 2 cores, the same
+# bits: docs/speed.md); the other configurations come from the cache `just beir` filled.
+# SciFact with its fine-tuned rows: just beir's configurations plus bm25+ce-ft and bm25+ce-ft@20.
+beir-finetune dir=(shared + "/scifact"):
+    RAYON_NUM_THREADS=1 cargo run --release -q -p ranklab -- beir {{dir}} --configs bm25,dense,fusion,bm25+ce,bm25+ce@20,bm25+ce-ft,bm25+ce-ft@20,bm25+colbert,bm25+colbert@20
+
 # SciFact's corpus-size curve (reports/beir/scifact/scifact.scale.*, issue 28): bm25, dense, fusion and
 # BM25's top 100 reranked by ms-marco-MiniLM-L-12-v2 at 500, 1,000, 2,000, 3,500 and all 5,183
 # documents, every judged document kept, the others sampled (seed 42). The long cold work of the

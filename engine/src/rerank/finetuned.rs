@@ -198,7 +198,7 @@ impl CrossEncoder for FinetunedCrossEncoder {
     /// One pair at a time, its matrix products split over candle's threads; or, when candle's
     /// products run on one thread (`RAYON_NUM_THREADS=1`) and the machine has more cores, the
     /// pairs side by side, one forward pass per core ([`side_by_side`]). On 2 cores the second
-    /// scores 1.4× as many SciFact pairs per second as the first (`examples/score_speed.rs`,
+    /// scores 1.5× as many SciFact pairs per second as the first (`examples/score_speed.rs`,
     /// which also checks that both give the same bits: the products sum each element in one
     /// order whatever the threads). The first failing pair in `passages`' order is the error.
     fn score(&mut self, query: &str, passages: &[&str]) -> Result<Vec<f32>> {
