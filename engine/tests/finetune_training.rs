@@ -100,6 +100,22 @@ fn weight_bytes(w: &Weights) -> Vec<u8> {
     ranklab_engine::rerank::finetuned::to_bytes("t", w, &serde_json::Value::Null).unwrap()
 }
 
+/// Runs the ignored test `child` of this binary in a child process with `RAYON_NUM_THREADS`
+/// set to `threads` (candle's matrix products read it) and returns the bytes it wrote to
+/// `$RANKLAB_FT_OUT`.
+fn in_child(child: &str, threads: &str) -> Vec<u8> {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let o = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", child, "--ignored", "--nocapture"])
+        .env("RAYON_NUM_THREADS", threads)
+        .env("RANKLAB_FT_OUT", &out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read(&out).unwrap()
+}
+
 /// Run by [`one_thread_and_two_train_the_same_bits`] in a child process with
 /// `RAYON_NUM_THREADS` set (candle's matrix products read it): writes the trained weights to
 /// `$RANKLAB_FT_OUT`.
@@ -119,18 +135,7 @@ fn child_training() {
 /// thread and on 2.
 #[test]
 fn one_thread_and_two_train_the_same_bits() {
-    let tmp = tempfile::tempdir().unwrap();
-    let train_with = |threads: &str| -> Vec<u8> {
-        let out = tmp.path().join(format!("w{threads}"));
-        let o = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "child_training", "--ignored", "--nocapture"])
-            .env("RAYON_NUM_THREADS", threads)
-            .env("RANKLAB_FT_OUT", &out)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        std::fs::read(&out).unwrap()
-    };
+    let train_with = |threads: &str| in_child("child_training", threads);
     let (one, two) = (train_with("1"), train_with("2"));
     assert!(one.len() > 100_000_000, "{} bytes", one.len());
     assert!(one == two, "1 and 2 threads trained other weights");
@@ -172,18 +177,7 @@ fn child_scoring() {
 /// machine with 2 or more cores), and the scores are the same bits.
 #[test]
 fn side_by_side_and_one_at_a_time_score_the_same_bits() {
-    let tmp = tempfile::tempdir().unwrap();
-    let score_with = |threads: &str| -> Vec<u8> {
-        let out = tmp.path().join(format!("s{threads}"));
-        let o = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "child_scoring", "--ignored", "--nocapture"])
-            .env("RAYON_NUM_THREADS", threads)
-            .env("RANKLAB_FT_OUT", &out)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        std::fs::read(&out).unwrap()
-    };
+    let score_with = |threads: &str| in_child("child_scoring", threads);
     let cores = std::thread::available_parallelism().unwrap().get();
     let (split, side) = (score_with("2"), score_with("1"));
     assert_eq!(
