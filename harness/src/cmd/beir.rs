@@ -34,7 +34,8 @@ pub(crate) struct BeirArgs {
     /// bm25+ce's scores and score cache), bm25+ce-ft and bm25+ce-ft@N (the same model
     /// fine-tuned on the collection's own judged queries, cross-validated: 5 folds, each fold's
     /// queries reranked by a model trained one epoch on the other folds' queries, one BM25 hard
-    /// negative per positive; on SciFact about 3 hours on 2 cores the first time, the folds'
+    /// negative per positive; on SciFact about 3 hours on 2 cores the first time, under 2 with
+    /// RAYON_NUM_THREADS=1 (pairs scored side by side: just beir-finetune), the folds'
     /// models and scores cached as they finish; with --cluster the folds train on the cluster), bm25+colbert and
     /// bm25+colbert@N (the same with the late-interaction answerai-colbert-small-v1; on
     /// SciFact about 30 min on 2 cores the first time, and a token-vector cache of about 2 GB).
