@@ -184,8 +184,18 @@ beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce,bm25+ce@20,bm2
 # scores each query's pairs side by side, one forward pass per core (1.5x on 2 cores, the same
 # bits: docs/speed.md); the other configurations come from the cache `just beir` filled.
 # SciFact with its fine-tuned rows: just beir's configurations plus bm25+ce-ft and bm25+ce-ft@20.
+# It first brings into the cache what bench/scifact-finetune/carry/ holds (fold heads and score
+# files carried from a machine that did part of the work: bench/scifact-finetune/README.md),
+# and keeps the finished work there at the end (`just beir-finetune-keep` for a stopped run).
 beir-finetune dir=(shared + "/scifact"):
+    bash bench/scifact-finetune/carry.sh bring
     RAYON_NUM_THREADS=1 cargo run --release -q -p ranklab -- beir {{dir}} --configs bm25,dense,fusion,bm25+ce,bm25+ce@20,bm25+ce-ft,bm25+ce-ft@20,bm25+colbert,bm25+colbert@20
+    bash bench/scifact-finetune/carry.sh keep
+
+# What a stopped `just beir-finetune` finished, kept in bench/scifact-finetune/carry/ for the next
+# machine: the fold models' heads (training records, no weights) and the score files.
+beir-finetune-keep:
+    bash bench/scifact-finetune/carry.sh keep
 
 # SciFact's corpus-size curve (reports/beir/scifact/scifact.scale.*, issue 28): bm25, dense, fusion and
 # BM25's top 100 reranked by ms-marco-MiniLM-L-12-v2 at 500, 1,000, 2,000, 3,500 and all 5,183

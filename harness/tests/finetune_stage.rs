@@ -112,6 +112,92 @@ fn fold_models_are_trained_once_cached_and_a_damaged_one_is_trained_again_to_the
     assert_eq!(bytes(&run), ranking);
 }
 
+/// `cache`'s fold models as heads (each model file's first two lines, what `head -n 2` keeps:
+/// `bench/scifact-finetune/carry.sh keep`) in `to`'s `finetuned/`, and, with `scores`, its
+/// score files in `to`'s `scores/`.
+fn carry(cache: &Path, to: &Path, scores: bool) {
+    std::fs::create_dir_all(to.join("finetuned")).unwrap();
+    for model in finetuned_files(cache) {
+        let b = std::fs::read(&model).unwrap();
+        let second = b
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c == b'\n')
+            .nth(1)
+            .unwrap()
+            .0;
+        let key = model.file_stem().unwrap().to_str().unwrap();
+        std::fs::write(to.join(format!("finetuned/{key}.head")), &b[..=second]).unwrap();
+    }
+    if scores {
+        std::fs::create_dir_all(to.join("scores")).unwrap();
+        for f in std::fs::read_dir(cache.join("scores")).unwrap().flatten() {
+            std::fs::copy(f.path(), to.join("scores").join(f.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn heads_and_scores_carried_to_another_cache_give_the_same_report_and_a_missed_pair_trains_again() {
+    let tmp = common::fixture_copy("bad_input");
+    let cache = common::cache_with_shared_models(tmp.path());
+    experiments(
+        tmp.path(),
+        "folds: 3, epochs: 1, negatives: 1, seed: 7, batch: 2",
+    );
+    let o = run_ft(tmp.path(), &cache);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let bytes = |p: &Path| std::fs::read(p).unwrap();
+    let (md_path, run) = (
+        tmp.path().join("out/p/ft.md"),
+        tmp.path().join("out/p/runs/bm25+ft.trec"),
+    );
+    let (report, ranking) = (bytes(&md_path), bytes(&run));
+    let models: Vec<Vec<u8>> = finetuned_files(&cache).iter().map(|p| bytes(p)).collect();
+    assert_eq!(models.len(), 3);
+
+    // Heads and score files, no weights: nothing trained, nothing scored, the same report (the
+    // heads' training records) and ranking.
+    let other = common::cache_with_shared_models(&tmp.path().join("other"));
+    carry(&cache, &other, true);
+    let o = run_ft(tmp.path(), &other);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let err = common::stderr(&o);
+    assert!(!err.contains("fine-tuning bm25+ft fold"), "{err}");
+    assert!(err.contains("0 pairs scored"), "{err}");
+    assert_eq!(bytes(&md_path), report);
+    assert_eq!(bytes(&run), ranking);
+    assert!(finetuned_files(&other)
+        .iter()
+        .all(|p| p.extension().is_some_and(|e| e == "head")));
+
+    // Heads alone: every fold's pairs miss, so each model is trained again as its first pair is
+    // scored, to the same file (the same weights, and the record of this training), and the
+    // report (which keeps the heads' records) and the ranking are the same bytes.
+    let third = common::cache_with_shared_models(&tmp.path().join("third"));
+    carry(&cache, &third, false);
+    let o = run_ft(tmp.path(), &third);
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let err = common::stderr(&o);
+    assert!(
+        err.matches("(its weights are not in the cache)").count() >= 3,
+        "{err}"
+    );
+    assert_eq!(bytes(&md_path), report);
+    assert_eq!(bytes(&run), ranking);
+    let weights = |b: &[u8]| b.splitn(3, |&c| c == b'\n').nth(2).unwrap().to_vec();
+    let again: Vec<Vec<u8>> = finetuned_files(&third)
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "bin"))
+        .map(|p| weights(&bytes(p)))
+        .collect();
+    assert_eq!(
+        again,
+        models.iter().map(|m| weights(m)).collect::<Vec<_>>(),
+        "trained again to other weights"
+    );
+}
+
 #[test]
 fn found_experiments_leave_a_fine_tuning_file_out_and_say_so() {
     let tmp = common::fixture_copy("bad_input");

@@ -6,7 +6,9 @@
 //! byte order). `key` is the hash of everything the weights depend on (see
 //! `ranklab::finetune`): a file is used only when its key is the one asked for, its body hashes
 //! to `body_sha256` and every tensor the model reads is there with its shape; anything else is
-//! reported as broken (the caller trains again), never loaded.
+//! reported as broken (the caller trains again), never loaded. **A head** (`<key>.head`) is the
+//! file's first two lines alone: the record of how the model trained, without its weights, for
+//! a cache that carries a model's scores to another machine but not its 133 MB of weights.
 //!
 //! **The scorer** ([`FinetunedCrossEncoder`]): the float model ([`Bert`]) over those weights,
 //! one pair per forward pass (a pair's score never depends on the others; the pairs of a call run
@@ -111,7 +113,32 @@ pub fn store(dir: &Path, key: &str, bytes: &[u8], from: &str) -> Result<serde_js
     Ok(record)
 }
 
-fn from_bytes(path: &Path, key: &str, bytes: &[u8]) -> Result<(Weights, serde_json::Value)> {
+/// The file beside the model `key` under `dir` that holds only the model file's first two
+/// lines (the format's line and the header, with the training record): what carries a fold's
+/// record to a machine that has its scores but not its weights (`just beir-finetune-keep`).
+pub fn head_path_of(dir: &Path, key: &str) -> PathBuf {
+    dir.join(format!("{key}.head"))
+}
+
+/// The training record of the model `key` from its head file under `dir` ([`head_path_of`]):
+/// `Ok(None)` when there is none; an error when it is there but is not the head of the model
+/// `key`. A head holds no weights: whoever scores with the model must still train or load it.
+pub fn load_head(dir: &Path, key: &str) -> Result<Option<serde_json::Value>> {
+    let path = head_path_of(dir, key);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let (header, rest) = header_of(&path, key, &bytes)?;
+    if !rest.is_empty() {
+        return Err(broken(&path, "a head file holds two lines and no weights"));
+    }
+    Ok(Some(header.record))
+}
+
+/// The header of the model file `bytes` (checked to be the model `key`'s) and the bytes after it.
+fn header_of<'a>(path: &Path, key: &str, bytes: &'a [u8]) -> Result<(Header, &'a [u8])> {
     let mut lines = bytes.splitn(3, |&b| b == b'\n');
     if lines.next() != Some(MAGIC.as_bytes()) {
         return Err(broken(
@@ -130,6 +157,11 @@ fn from_bytes(path: &Path, key: &str, bytes: &[u8]) -> Result<(Weights, serde_js
             format!("it holds the model {}, not {key}", header.key),
         ));
     }
+    Ok((header, body))
+}
+
+fn from_bytes(path: &Path, key: &str, bytes: &[u8]) -> Result<(Weights, serde_json::Value)> {
+    let (header, body) = header_of(path, key, bytes)?;
     if hex(&sha256(body)) != header.body_sha256 {
         return Err(broken(
             path,
@@ -290,5 +322,31 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("do not hash"), "{e}");
+    }
+
+    #[test]
+    fn a_head_gives_its_models_record_and_a_foreign_or_whole_file_is_refused() {
+        let r = serde_json::json!({"losses": [0.5, 0.25]});
+        let file = to_bytes("k", &tiny(), &r).unwrap();
+        // What `head -n 2` keeps of the model file: its format line and its header.
+        let newlines: Vec<usize> = file
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'\n')
+            .map(|(i, _)| i)
+            .take(2)
+            .collect();
+        let head = &file[..=newlines[1]];
+        let dir = tempfile::tempdir().unwrap();
+        assert!(load_head(dir.path(), "k").unwrap().is_none());
+        std::fs::write(head_path_of(dir.path(), "k"), head).unwrap();
+        assert_eq!(load_head(dir.path(), "k").unwrap(), Some(r));
+        assert!(load_head(dir.path(), "other").unwrap().is_none());
+        std::fs::write(head_path_of(dir.path(), "other"), head).unwrap();
+        let e = load_head(dir.path(), "other").unwrap_err().to_string();
+        assert!(e.contains("holds the model k, not other"), "{e}");
+        std::fs::write(head_path_of(dir.path(), "k"), &file).unwrap();
+        let e = load_head(dir.path(), "k").unwrap_err().to_string();
+        assert!(e.contains("no weights"), "{e}");
     }
 }

@@ -220,6 +220,14 @@ pub fn prepare(
         .iter()
         .map(|k| load_record(&cache_dir, k))
         .collect::<Result<Vec<_>>>()?;
+    // A fold whose weights are not here but whose head is (carried from another machine with
+    // its scores, `just beir-finetune-keep`): its record is the head's, and its model is trained
+    // again only if a pair misses the score cache (the same key, so the same weights, bit for bit).
+    for (record, key) in records.iter_mut().zip(&keys) {
+        if record.is_none() {
+            *record = load_head(&cache_dir, key)?;
+        }
+    }
     let missing: Vec<usize> = (0..folds.len()).filter(|&i| records[i].is_none()).collect();
     if let (Some(remote), false) = (&engine.remote, missing.is_empty()) {
         let asked: Vec<(usize, &[Pair])> = missing
@@ -243,8 +251,19 @@ pub fn prepare(
         }
     }
     let (mut out, mut summaries) = (Vec::with_capacity(folds.len()), Vec::new());
-    for ((fold, key), record) in folds.into_iter().zip(keys).zip(records) {
-        let scorer = lazy_scorer(&cache_dir, &key, &dir.path)?;
+    for (fi, ((fold, key), record)) in folds.into_iter().zip(keys).zip(records).enumerate() {
+        let again = Retrain {
+            base: base.clone(),
+            pairs: fold.pairs.clone(),
+            hyper: h,
+            what: format!(
+                "fine-tuning {} fold {}/{} (its weights are not in the cache)",
+                c.name,
+                fi + 1,
+                spec.folds
+            ),
+        };
+        let scorer = lazy_scorer(&cache_dir, &key, &dir.path, Some(again))?;
         let cache = ScoreCache::open(&store.scores_dir(), &scorer)?;
         summaries.push(FoldSummary {
             tasks: fold
@@ -303,9 +322,49 @@ fn load_record(dir: &Path, key: &str) -> Result<Option<FoldRecord>> {
     }
 }
 
+/// The record of the model `key` from its head file (see `finetuned::load_head`) when there is
+/// one and it is sound; a broken or foreign head is said on stderr and left for training.
+fn load_head(dir: &Path, key: &str) -> Result<Option<FoldRecord>> {
+    match finetuned::load_head(dir, key) {
+        Ok(Some(record)) => match serde_json::from_value(record) {
+            Ok(r) => Ok(Some(r)),
+            Err(e) => {
+                eprintln!(
+                    "{}: its training record is not readable ({e}); training the model again",
+                    finetuned::head_path_of(dir, key).display()
+                );
+                Ok(None)
+            }
+        },
+        Ok(None) => Ok(None),
+        Err(e) => {
+            eprintln!("{e}; training the model again");
+            Ok(None)
+        }
+    }
+}
+
+/// What trains a fold's model when its file is not in the cache as the first missed pair is
+/// scored: the fold's training pairs and settings (the same key, so the same weights).
+pub struct Retrain {
+    /// The starting model's [`base_identity`].
+    pub base: String,
+    /// The fold's training pairs, in order.
+    pub pairs: Vec<Pair>,
+    /// The training settings.
+    pub hyper: Hyper,
+    /// The progress bar's label.
+    pub what: String,
+}
+
 /// The fold model `key` as a scorer, loaded from its file on the first pair the score cache
-/// misses.
-pub fn lazy_scorer(cache_dir: &Path, key: &str, model_dir: &Path) -> Result<LazyCrossEncoder> {
+/// misses; when the file is not there, trained by `again` first (or, without it, an error).
+pub fn lazy_scorer(
+    cache_dir: &Path,
+    key: &str,
+    model_dir: &Path,
+    again: Option<Retrain>,
+) -> Result<LazyCrossEncoder> {
     let (cache_dir, key_owned, model_dir) = (
         cache_dir.to_path_buf(),
         key.to_string(),
@@ -314,14 +373,43 @@ pub fn lazy_scorer(cache_dir: &Path, key: &str, model_dir: &Path) -> Result<Lazy
     Ok(LazyCrossEncoder::new(
         FinetunedCrossEncoder::identity_of(key),
         Box::new(move || {
-            let (weights, _) = finetuned::load(&cache_dir, &key_owned)?.ok_or_else(|| {
-                ranklab_engine::Error::Model {
-                    model: key_owned.clone(),
-                    message:
+            let model_error = |message: String| ranklab_engine::Error::Model {
+                model: key_owned.clone(),
+                message,
+            };
+            let loaded = match finetuned::load(&cache_dir, &key_owned) {
+                Ok(found) => found,
+                Err(e) if again.is_some() => {
+                    eprintln!("{e}; training the model again");
+                    None
+                }
+                Err(e) => return Err(e),
+            };
+            let weights = match (loaded, &again) {
+                (Some((weights, _)), _) => weights,
+                (None, None) => {
+                    return Err(model_error(
                         "the fine-tuned model's file is gone from the cache; run again to train it"
                             .into(),
+                    ))
                 }
-            })?;
+                (None, Some(t)) => {
+                    let start = dequantize(&model_dir.join("model.onnx"))?;
+                    let tok = tokenizer(&model_dir, 512)?;
+                    let (key, file, _) =
+                        train_file(&start, &t.base, &t.pairs, &tok, &t.hyper, &t.what)
+                            .map_err(|e| model_error(format!("{e:#}")))?;
+                    if key != key_owned {
+                        return Err(model_error(format!(
+                            "training again gave the model {key}, not {key_owned}"
+                        )));
+                    }
+                    ranklab_engine::atomic::write(&finetuned::path_of(&cache_dir, &key), &file)?;
+                    finetuned::load(&cache_dir, &key)?
+                        .ok_or_else(|| model_error("the model just trained is not on disk".into()))?
+                        .0
+                }
+            };
             let tok = tokenizer(&model_dir, 512)?;
             Ok(
                 Box::new(FinetunedCrossEncoder::new(&key_owned, weights, tok)?)

@@ -180,7 +180,7 @@ pub fn measure(work: &Work, ctx: &MeasureContext) -> Result<Cost> {
             if mine.is_empty() {
                 continue;
             }
-            let open = || crate::replay::tuned::lazy_scorer(&finetuned, key, &model_dir);
+            let open = || crate::replay::tuned::lazy_scorer(&finetuned, key, &model_dir, None);
             let identity = FinetunedCrossEncoder::identity_of(key);
             let t = time_scorer(work, &store, &open, &identity, &mine)?;
             sum.load += t.load;
