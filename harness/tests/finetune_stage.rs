@@ -50,8 +50,9 @@ fn finetuned_files(cache: &Path) -> Vec<std::path::PathBuf> {
     v
 }
 
-#[test]
-fn fold_models_are_trained_once_cached_and_a_damaged_one_is_trained_again_to_the_same_bytes() {
+/// The bad-input fixture's suite with a 3-fold fine-tuned stage, run once cold: the fixture's
+/// copy, its cache and the run's output (which succeeded).
+fn trained_cold() -> (tempfile::TempDir, std::path::PathBuf, std::process::Output) {
     let tmp = common::fixture_copy("bad_input");
     let cache = common::cache_with_shared_models(tmp.path());
     experiments(
@@ -60,6 +61,12 @@ fn fold_models_are_trained_once_cached_and_a_damaged_one_is_trained_again_to_the
     );
     let o = run_ft(tmp.path(), &cache);
     assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    (tmp, cache, o)
+}
+
+#[test]
+fn fold_models_are_trained_once_cached_and_a_damaged_one_is_trained_again_to_the_same_bytes() {
+    let (tmp, cache, o) = trained_cold();
     let err = common::stderr(&o);
     assert!(err.contains("fine-tuning bm25+ft fold 3/3"), "{err}");
     let models = finetuned_files(&cache);
@@ -139,14 +146,7 @@ fn carry(cache: &Path, to: &Path, scores: bool) {
 
 #[test]
 fn heads_and_scores_carried_to_another_cache_give_the_same_report_and_a_missed_pair_trains_again() {
-    let tmp = common::fixture_copy("bad_input");
-    let cache = common::cache_with_shared_models(tmp.path());
-    experiments(
-        tmp.path(),
-        "folds: 3, epochs: 1, negatives: 1, seed: 7, batch: 2",
-    );
-    let o = run_ft(tmp.path(), &cache);
-    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    let (tmp, cache, _) = trained_cold();
     let bytes = |p: &Path| std::fs::read(p).unwrap();
     let (md_path, run) = (
         tmp.path().join("out/p/ft.md"),

@@ -219,15 +219,10 @@ pub fn prepare(
     let mut records = keys
         .iter()
         .map(|k| load_record(&cache_dir, k))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Vec<_>>();
     // A fold whose weights are not here but whose head is (carried from another machine with
-    // its scores, `just beir-finetune-keep`): its record is the head's, and its model is trained
-    // again only if a pair misses the score cache (the same key, so the same weights, bit for bit).
-    for (record, key) in records.iter_mut().zip(&keys) {
-        if record.is_none() {
-            *record = load_head(&cache_dir, key)?;
-        }
-    }
+    // its scores, `just beir-finetune-keep`) has its record from the head, and its model is
+    // trained again only if a pair misses the score cache (the same key, so the same weights).
     let missing: Vec<usize> = (0..folds.len()).filter(|&i| records[i].is_none()).collect();
     if let (Some(remote), false) = (&engine.remote, missing.is_empty()) {
         let asked: Vec<(usize, &[Pair])> = missing
@@ -300,46 +295,38 @@ pub fn prepare(
     })
 }
 
-/// The record of the model `key` when its file is there and sound; a broken or foreign file is
-/// said on stderr and left for training to replace.
-fn load_record(dir: &Path, key: &str) -> Result<Option<FoldRecord>> {
-    match finetuned::load(dir, key) {
-        Ok(Some((_, record))) => match serde_json::from_value(record) {
-            Ok(r) => Ok(Some(r)),
-            Err(e) => {
-                eprintln!(
-                    "{}: its training record is not readable ({e}); training the model again",
-                    finetuned::path_of(dir, key).display()
-                );
-                Ok(None)
-            }
-        },
-        Ok(None) => Ok(None),
-        Err(e) => {
-            eprintln!("{e}; training the model again");
-            Ok(None)
-        }
-    }
+/// The training record of the model `key` from its file, else from its head (see
+/// `finetuned::load_head`), when one is there and sound; a broken or foreign file is said on
+/// stderr and left for training to replace.
+fn load_record(dir: &Path, key: &str) -> Option<FoldRecord> {
+    let from_file = finetuned::load(dir, key).map(|found| found.map(|(_, record)| record));
+    sound_record(from_file, &finetuned::path_of(dir, key)).or_else(|| {
+        sound_record(
+            finetuned::load_head(dir, key),
+            &finetuned::head_path_of(dir, key),
+        )
+    })
 }
 
-/// The record of the model `key` from its head file (see `finetuned::load_head`) when there is
-/// one and it is sound; a broken or foreign head is said on stderr and left for training.
-fn load_head(dir: &Path, key: &str) -> Result<Option<FoldRecord>> {
-    match finetuned::load_head(dir, key) {
-        Ok(Some(record)) => match serde_json::from_value(record) {
-            Ok(r) => Ok(Some(r)),
-            Err(e) => {
-                eprintln!(
-                    "{}: its training record is not readable ({e}); training the model again",
-                    finetuned::head_path_of(dir, key).display()
-                );
-                Ok(None)
-            }
-        },
-        Ok(None) => Ok(None),
+/// The record in `found`, what reading the model file or head `path` gave, if it is sound.
+fn sound_record(
+    found: ranklab_engine::Result<Option<serde_json::Value>>,
+    path: &Path,
+) -> Option<FoldRecord> {
+    match found {
+        Ok(record) => record.and_then(|r| {
+            serde_json::from_value(r)
+                .map_err(|e| {
+                    eprintln!(
+                        "{}: its training record is not readable ({e}); training the model again",
+                        path.display()
+                    )
+                })
+                .ok()
+        }),
         Err(e) => {
             eprintln!("{e}; training the model again");
-            Ok(None)
+            None
         }
     }
 }
