@@ -213,8 +213,8 @@ scale dir=(shared + "/scifact"):
 # Trains only the fold models missing from the cache (<cache>/finetuned/); `just bench` leaves
 # these reports as they are. About 25 min cold on 2 cores, seconds warm (docs/speed.md).
 finetune: models
-    cargo run --release -q -p ranklab -- run tasks/docir -x tasks/docir/experiments-finetune.yaml
-    cargo run --release -q -p ranklab -- run tasks/brain -x tasks/brain/experiments-finetune.yaml
+    cargo run --release -q -p ranklab -- run tasks/docir -x tasks/docir/experiments-finetune.yaml --from-recording
+    cargo run --release -q -p ranklab -- run tasks/brain -x tasks/brain/experiments-finetune.yaml --from-recording
 
 # Evaluate a TREC run like trec_eval: just eval QRELS RUN [-q] [-m MEASURE]...
 eval qrels run *flags:

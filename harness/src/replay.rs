@@ -764,6 +764,26 @@ pub struct ReplayOptions {
     pub recorded: Vec<crate::external::recording::Recording>,
 }
 
+/// The folder of a suite's recorded model outputs: `<suite's runs folder>/models/`.
+pub const MODELS_FOLDER: &str = "models";
+
+/// Begins the model-output recording of one suite's replay (`models::recorded`): every vector
+/// and pair score the replay is given is kept; under `--from-recording` those recorded in
+/// `<runs>/models/` are read first, so the replay takes the recorded bits whatever this CPU's
+/// int8 kernels would give.
+pub fn recorded_models(
+    external: &crate::external::Mode,
+    runs: Option<&Path>,
+) -> Result<ranklab_engine::models::recorded::Session> {
+    let read = match (external, runs) {
+        (crate::external::Mode::FromRecording, Some(runs)) => Some(runs.join(MODELS_FOLDER)),
+        _ => None,
+    };
+    Ok(ranklab_engine::models::recorded::Session::begin(
+        read.as_deref(),
+    )?)
+}
+
 /// The penalty weights of every configuration that has a wiring (None for the others).
 fn weights_of(ex: &Experiments, opts: &ReplayOptions) -> Result<Vec<Option<Weights>>> {
     ex.configurations

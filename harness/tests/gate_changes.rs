@@ -3,7 +3,8 @@
 //!
 //! Most tests use the `fx` fixture of `gate_cli.rs` (copied to a temporary directory; its
 //! values are derived by hand there: MRR current 0.8000, legacy 0.7000, bm25 0.6000, recall@5
-//! 1.0000 for all three). One test copies this repository's own tasks, corpora and baseline and
+//! 1.0000 for all three). One test copies this repository's own tasks, corpora, baseline and
+//! recorded model outputs and
 //! cuts the `pay-webhook-replay` record of corpora/docir to its title, as the acceptance check
 //! `gate-and-integrity` does.
 
@@ -96,6 +97,12 @@ fn a_changed_corpus_with_a_real_drop_is_gated_under_a_banner_and_fails() {
         d.join("reports/baseline.json"),
     )
     .unwrap();
+    // The model outputs the baseline was recorded from, so the values do not depend on this
+    // CPU's int8 kernels (model_recordings.rs).
+    for suite in ["docir", "brain"] {
+        let models = Path::new("reports").join(suite).join("runs/models");
+        common::copy_dir(&repo().join(&models), &d.join(&models));
+    }
     let before = baseline(d);
     assert!(
         before.contains("\"inputs\""),

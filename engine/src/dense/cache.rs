@@ -43,6 +43,7 @@ impl CacheKind for Vectors {
     const EXT: &'static str = "emb";
     const ROLE: &'static str = "embedder";
     const WORK: WorkKind = WorkKind::Embed;
+    const RECORDED: bool = true;
     type Stats = CacheStats;
     fn payload(&self) -> usize {
         self.dim * 4
@@ -73,10 +74,14 @@ impl ModelCache<Vectors> {
     /// by ` dim=<n>` (the form [`super::FastembedEmbedder`] gives), read from the headers of the
     /// cache files under `dir` without loading the model or any vector. None when no such file
     /// exists (the cache is cold: the model must be loaded to know) or the headers disagree.
+    /// The files of the active recording session's folder count too (`models::recorded`): a
+    /// replay from a recording that holds every vector loads no model.
     pub fn recorded_dim(dir: &Path, identity_prefix: &str) -> Option<usize> {
         let lead = format!("{identity_prefix} dim=");
+        let recording = crate::models::recorded::read_dir();
         let dims: std::collections::BTreeSet<usize> = EmbeddingCache::recorded(dir)
             .into_iter()
+            .chain(recording.iter().flat_map(|d| EmbeddingCache::recorded(d)))
             .filter_map(|(identity, payload)| {
                 let dim: usize = identity.strip_prefix(&lead)?.parse().ok()?;
                 (dim > 0 && payload == dim * 4).then_some(dim)

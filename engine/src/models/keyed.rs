@@ -9,9 +9,10 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::record_file::{read_header, RecordFile, CHECKPOINT_EVERY};
+use super::recorded::Layer;
 use super::remote::{verify, Offload, Shard, WorkKind, WorkRequest};
 use super::{hex, sha256};
 use crate::{Error, Result};
@@ -23,6 +24,9 @@ pub(crate) struct KeyedCache {
     identity: String,
     file: Mutex<RecordFile>,
     discarded_at_open: usize,
+    /// The recording session's layer of this identity (see `models::recorded`): read before
+    /// the file, and told every payload served or stored.
+    layer: Option<Arc<Layer>>,
 }
 
 /// The result of looking a call's keys up.
@@ -44,7 +48,8 @@ impl KeyedCache {
     /// The cache `<dir>/<sha256(identity)>.<ext>`, read and verified now; damaged records, and
     /// records whose checksum matches but whose payload `sound` refuses (a non-finite value),
     /// are reported on stderr once, counted in [`KeyedCache::discarded_at_open`] and recomputed
-    /// when asked for.
+    /// when asked for. `recorded`: the cache attaches to the active recording session, if any
+    /// (`models::recorded`).
     pub fn open(
         dir: &Path,
         ext: &str,
@@ -52,14 +57,21 @@ impl KeyedCache {
         identity: &str,
         payload: usize,
         sound: fn(&[u8]) -> bool,
+        recorded: bool,
     ) -> Result<KeyedCache> {
-        let path = dir.join(format!("{}.{ext}", hex(&sha256(identity.as_bytes()))));
-        let (file, report) = RecordFile::open_checked(&path, kind, identity, payload, sound)?;
+        let name = format!("{}.{ext}", hex(&sha256(identity.as_bytes())));
+        let (file, report) =
+            RecordFile::open_checked(&dir.join(&name), kind, identity, payload, sound)?;
+        let layer = match recorded {
+            true => super::recorded::layer(&name, kind, identity, payload, sound)?,
+            false => None,
+        };
         Ok(KeyedCache {
             kind,
             identity: identity.to_string(),
             file: Mutex::new(file),
             discarded_at_open: report.discarded,
+            layer,
         })
     }
 
@@ -98,6 +110,7 @@ impl KeyedCache {
             identity: identity.to_string(),
             file: Mutex::new(RecordFile::in_memory(kind, identity, payload)),
             discarded_at_open: 0,
+            layer: None,
         }
     }
 
@@ -141,7 +154,11 @@ impl KeyedCache {
         };
         let mut pending: HashMap<[u8; 32], usize> = HashMap::new();
         for (i, key) in keys.iter().enumerate() {
-            if let Some(bytes) = file.get(key) {
+            let recorded = self.layer.as_ref().and_then(|l| l.get(key));
+            if let Some(bytes) = recorded.or_else(|| file.get(key)) {
+                if let Some(l) = &self.layer {
+                    l.keep(key, bytes);
+                }
                 out.found[i] = Some(decode(bytes));
                 out.served += 1;
             } else if let Some(&j) = pending.get(key) {
@@ -163,6 +180,9 @@ impl KeyedCache {
     pub fn store<'a>(&self, records: impl IntoIterator<Item = ([u8; 32], &'a [u8])>) -> Result<()> {
         let mut file = self.lock();
         for (key, payload) in records {
+            if let Some(l) = &self.layer {
+                l.keep(&key, payload);
+            }
             file.insert(key, payload);
         }
         file.checkpoint(CHECKPOINT_EVERY)

@@ -33,6 +33,7 @@ mod model_store;
 pub mod onnx;
 pub mod pins;
 pub(crate) mod record_file;
+pub mod recorded;
 pub mod remote;
 mod runtime;
 mod status;

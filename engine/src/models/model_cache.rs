@@ -26,6 +26,9 @@ pub trait CacheKind {
     const ROLE: &'static str;
     /// What a remote computes for this cache when it is offloaded.
     const WORK: WorkKind;
+    /// Whether a replay's outputs of this kind are recorded beside its reports
+    /// (`models::recorded`): true for what a ranking is made of (vectors, pair scores).
+    const RECORDED: bool = false;
     /// A call's counts, in this cache's words.
     type Stats: Copy + From<Tally>;
     /// Bytes of one record's payload.
@@ -124,6 +127,7 @@ impl<K: CacheKind> ModelCache<K> {
             identity,
             kind.payload(),
             remote::finite_f32s,
+            K::RECORDED,
         )?;
         Ok(ModelCache::with(records, kind))
     }

@@ -350,9 +350,13 @@ impl RecordFile {
         self.dirty = true;
     }
 
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.records.len()
+    }
+
+    /// The keys held, in order.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &[u8; 32]> {
+        self.records.keys()
     }
 
     /// Writes the file if records were added and the last write is older than `every`.

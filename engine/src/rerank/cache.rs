@@ -41,6 +41,7 @@ impl CacheKind for Scores {
     const EXT: &'static str = "ce";
     const ROLE: &'static str = "cross-encoder";
     const WORK: WorkKind = WorkKind::Score;
+    const RECORDED: bool = true;
     type Stats = PairStats;
     fn payload(&self) -> usize {
         4

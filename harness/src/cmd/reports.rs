@@ -126,6 +126,7 @@ pub(crate) fn emit(rendered: &[Rendered], reports: &Path, out: &Output) -> Resul
                 println!("wrote {}", report::for_person(path).display());
             }
             report::write_all(&dir, &rendered.reports)?;
+            write_models(rendered, &dir)?;
         }
         for r in &rendered.reports {
             report::print_report(r, &dir, out.print, out.write);
@@ -138,4 +139,27 @@ pub(crate) fn emit(rendered: &[Rendered], reports: &Path, out: &Output) -> Resul
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Merges the model outputs a suite's replay was given into `<dir>/runs/models/` and says so:
+/// how many, and how many a `--from-recording` replay did not find recorded (computed or taken
+/// from the cache on this machine).
+fn write_models(rendered: &Rendered, dir: &Path) -> Result<()> {
+    if rendered.models.is_empty() {
+        return Ok(());
+    }
+    let models = dir.join("runs").join(crate::replay::MODELS_FOLDER);
+    let (mut asked, mut fresh) = (0, 0);
+    for f in &rendered.models {
+        f.write_into(&models)?;
+        asked += f.records;
+        fresh += f.not_recorded;
+    }
+    println!(
+        "recorded {asked} model outputs ({} model{}; {fresh} not in the recording before) in {}",
+        rendered.models.len(),
+        if rendered.models.len() == 1 { "" } else { "s" },
+        report::for_person(&models).display()
+    );
+    Ok(())
 }

@@ -79,6 +79,8 @@ impl Plan {
         let (values, ranks) = self.measure_values()?;
         let mut paired = Vec::new();
         for s in self.subjects.values() {
+            let _models =
+                crate::replay::recorded_models(&s.replay.external, s.replay.recordings.as_deref())?;
             for p in &s.paired {
                 let (file, corpus) = Paired::load(p)?;
                 let engine = Engine::build(&corpus, &[&file.experiments])?;

@@ -331,6 +331,10 @@ impl Subject {
             distractors: None,
             path: self.origin.join("experiments.yaml"),
         };
+        let _models = crate::replay::recorded_models(
+            &self.replay.external,
+            self.replay.recordings.as_deref(),
+        )?;
         let engine = Engine::build(&self.corpus, &[&ex])?;
         let r = replay_with(&engine, &self.suite, &ex, &self.replay)
             .with_context(|| format!("replaying {} for the gate", self.name))?;

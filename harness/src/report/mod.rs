@@ -833,6 +833,9 @@ pub struct Rendered {
     /// The suite's cost file to write (`--measure-costs` measured something): its path and
     /// bytes. `None`: the file is left as it is.
     pub costs_file: Option<(PathBuf, Vec<u8>)>,
+    /// The model outputs the replay was given, one file per model, to merge into
+    /// `<suite>/runs/models/` (see `ranklab_engine::models::recorded`).
+    pub models: Vec<ranklab_engine::models::recorded::RecordedFile>,
 }
 
 impl Rendered {
@@ -939,6 +942,8 @@ pub fn render_suite(
         pools.push(pool);
     }
     let refs: Vec<&Experiments> = experiments.iter().collect();
+    let runs = recordings_root.join(&suite.name).join("runs");
+    let models = crate::replay::recorded_models(mode, Some(&runs))?;
     let engine = Engine::build_with(&corpus, &refs, remote.cloned())?;
     let mut reports = Vec::new();
     let mut rendered_runs = Vec::new();
@@ -955,6 +960,19 @@ pub fn render_suite(
     let from = (*mode == crate::external::Mode::FromRecording)
         .then(|| recordings_root.join(&suite.name).join("runs"));
     let paired = check_paired(&suite, remote, from.as_deref())?;
+    // The corpus-size curves are drawn before the costs are measured: the recording session
+    // (every output the tables and curves rest on) ends before a cost pass, which must compute.
+    let mut curves = Vec::new();
+    for (ex, pool) in experiments.iter().zip(&pools) {
+        curves.push(match (pool, &ex.distractors) {
+            (Ok(Some(pool)), Some(d)) => Some(Ok(scale::suite_curve(
+                &corpus, &suite, ex, pool, &d.sizes, remote,
+            )?)),
+            (Err(not_drawn), _) => Some(Err(not_drawn.clone())),
+            _ => None,
+        });
+    }
+    let models = models.finish();
     let costs_file = costs::measure_suite(
         &corpus,
         &suite,
@@ -975,15 +993,14 @@ pub fn render_suite(
             Some(&costs),
         )?);
     }
-    for ((ex, pool), report) in experiments.iter().zip(&pools).zip(&mut reports) {
-        match (pool, &ex.distractors) {
-            (Ok(Some(pool)), Some(d)) => {
-                let curve = scale::suite_curve(&corpus, &suite, ex, pool, &d.sizes, remote)?;
+    for (curve, report) in curves.into_iter().zip(&mut reports) {
+        match curve {
+            Some(Ok(curve)) => {
                 report.summary.push_str(&curve.summary);
                 report.files.extend(curve.files);
             }
-            (Err(not_drawn), _) => report.summary.push_str(not_drawn),
-            _ => {}
+            Some(Err(not_drawn)) => report.summary.push_str(&not_drawn),
+            None => {}
         }
     }
     check_files(&reports)?;
@@ -993,6 +1010,7 @@ pub fn render_suite(
         documents: corpus.len(),
         without_front_matter: corpus.without_front_matter.clone(),
         costs_file,
+        models,
     })
 }
 
