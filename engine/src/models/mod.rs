@@ -49,7 +49,7 @@ pub(crate) use model_cache::Shards;
 pub use model_cache::{CacheKind, ModelCache, Tally};
 pub use model_store::{pinned, ModelStore};
 pub(crate) use runtime::{default_workers, fastembed_error, load_sessions, run_on_workers};
-pub use runtime::{ort_environment, runtime_library};
+pub use runtime::{ort_environment, runtime_library, Int8Kernel};
 pub use status::{FetchOutcome, FileState, FileStatus, ModelStatus};
 
 use crate::{Error, Result};
