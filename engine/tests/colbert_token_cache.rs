@@ -8,7 +8,7 @@
 //! probes, and the test takes the one of the kernel this CPU runs:
 //! - VNNI: 28.081 / 26.838 / 24.829 (an AVX-512 VNNI machine, issue 26's probe);
 //! - AVX2: 28.066868 / 26.810215 / 24.818962 (an AMD EPYC with AVX2 and no AVX-512, reference.py
-//!   on /tmp/berlin.json, 2026-12-04).
+//!   on QUERY with each of PASSAGES, 2026-12-04).
 //!
 //! Fetches the model on first use.
 

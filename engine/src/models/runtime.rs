@@ -168,6 +168,33 @@ pub(crate) fn run_on_workers<W: Send, T: Send>(
     Ok(all.into_iter().map(|(_, t)| t).collect())
 }
 
+/// Which u8×s8 matrix kernel ONNX Runtime's CPU provider runs on this machine. The pinned int8
+/// models (bge-small, L-12, answerai-colbert) give other bits under each: the AVX2 kernel sums
+/// byte pairs into saturating 16-bit lanes (`vpmaddubsw`), the VNNI kernels (AVX-512 VNNI,
+/// AVX-VNNI) accumulate in 32 bits (`vpdpbusd`). Seen: cosines differ by up to 0.009 and the
+/// L-12 Berlin logit reads 9.134 under one and 9.391 under the other. A pinned model output is
+/// therefore pinned per kernel, and a recording (`runs/models/`) carries the bits across machines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Int8Kernel {
+    /// AVX-512 VNNI or AVX-VNNI.
+    Vnni,
+    /// Any other CPU (AVX2 on x86-64; also the answer off x86-64, where no pin is claimed).
+    Avx2,
+}
+
+impl Int8Kernel {
+    /// The kernel of the CPU this process runs on.
+    pub fn detect() -> Int8Kernel {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512vnni")
+            || std::arch::is_x86_feature_detected!("avxvnni")
+        {
+            return Int8Kernel::Vnni;
+        }
+        Int8Kernel::Avx2
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,32 +222,5 @@ mod tests {
             }
         });
         assert!(r.unwrap_err().to_string().contains("job 7"));
-    }
-}
-
-/// Which u8×s8 matrix kernel ONNX Runtime's CPU provider runs on this machine. The pinned int8
-/// models (bge-small, L-12, answerai-colbert) give other bits under each: the AVX2 kernel sums
-/// byte pairs into saturating 16-bit lanes (`vpmaddubsw`), the VNNI kernels (AVX-512 VNNI,
-/// AVX-VNNI) accumulate in 32 bits (`vpdpbusd`). Seen: cosines differ by up to 0.009 and the
-/// L-12 Berlin logit reads 9.134 under one and 9.391 under the other. A pinned model output is
-/// therefore pinned per kernel, and a recording (`runs/models/`) carries the bits across machines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Int8Kernel {
-    /// AVX-512 VNNI or AVX-VNNI.
-    Vnni,
-    /// Any other CPU (AVX2 on x86-64; also the answer off x86-64, where no pin is claimed).
-    Avx2,
-}
-
-impl Int8Kernel {
-    /// The kernel of the CPU this process runs on.
-    pub fn detect() -> Int8Kernel {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512vnni")
-            || std::arch::is_x86_feature_detected!("avxvnni")
-        {
-            return Int8Kernel::Vnni;
-        }
-        Int8Kernel::Avx2
     }
 }
