@@ -48,6 +48,30 @@ impl CacheKind for Vectors {
     fn payload(&self) -> usize {
         self.dim * 4
     }
+    fn sound(identity: &str) -> fn(&[u8]) -> bool {
+        if identity.split(' ').any(|w| w == "norm=l2") {
+            unit_vector
+        } else {
+            crate::models::remote::finite_f32s
+        }
+    }
+}
+
+/// How far from 1 the L2 norm of a normalizing embedder's vector may be: f32 normalization
+/// leaves about 1e-6; a value off by more was not produced by the model.
+pub const UNIT_NORM_TOLERANCE: f64 = 1e-3;
+
+fn f32s(bytes: &[u8]) -> impl Iterator<Item = f32> + '_ {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+}
+
+/// A vector an L2-normalizing embedder (identity `norm=l2`) can produce: finite, with norm 1
+/// within [`UNIT_NORM_TOLERANCE`] (so never the zero vector).
+fn unit_vector(bytes: &[u8]) -> bool {
+    let norm2: f64 = f32s(bytes).map(|x| f64::from(x) * f64::from(x)).sum();
+    f32s(bytes).all(f32::is_finite) && (norm2.sqrt() - 1.0).abs() <= UNIT_NORM_TOLERANCE
 }
 
 /// Vectors of one embedder, keyed by text.
@@ -205,6 +229,21 @@ pub(crate) fn truncate(s: &str, n: usize) -> String {
 mod tests {
     use super::*;
     use crate::dense::testing::HashEmbedder;
+
+    #[test]
+    fn a_normalizing_embedders_vectors_must_be_unit_a_stand_ins_only_finite() {
+        let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let l2 = Vectors::sound("bge onnx-sha256=x pooling=cls norm=l2 batch=1 dim=2");
+        // 0.6² + 0.8² = 1 (by hand); zero, half-length and NaN vectors no model normalizing
+        // by L2 can give.
+        assert!(l2(&bytes(&[0.6, 0.8])));
+        assert!(!l2(&bytes(&[0.0, 0.0])));
+        assert!(!l2(&bytes(&[0.3, 0.4])));
+        assert!(!l2(&bytes(&[f32::NAN, 1.0])));
+        let plain = Vectors::sound("hash-bow dim=2 (test stand-in)");
+        assert!(plain(&bytes(&[0.0, 0.0])) && plain(&bytes(&[0.3, 0.4])));
+        assert!(!plain(&bytes(&[f32::INFINITY, 0.0])));
+    }
     use crate::models::remote::Offload;
 
     #[test]

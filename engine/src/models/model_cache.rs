@@ -33,6 +33,12 @@ pub trait CacheKind {
     type Stats: Copy + From<Tally>;
     /// Bytes of one record's payload.
     fn payload(&self) -> usize;
+    /// Whether a payload read from disk (the cache, or a recording) is one the model of
+    /// `identity` can produce: by default every value finite. A payload refused here is
+    /// rebuilt in the cache and refused, naming the file, in a recording.
+    fn sound(_identity: &str) -> fn(&[u8]) -> bool {
+        remote::finite_f32s
+    }
 }
 
 /// The counts of cache calls, whatever a cache calls them: `served + computed` is the number of
@@ -126,7 +132,7 @@ impl<K: CacheKind> ModelCache<K> {
             K::KIND,
             identity,
             kind.payload(),
-            remote::finite_f32s,
+            K::sound(identity),
             K::RECORDED,
         )?;
         Ok(ModelCache::with(records, kind))
@@ -219,7 +225,7 @@ impl<K: CacheKind> ModelCache<K> {
         if let (Some(offload), false) = (&self.offload, todo.is_empty()) {
             let shards = shards(&todo, offload.remote.shard_records());
             self.records
-                .offload(offload, K::WORK, shards, remote::finite_f32s)?;
+                .offload(offload, K::WORK, shards, K::sound(self.records.identity()))?;
             let lookup = self.records.lookup(keys, &decode);
             found = lookup.found;
             todo = lookup.todo;

@@ -200,6 +200,26 @@ impl RecordFile {
         Ok((file, report))
     }
 
+    /// [`RecordFile::open_checked`] without the warning on stderr: for a reader that refuses
+    /// what the report counts instead of recomputing it (a recording, `models::recorded`).
+    pub(crate) fn open_checked_quiet(
+        path: &Path,
+        kind: &str,
+        identity: &str,
+        payload: usize,
+        sound: fn(&[u8]) -> bool,
+    ) -> Result<(RecordFile, LoadReport)> {
+        let mut file = RecordFile {
+            path: Some(path.to_path_buf()),
+            sound,
+            ..RecordFile::in_memory(kind, identity, payload)
+        };
+        let (records, damaged, report) = file.read_disk(false)?;
+        file.records = records;
+        file.damaged = damaged;
+        Ok((file, report))
+    }
+
     /// Payload bytes per record.
     pub(crate) fn payload(&self) -> usize {
         self.payload
@@ -296,7 +316,7 @@ impl RecordFile {
             }
             if refused > 0 {
                 what.push(format!(
-                    "{refused} entr{} holding a non-finite value (NaN or infinity) under a matching checksum",
+                    "{refused} entr{} holding a non-finite value (NaN or infinity), or a vector no normalizing model gives, under a matching checksum",
                     if refused == 1 { "y" } else { "ies" }
                 ));
             }

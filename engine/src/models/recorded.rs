@@ -15,7 +15,10 @@
 //! intermediate, nor LLM grades, which `judgments.yaml` keeps) that is opened attaches to it:
 //! - reading (`--from-recording`): a key held by the recording is served from it, before the
 //!   cache's own file; a key it does not hold (a record edited since) is looked up and computed
-//!   as usual. A damaged recorded record is reported and discarded, never trusted.
+//!   as usual. A damaged recorded record is reported and discarded, never trusted. A record
+//!   whose checksum matches but whose value the model cannot produce (`CacheKind::sound`: a
+//!   NaN or an infinity, a zero or non-unit vector from a normalizing embedder) is an edit,
+//!   not damage: the recording is refused, naming the file.
 //! - keeping: every key the replay asks for, and the payload it was given, is kept, and
 //!   [`Session::finish`] returns one record file per model of exactly those records (sorted by
 //!   key: the same outputs give the same bytes), for the caller to write with the reports.
@@ -87,8 +90,28 @@ pub(crate) fn layer(
     }
     let recorded = match &shared.read {
         Some(dir) if dir.join(name).is_file() => {
-            let (file, _) =
-                RecordFile::open_checked(&dir.join(name), kind, identity, payload, sound)?;
+            let path = dir.join(name);
+            let (file, report) =
+                RecordFile::open_checked_quiet(&path, kind, identity, payload, sound)?;
+            if report.refused > 0 {
+                return Err(crate::Error::Config(format!(
+                    "model-output recording {}: {} record(s) hold values the model {identity:?} \
+                     cannot produce (a NaN or an infinity, or a zero or non-unit vector from an \
+                     L2-normalizing embedder) under matching checksums: the file was edited. \
+                     Restore it (git checkout -- {0}) or record it again (run without \
+                     --from-recording)",
+                    path.display(),
+                    report.refused
+                )));
+            }
+            if report.discarded > 0 {
+                eprintln!(
+                    "warning: model-output recording {}: {} damaged record(s) (checksum \
+                     mismatch or truncation) left out; their values are computed here",
+                    path.display(),
+                    report.discarded
+                );
+            }
             Some(file)
         }
         _ => None,
