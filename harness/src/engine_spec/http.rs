@@ -105,6 +105,44 @@ pub(crate) fn env_filled(template: &str, mut f: impl FnMut(&str) -> String) -> S
     out
 }
 
+/// Refuses a header name or value, or a URL, (`what`) that holds a control character (CR, LF,
+/// NUL, ESC, DEL, ...: U+0000–U+001F, U+007F–U+009F; a tab is allowed in header values, RFC 9110
+/// §5.5), or a header name that is not an RFC 9110 token. Called after `${NAME}` expansion and
+/// before any connection: a CR LF would end the header and let the value add headers of its
+/// own, or rewrite the request line from the URL.
+pub(crate) fn no_control(what: &str, text: &str, tab_allowed: bool) -> Result<()> {
+    if let Some((i, c)) = text
+        .char_indices()
+        .find(|&(_, c)| c.is_control() && !(tab_allowed && c == '\t'))
+    {
+        bail!(
+            "{what} holds the control character U+{:04X} at byte {i} (after ${{NAME}} expansion); \
+             header names and values and URLs may not hold CR, LF or other control characters \
+             (a CR LF would add headers or rewrite the request line): remove it from the \
+             configuration or from the environment variable",
+            c as u32
+        );
+    }
+    Ok(())
+}
+
+/// Checks what is sent as headers (`name: value`, both expanded): names are RFC 9110 tokens,
+/// values hold no control character but tab ([`no_control`]).
+pub(crate) fn check_headers<'a>(
+    headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<()> {
+    for (k, v) in headers {
+        let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+        if k.is_empty() || !k.chars().all(token) {
+            bail!(
+                "header name {k:?} is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~ only)"
+            );
+        }
+        no_control(&format!("header {k}: the value"), v, true)?;
+    }
+    Ok(())
+}
+
 impl HttpSpec {
     /// Checks templates, method, pointers, preset and limits (no request is sent).
     pub fn check(&self) -> Result<()> {
@@ -132,6 +170,8 @@ impl HttpSpec {
         for v in self.headers.values() {
             super::env_refs(v)?;
         }
+        check_headers(self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+        no_control("`url`", &self.url, false)?;
         super::env_refs(&self.url)?;
         if let Some(b) = &self.body {
             super::env_refs(b).context("`body`")?;

@@ -589,7 +589,13 @@ impl<'a> Plan<'a> {
                     .map(|v| (k.clone(), v))
             })
             .collect::<Result<_>>()?;
-        expand_env(&h.url).with_context(|| format!("configuration {name:?}: url"))?;
+        crate::engine_spec::http::check_headers(
+            headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+        .with_context(|| format!("configuration {name:?}"))?;
+        let url = expand_env(&h.url).with_context(|| format!("configuration {name:?}: url"))?;
+        crate::engine_spec::http::no_control("the url", &url, false)
+            .with_context(|| format!("configuration {name:?}"))?;
         let body = h
             .body
             .as_deref()

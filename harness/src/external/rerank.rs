@@ -218,6 +218,10 @@ impl EndpointScorer {
             let v = expand_env(v).map_err(|e| self.error(format!("header {k}: {e:#}")))?;
             headers.push((k.clone(), v));
         }
+        crate::engine_spec::http::check_headers(
+            headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+        .map_err(|e| self.error(format!("{e:#}")))?;
         let timeout = Duration::from_millis(self.e.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
         let retries = self.e.retries.unwrap_or(DEFAULT_RETRIES);
         let p = Arc::new(Poster::new(&self.name(), headers, retries, timeout));
