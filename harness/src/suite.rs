@@ -119,9 +119,9 @@ impl RawTask {
     /// Checks one task of the suite file (`at`: its place, `file:line`) and resolves its
     /// judgments and cutoff (`default_k`: the suite's).
     fn check(self, default_k: usize, line: usize, at: &str) -> Result<Task> {
-        if self.id.is_empty() || self.id.chars().any(char::is_whitespace) {
+        if self.id.is_empty() || self.id.chars().any(|c| c.is_whitespace() || c.is_control()) {
             bail!(
-                "{}: task id {:?} must be non-empty and without white space (it is the query id of the TREC runs)",
+                "{}: task id {:?} must be non-empty, without white space or control characters (it is the query id of the TREC runs)",
                 at,
                 self.id
             );
@@ -487,7 +487,7 @@ fn is_file_name(name: &str) -> bool {
         && name != "."
         && name != ".."
         && !name.contains(['/', '\\', '\0'])
-        && !name.chars().any(char::is_whitespace)
+        && !name.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 fn check_k(k: usize) -> Result<()> {
@@ -985,9 +985,9 @@ impl Experiments {
             }
             if c.name.is_empty()
                 || c.name.contains(['/', '\\', '\0'])
-                || c.name.chars().any(char::is_whitespace)
+                || c.name.chars().any(|c| c.is_whitespace() || c.is_control())
             {
-                bail!("{at}: configuration name {:?} must be non-empty, without white space or slashes (it names a file)", c.name);
+                bail!("{at}: configuration name {:?} must be non-empty, without white space, control characters or slashes (it names a file and is printed in tables and on the terminal)", c.name);
             }
             if c.depth() == 0 || c.depth() > MAX_K {
                 bail!("{at}: depth must be between 1 and {MAX_K}");

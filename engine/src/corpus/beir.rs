@@ -122,11 +122,11 @@ pub fn load_corpus(path: &Path) -> Result<Corpus> {
             )
         })?;
         let id = rec.id.into_string();
-        if id.is_empty() || id.chars().any(char::is_whitespace) {
+        if id.is_empty() || id.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(Error::parse(
                 path,
                 line,
-                format!("invalid _id {id:?}: ids must be non-empty without white space"),
+                format!("invalid _id {id:?}: ids must be non-empty without white space or control characters"),
             ));
         }
         docs.push(Document::plain(
@@ -157,11 +157,11 @@ pub fn load_queries(path: &Path) -> Result<Vec<Query>> {
         let q: QueryLine = serde_json::from_str(text)
             .map_err(|e| json_error(path, line, e, "queries (expects {\"_id\", \"text\"})"))?;
         let id = q.id.into_string();
-        if id.is_empty() || id.chars().any(char::is_whitespace) {
+        if id.is_empty() || id.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(Error::parse(
                 path,
                 line,
-                format!("invalid _id {id:?}: ids must be non-empty without white space"),
+                format!("invalid _id {id:?}: ids must be non-empty without white space or control characters"),
             ));
         }
         if let Some(first) = seen.insert(id.clone(), line) {

@@ -247,11 +247,11 @@ fn parse_record_full(path: &Path, bytes: &[u8]) -> Result<(Document, bool)> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let id = fm.id.clone().unwrap_or(stem);
-    if id.is_empty() || id.chars().any(char::is_whitespace) {
+    if id.is_empty() || id.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(Error::parse(
             path,
             2,
-            format!("invalid id {id:?}: ids must be non-empty and contain no white space"),
+            format!("invalid id {id:?}: ids must be non-empty and contain no white space or control characters"),
         ));
     }
     let mut sections = split_sections(body);

@@ -166,10 +166,10 @@ fn push_expectations(md: &mut String, expectations: &[ExpectationLine]) {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | {} | {} |",
-            x.suite,
-            x.configuration,
-            x.task,
-            x.document,
+            crate::report::table::md_cell(&x.suite),
+            crate::report::table::md_cell(&x.configuration),
+            crate::report::table::md_cell(&x.task),
+            crate::report::table::md_cell(&x.document),
             x.within,
             e.rank.map_or("-".to_string(), |r| r.to_string()),
             expectation_verdict(e),
@@ -399,7 +399,7 @@ pub fn json(plan: &Plan, outcome: &Outcome, update: &Update, code: u8) -> String
                 now: l.now.map(|n| n.as_f64()),
                 delta: base
                     .zip(l.now)
-                    .map(|(b, n)| super::baseline::Fixed(n.0 - b.0).as_f64()),
+                    .map(|(b, n)| super::baseline::Fixed(n.0.saturating_sub(b.0)).as_f64()),
                 allowed: l.row.allowed().as_f64(),
                 verdict: l.verdict.key(),
                 fails: l.verdict.fails(),

@@ -322,18 +322,18 @@ pub fn calibrate(plan: &Plan, n: usize) -> Result<ExitCode> {
         let (Some(l), Some(h)) = (lo.get(k), hi.get(k)) else {
             continue; // a collection not given with --beir: left as it was
         };
-        row.spread = Some(Fixed(h.0 - l.0));
+        row.spread = Some(Fixed(h.0.saturating_sub(l.0)));
         calibrated += 1;
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            k.0,
-            k.1,
-            k.2,
+            crate::report::table::md_cell(&k.0),
+            crate::report::table::md_cell(&k.1),
+            crate::report::table::md_cell(&k.2),
             row.value.show(),
             l.show(),
             h.show(),
-            Fixed(h.0 - l.0).show(),
+            Fixed(h.0.saturating_sub(l.0)).show(),
             row.allowed().show()
         );
     }

@@ -146,14 +146,19 @@ pub fn score_distributions(corpus: &Corpus, suite: &Suite, replay: &Replay) -> S
                     let _ = writeln!(
                         md,
                         "| {} | {kind} | {label} | {n} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
-                        run.config.name, f[0], f[1], f[2], f[3], f[4]
+                        crate::report::table::md_cell(&run.config.name),
+                        f[0],
+                        f[1],
+                        f[2],
+                        f[3],
+                        f[4]
                     );
                 }
                 None => {
                     let _ = writeln!(
                         md,
                         "| {} | {kind} | {label} | 0 | | | | | |",
-                        run.config.name
+                        crate::report::table::md_cell(&run.config.name)
                     );
                 }
             }

@@ -17,6 +17,7 @@ use ranklab_engine::policy::{Weights, Wiring};
 use ranklab_engine::rerank::prompt::PromptTemplate;
 
 use crate::replay::ConfigRun;
+use crate::report::table::md_cell;
 use crate::suite::{Configuration, Experiments, LlmApi, RerankSpec, Retriever, Scorer};
 
 /// The retriever's name as experiments files write it.
@@ -154,12 +155,14 @@ pub fn markdown(
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {bm25} | {rrf} | {} | {model} | {shortlist} | {} | {weights} |",
-            c.name,
-            retriever_name(c),
-            c.embedder().map_or_else(dash, str::to_string),
+            "| {} | {} | {} | {bm25} | {rrf} | {} | {} | {shortlist} | {} | {} |",
+            md_cell(&c.name),
+            md_cell(&retriever_name(c)),
+            md_cell(&c.embedder().map_or_else(dash, str::to_string)),
             c.depth(),
+            md_cell(&model),
             c.wiring,
+            md_cell(&weights),
         );
     }
     md.push('\n');

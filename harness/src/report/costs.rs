@@ -317,7 +317,11 @@ pub fn section(
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
     for c in configs {
         let Some(r) = &c.rerank else {
-            let _ = writeln!(md, "| {} | — | — | — | — | — | — |", c.name);
+            let _ = writeln!(
+                md,
+                "| {} | — | — | — | — | — | — |",
+                crate::report::table::md_cell(&c.name)
+            );
             continue;
         };
         let key = r.model_key();
@@ -326,8 +330,9 @@ pub fn section(
             Some(m) => {
                 let _ = writeln!(
                     md,
-                    "| {} | {key} | {} | {} | {} | {} | {} |",
-                    c.name,
+                    "| {} | {} | {} | {} | {} | {} | {} |",
+                    crate::report::table::md_cell(&c.name),
+                    crate::report::table::md_cell(&key),
                     r.shortlist,
                     sig3(m.cold_ms_per_pair),
                     sig3(m.warm_ms_per_pair),
@@ -345,8 +350,10 @@ pub fn section(
             None => {
                 let _ = writeln!(
                     md,
-                    "| {} | {key} | {} | not measured | not measured | — | — |",
-                    c.name, r.shortlist
+                    "| {} | {} | {} | not measured | not measured | — | — |",
+                    crate::report::table::md_cell(&c.name),
+                    crate::report::table::md_cell(&key),
+                    r.shortlist
                 );
                 let how = match r.scorer {
                     crate::suite::Scorer::Endpoint(_) => {

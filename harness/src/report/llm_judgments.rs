@@ -228,7 +228,8 @@ fn change_part(people: &Computed, both: &Computed) -> Result<String> {
             let (vb, va) = (verdict(people, m, i), verdict(both, m, i));
             writeln!(
                 md,
-                "| {cfg} | {:.4} | {:.4} | {} | {} | {} | {} |",
+                "| {} | {:.4} | {:.4} | {} | {} | {} | {} |",
+                crate::report::table::md_cell(cfg),
                 a[i],
                 b[i],
                 delta(people),

@@ -156,6 +156,8 @@ mod tests {
     #[test]
     fn text_is_escaped_and_truncated() {
         assert_eq!(esc("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+        // ESC, BEL and DEL may not appear in XML 1.0 even as character references.
+        assert_eq!(esc("a\u{1b}b\u{7}\u{7f}"), "a\u{FFFD}b\u{FFFD}\u{FFFD}");
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
     }

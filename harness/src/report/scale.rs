@@ -411,7 +411,11 @@ fn measure_tables(curve: &Curve, cells: &[Cell], m: usize) -> String {
                 format!("{mean:.4} [{:.4}, {:.4}]", ci.lo, ci.hi)
             })
             .collect();
-        md.push_str(&format!("| {config}{mark} | {} |\n", row.join(" | ")));
+        md.push_str(&format!(
+            "| {}{mark} | {} |\n",
+            crate::report::table::md_cell(config),
+            row.join(" | ")
+        ));
     }
     md.push_str(&format!(
         "\n## Δ {name} against {base}\n\nΔ [95% CI], Holm-adjusted p; **bold** where detectable (Holm-adjusted p < {ALPHA}).\n\n| configuration | {} | first detectable at |\n|---|{}---|\n",
@@ -439,7 +443,11 @@ fn measure_tables(curve: &Curve, cells: &[Cell], m: usize) -> String {
         let first = first_detectable(curve, cells, c).map_or("not detectable".to_string(), |n| {
             format!("{} documents", thousands(n))
         });
-        md.push_str(&format!("| {config} | {} | {first} |\n", row.join(" | ")));
+        md.push_str(&format!(
+            "| {} | {} | {first} |\n",
+            crate::report::table::md_cell(config),
+            row.join(" | ")
+        ));
     }
     md.push('\n');
     md
@@ -460,7 +468,11 @@ fn warranty(setting: &Setting, curve: &Curve) -> String {
             .iter()
             .map(|p| format!("{:.1}%", 100.0 * p.added_share[c]))
             .collect();
-        md.push_str(&format!("| {config} | {} |\n", row.join(" | ")));
+        md.push_str(&format!(
+            "| {} | {} |\n",
+            crate::report::table::md_cell(config),
+            row.join(" | ")
+        ));
     }
     md.push('\n');
     md

@@ -176,9 +176,25 @@ pub fn cell(v: &Cell) -> String {
     }
 }
 
+/// The text of one Markdown table cell: `|` escaped as `\|` (GitHub-flavoured Markdown reads an
+/// unescaped one as the end of the cell, shifting the row), line breaks and other control
+/// characters as spaces. Every table ranklab writes in Markdown (reports, the gate's table and
+/// `$GITHUB_STEP_SUMMARY`) passes its text cells through it.
+pub fn md_cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A GitHub-flavoured Markdown table.
 pub fn markdown(t: &Table) -> String {
-    let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let esc = md_cell;
     let names: Vec<String> = t.columns.iter().map(|c| esc(&c.name)).collect();
     let mut s = format!("| {} |\n", names.join(" | "));
     let aligns: Vec<&str> = t

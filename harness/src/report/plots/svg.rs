@@ -18,10 +18,14 @@ pub(crate) fn text_width(s: &str, size: f64) -> f64 {
     s.chars().count() as f64 * size * 0.62
 }
 
+/// `s` as XML character data or an attribute value: markup characters as entities, control
+/// characters (which XML 1.0 cannot hold at all, escaped or not, but tab, LF and CR) as U+FFFD,
+/// so the SVG stays well-formed whatever a name holds.
 pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
+            c if c.is_control() => o.push('\u{FFFD}'),
             '&' => o.push_str("&amp;"),
             '<' => o.push_str("&lt;"),
             '>' => o.push_str("&gt;"),
