@@ -191,6 +191,7 @@ pub struct ExtHit {
 
 /// One request and its response, as sent and received.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Exchange {
     /// Task id.
     pub task: String,

@@ -21,6 +21,10 @@ use super::{request_for, Exchange};
 use crate::engine_spec::EngineSpec;
 use crate::suite::Task;
 
+/// The top-level fields of a recording file, as [`Recording::to_bytes`] writes them; any other
+/// is refused.
+const FIELDS: [&str; 5] = ["about", "configuration", "hash", "version", "exchanges"];
+
 /// The file name of a configuration's recording (beside `<name>.trec`).
 pub use crate::suite::recording_file_name as file_name;
 
@@ -165,6 +169,16 @@ impl Recording {
                 path.display()
             )
         })?;
+        if let Some(extra) = v
+            .as_object()
+            .and_then(|o| o.keys().find(|k| !FIELDS.contains(&k.as_str())))
+        {
+            bail!(
+                "{}: the recording has the field {extra:?}, which ranklab never writes (a recording holds {}); restore the file or re-record it with --record",
+                path.display(),
+                FIELDS.join(", ")
+            );
+        }
         let field = |f: &str| v.get(f).cloned().unwrap_or(Value::Null);
         let hash = field("hash").as_str().unwrap_or_default().to_string();
         let want = config_hash(spec, k);

@@ -66,6 +66,54 @@ impl Fixed {
     }
 }
 
+/// The largest value (and tolerance, and spread) a baseline row of `metric` can hold, and why:
+/// 1 for every measure that is a mean over tasks of a value in [0, 1] (MRR, recall, precision,
+/// nDCG, MAP, success, bpref, R-precision, ERR, RBP, infAP, the unjudged share, trec_eval's
+/// `set_*`, `iprec_at_recall_*`, `G` and `binG`); [`MAX_COUNT`] for trec_eval's counts
+/// (`num_ret`, `num_rel`, ...: summed over tasks) and for a measure not known here. Every bound
+/// keeps `value × 10⁴` (a [`Fixed`]) and the gate's sums of three such numbers far inside `i64`.
+pub fn measure_bound(metric: &str) -> (f64, &'static str) {
+    let m = metric.to_ascii_lowercase();
+    const SHARES: [&str; 22] = [
+        "mrr",
+        "recall",
+        "ndcg",
+        "p@",
+        "p_",
+        "precision",
+        "map",
+        "gm_map",
+        "success",
+        "bpref",
+        "rprec",
+        "r-prec",
+        "recip_rank",
+        "err",
+        "rbp",
+        "infap",
+        "iprec",
+        "set_",
+        "g",
+        "bing",
+        "unjudged",
+        "hit",
+    ];
+    let word = m.split(['@', '_', '.']).next().unwrap_or("");
+    if m.starts_with("num_") {
+        (MAX_COUNT, "a count")
+    } else if SHARES
+        .iter()
+        .any(|s| m.starts_with(s) && (s.len() > 1 || word == "g"))
+    {
+        (1.0, "a mean of values in [0, 1]")
+    } else {
+        (MAX_COUNT, "a measure ranklab bounds only loosely")
+    }
+}
+
+/// The largest count (or value of a measure without a tighter bound) a baseline row can hold.
+pub const MAX_COUNT: f64 = 1e9;
+
 /// The tolerance a new row gets: absorbs floating-point differences of the ONNX models across
 /// machines, and is smaller than the effect of one task of a 100-task suite moving one rank
 /// within the top 5 (1/5 - 1/6 = 0.033, divided by 100 tasks = 0.0033 of MRR).
@@ -119,6 +167,10 @@ pub struct Inputs {
     pub tasks: BTreeMap<String, String>,
     /// Task id -> document -> grade: every judgment (suite.yaml's and judgments.yaml's).
     pub judgments: BTreeMap<String, BTreeMap<String, i32>>,
+    /// Recording under `reports/<suite>/runs/` -> the first 16 hex digits of its sha256
+    /// ([`super::recordings`]); absent in baselines written before they were recorded.
+    #[serde(default)]
+    pub recordings: BTreeMap<String, String>,
 }
 
 /// Who accepted a regression with `gate --update --accept-regressions WHY`, when and why.
@@ -198,7 +250,11 @@ impl Row {
 
     /// The change allowed either way: max(tolerance, 3 × spread).
     pub fn allowed(&self) -> Fixed {
-        Fixed(self.tolerance.0.max(3 * self.spread.map_or(0, |s| s.0)))
+        Fixed(
+            self.tolerance
+                .0
+                .max(self.spread.map_or(0, |s| s.0).saturating_mul(3)),
+        )
     }
 
     /// The (suite, configuration, metric) key.
@@ -400,6 +456,13 @@ impl Baseline {
         ] {
             if !x.is_finite() || x < 0.0 {
                 bail!("{at}: `{field}` is {x}; it must be a non-negative number");
+            }
+            let (hi, what) = measure_bound(&r.metric);
+            if x > hi {
+                bail!(
+                    "{at}: `{field}` is {x}, above {hi}: {} is {what}, so no value, tolerance or spread of it can be larger; restore the row (git checkout) or run `ranklab gate --update`",
+                    r.metric
+                );
             }
         }
         let rise_fails = parse_rise(&at, r.rise.as_deref())?;
@@ -704,11 +767,14 @@ fn inputs_block(name: &str, inp: &Inputs) -> String {
         })
         .collect();
     let mut s = format!("{}: {{", json_str(name));
-    let maps = [
+    let mut maps = vec![
         ("records", pairs(&inp.records)),
         ("tasks", pairs(&inp.tasks)),
         ("judgments", judged),
     ];
+    if !inp.recordings.is_empty() {
+        maps.push(("recordings", pairs(&inp.recordings)));
+    }
     for (i, (key, items)) in maps.into_iter().enumerate() {
         if i > 0 {
             s.push(',');
@@ -785,6 +851,46 @@ mod tests {
         assert_eq!(Fixed(-208).show_signed(), "-0.0208");
         assert_eq!(Fixed(208).show_signed(), "+0.0208");
         assert_eq!(Fixed(0).show_signed(), "0.0000");
+    }
+
+    #[test]
+    fn values_beyond_their_measures_range_are_refused_at_their_line() {
+        // Issue 42 case 3: 9e14 (and 1e15, 1e300) as an MRR overflowed the gate's arithmetic
+        // into a passing "OKISH". MRR is a mean of reciprocal ranks, each in [0, 1].
+        let text = sample().render();
+        let line = text
+            .lines()
+            .position(|l| l.contains(r#""configuration": "current", "metric": "MRR""#))
+            .unwrap()
+            + 1;
+        for (field, bad) in [
+            ("value", r#""value": 9e14"#),
+            ("value", r#""value": 1e300"#),
+            ("value", r#""value": 1.0001"#),
+            ("tolerance", r#""tolerance": 2"#),
+        ] {
+            let from = if field == "value" {
+                r#""value": 0.9792"#
+            } else {
+                r#""value": 0.9792, "tolerance": 0.0010"#
+            };
+            let to = if field == "value" {
+                bad.to_string()
+            } else {
+                format!(r#""value": 0.9792, {bad}"#)
+            };
+            let e = Baseline::parse(Path::new("b.json"), &text.replace(from, &to))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(&format!("b.json:{line}: `{field}`")), "{e}");
+            assert!(e.contains("above 1"), "{e}");
+        }
+        // 1.0000 itself, the largest MRR (every task's first hit relevant), is accepted.
+        let one = text.replace(r#""value": 0.9792"#, r#""value": 1.0"#);
+        Baseline::parse(Path::new("b.json"), &one).unwrap();
+        assert_eq!(measure_bound("nDCG@10").0, 1.0);
+        assert_eq!(measure_bound("recall@1000").0, 1.0);
+        assert_eq!(measure_bound("num_rel_ret").0, MAX_COUNT);
     }
 
     #[test]

@@ -71,6 +71,8 @@ pub struct SuiteChanges {
     pub corpus: Option<CorpusChange>,
     /// The tasks or judgments, when they changed.
     pub tasks: Option<TasksChange>,
+    /// The recordings the rows are replayed from, when one changed.
+    pub recordings: Option<super::recordings::RecordingsChange>,
     /// The gated configurations whose fingerprint changed.
     pub configurations: Vec<ConfigChange>,
     /// Gated configurations whose fingerprint the baseline does not record.
@@ -80,7 +82,10 @@ pub struct SuiteChanges {
 impl SuiteChanges {
     /// Whether anything changed.
     pub fn any(&self) -> bool {
-        self.corpus.is_some() || self.tasks.is_some() || !self.configurations.is_empty()
+        self.corpus.is_some()
+            || self.tasks.is_some()
+            || self.recordings.is_some()
+            || !self.configurations.is_empty()
     }
 
     /// The banner's text for this suite: `docir: corpus cec0540b → 4b022e6a, 2 records added
@@ -150,6 +155,9 @@ impl SuiteChanges {
                 parts.push(s.join(", "));
             }
         }
+        if let Some(r) = &self.recordings {
+            parts.push(r.describe());
+        }
         for c in &self.configurations {
             parts.push(format!(
                 "configuration {} changed ({} → {})",
@@ -205,6 +213,9 @@ impl Changes {
                     (Some(then), Some(now)) => tasks_change(then, now),
                     _ => TasksChange::default(),
                 });
+            }
+            if let (Some(then), Some(now)) = (recorded, &inputs_now) {
+                ch.recordings = super::recordings::change(&then.recordings, &now.recordings);
             }
             let mut seen = BTreeSet::new();
             for r in old.rows.values().filter(|r| &r.suite == name) {

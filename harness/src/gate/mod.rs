@@ -21,6 +21,7 @@ pub mod baseline;
 pub mod changes;
 pub mod measure;
 pub mod plan;
+pub mod recordings;
 pub mod render;
 pub mod update;
 pub mod verdict;
@@ -282,6 +283,12 @@ impl Subject {
                 .filter(|t| !t.expected.is_empty())
                 .map(|t| (t.id.clone(), t.expected.clone()))
                 .collect(),
+            recordings: self
+                .replay
+                .recordings
+                .as_deref()
+                .map(recordings::digests)
+                .unwrap_or_default(),
         })
     }
 

@@ -40,8 +40,9 @@ pub enum Verdict {
 impl Verdict {
     /// Judges `now` against `row`.
     pub fn of(row: &Row, now: Fixed) -> Verdict {
-        let delta = now.0 - row.value.0;
-        let allowed = row.allowed().0;
+        // In i128: no sum or product of two i64s below can overflow, whatever the values.
+        let delta = i128::from(now.0) - i128::from(row.value.0);
+        let allowed = i128::from(row.allowed().0);
         if delta == 0 {
             Verdict::Same
         } else if delta.abs() <= allowed {
@@ -348,9 +349,10 @@ pub fn table(lines: &[Line]) -> String {
             l.row.value.show()
         };
         let (now, delta) = match l.now {
-            Some(n) if l.verdict != Verdict::New => {
-                (n.show(), Fixed(n.0 - l.row.value.0).show_signed())
-            }
+            Some(n) if l.verdict != Verdict::New => (
+                n.show(),
+                Fixed(n.0.saturating_sub(l.row.value.0)).show_signed(),
+            ),
             Some(n) => (n.show(), "-".into()),
             None => ("-".into(), "-".into()),
         };
@@ -359,14 +361,15 @@ pub fn table(lines: &[Line]) -> String {
             None => l.verdict.as_str().to_string(),
         };
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {verdict} |\n",
-            l.row.suite,
-            l.row.configuration,
-            l.row.metric,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            crate::report::table::md_cell(&l.row.suite),
+            crate::report::table::md_cell(&l.row.configuration),
+            crate::report::table::md_cell(&l.row.metric),
             base,
             now,
             delta,
             allowance(&l.row),
+            crate::report::table::md_cell(&verdict),
         ));
     }
     s
@@ -399,6 +402,30 @@ mod tests {
             accepted: None,
             line: 1,
         }
+    }
+
+    #[test]
+    fn extreme_numbers_do_not_overflow_into_a_pass() {
+        // Issue 42 case 3: `now - value` and `3 × spread` in i64 wrapped around (a drop from
+        // 9e14 showed as OKISH). Whatever the rows hold, a huge drop is a regression.
+        for value in [i64::MAX, i64::MAX / 2, 9_000_000_000_000_000_000] {
+            assert_eq!(
+                Verdict::of(&row(value, 10), Fixed(i64::MIN)),
+                Verdict::Regression
+            );
+            assert_eq!(Verdict::of(&row(value, 10), Fixed(0)), Verdict::Regression);
+        }
+        let mut r = row(0, 10);
+        r.spread = Some(Fixed(i64::MAX / 2));
+        assert_eq!(
+            r.allowed(),
+            Fixed(i64::MAX),
+            "3 × spread saturates, not wraps"
+        );
+        assert_eq!(
+            Verdict::of(&row(i64::MIN, 10), Fixed(i64::MAX)),
+            Verdict::Improved
+        );
     }
 
     #[test]

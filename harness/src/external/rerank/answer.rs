@@ -108,6 +108,10 @@ fn no_logprobs(body: &Value, at: &str) -> String {
 
 fn logprob(token: &str, v: &Value) -> Result<f32, String> {
     match v.as_f64() {
+        // A log-probability is at most 0 (a probability at most 1): a larger one was edited in.
+        Some(x) if x > 0.0 && x.is_finite() => Err(format!(
+            "token {token:?} has log-probability {x}, above 0 (a probability above 1), which no model gives; if this response comes from a recording, the recording was edited: restore it or record it again"
+        )),
         Some(x) if x.is_finite() || x == f64::NEG_INFINITY => Ok(x as f32),
         _ => Err(format!(
             "token {token:?} has log-probability {}, not a number",

@@ -204,16 +204,25 @@ impl Recording {
     }
 }
 
+// Unknown fields are refused: a recording holds exactly what `Recording::to_bytes` writes.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct FileLine<'a> {
     #[serde(borrow)]
     request: &'a RawValue,
     #[serde(borrow)]
     response: &'a RawValue,
+    #[allow(dead_code)]
+    task: Option<String>,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct File<'a> {
+    #[allow(dead_code)]
+    about: Option<String>,
+    #[allow(dead_code)]
+    configuration: Option<String>,
     scorer: Option<String>,
     #[serde(borrow, default)]
     exchanges: Vec<FileLine<'a>>,
@@ -241,7 +250,7 @@ fn load_dir(dir: &Path, identity: &str) -> Result<HashMap<String, String>> {
             .with_context(|| format!("cannot read the rerank recording {}", path.display()))?;
         let file: File = serde_json::from_str(&text).with_context(|| {
             format!(
-                "{}: not a rerank recording (want {{\"scorer\", \"exchanges\": [{{\"request\", \"response\", \"task\"}}]}}); re-record it with --record",
+                "{}: not a rerank recording (want {{\"about\", \"configuration\", \"scorer\", \"exchanges\": [{{\"request\", \"response\", \"task\"}}]}} and no other field); re-record it with --record",
                 path.display()
             )
         })?;
