@@ -83,6 +83,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    crate::external::command::watch_signals();
     let outcome = match cli.command {
         Command::Eval(a) => cmd::eval::run(a),
         Command::Run(a) => cmd::run::run(a),
