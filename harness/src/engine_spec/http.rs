@@ -231,3 +231,35 @@ impl HttpSpec {
         self.concurrency.unwrap_or(DEFAULT_CONCURRENCY)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_in_headers_and_urls_are_refused_tabs_in_values_allowed() {
+        // Issue 42 case 9: a CR LF in a value ends the header line and starts another.
+        let e = check_headers([("X-A", "a\r\nX-Injected: 1")]).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("header X-A: the value holds the control character U+000D at byte 1"),
+            "{e}"
+        );
+        for bad in ["a\nb", "a\u{1b}b", "a\u{0}b", "a\u{7f}", "a\u{85}"] {
+            assert!(check_headers([("X-A", bad)]).is_err(), "{bad:?}");
+        }
+        check_headers([("Authorization", "Bearer a\tb")]).unwrap();
+        assert!(
+            check_headers([("X A", "v")]).is_err(),
+            "a name with a space"
+        );
+        assert!(
+            check_headers([("X-A:", "v")]).is_err(),
+            "a name with a colon"
+        );
+        let e = no_control("the url", "http://h/s HTTP/1.1\r\nX: 1", false).unwrap_err();
+        assert!(e.to_string().contains("U+000D"), "{e}");
+        assert!(no_control("the url", "http://h/\t", false).is_err());
+        no_control("the url", "http://h/s?q=%0D%0A", false).unwrap();
+    }
+}
