@@ -211,9 +211,8 @@ fn finetune(store: &ModelStore, a: &FinetuneArgs) -> Result<()> {
         .num_threads(threads)
         .build()
         .context("starting the training threads")?;
-    let (_, file, _) = pool.install(|| {
-        tuned::train_file(&start, &base, &pairs, &tok, &h, "fine-tuning a fold")
-    })?;
+    let (_, file, _) =
+        pool.install(|| tuned::train_file(&start, &base, &pairs, &tok, &h, "fine-tuning a fold"))?;
     write(f, &file)?;
     Ok(())
 }

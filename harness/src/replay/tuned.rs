@@ -212,9 +212,15 @@ fn train_missing(
             .iter()
             .map(|&i| (i, folds[i].pairs.as_slice()))
             .collect();
-        let trained =
-            train_on_cluster(remote.as_ref(), t.model, &t.hyper, &asked, keys, t.cache_dir)
-                .with_context(|| format!("{at}: training the folds on the cluster"))?;
+        let trained = train_on_cluster(
+            remote.as_ref(),
+            t.model,
+            &t.hyper,
+            &asked,
+            keys,
+            t.cache_dir,
+        )
+        .with_context(|| format!("{at}: training the folds on the cluster"))?;
         for (i, record) in trained {
             records[i] = Some(record);
         }
@@ -222,7 +228,12 @@ fn train_missing(
         let start = dequantize(&t.model_dir.join("model.onnx"))?;
         let tok = tokenizer(t.model_dir, 512)?;
         for &fi in &missing {
-            let what = format!("fine-tuning {} fold {}/{}", t.configuration, fi + 1, t.folds);
+            let what = format!(
+                "fine-tuning {} fold {}/{}",
+                t.configuration,
+                fi + 1,
+                t.folds
+            );
             let (key, file, record) =
                 train_file(&start, t.base, &folds[fi].pairs, &tok, &t.hyper, &what)
                     .with_context(|| format!("{at}: fold {}", fi + 1))?;
