@@ -42,7 +42,8 @@ system-packages:
     if ! have apt-get; then
       echo "just setup: this machine has no apt-get; install by hand, then run just setup again:" >&2
       echo "  Python 3 with pip and venv (ensurepip), PostgreSQL's server (initdb), Node.js with npm," >&2
-      echo "  cmake, Chromium with its chromedriver; missing here: ${missing[*]} (Debian's names)" >&2
+      echo "  cmake, Chromium with its chromedriver; missing here: ${missing[*]}. On Debian all of them are:" >&2
+      echo "  apt-get install python3-pip python3-venv postgresql nodejs npm cmake chromium chromium-driver" >&2
       exit 1
     fi
     sudo=(); [ "$(id -u)" -eq 0 ] || sudo=(sudo)
