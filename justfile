@@ -1,10 +1,14 @@
-# ranklab recipes. `just bench` regenerates reports/, `just test` is what CI runs.
+# ranklab recipes. `just bench` regenerates reports/, `just test` is what CI runs (.ci/run calls
+# only it); both first run `just setup`, which installs what a fresh Debian/Ubuntu machine lacks.
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
 # Public reference data (BEIR SciFact, trec_eval's test files); CI has it at ../shared/data.
 shared := env_var_or_default("RANKLAB_SHARED_DATA", justfile_directory() + "/../shared/data")
 
 export RANKLAB_SHARED_DATA := shared
+
+# The Python with ray of the Ray cluster tests and `--cluster` (just ray-venv makes it).
+export RANKLAB_RAY_PYTHON := env_var_or_default("RANKLAB_RAY_PYTHON", justfile_directory() + "/target/ray-venv/bin/python")
 
 default:
     @just --list
@@ -13,9 +17,69 @@ default:
 models:
     cargo run --release -q -p ranklab -- models fetch
 
-# Formatting, lints, every test of the workspace (conformance tests read {{shared}}), and
-# every paired assertion file (legacy half must show the bug, current half must hold).
-test: models engines
+# What a fresh Debian/Ubuntu machine lacks for `just test` and `just bench`, installed; what is
+# present is skipped, so a second run does nothing. The system packages (apt-get, as root or
+# through sudo): python3-pip and python3-venv (the model wheels, the test venvs), postgresql and
+# nodejs npm (the example engines), cmake (llama-cpp-python's build), chromium chromium-driver
+# (the judging page's browser test). Then the venvs under target/ (just ray-venv, just
+# llama-venv) and cargo-fuzz. Without apt-get it names what to install by hand and stops.
+# Install what `just test` and `just bench` need (Debian/Ubuntu; what is present is skipped).
+setup: system-packages ray-venv llama-venv cargo-fuzz
+
+# The apt packages of `just setup`, each only when the command it provides is missing.
+system-packages:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    missing=()
+    have() { command -v "$1" >/dev/null 2>&1; }
+    python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
+    { python3 -m venv --help && python3 -c 'import ensurepip'; } >/dev/null 2>&1 || missing+=(python3-venv)
+    have initdb || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+    { have node && have npm; } || missing+=(nodejs npm)
+    have cmake || missing+=(cmake)
+    { have chromium && have chromedriver; } || missing+=(chromium chromium-driver)
+    if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+    if ! have apt-get; then
+      echo "just setup: this machine has no apt-get; install by hand, then run just setup again:" >&2
+      echo "  Python 3 with pip and venv (ensurepip), PostgreSQL's server (initdb), Node.js with npm," >&2
+      echo "  cmake, Chromium with its chromedriver; missing here: ${missing[*]}. On Debian all of them are:" >&2
+      echo "  apt-get install python3-pip python3-venv postgresql nodejs npm cmake chromium chromium-driver" >&2
+      exit 1
+    fi
+    sudo=(); [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    echo "just setup: apt-get install ${missing[*]}" >&2
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}"
+
+# The Ray cluster tests' venv (harness/tests/ray_cluster.rs): ray pinned by
+# harness/ray/requirements.txt (ray 2.40.0 has wheels for CPython 3.9-3.12), under target/.
+ray-venv:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if "$RANKLAB_RAY_PYTHON" -c 'import ray, grpc' >/dev/null 2>&1; then exit 0; fi
+    python3 -m venv target/ray-venv
+    target/ray-venv/bin/pip install -q -r harness/ray/requirements.txt
+
+# cargo-fuzz, for `just fuzz` (about 4 minutes to build on two cores).
+cargo-fuzz:
+    command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+
+# Fuzz the hand-written HTTP client's response reader for a bounded time (issue 31; fuzz/README.md).
+# The target builds without ranklab (the instrumented build about 1.2 min on two loaded cores);
+# the run is 120 s. A crash or failed check fails it (the input is left in
+# fuzz/artifacts/http_response/).
+# Fuzz the HTTP response reader for 120 s (part of just test).
+fuzz: cargo-fuzz
+    cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run -s none --no-default-features http_response \
+      "$(mktemp -d)" corpus/http_response regressions/http_response \
+      -- -max_total_time=120 -timeout=10 -print_final_stats=1 2>&1 | tail -n 25
+
+# What CI runs (.ci/run calls only this): formatting, lints, every test of the workspace
+# (conformance tests read {{shared}}), the venv-backed and browser tests, every paired assertion
+# file (legacy half must show the bug, current half must hold), the fuzz run, and the gate with
+# SciFact's rows.
+# Everything CI runs: fmt, clippy, every test, paired assertions, the fuzzer and the gate.
+test: setup models engines
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
     cargo test --workspace --release
@@ -24,6 +88,8 @@ test: models engines
     just llama-server-tests
     just python
     for p in tasks/*/paired.yaml; do cargo run --release -q -p ranklab -- check "$p"; done
+    just fuzz
+    just gate --beir "{{shared}}/scifact"
 
 # Seeded random comparison of `ranklab eval` with trec_eval's C code (pytrec-eval-terrier 0.5.11,
 # pinned, in a venv under target/): 520 cases under 5 flag sets (harness/tests/pytrec_random.rs).
@@ -106,7 +172,7 @@ python:
 # Regenerate reports/ from every suite under tasks/ (real tantivy, real ONNX models). External
 # engines (tasks/docir/experiments-engines.yaml) are rendered from their committed recordings, so
 # no engine needs to run; `just record` asks the live engines and re-records them.
-bench: models
+bench: setup models
     cargo run --release -q -p ranklab -- bench --from-recording
 
 # The example engines' Node packages (examples/engines/*: MiniSearch, node-postgres).

@@ -60,43 +60,7 @@ fn scifact(c: &mut Criterion) {
         .iter()
         .map(|q| embedder.vector(&q.text))
         .collect();
-    let id = |d: usize| corpus.id(d);
-
-    // The answer check: the top 100 are the first 100 of every document sorted.
-    for q in queries.iter().take(20) {
-        let mut all = dense.score_all(q);
-        sort_hits(&mut all, id);
-        all.truncate(100);
-        assert_eq!(dense.search(q, 100), all);
-    }
-    let mut g = c.benchmark_group("dense");
-    g.sample_size(20);
-    g.throughput(Throughput::Elements(queries.len() as u64));
-    let many = dense.search_many(&queries, DEPTH);
-    for (q, hits) in queries.iter().zip(&many) {
-        assert_eq!(hits, &dense.search_by_string_ids(q, DEPTH));
-    }
-    // Before: one query at a time, string-id tie-break. After: `search` (integer id ranks)
-    // and `search_many` (blocks of queries per pass over the matrix, on rayon's pool).
-    g.bench_function("search_300_scifact_queries_top1000/string_ids", |b| {
-        b.iter(|| {
-            for q in &queries {
-                black_box(dense.search_by_string_ids(q, DEPTH));
-            }
-        })
-    });
-    g.bench_function("search_300_scifact_queries_top1000", |b| {
-        b.iter(|| {
-            for q in &queries {
-                black_box(dense.search(q, DEPTH));
-            }
-        })
-    });
-    g.bench_function("search_300_scifact_queries_top1000/search_many", |b| {
-        b.iter(|| black_box(dense.search_many(&queries, DEPTH)))
-    });
-    g.finish();
-
+    dense_group(c, &dense, &queries, corpus);
     let lexical = LexicalIndex::build(corpus).expect("bm25 index");
     let lists: Vec<(Vec<Hit>, Vec<Hit>)> = col
         .queries
@@ -109,6 +73,53 @@ fn scifact(c: &mut Criterion) {
             (bm25, dense.search(v, DEPTH))
         })
         .collect();
+    fusion_group(c, &lists, corpus);
+}
+
+/// SciFact's 300 queries through the dense index, one at a time and in blocks, after checking
+/// its answers against a plain sort of every document.
+fn dense_group(c: &mut Criterion, dense: &DenseIndex, queries: &[Vec<f32>], corpus: &Corpus) {
+    let id = |d: usize| corpus.id(d);
+    // The answer check: the top 100 are the first 100 of every document sorted.
+    for q in queries.iter().take(20) {
+        let mut all = dense.score_all(q);
+        sort_hits(&mut all, id);
+        all.truncate(100);
+        assert_eq!(dense.search(q, 100), all);
+    }
+    let mut g = c.benchmark_group("dense");
+    g.sample_size(20);
+    g.throughput(Throughput::Elements(queries.len() as u64));
+    let many = dense.search_many(queries, DEPTH);
+    for (q, hits) in queries.iter().zip(&many) {
+        assert_eq!(hits, &dense.search_by_string_ids(q, DEPTH));
+    }
+    // Before: one query at a time, string-id tie-break. After: `search` (integer id ranks)
+    // and `search_many` (blocks of queries per pass over the matrix, on rayon's pool).
+    g.bench_function("search_300_scifact_queries_top1000/string_ids", |b| {
+        b.iter(|| {
+            for q in queries {
+                black_box(dense.search_by_string_ids(q, DEPTH));
+            }
+        })
+    });
+    g.bench_function("search_300_scifact_queries_top1000", |b| {
+        b.iter(|| {
+            for q in queries {
+                black_box(dense.search(q, DEPTH));
+            }
+        })
+    });
+    g.bench_function("search_300_scifact_queries_top1000/search_many", |b| {
+        b.iter(|| black_box(dense.search_many(queries, DEPTH)))
+    });
+    g.finish();
+}
+
+/// RRF over each SciFact query's BM25 and dense lists, by hash map and by ordinal array, after
+/// checking the fused scores against the documented rule.
+fn fusion_group(c: &mut Criterion, lists: &[(Vec<Hit>, Vec<Hit>)], corpus: &Corpus) {
+    let id = |d: usize| corpus.id(d);
     let params = RrfParams {
         k: 60.0,
         depth: DEPTH,
@@ -135,7 +146,7 @@ fn scifact(c: &mut Criterion) {
     let mut g = c.benchmark_group("fusion");
     g.sample_size(20);
     g.throughput(Throughput::Elements(lists.len() as u64));
-    for (a, d) in &lists {
+    for (a, d) in lists {
         assert_eq!(
             rrf_ranked(&[a, d], params, corpus.id_rank()),
             rrf(&[a, d], params, id)
@@ -144,14 +155,14 @@ fn scifact(c: &mut Criterion) {
     // Before: `rrf` (a hash map, string ids); after: `rrf_ranked` (ordinal array, id ranks).
     g.bench_function("rrf_bm25_dense_300_scifact_queries_depth1000", |b| {
         b.iter(|| {
-            for (a, d) in &lists {
+            for (a, d) in lists {
                 black_box(rrf(&[a, d], params, id));
             }
         })
     });
     g.bench_function("rrf_bm25_dense_300_scifact_queries_depth1000/ranked", |b| {
         b.iter(|| {
-            for (a, d) in &lists {
+            for (a, d) in lists {
                 black_box(rrf_ranked(&[a, d], params, corpus.id_rank()));
             }
         })

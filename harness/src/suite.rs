@@ -947,6 +947,58 @@ pub struct Experiments {
     pub path: PathBuf,
 }
 
+/// Checks one configuration of an experiments file (`path`); `at` is its `file:line`.
+fn check_configuration(c: &Configuration, at: &str, path: &Path) -> Result<()> {
+    if c.name.is_empty()
+        || c.name.contains(['/', '\\', '\0'])
+        || c.name.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        bail!("{at}: configuration name {:?} must be non-empty, without white space, control characters or slashes (it names a file and is printed in tables and on the terminal)", c.name);
+    }
+    if c.depth() == 0 || c.depth() > MAX_K {
+        bail!("{at}: depth must be between 1 and {MAX_K}");
+    }
+    c.rrf().validate().with_context(|| at.to_string())?;
+    if let Some(r) = &c.rerank {
+        if r.shortlist == 0 {
+            bail!("{at}: rerank shortlist must be at least 1");
+        }
+        if r.batch == Some(0) || r.batch() > MAX_BATCH {
+            bail!("{at}: rerank batch must be between 1 and {MAX_BATCH}");
+        }
+        if let Some(p) = &r.prompt {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            ranklab_engine::rerank::prompt::PromptTemplate::from_file(&dir.join(p))
+                .with_context(|| format!("{at}: rerank prompt"))?;
+        }
+        if r.shortlist > c.depth() {
+            bail!("{at}: rerank shortlist {} is larger than the first-stage depth {}; lower it or raise `depth`", r.shortlist, c.depth());
+        }
+        if c.wiring != Wiring::None {
+            bail!("{at}: `rerank` and `wiring` cannot be combined: a reranked list mixes cross-encoder logits (inside the shortlist) with first-stage scores (below it), and a wiring would normalize across both scales; use one per configuration");
+        }
+    }
+    match (&c.engine, c.retriever) {
+        (None, Retriever::External) => bail!(
+            "{at}: configuration {:?} has neither `retriever` (bm25 | dense | fusion) nor `engine` (an external engine, see docs/engines.md)",
+            c.name
+        ),
+        (Some(_), r) if r != Retriever::External => bail!(
+            "{at}: configuration {:?} has both `retriever` and `engine`; an external engine is the first stage, remove `retriever`",
+            c.name
+        ),
+        (Some(e), _) => e
+            .check()
+            .with_context(|| format!("{at}: configuration {:?}", c.name))?,
+        (None, _) => {}
+    }
+    let p = c.bm25();
+    if !(p.k1.is_finite() && p.k1 >= 0.0 && (0.0..=1.0).contains(&p.b)) {
+        bail!("{at}: bm25 needs k1 >= 0 and 0 <= b <= 1");
+    }
+    Ok(())
+}
+
 impl Experiments {
     /// Whether a configuration fine-tunes its rerank stage (`finetune:`).
     pub fn fine_tunes(&self) -> bool {
@@ -983,53 +1035,7 @@ impl Experiments {
                     c.name
                 );
             }
-            if c.name.is_empty()
-                || c.name.contains(['/', '\\', '\0'])
-                || c.name.chars().any(|c| c.is_whitespace() || c.is_control())
-            {
-                bail!("{at}: configuration name {:?} must be non-empty, without white space, control characters or slashes (it names a file and is printed in tables and on the terminal)", c.name);
-            }
-            if c.depth() == 0 || c.depth() > MAX_K {
-                bail!("{at}: depth must be between 1 and {MAX_K}");
-            }
-            c.rrf().validate().with_context(|| at.clone())?;
-            if let Some(r) = &c.rerank {
-                if r.shortlist == 0 {
-                    bail!("{at}: rerank shortlist must be at least 1");
-                }
-                if r.batch == Some(0) || r.batch() > MAX_BATCH {
-                    bail!("{at}: rerank batch must be between 1 and {MAX_BATCH}");
-                }
-                if let Some(p) = &r.prompt {
-                    let dir = path.parent().unwrap_or(Path::new("."));
-                    ranklab_engine::rerank::prompt::PromptTemplate::from_file(&dir.join(p))
-                        .with_context(|| format!("{at}: rerank prompt"))?;
-                }
-                if r.shortlist > c.depth() {
-                    bail!("{at}: rerank shortlist {} is larger than the first-stage depth {}; lower it or raise `depth`", r.shortlist, c.depth());
-                }
-                if c.wiring != Wiring::None {
-                    bail!("{at}: `rerank` and `wiring` cannot be combined: a reranked list mixes cross-encoder logits (inside the shortlist) with first-stage scores (below it), and a wiring would normalize across both scales; use one per configuration");
-                }
-            }
-            match (&c.engine, c.retriever) {
-                (None, Retriever::External) => bail!(
-                    "{at}: configuration {:?} has neither `retriever` (bm25 | dense | fusion) nor `engine` (an external engine, see docs/engines.md)",
-                    c.name
-                ),
-                (Some(_), r) if r != Retriever::External => bail!(
-                    "{at}: configuration {:?} has both `retriever` and `engine`; an external engine is the first stage, remove `retriever`",
-                    c.name
-                ),
-                (Some(e), _) => e
-                    .check()
-                    .with_context(|| format!("{at}: configuration {:?}", c.name))?,
-                (None, _) => {}
-            }
-            let p = c.bm25();
-            if !(p.k1.is_finite() && p.k1 >= 0.0 && (0.0..=1.0).contains(&p.b)) {
-                bail!("{at}: bm25 needs k1 >= 0 and 0 <= b <= 1");
-            }
+            check_configuration(c, &at, path)?;
         }
         if let Some(d) = &ex.distractors {
             d.check(path, &text)?;

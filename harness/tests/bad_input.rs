@@ -121,6 +121,10 @@ use Expect::{Accepted, AcceptedSaying, CheckFails, Fails};
 
 mod common;
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "a long scenario not yet split into steps (issue 43)"
+)]
 fn cases() -> Vec<Case> {
     let case = |name, edits, args, expect| Case {
         name,
@@ -994,6 +998,10 @@ impl Drop for HttpFixture {
     }
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "a long scenario not yet split into steps (issue 43)"
+)]
 #[test]
 fn every_bad_http_engine_exits_2_naming_configuration_and_task() {
     let server = HttpFixture::start();

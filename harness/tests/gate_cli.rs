@@ -140,6 +140,10 @@ fn line_of(text: &str, needle: &str) -> usize {
     text.lines().position(|l| l.contains(needle)).expect(needle) + 1
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "a long scenario not yet split into steps (issue 43)"
+)]
 #[test]
 fn update_records_the_gated_rows_and_a_gate_on_unchanged_inputs_passes() {
     let dir = recorded();

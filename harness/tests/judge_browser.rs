@@ -1,5 +1,5 @@
 //! `ranklab judge` in a real browser (Debian's `chromium`, headless, driven over WebDriver by
-//! `chromedriver` from `chromium-driver`; `.ci/run` installs both) and over plain HTTP: grading
+//! `chromedriver` from `chromium-driver`; `just setup` installs both) and over plain HTTP: grading
 //! by key and by clicking a grade button, a page on another origin failing to write, the
 //! server's refusals (foreign `Origin`/`Referer`, no token, not JSON), two sessions on one suite
 //! keeping both grades, a stalled client holding up no other, and the judgments changing the
@@ -202,7 +202,7 @@ fn browser() -> Browser {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("chromedriver (Debian's chromium-driver; .ci/run installs it)"),
+            .expect("chromedriver (Debian's chromium-driver; just setup installs it)"),
     );
     let base = format!("http://127.0.0.1:{port}");
     wait_for("chromedriver", || {

@@ -37,7 +37,7 @@
 //!   trimmed, the largest per digit), within 2e-3 plus the file's rounding to 4 decimals.
 //!
 //! `#[ignore]`d so that a bare `cargo test` needs no Python: `just llama-server-tests` runs them
-//! with `RANKLAB_LLAMA_PYTHON` naming the venv's python (`.ci/run` makes the venv under
+//! with `RANKLAB_LLAMA_PYTHON` naming the venv's python (`just setup` makes the venv under
 //! target/). The model file: `RANKLAB_LLAMA_GGUF`, else the model store's
 //! `smollm2-135m-instruct` (`ranklab models fetch`).
 

@@ -1,5 +1,5 @@
 //! The judging page's LLM hint, in a real browser (Debian's `chromium`, headless, over
-//! WebDriver by `chromedriver`; `.ci/run` installs both; the helpers are those of
+//! WebDriver by `chromedriver`; `just setup` installs both; the helpers are those of
 //! `judge_browser.rs`, trimmed). Fixture: the bad_input suite `p` without epsilon, run and
 //! pooled: item 0 is (T1, beta), item 1 is (T2, alpha) (checked in `judge_browser.rs`; the
 //! count is checked here). An LLM graded both beforehand (beta 3, alpha 1). Properties:
@@ -97,7 +97,7 @@ impl Browser {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
-                .expect("chromedriver (Debian's chromium-driver; .ci/run installs it)"),
+                .expect("chromedriver (Debian's chromium-driver; just setup installs it)"),
         );
         let base = format!("http://127.0.0.1:{port}");
         wait_for("chromedriver", || {

@@ -320,6 +320,10 @@ fn set_map_and_unjudged_duplicate_match_pytrec_eval() {
     assert!(compared > 50, "only {compared} measures compared");
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "a long scenario not yet split into steps (issue 43)"
+)]
 #[test]
 #[ignore = "needs pytrec-eval-terrier: run `just pytrec`"]
 fn random_cases_match_pytrec_eval() {

@@ -1,5 +1,5 @@
 //! `ranklab beir --cluster` on a real Ray cluster of several nodes, every one on 127.0.0.1 (ray
-//! 2.40.0 from PyPI in target/ray-venv, installed by `.ci/run`; override with RANKLAB_RAY_PYTHON).
+//! 2.40.0 from PyPI in target/ray-venv, installed by `just setup`; override with RANKLAB_RAY_PYTHON).
 //!
 //! One cluster for the whole file: `tests/ray/cluster.py` starts a head node (no CPU) and two
 //! worker nodes of one CPU each with `ray.cluster_utils.Cluster`, all with node IP 127.0.0.1 —

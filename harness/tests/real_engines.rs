@@ -346,6 +346,10 @@ configurations:
 /// directly (with and without `boost: { title: 3 }`), and the expectations written in the file
 /// were read from the same direct calls; the test also flips one expectation and checks that
 /// `check` and `gate` then fail (both halves of the pair can fail).
+#[allow(
+    clippy::too_many_lines,
+    reason = "a long scenario not yet split into steps (issue 43)"
+)]
 #[test]
 fn paired_assertions_compare_and_gate_work_between_two_external_configurations() {
     let engine = examples("minisearch");
@@ -581,6 +585,10 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
 /// gate and the reports come from the recordings alone, paired assertions included: their
 /// verdicts equal MiniSearch's answers asked directly at both settings; a flipped expectation
 /// fails the gate (exit 1); an assertion whose query was never recorded stops it (exit 2).
+#[allow(
+    clippy::too_many_lines,
+    reason = "a long scenario not yet split into steps (issue 43)"
+)]
 #[test]
 fn the_guides_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
     let engine = examples("minisearch");

@@ -133,6 +133,10 @@ fn wtl(base: &[f64], other: &[f64]) -> (u64, u64, u64) {
     w
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "a long scenario not yet split into steps (issue 43)"
+)]
 #[test]
 fn the_report_carries_win_tie_loss_first_documents_parameters_and_numbers() {
     let tmp = tempfile::tempdir().unwrap();
@@ -402,6 +406,10 @@ fn bench_prints_a_summary_under_40_lines_and_print_adds_the_reports() {
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines.len() < 40, "{} lines:\n{text}", lines.len());
+    assert!(
+        !lines.iter().any(|l| l.starts_with('|')),
+        "bench's summary prints no table:\n{text}"
+    );
     for (suite, stem, runs) in [
         ("docir", "retrieval", 6),
         ("docir", "engines", 5),
@@ -416,9 +424,9 @@ fn bench_prints_a_summary_under_40_lines_and_print_adds_the_reports() {
             .path()
             .join(format!("reports/{suite}/{stem}.md"))
             .is_file());
-        // The headline table: one row per configuration.
+        // The title, then the decision: bench leaves the headline table to the report.
         assert!(
-            text.contains(&format!("{suite} — {stem}\n| configuration |")),
+            text.contains(&format!("{suite} — {stem}\nDecision: ")),
             "{text}"
         );
     }

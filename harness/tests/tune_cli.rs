@@ -128,6 +128,10 @@ fn row<'a>(out: &'a str, label: &str) -> Vec<&'a str> {
         .collect()
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "a long scenario not yet split into steps (issue 43)"
+)]
 #[test]
 fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
     let dir = common::fixture_copy("gate");

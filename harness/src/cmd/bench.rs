@@ -24,7 +24,8 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value_os_t = crate::root::default("reports"))]
     pub reports: PathBuf,
     /// Also print every whole Markdown report on stdout (by default stdout gets a summary per
-    /// report: the headline table, the decision and the files written).
+    /// report, in under 40 lines for the whole bench: its title, the decision and the files
+    /// written; the headline tables are in the reports).
     #[arg(long)]
     pub print: bool,
     /// Also time each rerank model on its suite's shortlists — cold (the model computes every
@@ -57,6 +58,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
         write: true,
         print: args.print,
         name_notes: true,
+        tables: false,
     };
     emit(&rendered, &args.reports, &out)
 }

@@ -105,6 +105,9 @@ pub(crate) struct Output {
     pub print: bool,
     /// Begin each suite's defaults note with the suite's name (several suites).
     pub name_notes: bool,
+    /// Print each report's headline table in its summary (false: title, decision, notes and the
+    /// files written only, as `bench` prints many reports).
+    pub tables: bool,
 }
 
 /// Per suite: its defaults note, its reports written to `<reports>/<suite>/` and their
@@ -129,7 +132,7 @@ pub(crate) fn emit(rendered: &[Rendered], reports: &Path, out: &Output) -> Resul
             write_models(rendered, &dir)?;
         }
         for r in &rendered.reports {
-            report::print_report(r, &dir, out.print, out.write);
+            report::print_report_as(r, &dir, out.print, out.write, out.tables);
         }
     }
     let (line, failed) = report::verdict_line(rendered);

@@ -52,6 +52,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode> {
     let out = Output {
         write: !args.dry_run,
         print: args.print,
+        tables: true,
         name_notes: false,
     };
     emit(std::slice::from_ref(&rendered), &args.reports, &out)

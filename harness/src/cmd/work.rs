@@ -47,25 +47,29 @@ enum What {
     /// --in holds `{"query": "...", "passage": "...", "label": 0 or 1}` lines in training
     /// order; --out gets the model file (`<cache>/finetuned/<key>.bin`'s format), its key the
     /// hash of the starting model, these settings and the pairs.
-    Finetune {
-        #[command(flatten)]
-        files: Files,
-        /// Passes over the pairs.
-        #[arg(long)]
-        epochs: usize,
-        /// Pairs per optimizer step.
-        #[arg(long)]
-        batch: usize,
-        /// Peak learning rate.
-        #[arg(long)]
-        lr: f64,
-        /// Seed of the pairs' order.
-        #[arg(long)]
-        seed: u64,
-        /// Tokens per training pair; must be the stage's (checked against it).
-        #[arg(long)]
-        max_length: usize,
-    },
+    Finetune(FinetuneArgs),
+}
+
+/// The settings of `ranklab work finetune`.
+#[derive(Debug, clap::Args)]
+struct FinetuneArgs {
+    #[command(flatten)]
+    files: Files,
+    /// Passes over the pairs.
+    #[arg(long)]
+    epochs: usize,
+    /// Pairs per optimizer step.
+    #[arg(long)]
+    batch: usize,
+    /// Peak learning rate.
+    #[arg(long)]
+    lr: f64,
+    /// Seed of the pairs' order.
+    #[arg(long)]
+    seed: u64,
+    /// Tokens per training pair; must be the stage's (checked against it).
+    #[arg(long)]
+    max_length: usize,
 }
 
 #[derive(Debug, clap::Args)]
@@ -89,118 +93,128 @@ struct Files {
 pub(crate) fn run(args: WorkArgs) -> Result<ExitCode> {
     let store = ModelStore::open_default()?;
     match args.what {
-        What::Embed(f) => {
-            let bytes = read(&f)?;
-            let texts = parse_embed_input(&f.input.display().to_string(), &bytes)?;
-            let dir = installed(&store, &f.model)?;
-            let options = EmbedderOptions {
-                workers: f.workers.map(|w| w as usize),
-                ..EmbedderOptions::default()
-            };
-            let mut e = FastembedEmbedder::load(&dir, &options)
-                .with_context(|| format!("loading bi-encoder {}", f.model))?;
-            let cache = EmbeddingCache::in_memory(&e);
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            cache.embed(&mut e, &refs)?;
-            write(&f, &cache.record_bytes())?;
-        }
-        What::Score { files: f, batch } => {
-            let bytes = read(&f)?;
-            let requests = parse_score_input(&f.input.display().to_string(), &bytes)?;
-            installed(&store, &f.model)?;
-            let options = CrossEncoderOptions {
-                batch_size: batch as usize,
-                workers: f.workers.map(|w| w as usize),
-                ..CrossEncoderOptions::default()
-            };
-            let mut ce = pair_scorer(&store, &f.model, &options)?;
-            let cache = ScoreCache::in_memory(&ce);
-            let candidates: Vec<Vec<Candidate>> = requests
-                .iter()
-                .map(|(_, passages)| {
-                    passages
-                        .iter()
-                        .enumerate()
-                        .map(|(i, p)| Candidate {
-                            doc_id: format!("passage {}", i + 1),
-                            passage: p.clone(),
-                        })
-                        .collect()
-                })
-                .collect();
-            let asked: Vec<(&str, &[Candidate])> = requests
-                .iter()
-                .zip(&candidates)
-                .map(|((q, _), c)| (q.as_str(), c.as_slice()))
-                .collect();
-            cache.score_many(&mut ce, &asked, &mut |_, _| {})?;
-            write(&f, &cache.record_bytes())?;
-        }
-        What::Grade(f) => {
-            let bytes = read(&f)?;
-            let requests = parse_score_input(&f.input.display().to_string(), &bytes)?;
-            let dir = installed(&store, &f.model)?;
-            if store.describe(&f.model)?.kind != ModelKind::Llm {
-                bail!("model {} is not an llm: it cannot grade pairs", f.model);
-            }
-            let mut grader = ranklab_engine::rerank::LlmGrader::load(&dir)
-                .with_context(|| format!("loading LLM {}", f.model))?;
-            let cache = ranklab_engine::rerank::GradeCache::in_memory(
-                ranklab_engine::rerank::grade::Grader::identity(&grader),
-            );
-            let pairs: Vec<(&str, &str)> = requests
-                .iter()
-                .flat_map(|(q, ps)| ps.iter().map(move |p| (q.as_str(), p.as_str())))
-                .collect();
-            cache.grade_all(&mut grader, &pairs, &mut |_, _| {})?;
-            write(&f, &cache.record_bytes())?;
-        }
-        What::Finetune {
-            files: f,
-            epochs,
-            batch,
-            lr,
-            seed,
-            max_length,
-        } => {
-            let bytes = read(&f)?;
-            let pairs = ranklab_engine::rerank::finetune::parse_pairs_input(
-                &f.input.display().to_string(),
-                &bytes,
-            )?;
-            let h = tuned::hyper_of(epochs, Some(batch), Some(lr), seed);
-            if h.max_length != max_length {
-                bail!(
-                    "--max-length {max_length}: this ranklab trains on {} tokens per pair; \
-                     the driver and the workers must be the same ranklab",
-                    h.max_length
-                );
-            }
-            if !tuned::SUPPORTED.contains(&f.model.as_str()) {
-                bail!(
-                    "fine-tuning starts from {}, not {}",
-                    tuned::SUPPORTED.join(", "),
-                    f.model
-                );
-            }
-            let dir = installed(&store, &f.model)?;
-            let base = tuned::base_identity(&store, &f.model)?;
-            let start = ranklab_engine::rerank::bert::dequantize(&dir.path.join("model.onnx"))?;
-            let tok = ranklab_engine::rerank::bert::tokenizer(&dir.path, 512)?;
-            // The settings' threads: a cluster's task has one CPU (the weights' bits do not
-            // depend on the thread count).
-            let threads = f.workers.map_or(0, |w| w as usize);
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .context("starting the training threads")?;
-            let (_, file, _) = pool.install(|| {
-                tuned::train_file(&start, &base, &pairs, &tok, &h, "fine-tuning a fold")
-            })?;
-            write(&f, &file)?;
-        }
+        What::Embed(f) => embed(&store, &f)?,
+        What::Score { files, batch } => score(&store, &files, batch)?,
+        What::Grade(f) => grade(&store, &f)?,
+        What::Finetune(a) => finetune(&store, &a)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `work embed`: the shard's texts embedded into an in-memory cache, written as its records.
+fn embed(store: &ModelStore, f: &Files) -> Result<()> {
+    let bytes = read(f)?;
+    let texts = parse_embed_input(&f.input.display().to_string(), &bytes)?;
+    let dir = installed(store, &f.model)?;
+    let options = EmbedderOptions {
+        workers: f.workers.map(|w| w as usize),
+        ..EmbedderOptions::default()
+    };
+    let mut e = FastembedEmbedder::load(&dir, &options)
+        .with_context(|| format!("loading bi-encoder {}", f.model))?;
+    let cache = EmbeddingCache::in_memory(&e);
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    cache.embed(&mut e, &refs)?;
+    write(f, &cache.record_bytes())?;
+    Ok(())
+}
+
+/// `work score`: every (query, passage) pair of the shard scored as a local rerank stage does.
+fn score(store: &ModelStore, f: &Files, batch: u64) -> Result<()> {
+    let bytes = read(f)?;
+    let requests = parse_score_input(&f.input.display().to_string(), &bytes)?;
+    installed(store, &f.model)?;
+    let options = CrossEncoderOptions {
+        batch_size: batch as usize,
+        workers: f.workers.map(|w| w as usize),
+        ..CrossEncoderOptions::default()
+    };
+    let mut ce = pair_scorer(store, &f.model, &options)?;
+    let cache = ScoreCache::in_memory(&ce);
+    let candidates: Vec<Vec<Candidate>> = requests
+        .iter()
+        .map(|(_, passages)| {
+            passages
+                .iter()
+                .enumerate()
+                .map(|(i, p)| Candidate {
+                    doc_id: format!("passage {}", i + 1),
+                    passage: p.clone(),
+                })
+                .collect()
+        })
+        .collect();
+    let asked: Vec<(&str, &[Candidate])> = requests
+        .iter()
+        .zip(&candidates)
+        .map(|((q, _), c)| (q.as_str(), c.as_slice()))
+        .collect();
+    cache.score_many(&mut ce, &asked, &mut |_, _| {})?;
+    write(f, &cache.record_bytes())?;
+    Ok(())
+}
+
+/// `work grade`: every pair graded 0-3 by an in-process LLM with the judging prompt.
+fn grade(store: &ModelStore, f: &Files) -> Result<()> {
+    let bytes = read(f)?;
+    let requests = parse_score_input(&f.input.display().to_string(), &bytes)?;
+    let dir = installed(store, &f.model)?;
+    if store.describe(&f.model)?.kind != ModelKind::Llm {
+        bail!("model {} is not an llm: it cannot grade pairs", f.model);
+    }
+    let mut grader = ranklab_engine::rerank::LlmGrader::load(&dir)
+        .with_context(|| format!("loading LLM {}", f.model))?;
+    let cache = ranklab_engine::rerank::GradeCache::in_memory(
+        ranklab_engine::rerank::grade::Grader::identity(&grader),
+    );
+    let pairs: Vec<(&str, &str)> = requests
+        .iter()
+        .flat_map(|(q, ps)| ps.iter().map(move |p| (q.as_str(), p.as_str())))
+        .collect();
+    cache.grade_all(&mut grader, &pairs, &mut |_, _| {})?;
+    write(f, &cache.record_bytes())?;
+    Ok(())
+}
+
+/// `work finetune`: one fold's model trained on the shard's labelled pairs.
+fn finetune(store: &ModelStore, a: &FinetuneArgs) -> Result<()> {
+    let f = &a.files;
+    let bytes = read(f)?;
+    let pairs = ranklab_engine::rerank::finetune::parse_pairs_input(
+        &f.input.display().to_string(),
+        &bytes,
+    )?;
+    let h = tuned::hyper_of(a.epochs, Some(a.batch), Some(a.lr), a.seed);
+    if h.max_length != a.max_length {
+        bail!(
+            "--max-length {}: this ranklab trains on {} tokens per pair; \
+             the driver and the workers must be the same ranklab",
+            a.max_length,
+            h.max_length
+        );
+    }
+    if !tuned::SUPPORTED.contains(&f.model.as_str()) {
+        bail!(
+            "fine-tuning starts from {}, not {}",
+            tuned::SUPPORTED.join(", "),
+            f.model
+        );
+    }
+    let dir = installed(store, &f.model)?;
+    let base = tuned::base_identity(store, &f.model)?;
+    let start = ranklab_engine::rerank::bert::dequantize(&dir.path.join("model.onnx"))?;
+    let tok = ranklab_engine::rerank::bert::tokenizer(&dir.path, 512)?;
+    // The settings' threads: a cluster's task has one CPU (the weights' bits do not
+    // depend on the thread count).
+    let threads = f.workers.map_or(0, |w| w as usize);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("starting the training threads")?;
+    let (_, file, _) =
+        pool.install(|| tuned::train_file(&start, &base, &pairs, &tok, &h, "fine-tuning a fold"))?;
+    write(f, &file)?;
+    Ok(())
 }
 
 /// The pair scorer of model `id` with `options`, opened as a local rerank stage opens it (so

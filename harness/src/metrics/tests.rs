@@ -442,6 +442,10 @@ fn oracle(m: Measure, rels: &[i32], judged: &HashMap<String, i32>, level: i32) -
 /// Ports of trec_eval's dense loops for the measures beyond the original twelve (m_bpref.c,
 /// m_infap.c, m_map_cut.c, m_rel_P.c, m_unjudged.c, m_binG.c, m_rbp_resid.c,
 /// m_iprec_at_recall.c, m_Rprec_mult.c, m_num_nonrel_judged_ret.c). `None`: not covered here.
+#[allow(
+    clippy::too_many_lines,
+    reason = "a long scenario not yet split into steps (issue 43)"
+)]
 fn oracle_more(
     m: Measure,
     rels: &[i32],

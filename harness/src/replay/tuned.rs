@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{best_sections, first_stage_of, Engine, RerankModel};
-use crate::finetune::{folds_with_merges, TaskData};
+use crate::finetune::{folds_with_merges, Fold, TaskData};
 use crate::suite::{Configuration, FinetuneSpec, Suite};
 
 /// The models fine-tuning starts from: the MiniLM cross-encoder architecture the float model
@@ -179,6 +179,71 @@ fn task_data(
     })
 }
 
+/// What training a fine-tuned stage's folds needs besides the folds: the stage, the starting
+/// model, its identity and settings, and the cache folder the fold models go to.
+struct Training<'a> {
+    configuration: &'a str,
+    model: &'a str,
+    /// `file: configuration "name"`, for errors.
+    at: &'a str,
+    model_dir: &'a Path,
+    base: &'a str,
+    hyper: Hyper,
+    folds: usize,
+    cache_dir: &'a Path,
+}
+
+/// Trains the folds that have no record (`records[i]` is `None`): on the engine's cluster if it
+/// has one, else here, each model written to the cache, its record filled in. A fold whose
+/// weights are not here but whose head is (carried from another machine with its scores, `just
+/// beir-finetune-keep`) has its record from the head, and its model is trained again only if a
+/// pair misses the score cache (the same key, so the same weights).
+fn train_missing(
+    engine: &Engine,
+    t: &Training,
+    folds: &[Fold],
+    keys: &[String],
+    records: &mut [Option<FoldRecord>],
+) -> Result<()> {
+    let at = t.at;
+    let missing: Vec<usize> = (0..folds.len()).filter(|&i| records[i].is_none()).collect();
+    if let (Some(remote), false) = (&engine.remote, missing.is_empty()) {
+        let asked: Vec<(usize, &[Pair])> = missing
+            .iter()
+            .map(|&i| (i, folds[i].pairs.as_slice()))
+            .collect();
+        let trained = train_on_cluster(
+            remote.as_ref(),
+            t.model,
+            &t.hyper,
+            &asked,
+            keys,
+            t.cache_dir,
+        )
+        .with_context(|| format!("{at}: training the folds on the cluster"))?;
+        for (i, record) in trained {
+            records[i] = Some(record);
+        }
+    } else if !missing.is_empty() {
+        let start = dequantize(&t.model_dir.join("model.onnx"))?;
+        let tok = tokenizer(t.model_dir, 512)?;
+        for &fi in &missing {
+            let what = format!(
+                "fine-tuning {} fold {}/{}",
+                t.configuration,
+                fi + 1,
+                t.folds
+            );
+            let (key, file, record) =
+                train_file(&start, t.base, &folds[fi].pairs, &tok, &t.hyper, &what)
+                    .with_context(|| format!("{at}: fold {}", fi + 1))?;
+            ranklab_engine::atomic::write(&finetuned::path_of(t.cache_dir, &key), &file)?;
+            records[fi] = Some(record);
+        }
+    }
+    Ok(())
+}
+
 /// Trains (or loads) the fold models of configuration `c` of the experiments file
 /// `experiments`, whose first-stage list of task `i` is `lists[i]`.
 pub fn prepare(
@@ -220,31 +285,17 @@ pub fn prepare(
         .iter()
         .map(|k| load_record(&cache_dir, k))
         .collect::<Vec<_>>();
-    // A fold whose weights are not here but whose head is (carried from another machine with
-    // its scores, `just beir-finetune-keep`) has its record from the head, and its model is
-    // trained again only if a pair misses the score cache (the same key, so the same weights).
-    let missing: Vec<usize> = (0..folds.len()).filter(|&i| records[i].is_none()).collect();
-    if let (Some(remote), false) = (&engine.remote, missing.is_empty()) {
-        let asked: Vec<(usize, &[Pair])> = missing
-            .iter()
-            .map(|&i| (i, folds[i].pairs.as_slice()))
-            .collect();
-        let trained = train_on_cluster(remote.as_ref(), &r.model, &h, &asked, &keys, &cache_dir)
-            .with_context(|| format!("{at}: training the folds on the cluster"))?;
-        for (i, record) in trained {
-            records[i] = Some(record);
-        }
-    } else if !missing.is_empty() {
-        let start = dequantize(&dir.path.join("model.onnx"))?;
-        let tok = tokenizer(&dir.path, 512)?;
-        for &fi in &missing {
-            let what = format!("fine-tuning {} fold {}/{}", c.name, fi + 1, spec.folds);
-            let (key, file, record) = train_file(&start, &base, &folds[fi].pairs, &tok, &h, &what)
-                .with_context(|| format!("{at}: fold {}", fi + 1))?;
-            ranklab_engine::atomic::write(&finetuned::path_of(&cache_dir, &key), &file)?;
-            records[fi] = Some(record);
-        }
-    }
+    let training = Training {
+        configuration: &c.name,
+        model: &r.model,
+        at: &at,
+        model_dir: &dir.path,
+        base: &base,
+        hyper: h,
+        folds: spec.folds,
+        cache_dir: &cache_dir,
+    };
+    train_missing(engine, &training, &folds, &keys, &mut records)?;
     let (mut out, mut summaries) = (Vec::with_capacity(folds.len()), Vec::new());
     for (fi, ((fold, key), record)) in folds.into_iter().zip(keys).zip(records).enumerate() {
         let again = Retrain {

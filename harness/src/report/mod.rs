@@ -368,10 +368,22 @@ impl SuiteReport {
 /// Prints one report on stdout: its summary and the files written (`written`), or, with
 /// `full`, the whole Markdown report before them.
 pub fn print_report(r: &SuiteReport, dir: &Path, full: bool, written: bool) {
+    print_report_as(r, dir, full, written, true);
+}
+
+/// [`print_report`], with the headline table left out of the summary when `table` is false (its
+/// title, decision and notes stay): `ranklab bench`'s summary of many reports fits a screen.
+pub fn print_report_as(r: &SuiteReport, dir: &Path, full: bool, written: bool, table: bool) {
     if full {
         println!("{}", r.markdown);
     }
-    print!("{}", r.summary);
+    if table {
+        print!("{}", r.summary);
+    } else {
+        for line in r.summary.lines().filter(|l| !l.starts_with('|')) {
+            println!("{line}");
+        }
+    }
     if written {
         println!("{}", r.wrote_line(&for_person(dir)));
     } else {
@@ -919,28 +931,7 @@ pub fn render_suite(
         crate::suite::check_depth(&suite, ex)?;
     }
     let corpus = suite.load_corpus()?;
-    // Distractor pools are read and checked (ids, sizes) before anything is replayed; a pool
-    // named by an environment variable that is not set is not on this machine: its curve is
-    // not drawn, and its files are left as they are (said in the summary).
-    let mut pools = Vec::new();
-    for ex in &experiments {
-        let pool = match &ex.distractors {
-            None => Ok(None),
-            Some(d) => match d.pool_path(&ex.path)? {
-                Some(path) => Ok(Some(crate::suite::distractors::Pool::load(
-                    d, &ex.path, path, &corpus,
-                )?)),
-                None => Err(format!(
-                        "{}: the corpus-size curve was not drawn: its distractor pool {} names {}, not set here; {}.scale.* are left as they are\n",
-                        ex.experiment,
-                        d.from.display(),
-                        d.unset(&ex.path)?.join(", "),
-                    ex.experiment
-                )),
-            },
-        };
-        pools.push(pool);
-    }
+    let pools = distractor_pools(&experiments, &corpus)?;
     let refs: Vec<&Experiments> = experiments.iter().collect();
     let runs = recordings_root.join(&suite.name).join("runs");
     let models = crate::replay::recorded_models(mode, Some(&runs))?;
@@ -1012,6 +1003,36 @@ pub fn render_suite(
         costs_file,
         models,
     })
+}
+
+/// An experiment's distractor pool (`None`: it has none), or why its curve is not drawn.
+type PoolOrNot = std::result::Result<Option<crate::suite::distractors::Pool>, String>;
+
+/// A distractor pool of each experiment, or why its corpus-size curve is not drawn. The pools
+/// are read and checked (ids, sizes) before anything is replayed; a pool named by an
+/// environment variable that is not set is not on this machine: its curve is not drawn, and its
+/// files are left as they are (said in the summary).
+fn distractor_pools(experiments: &[Experiments], corpus: &Corpus) -> Result<Vec<PoolOrNot>> {
+    let mut pools = Vec::new();
+    for ex in experiments {
+        let pool = match &ex.distractors {
+            None => Ok(None),
+            Some(d) => match d.pool_path(&ex.path)? {
+                Some(path) => Ok(Some(crate::suite::distractors::Pool::load(
+                    d, &ex.path, path, corpus,
+                )?)),
+                None => Err(format!(
+                    "{}: the corpus-size curve was not drawn: its distractor pool {} names {}, not set here; {}.scale.* are left as they are\n",
+                    ex.experiment,
+                    d.from.display(),
+                    d.unset(&ex.path)?.join(", "),
+                    ex.experiment
+                )),
+            },
+        };
+        pools.push(pool);
+    }
+    Ok(pools)
 }
 
 /// The files of a suite's reports, before any is written: each is one the names checked at load

@@ -28,7 +28,7 @@ pub fn python() -> PathBuf {
     assert!(
         p.exists(),
         "{} is missing: python3 -m venv target/ray-venv && target/ray-venv/bin/pip install -r \
-         harness/ray/requirements.txt (.ci/run does this)",
+         harness/ray/requirements.txt (just setup does this)",
         p.display()
     );
     p
