@@ -108,6 +108,7 @@ pub mod corpus;
 pub mod dense;
 pub mod error;
 pub mod fusion;
+pub mod input;
 pub mod leftovers;
 pub mod lexical;
 pub mod models;
