@@ -371,6 +371,53 @@ mod tests {
     }
 
     #[test]
+    fn every_committed_yaml_file_is_within_the_depth_limit() {
+        // Oracle: the parser reads these files today; the scan must refuse none of them.
+        fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p
+                    .extension()
+                    .is_some_and(|x| x == "yaml" || x == "yml" || x == "md")
+                {
+                    out.push(p);
+                }
+            }
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files = Vec::new();
+        for d in ["tasks", "corpora", "examples", "bench"] {
+            walk(&root.join(d), &mut files);
+        }
+        assert!(files.len() > 50, "found only {} files", files.len());
+        let mut deepest = 0;
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            // A Markdown record's YAML is its front matter.
+            let yaml = match f.extension().is_some_and(|x| x == "md") {
+                true => match text
+                    .strip_prefix("---\n")
+                    .and_then(|t| t.split_once("\n---"))
+                {
+                    Some((front, _)) => front.to_string(),
+                    None => continue,
+                },
+                false => text,
+            };
+            let (depth, line) = yaml_depth(&yaml);
+            assert!(
+                depth <= MAX_YAML_DEPTH,
+                "{}:{line}: depth {depth}",
+                f.display()
+            );
+            deepest = deepest.max(depth);
+        }
+        assert!(deepest >= 3, "the deepest file is {deepest} deep");
+    }
+
+    #[test]
     fn bounded_quotes_a_prefix_at_a_char_boundary() {
         assert_eq!(bounded("abc", 5), "abc");
         assert_eq!(bounded("ééé", 3), "é… (6 bytes in all)");

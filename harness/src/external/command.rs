@@ -61,6 +61,7 @@ const MAX_ANSWER: usize = ranklab_engine::input::MAX_LINE_BYTES;
 fn stderr_line(r: &mut impl BufRead) -> std::io::Result<Option<String>> {
     let mut kept = Vec::new();
     let mut total = 0usize;
+    let mut ended = false;
     loop {
         let avail = r.fill_buf()?;
         if avail.is_empty() {
@@ -78,10 +79,14 @@ fn stderr_line(r: &mut impl BufRead) -> std::io::Result<Option<String>> {
         total += take;
         r.consume(take);
         if done {
+            ended = true;
             break;
         }
     }
-    while kept.last().is_some_and(|&b| b == b'\n' || b == b'\r') {
+    // The line's length without its line end (LF or CRLF).
+    let mut total = total - usize::from(ended);
+    kept.truncate(total);
+    if ended && kept.len() == total && kept.last() == Some(&b'\r') {
         kept.pop();
         total -= 1;
     }
