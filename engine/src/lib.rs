@@ -100,6 +100,8 @@
 //! - [`error`]: the one error type ([`Error`]), carrying the file, line and id involved.
 //! - [`atomic`]: atomic writes of a file (temporary + rename) and of a whole directory.
 //! - [`leftovers`]: sweeps the temporaries a killed run left behind.
+//! - [`input`]: the bounds on input files (regular files only, sizes, line and id lengths,
+//!   YAML depth).
 
 #![warn(missing_docs)]
 
@@ -108,6 +110,7 @@ pub mod corpus;
 pub mod dense;
 pub mod error;
 pub mod fusion;
+pub mod input;
 pub mod leftovers;
 pub mod lexical;
 pub mod models;

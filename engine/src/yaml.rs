@@ -2,6 +2,10 @@
 //! paired assertions, merges, judgments, pools, practice files, and the front matter of
 //! Markdown records) and the one formatter of its errors.
 //!
+//! Before parsing, a file over [`crate::input::MAX_YAML_BYTES`] or a text nested deeper than
+//! [`crate::input::MAX_YAML_DEPTH`] is refused ([`crate::input`]), so the parser never
+//! recurses far.
+//!
 //! Errors are [`Error::Parse`] at `file:line:column`, the line and column taken from
 //! `yaml_serde`'s error location (shifted by the lines before the YAML, for front matter), the
 //! cause without yaml_serde's own ` at line L column C`, and what to do. One exception: for a
@@ -24,7 +28,8 @@ use crate::error::{Error, Result};
 /// Reads `path` as UTF-8 YAML (a byte-order mark and CRLF line ends accepted) into `T`; returns
 /// the value and the normalised text.
 pub fn read<T: DeserializeOwned>(path: &Path) -> Result<(T, String)> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes =
+        crate::input::read(path, crate::input::MAX_YAML_BYTES).map_err(|e| Error::io(path, e))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -44,6 +49,9 @@ pub fn read<T: DeserializeOwned>(path: &Path) -> Result<(T, String)> {
 /// Parses `text`, which starts after `line_offset` lines of `path`, into `T`. A duplicate key
 /// anywhere is an error even where `T` would keep one of the two (a map).
 pub fn parse<T: DeserializeOwned>(path: &Path, line_offset: usize, text: &str) -> Result<T> {
+    if let Some((line, message)) = crate::input::check_yaml_depth(text) {
+        return Err(Error::parse(path, line + line_offset, message));
+    }
     if let Err(e) = yaml_serde::from_str::<yaml_serde::Value>(text) {
         if duplicate_key(&cause(&e)).is_some() {
             return Err(error(path, line_offset, text, e));
@@ -269,21 +277,23 @@ fn duplicate_key_line(text: &str, from: usize, key: &str) -> Option<usize> {
     None
 }
 
-/// The 1-based line of the first `key: value` line (block style, `- key: value` too) for each
-/// key and value of a YAML text, built in one pass.
+/// The 1-based lines of the `key: value` lines (block style, `- key: value` too) for each key
+/// and value of a YAML text, built in one pass. A quoted value is read as YAML reads it (escapes
+/// such as `"a\x2fb"` or `'it''s'` decoded), so a name is found however it was written.
 #[derive(Debug, Default)]
-pub struct Lines(HashMap<(String, String), usize>);
+pub struct Lines(HashMap<(String, String), Vec<usize>>);
 
 impl Lines {
     /// Indexes `text`.
     pub fn new(text: &str) -> Lines {
-        let mut map = HashMap::new();
+        let mut map: HashMap<(String, String), Vec<usize>> = HashMap::new();
         for (i, l) in text.lines().enumerate() {
             let l = l.trim_start().trim_start_matches("- ").trim();
             if let Some((key, value)) = l.split_once(':') {
-                let value = value.trim().trim_matches(['"', '\'']);
-                map.entry((key.to_string(), value.to_string()))
-                    .or_insert(i + 1);
+                let key = scalar(key.trim());
+                map.entry((key, scalar(value.trim())))
+                    .or_default()
+                    .push(i + 1);
             }
         }
         Lines(map)
@@ -291,11 +301,31 @@ impl Lines {
 
     /// The line of the first `key: value`, 0 if there is none.
     pub fn of(&self, key: &str, value: &str) -> usize {
+        self.nth(key, value, 0)
+    }
+
+    /// The line of the `n`th (0-based) `key: value`, 0 if there are not that many.
+    pub fn nth(&self, key: &str, value: &str, n: usize) -> usize {
         self.0
             .get(&(key.to_string(), value.to_string()))
+            .and_then(|v| v.get(n))
             .copied()
             .unwrap_or(0)
     }
+}
+
+/// A scalar as written on one line, decoded: a double-quoted one with its escapes read by the
+/// YAML parser, a single-quoted one with `''` as `'`, a plain one as is.
+fn scalar(s: &str) -> String {
+    if s.len() >= 2 && s.starts_with('"') && s.ends_with('"') {
+        if let Ok(v) = yaml_serde::from_str::<String>(s) {
+            return v;
+        }
+    }
+    if s.len() >= 2 && s.starts_with('\'') && s.ends_with('\'') {
+        return s[1..s.len() - 1].replace("''", "'");
+    }
+    s.trim_matches(['"', '\'']).to_string()
 }
 
 #[cfg(test)]
@@ -394,5 +424,19 @@ mod tests {
         assert_eq!(l.of("id", "T2"), 4);
         assert_eq!(l.of("tasks", ""), 1);
         assert_eq!(l.of("id", "T3"), 0);
+        assert_eq!(l.nth("id", "T1", 1), 5);
+    }
+
+    #[test]
+    fn lines_reads_escapes_as_yaml_does() {
+        // The values yaml_serde gives these lines: `a/b`, `a\nb`, `T\n2`, `it's` (YAML 1.2's
+        // double-quoted escapes \x2f and \n; a single quote doubled in single quotes).
+        let l = Lines::new(
+            "- name: \"a\\x2fb\"\n- name: \"a\\nb\"\n- id: \"T\\n2\"\n- name: 'it''s'\n",
+        );
+        assert_eq!(l.of("name", "a/b"), 1);
+        assert_eq!(l.of("name", "a\nb"), 2);
+        assert_eq!(l.of("id", "T\n2"), 3);
+        assert_eq!(l.of("name", "it's"), 4);
     }
 }

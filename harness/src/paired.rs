@@ -407,7 +407,7 @@ impl Paired {
                     (None, None) => bail!(
                         "{}:{}: assertion {:?}: neither {:?} nor {:?} is retrieved for {:?}; pick a query that finds them",
                         self.file.path.display(),
-                        Lines::new(&std::fs::read_to_string(&self.file.path).unwrap_or_default()).of("id", &a.id),
+                        Lines::new(&ranklab_engine::input::read_text(&self.file.path).unwrap_or_default()).of("id", &a.id),
                         a.id,
                         a.above,
                         a.below,
@@ -442,7 +442,7 @@ impl Paired {
         tasks: &Suite,
     ) -> Result<Vec<crate::external::recording::Recording>> {
         use crate::external::recording::{file_name, NotRecorded, Recording};
-        let text = std::fs::read_to_string(&self.file.path).unwrap_or_default();
+        let text = ranklab_engine::input::read_text(&self.file.path).unwrap_or_default();
         let lines = Lines::new(&text);
         let mut out = Vec::new();
         for c in &self.experiments.configurations {

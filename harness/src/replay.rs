@@ -794,7 +794,7 @@ fn weights_of(ex: &Experiments, opts: &ReplayOptions) -> Result<Vec<Option<Weigh
             _ => {
                 let p = ex.practice_path(c);
                 let pr = Practice::load(&p).with_context(|| {
-                    let text = std::fs::read_to_string(&ex.path).unwrap_or_default();
+                    let text = ranklab_engine::input::read_text(&ex.path).unwrap_or_default();
                     let at = match ranklab_engine::yaml::Lines::new(&text).of("name", &c.name) {
                         0 => ex.path.display().to_string(),
                         line => format!("{}:{line}", ex.path.display()),

@@ -215,8 +215,8 @@ impl Suite {
             let line = lines.of("id", &t.id);
             if !seen.insert(t.id.clone()) {
                 bail!(
-                    "{}: duplicate task id {:?}; task ids must be unique",
-                    at(line),
+                    "{}: duplicate task id {:?} (first on line {line}); task ids must be unique",
+                    at(lines.nth("id", &t.id, 1)),
                     t.id
                 );
             }
@@ -254,7 +254,7 @@ impl Suite {
     /// Loads the suite's corpus and checks every expected id exists in it.
     pub fn load_corpus(&self) -> Result<Corpus> {
         let corpus = Corpus::load(&self.corpus_path).with_context(|| {
-            let text = std::fs::read_to_string(&self.path).unwrap_or_default();
+            let text = ranklab_engine::input::read_text(&self.path).unwrap_or_default();
             let line = text
                 .lines()
                 .position(|l| l.starts_with("corpus:"))
@@ -267,7 +267,7 @@ impl Suite {
 
     /// Every expected id must name a document of the corpus.
     pub fn check_expected(&self, corpus: &Corpus) -> Result<()> {
-        let text = std::fs::read_to_string(&self.path).unwrap_or_default();
+        let text = ranklab_engine::input::read_text(&self.path).unwrap_or_default();
         for t in &self.tasks {
             for id in t.expected.keys() {
                 if corpus.index_of(id).is_none() {

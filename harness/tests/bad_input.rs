@@ -156,7 +156,7 @@ fn cases() -> Vec<Case> {
             Fails { at: "tasks/p/suite.yaml:8", says: &["without white space"] }),
         case("suite: non-ASCII task id", vec![Sub(SUITE, "id: T2", "id: Tä2")], RUN, Accepted),
         case("suite: duplicate task id", vec![Sub(SUITE, "id: T2", "id: T1")], RUN,
-            Fails { at: "tasks/p/suite.yaml:5", says: &["must be unique"] }),
+            Fails { at: "tasks/p/suite.yaml:8", says: &["must be unique", "first on line 5"] }),
         case("suite: expected id not in the corpus", vec![Sub(SUITE, "expected: alpha", "expected: alpah")], RUN,
             Fails { at: "tasks/p/suite.yaml:7", says: &["\"alpah\"", "check the spelling", "did you mean `alpha`?"] }),
         case("suite: not_relevant id also expected", vec![Sub(SUITE, "expected: alpha", "expected: alpha\n    not_relevant: [alpha]")], RUN,

@@ -140,7 +140,14 @@ fn id<'a>(
             type_name(obj)
         ))
     })?;
-    let s = utf8::text(s)?;
+    let s = utf8::text(s).map_err(|_| {
+        PyValueError::new_err(format!(
+            "{what}: {kind} {}{} holds an unpaired surrogate, which is not text that UTF-8 can \
+             encode; ids are written to and compared as UTF-8",
+            repr(obj),
+            place()
+        ))
+    })?;
     let blank = if s.is_ascii() {
         s.bytes().any(|b| b.is_ascii_whitespace())
     } else {

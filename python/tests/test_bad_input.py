@@ -3,6 +3,8 @@ crashes the interpreter; each refusal is paired with the good input next to it w
 The oracle for the messages is `ranklab eval`'s wording (harness/src/trec/error.rs,
 harness/src/metrics/select.rs)."""
 
+import os
+
 import pytest
 
 import treclab
@@ -88,3 +90,29 @@ def test_empty_dicts():
     # pytrec_eval's API: an empty run evaluates to nothing, as pytrec_eval's does.
     assert treclab.RelevanceEvaluator(QRELS, {"map"}).evaluate({}) == {}
     assert treclab.RelevanceEvaluator(QRELS, {"map"}).evaluate({"q1": {}}) == {}
+
+
+def test_a_device_or_fifo_is_refused_not_read(tmp_path):
+    # /dev/zero has no newline and no end: read whole, it aborted the interpreter on an
+    # allocation of 4 GiB. A FIFO with no writer would block for ever.
+    with pytest.raises(OSError, match=r"/dev/zero.*a character device, not a regular file"):
+        treclab.evaluate("/dev/zero", RUN, "map")
+    with pytest.raises(OSError, match=r"a character device, not a regular file"):
+        treclab.evaluate(QRELS, "/dev/zero", "map")
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match=r"a FIFO \(named pipe\), not a regular file"):
+        treclab.evaluate(QRELS, fifo, "map")
+
+
+def test_arguments_of_the_wrong_kind_name_the_argument():
+    with pytest.raises(TypeError, match=r"run: expected a path.*got a row 1 of type int"):
+        treclab.evaluate(QRELS, [1, 2, 3], "map")
+    with pytest.raises(ValueError, match=r"relevance_level=1000000000000000000000000000000: out of range"):
+        treclab.evaluate(QRELS, RUN, "map", relevance_level=10**30)
+    with pytest.raises(TypeError, match=r"relevance_level must be an int"):
+        treclab.evaluate(QRELS, RUN, "map", relevance_level="2")
+    with pytest.raises(ValueError, match=r"run: document id '\\ud800' in query `q1` holds an unpaired surrogate"):
+        treclab.evaluate(QRELS, {"q1": {"\ud800": 1.0}}, "map")
+    with pytest.raises(ValueError, match=r"qrels: query id '\\udc80' holds an unpaired surrogate"):
+        treclab.evaluate({"\udc80": {"a": 1}}, RUN, "map")

@@ -43,6 +43,34 @@ def _column(frame: Any, name: str) -> list:
     return col.tolist() if hasattr(col, "tolist") else col.to_list()
 
 
+def _row(r: Any, value: str) -> tuple:
+    """One ``(query_id, doc_id, value)`` row of an iterable qrels or run; a row that is not a
+    sequence is a ``TypeError`` naming the argument."""
+    if isinstance(r, (str, bytes)) or not isinstance(r, Iterable):
+        what = "qrels" if value == "relevance" else "run"
+        raise TypeError(
+            f"{what}: expected a path, a dict {{query_id: {{doc_id: {value}}}}}, a DataFrame or "
+            f"(query_id, doc_id, {value}) rows; got a row {r!r} of type {type(r).__name__}"
+        )
+    return tuple(r)
+
+
+def _level(relevance_level: Any) -> int:
+    """``relevance_level`` checked: an ``int`` (not a ``bool``) that trec_eval's ``-l`` can hold
+    (0 to 2**31 - 1)."""
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
+        raise TypeError(
+            f"relevance_level must be an int, got {relevance_level!r} "
+            f"({type(relevance_level).__name__})"
+        )
+    if not 0 <= relevance_level <= 2**31 - 1:
+        raise ValueError(
+            f"relevance_level={relevance_level}: out of range; it is the minimum judgment for a "
+            "document to be relevant (trec_eval's -l), from 0 to 2147483647"
+        )
+    return relevance_level
+
+
 def _source(x: Any, value: str = "relevance") -> Any:
     """A qrels (``value="relevance"``) or run (``value="score"``) as the native layer takes it:
     a path or a ``{query_id: {doc_id: value}}`` dict. DataFrames (pandas, polars) with columns
@@ -67,7 +95,7 @@ def _source(x: Any, value: str = "relevance") -> Any:
         except TypeError:
             return x  # the native layer names what it got
         rows = (
-            (r.query_id, r.doc_id, getattr(r, value)) if hasattr(r, "query_id") else tuple(r)
+            (r.query_id, r.doc_id, getattr(r, value)) if hasattr(r, "query_id") else _row(r, value)
             for r in it
         )
     out: dict = {}
@@ -132,7 +160,7 @@ def evaluate(
         _source(run, "score"),
         _specs(measures),
         per_query,
-        relevance_level,
+        _level(relevance_level),
         judged_only,
         complete,
         False,
@@ -206,7 +234,7 @@ class RelevanceEvaluator:
     ) -> None:
         self._qrels = _source(query_relevance)
         self._measures = _merge_pytrec(_specs(measures))
-        self._relevance_level = relevance_level
+        self._relevance_level = _level(relevance_level)
         self._judged_only = judged_docs_only_flag
         # Refuse an unknown measure now, as pytrec_eval does.
         _native.measure_names(self._measures)
@@ -279,7 +307,7 @@ def compare(
         _source(qrels),
         [(n, _source(runs[n], "score")) for n in names],
         specs,
-        relevance_level,
+        _level(relevance_level),
         complete,
         _native.DEFAULT_SEED if seed is None else seed,
         judged_at,

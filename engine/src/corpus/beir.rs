@@ -6,7 +6,6 @@
 //! "flat" indexing does). Judgments that name an absent query or document are kept and counted:
 //! as in trec_eval, a judgment for an absent document simply never matches.
 
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -69,15 +68,18 @@ pub struct Judgment {
 }
 
 fn for_each_line(path: &Path, mut f: impl FnMut(usize, &str) -> Result<()>) -> Result<()> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let (file, _) = crate::input::open(path).map_err(|e| Error::io(path, e))?;
     let mut reader = std::io::BufReader::new(file);
     let mut buf = Vec::new();
     let mut line_no = 0;
     loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| Error::io(path, e))?;
+        let n = crate::input::read_line(
+            &mut reader,
+            &mut buf,
+            crate::input::MAX_LINE_BYTES,
+            line_no as u64 + 1,
+        )
+        .map_err(|e| Error::io(path, e))?;
         if n == 0 {
             return Ok(());
         }
@@ -109,6 +111,26 @@ fn json_error(path: &Path, line: usize, e: serde_json::Error, what: &str) -> Err
     }
 }
 
+/// `id` if it is a valid BEIR id: non-empty, without white space, at most
+/// [`crate::input::MAX_ID_BYTES`] bytes.
+fn checked_id(path: &Path, line: usize, id: String) -> Result<String> {
+    if id.len() > crate::input::MAX_ID_BYTES {
+        return Err(Error::parse(
+            path,
+            line,
+            crate::input::id_too_long("_id", &id),
+        ));
+    }
+    if id.is_empty() || id.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(Error::parse(
+            path,
+            line,
+            format!("invalid _id {id:?}: ids must be non-empty without white space or control characters"),
+        ));
+    }
+    Ok(id)
+}
+
 /// Loads `corpus.jsonl`.
 pub fn load_corpus(path: &Path) -> Result<Corpus> {
     let mut docs = Vec::new();
@@ -121,14 +143,7 @@ pub fn load_corpus(path: &Path) -> Result<Corpus> {
                 "corpus (expects {\"_id\", \"title\", \"text\"})",
             )
         })?;
-        let id = rec.id.into_string();
-        if id.is_empty() || id.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(Error::parse(
-                path,
-                line,
-                format!("invalid _id {id:?}: ids must be non-empty without white space or control characters"),
-            ));
-        }
+        let id = checked_id(path, line, rec.id.into_string())?;
         docs.push(Document::plain(
             id,
             rec.title.clone(),
@@ -156,14 +171,7 @@ pub fn load_queries(path: &Path) -> Result<Vec<Query>> {
     for_each_line(path, |line, text| {
         let q: QueryLine = serde_json::from_str(text)
             .map_err(|e| json_error(path, line, e, "queries (expects {\"_id\", \"text\"})"))?;
-        let id = q.id.into_string();
-        if id.is_empty() || id.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(Error::parse(
-                path,
-                line,
-                format!("invalid _id {id:?}: ids must be non-empty without white space or control characters"),
-            ));
-        }
+        let id = checked_id(path, line, q.id.into_string())?;
         if let Some(first) = seen.insert(id.clone(), line) {
             return Err(Error::parse(path, line, format!("duplicate query _id {id:?} (first at line {first}); query ids must be unique, rename or drop one")));
         }

@@ -54,7 +54,8 @@ pub fn load_dir(dir: &Path) -> Result<Corpus> {
     let docs = paths
         .iter()
         .map(|p| {
-            let bytes = std::fs::read(p).map_err(|e| Error::io(p, e))?;
+            let bytes =
+                crate::input::read(p, crate::input::MAX_YAML_BYTES).map_err(|e| Error::io(p, e))?;
             let (doc, had_front_matter) = parse_record_full(p, &bytes)?;
             if !had_front_matter {
                 defaulted.push(doc.id.clone());
@@ -205,7 +206,7 @@ fn check_references(corpus: &Corpus) -> Result<()> {
 /// The 1-based line of the file naming `id`, searched from the first line naming `field`'s
 /// top-level key (0 when the file cannot be read or does not name it).
 fn reference_line(path: &Path, field: &str, id: &str) -> usize {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = crate::input::read_text(path).unwrap_or_default();
     let key = field.split('.').next().unwrap_or(field);
     let start = text.lines().position(|l| l.contains(key)).unwrap_or(0);
     text.lines()

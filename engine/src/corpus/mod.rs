@@ -80,7 +80,7 @@ impl Corpus {
 
     /// Loads a Markdown directory, or a BEIR directory when it holds `corpus.jsonl`.
     pub fn load(path: &Path) -> Result<Self> {
-        if path.join("corpus.jsonl").is_file() {
+        if path.join("corpus.jsonl").exists() {
             beir::load_corpus(&path.join("corpus.jsonl"))
         } else if path.is_dir() {
             markdown::load_dir(path)

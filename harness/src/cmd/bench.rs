@@ -95,7 +95,7 @@ fn distinct_report_folders(suite_files: &[PathBuf]) -> Result<()> {
     let mut seen: Vec<(String, PathBuf, usize)> = Vec::new();
     for path in suite_files {
         let suite = crate::suite::Suite::load(path)?;
-        let text = std::fs::read_to_string(&suite.path).unwrap_or_default();
+        let text = ranklab_engine::input::read_text(&suite.path).unwrap_or_default();
         let line = ranklab_engine::yaml::Lines::new(&text).of("suite", &suite.name);
         if let Some((_, other, other_line)) = seen
             .iter()

@@ -82,7 +82,7 @@ pub(crate) struct EvalArgs {
     /// Number of documents in the collection; only utility's d coefficient reads it
     /// (trec_eval -N).
     #[arg(short = 'N', long = "Number_docs_in_coll", value_name = "N", default_value_t = 0,
-          value_parser = clap::value_parser!(i64).range(0..))]
+          value_parser = docs_in_collection, allow_negative_numbers = true)]
     pub num_docs: i64,
 
     /// Remove unjudged documents from every ranking before evaluating (trec_eval -J; as
@@ -138,12 +138,33 @@ pub(crate) struct EvalArgs {
     pub run: Option<PathBuf>,
 }
 
-/// `-M`: a positive number of documents.
+/// `-M`: a positive number of documents (any up to 2^64 − 1).
 fn positive_docs(s: &str) -> Result<u64, String> {
-    match s.trim().parse::<i64>() {
-        Ok(n) if n > 0 => Ok(n as u64),
+    let t = s.trim();
+    match t.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Err(format!(
+            "-M {s} is too large: at most 18446744073709551615 documents per topic"
+        )),
         _ => Err(format!(
             "-M wants a positive number of documents per topic (e.g. -M 1000), not `{s}`"
+        )),
+    }
+}
+
+/// `-N`: the number of documents in the collection, 0 or more.
+fn docs_in_collection(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    match t.parse::<i64>() {
+        Ok(n) if n >= 0 => Ok(n),
+        Ok(_) => Err(format!(
+            "-N wants the number of documents in the collection (0 or more, e.g. -N 8841823), not the negative `{s}`"
+        )),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Err(format!(
+            "-N {s} is too large: at most 9223372036854775807 documents"
+        )),
+        Err(_) => Err(format!(
+            "-N wants the number of documents in the collection (0 or more, e.g. -N 8841823), not `{s}`"
         )),
     }
 }

@@ -96,6 +96,14 @@ pub(crate) struct JudgeArgs {
     /// server more).
     #[arg(long, value_name = "N", default_value_t = crate::judge::endpoint::TOP_LOGPROBS, value_parser = clap::value_parser!(u32).range(4..), requires = "llm_endpoint")]
     pub llm_top_logprobs: u32,
+    /// With --llm-endpoint: the total deadline of one attempt of a request, in milliseconds
+    /// (the whole answer must have arrived by then, however slowly the server sends it).
+    #[arg(long, value_name = "MS", default_value_t = crate::judge::endpoint::TIMEOUT_MS, value_parser = clap::value_parser!(u64).range(1..), requires = "llm_endpoint")]
+    pub llm_timeout_ms: u64,
+    /// With --llm-endpoint: how many times a request that failed (connection error, timeout,
+    /// 429, 5xx) is tried again, after a back-off of 0.1 s, 0.2 s, 0.4 s, ... (at most 5 s).
+    #[arg(long, value_name = "N", default_value_t = crate::engine_spec::http::DEFAULT_RETRIES, requires = "llm_endpoint")]
+    pub llm_retries: u32,
     /// With --llm: grade the pairs missing from the grade cache on a Ray cluster (see `ranklab
     /// beir --help`); the grades are bit-identical to a local run's.
     #[command(flatten)]
@@ -123,6 +131,8 @@ impl JudgeArgs {
                 },
                 parse_text: self.parse_text,
                 top_logprobs: self.llm_top_logprobs,
+                timeout_ms: self.llm_timeout_ms,
+                retries: self.llm_retries,
             }),
             _ => None,
         }

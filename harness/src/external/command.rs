@@ -8,6 +8,11 @@
 //! `{"version": true}`, answered by `{"version": "..."}`. When every task is answered, ranklab
 //! closes stdin and the child exits.
 //!
+//! Every answer line is read with a bound ([`MAX_ANSWER`]): a longer one, or output with no
+//! newline within it, is an error, never buffered whole; a hit id over
+//! [`ranklab_engine::input::MAX_ID_BYTES`] is refused. The version answer, an engine's
+//! `error` and each kept stderr line are cut to their first [`super::ERROR_BYTES`] bytes.
+//!
 //! The child's stderr is kept (its last lines): an engine that is not found, exits early,
 //! answers with a line that is not JSON or does not answer within `timeout_ms` is an error that
 //! names the configuration, the task, the exit code and that tail.
@@ -45,6 +50,56 @@ use crate::suite::Task;
 
 /// How many lines of the child's stderr are kept.
 const STDERR_LINES: usize = 20;
+
+/// The longest answer line read from an engine's stdout (one answer per line):
+/// [`ranklab_engine::input::MAX_LINE_BYTES`]. A longer line, or one with no newline within it,
+/// is an error; no more is ever buffered.
+const MAX_ANSWER: usize = ranklab_engine::input::MAX_LINE_BYTES;
+
+/// Reads one line of the engine's stderr, keeping its first [`super::ERROR_BYTES`] bytes and
+/// skipping the rest of it (noted with its length); `None` at the end.
+fn stderr_line(r: &mut impl BufRead) -> std::io::Result<Option<String>> {
+    let mut kept = Vec::new();
+    let mut total = 0usize;
+    let mut ended = false;
+    loop {
+        let avail = r.fill_buf()?;
+        if avail.is_empty() {
+            if total == 0 {
+                return Ok(None);
+            }
+            break;
+        }
+        let (take, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        let room = (super::ERROR_BYTES + 4).saturating_sub(kept.len());
+        kept.extend_from_slice(&avail[..take.min(room)]);
+        total += take;
+        r.consume(take);
+        if done {
+            ended = true;
+            break;
+        }
+    }
+    // The line's length without its line end (LF or CRLF).
+    let mut total = total - usize::from(ended);
+    kept.truncate(total);
+    if ended && kept.len() == total && kept.last() == Some(&b'\r') {
+        kept.pop();
+        total -= 1;
+    }
+    let text = String::from_utf8_lossy(&kept);
+    Ok(Some(if total > super::ERROR_BYTES {
+        format!(
+            "{}… ({total} bytes in all)",
+            ranklab_engine::input::prefix(&text, super::ERROR_BYTES)
+        )
+    } else {
+        text.into_owned()
+    }))
+}
 
 /// How long the stderr tail is waited for once the engine's group was killed (its pipes then
 /// close at once; this bounds a process that left the group and still holds them).
@@ -151,7 +206,23 @@ fn start(name: &str, spec: &EngineSpec, base: &Path) -> Result<Engine> {
     };
     let (tx, lines) = mpsc::channel();
     std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
+        let mut r = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        for line_no in 1.. {
+            let line = match ranklab_engine::input::read_line(&mut r, &mut buf, MAX_ANSWER, line_no)
+            {
+                Ok(0) => break,
+                Ok(_) => {
+                    let l = buf.strip_suffix(b"\n").unwrap_or(&buf);
+                    String::from_utf8(l.to_vec()).map_err(|_| {
+                        std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            format!("stdout line {line_no} is not UTF-8"),
+                        )
+                    })
+                }
+                Err(e) => Err(e),
+            };
             let stop = line.is_err();
             if tx.send(line).is_err() || stop {
                 break;
@@ -163,8 +234,8 @@ fn start(name: &str, spec: &EngineSpec, base: &Path) -> Result<Engine> {
     let (done, stderr_done) = mpsc::channel::<()>();
     std::thread::spawn(move || {
         let _done = done;
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
+        let mut r = BufReader::new(stderr);
+        while let Ok(Some(line)) = stderr_line(&mut r) {
             let mut t = keep.lock().unwrap_or_else(|e| e.into_inner());
             if t.len() == STDERR_LINES {
                 t.pop_front();
@@ -345,7 +416,7 @@ pub fn run(
     let version = if spec.version {
         let v = engine.ask("(version)", &serde_json::json!({ "version": true }))?;
         match v.get("version").and_then(Value::as_str) {
-            Some(s) => Some(s.to_string()),
+            Some(s) => Some(super::cut(s, super::ERROR_BYTES)),
             None => bail!(
                 "configuration {name:?}: the engine answered the version request with {}; expected {{\"version\": \"...\"}}",
                 super::snippet(&v)

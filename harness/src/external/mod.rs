@@ -255,7 +255,7 @@ pub fn parse_response(
     }
     if let Some(e) = obj.get("error") {
         let msg = e.as_str().map_or_else(|| e.to_string(), str::to_string);
-        return Ok(Err(msg));
+        return Ok(Err(cut(&msg, ERROR_BYTES)));
     }
     let hits = obj
         .get("hits")
@@ -297,6 +297,13 @@ pub(crate) fn rank_hits<'a>(
                 shown(i)
             ),
         };
+        if id.len() > ranklab_engine::input::MAX_ID_BYTES {
+            bail!(
+                "task {task}: hit {}: {}; an engine answers with document ids",
+                i + 1,
+                ranklab_engine::input::id_too_long("id", &id)
+            );
+        }
         if id.is_empty() || id.chars().any(char::is_whitespace) {
             bail!("task {task}: hit {} has id {id:?}; ids must be non-empty and hold no white space (they are TREC docnos)", i + 1);
         }
@@ -356,6 +363,10 @@ pub fn ranking(
         None => parse_response(task, response, k),
     }
 }
+
+/// How much of an engine's own error message, version answer or stderr line is kept (in
+/// messages and reports): its first 1,000 bytes.
+pub const ERROR_BYTES: usize = 1000;
 
 /// The first 200 bytes of a value's JSON, for messages.
 pub fn snippet(v: &Value) -> String {

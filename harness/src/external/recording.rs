@@ -157,7 +157,7 @@ impl Recording {
         tasks: &[Task],
         k: usize,
     ) -> Result<Self> {
-        let text = std::fs::read_to_string(path).with_context(|| {
+        let text = ranklab_engine::input::read_to_string(path, ranklab_engine::input::MAX_WHOLE_BYTES).with_context(|| {
             format!(
                 "configuration {name:?}: no recording at {}; run once with --record while the engine runs, or name the report tree that holds the recordings with --recordings DIR",
                 path.display()

@@ -371,7 +371,7 @@ fn json_str(s: &str) -> String {
 impl Baseline {
     /// Reads and checks a baseline file (fields, numbers, duplicates, suites of the rows).
     pub fn load(path: &Path) -> Result<Baseline> {
-        let bytes = std::fs::read(path).map_err(|e| {
+        let bytes = ranklab_engine::input::read(path, ranklab_engine::input::MAX_WHOLE_BYTES).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 anyhow!("{}{}: no baseline file; record one with `ranklab gate --update` (after reviewing the numbers)", path.display(), crate::root::tried(path))
             } else {
@@ -437,14 +437,13 @@ impl Baseline {
     /// Adds a row once its suite, numbers, `rise`, `config` and `accepted` are checked; a
     /// (suite, configuration, metric) listed twice is an error naming both lines.
     fn add_row(&mut self, text: &str, r: RawRow) -> Result<()> {
-        let line = find_line(
-            text,
-            &[
-                &format!("\"suite\": {}", json_str(&r.suite)),
-                &format!("\"configuration\": {}", json_str(&r.configuration)),
-                &format!("\"metric\": {}", json_str(&r.metric)),
-            ],
-        );
+        let needles = [
+            format!("\"suite\": {}", json_str(&r.suite)),
+            format!("\"configuration\": {}", json_str(&r.configuration)),
+            format!("\"metric\": {}", json_str(&r.metric)),
+        ];
+        let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
+        let line = find_line(text, &needles);
         let at = format!("{}:{line}", self.path.display());
         if !self.suites.contains_key(&r.suite) {
             bail!("{at}: row names suite {:?}, which has no entry under \"suites\"; add it or run `ranklab gate --update`", r.suite);
@@ -485,8 +484,11 @@ impl Baseline {
             line,
         };
         if let Some(prev) = self.rows.insert(row.key(), row.clone()) {
+            // This row is the second one: its line is the next that matches after the first's.
+            let second = find_line_after(text, &needles, prev.line);
             bail!(
-                "{at}: ({}, {}, {}) is listed twice (also on line {}); keep one row",
+                "{}:{second}: ({}, {}, {}) is listed twice (also on line {}); keep one row",
+                self.path.display(),
                 row.suite,
                 row.configuration,
                 row.metric,
@@ -799,6 +801,17 @@ fn who(a: &Accepted) -> String {
 
 /// The 1-based line of the first line holding every needle; failing that, of the first needle
 /// alone; 0 when none is found.
+/// The 1-based line of the first line after line `after` holding every needle, 0 if none.
+fn find_line_after(text: &str, needles: &[&str], after: usize) -> usize {
+    text.lines()
+        .enumerate()
+        .skip(after)
+        .find(|(_, l)| needles.iter().all(|n| l.contains(n)))
+        .map_or(0, |(i, _)| i + 1)
+}
+
+/// The 1-based line of the first line holding every needle (else the first holding the first
+/// needle), 0 if none.
 fn find_line(text: &str, needles: &[&str]) -> usize {
     let pos = |pred: &dyn Fn(&str) -> bool| text.lines().position(pred).map(|i| i + 1);
     pos(&|l| needles.iter().all(|n| l.contains(n)))
@@ -957,6 +970,27 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("b.json:") && e.contains("listed twice"), "{e}");
+        // Oracle: the lines of the two rows, found in the text by hand-written needles.
+        let metric = e
+            .split("(brain, current, ")
+            .nth(1)
+            .unwrap()
+            .split(')')
+            .next()
+            .unwrap();
+        let lines: Vec<usize> = dup
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| {
+                l.contains("\"configuration\": \"current\"")
+                    && l.contains(&format!("\"metric\": \"{metric}\""))
+            })
+            .map(|(i, _)| i + 1)
+            .collect();
+        assert_eq!(lines.len(), 2, "{dup}");
+        let want = format!("b.json:{}: ", lines[1]);
+        assert!(e.starts_with(&want), "{e}");
+        assert!(e.contains(&format!("(also on line {})", lines[0])), "{e}");
     }
 
     #[test]

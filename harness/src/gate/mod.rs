@@ -85,7 +85,7 @@ pub fn config_fingerprint(c: &Configuration) -> String {
     let mut text = format!("{canon:?}");
     if let Some(p) = practice {
         text.push_str("\u{1}practice\u{1}");
-        match std::fs::read(&p) {
+        match ranklab_engine::input::read(&p, ranklab_engine::input::MAX_YAML_BYTES) {
             Ok(bytes) => text.push_str(&ranklab_engine::models::hex(&sha2::Sha256::digest(&bytes))),
             Err(_) => text.push_str("unreadable"),
         }

@@ -14,7 +14,9 @@
 //! ([`GradeDist::from_text`]); without it, that is an error naming the endpoint. As the rerank
 //! endpoint does, the query is cut to 512 characters and the passage to 2048 before they are
 //! sent; the HTTP client is the external engines' (retries on connection errors, timeouts, 429
-//! and 5xx; [`TIMEOUT_MS`] per phase of a request: a CPU server reads a long prompt slowly).
+//! and 5xx, `--llm-retries` times, default [`DEFAULT_RETRIES`]; each attempt ends
+//! `--llm-timeout-ms` after it began, default [`TIMEOUT_MS`], however slowly the answer drips:
+//! [`Patience`]).
 //!
 //! Identity (keys the grade cache): API, model name, endpoint, the character limits, the
 //! prompt's hash, and whether text answers are accepted.
@@ -35,8 +37,29 @@ use crate::suite::LlmApi;
 /// API and vLLM allow at most.
 pub(crate) const TOP_LOGPROBS: u32 = 20;
 
-/// How long each phase of a request may take (2 minutes).
+/// The default total deadline of one attempt of a request (`--llm-timeout-ms`): 2 minutes (a CPU
+/// server reads a long prompt slowly).
 pub(crate) const TIMEOUT_MS: u64 = 120_000;
+
+/// How long the judge waits for an endpoint: each attempt of a request ends at `timeout` (the
+/// whole response, however slowly it arrives), and a failed request is tried `retries` more
+/// times, so a request gives up after at most `(retries + 1) × timeout` plus the back-off.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Patience {
+    /// The total deadline of one attempt.
+    pub timeout: Duration,
+    /// Attempts after the first.
+    pub retries: u32,
+}
+
+impl Default for Patience {
+    fn default() -> Self {
+        Patience {
+            timeout: Duration::from_millis(TIMEOUT_MS),
+            retries: DEFAULT_RETRIES,
+        }
+    }
+}
 
 /// An OpenAI-compatible endpoint grading pairs.
 pub(crate) struct EndpointGrader {
@@ -61,6 +84,7 @@ impl EndpointGrader {
         api: LlmApi,
         parse_text: bool,
         top_logprobs: u32,
+        patience: Patience,
     ) -> EndpointGrader {
         let prompt = GradePrompt::default();
         let api_name = crate::external::rerank::api_name(api);
@@ -72,12 +96,7 @@ impl EndpointGrader {
             if parse_text { " text-answers=yes" } else { "" }
         );
         let name = format!("judge endpoint {url} ({api_name})");
-        let poster = Poster::new(
-            &name,
-            Vec::new(),
-            DEFAULT_RETRIES,
-            Duration::from_millis(TIMEOUT_MS),
-        );
+        let poster = Poster::new(&name, Vec::new(), patience.retries, patience.timeout);
         let client = poster.client();
         EndpointGrader {
             url: url.trim_end_matches('/').to_string(),
@@ -180,7 +199,14 @@ mod tests {
     use super::*;
 
     fn grader(api: LlmApi, parse_text: bool) -> EndpointGrader {
-        EndpointGrader::new("http://127.0.0.1:1/v1/", "m", api, parse_text, TOP_LOGPROBS)
+        EndpointGrader::new(
+            "http://127.0.0.1:1/v1/",
+            "m",
+            api,
+            parse_text,
+            TOP_LOGPROBS,
+            Patience::default(),
+        )
     }
 
     /// log-probs -3, ln 0.5 - 1 ... : "0" -1.2, "1" -1.2, "2" -0.5, "3" -3.0 (and " 2" lower,

@@ -22,6 +22,7 @@
 //! pairs again does no model work and gives the same bits.
 
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use ranklab_engine::models::remote::Offload;
@@ -56,6 +57,10 @@ pub(crate) enum Source {
         parse_text: bool,
         /// How many of the answer token's most likely alternatives to ask for.
         top_logprobs: u32,
+        /// The total deadline of one attempt of a request, in milliseconds.
+        timeout_ms: u64,
+        /// How many times a failed request is tried again.
+        retries: u32,
     },
 }
 
@@ -288,12 +293,18 @@ pub(crate) fn grader_for(source: &Source, store: &ModelStore) -> Result<Box<dyn 
             api,
             parse_text,
             top_logprobs,
+            timeout_ms,
+            retries,
         } => Ok(Box::new(super::endpoint::EndpointGrader::new(
             url,
             model,
             *api,
             *parse_text,
             *top_logprobs,
+            super::endpoint::Patience {
+                timeout: Duration::from_millis(*timeout_ms),
+                retries: *retries,
+            },
         ))),
     }
 }

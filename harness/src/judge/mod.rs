@@ -23,9 +23,13 @@
 //! `frame-ancestors 'none'` and `X-Frame-Options: DENY`, so another site cannot frame the page
 //! and trick a click on a grade button.
 //!
-//! Each connection is served on its own thread (at most [`MAX_CLIENTS`] at once, more are told
-//! 503), with a deadline of [`REQUEST_DEADLINE`] for the whole request: a slow or stalled client
-//! holds only its own thread. Grades are applied one at a time (a mutex over the session), and
+//! Each connection is served on its own thread. Its request head must arrive within
+//! [`HEAD_DEADLINE`] and the whole request within [`REQUEST_DEADLINE`]; while it arrives the
+//! connection holds no client slot (at most [`MAX_PENDING`] connections wait so), so idle or
+//! slowloris connections cannot keep a real request out: only a complete request takes one of the
+//! [`MAX_CLIENTS`] slots (more are told 503). A head over [`MAX_HEAD`] is answered 431, a body
+//! over [`MAX_BODY`] 413; a connection that sends too slowly is closed and logged as such, one
+//! that sends nothing is closed quietly. Grades are applied one at a time (a mutex over the session), and
 //! written under the file lock.
 //!
 //! Each item shows the task's query, the document's title with its lifecycle (current state),
@@ -35,14 +39,14 @@
 //! hint, behind a toggle that is off by default; a grade given records whether the hint was on
 //! screen (`saw_llm`), so agreement can be measured on grades given blind.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use ranklab_engine::corpus::Document;
 use serde::{Deserialize, Serialize};
 
@@ -67,6 +71,20 @@ pub(crate) const MAX_CLIENTS: usize = 32;
 
 /// The longest a client may take to send its whole request.
 pub(crate) const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The longest a client may take to send its request head (request line and headers), counted
+/// from the connection: an idle or slowloris connection is closed after it.
+pub(crate) const HEAD_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Connections still sending their request at once (they hold no client slot); more are told
+/// 503.
+pub(crate) const MAX_PENDING: usize = 256;
+
+/// The largest request head: 64 KiB (more is answered 431).
+pub(crate) const MAX_HEAD: usize = 64 * 1024;
+
+/// The largest request body: 64 KiB (a grade is a few dozen bytes; more is answered 413).
+pub(crate) const MAX_BODY: usize = 64 * 1024;
 
 /// One document to judge for one task.
 #[derive(Debug, Clone, Serialize)]
@@ -424,6 +442,8 @@ impl Drop for Slot {
 }
 
 /// Serves `session` on `listener` until the process is stopped: one thread per connection.
+/// A connection waits for its request under a deadline without holding a client slot (at most
+/// [`MAX_PENDING`] such); only a complete request takes one of the [`MAX_CLIENTS`] slots.
 pub(crate) fn serve(listener: TcpListener, session: Session) -> Result<()> {
     let port = listener.local_addr()?.port();
     let token = new_token();
@@ -438,27 +458,33 @@ pub(crate) fn serve(listener: TcpListener, session: Session) -> Result<()> {
         token,
     });
     let active = Arc::new(AtomicUsize::new(0));
+    let pending = Arc::new(AtomicUsize::new(0));
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
-        if active.fetch_add(1, Ordering::SeqCst) >= MAX_CLIENTS {
-            active.fetch_sub(1, Ordering::SeqCst);
-            let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-            let _ = respond(
-                &stream,
-                "503 Service Unavailable",
-                "text/plain",
-                b"too many connections at once; try again",
-            );
+        let Some(waiting) = Slot::take(&pending, MAX_PENDING) else {
+            busy(&stream);
             continue;
-        }
-        let slot = Slot(Arc::clone(&active));
+        };
         let server = Arc::clone(&server);
+        let active = Arc::clone(&active);
         let spawned = std::thread::Builder::new()
             .name("judge-client".into())
             .spawn(move || {
-                let _slot = slot;
-                if let Err(e) = handle(&stream, &server) {
-                    eprintln!("judge: {e:#}");
+                let peer = stream
+                    .peer_addr()
+                    .map_or_else(|_| "a client".to_string(), |a| a.to_string());
+                let req = read_request(&stream);
+                drop(waiting);
+                let req = match req {
+                    Ok(r) => r,
+                    Err(refused) => return refused.answer(&stream, &peer),
+                };
+                let Some(_slot) = Slot::take(&active, MAX_CLIENTS) else {
+                    busy(&stream);
+                    return;
+                };
+                if let Err(e) = handle(&stream, &server, &req, &peer) {
+                    eprintln!("judge: request from {peer}: {e:#}");
                 }
             });
         if let Err(e) = spawned {
@@ -466,6 +492,28 @@ pub(crate) fn serve(listener: TcpListener, session: Session) -> Result<()> {
         }
     }
     Ok(())
+}
+
+impl Slot {
+    /// One of `max` slots counted by `count`, if one is free.
+    fn take(count: &Arc<AtomicUsize>, max: usize) -> Option<Slot> {
+        if count.fetch_add(1, Ordering::SeqCst) >= max {
+            count.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(Slot(Arc::clone(count)))
+    }
+}
+
+/// Answers 503 at once (more connections than slots).
+fn busy(stream: &TcpStream) {
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+    let _ = respond(
+        stream,
+        "503 Service Unavailable",
+        "text/plain",
+        b"too many connections at once; try again",
+    );
 }
 
 struct Request {
@@ -486,62 +534,171 @@ impl Request {
     }
 }
 
+/// Why a request was not read: each is answered (or not) and logged by [`Refused::answer`].
+#[derive(Debug)]
+enum Refused {
+    /// Nothing arrived before the head deadline (an idle connection): closed quietly.
+    Idle,
+    /// The request did not arrive in time; `what` is the part that was late.
+    Slow { what: &'static str, limit: Duration },
+    /// The head is larger than [`MAX_HEAD`].
+    HeadTooLarge,
+    /// A `Content-Length` over [`MAX_BODY`].
+    BodyTooLarge(u64),
+    /// A malformed head or a read error.
+    Bad(String),
+}
+
+impl Refused {
+    /// Answers the client where HTTP has an answer (431, 413, 400), then logs one clear line.
+    fn answer(self, stream: &TcpStream, peer: &str) {
+        let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+        let (status, msg) = match self {
+            Refused::Idle => return,
+            Refused::Slow { what, limit } => {
+                eprintln!(
+                    "judge: request from {peer}: {what} did not arrive within {} s (a client sending too slowly, or a stalled one); the connection was closed",
+                    limit.as_secs()
+                );
+                return;
+            }
+            Refused::HeadTooLarge => (
+                "431 Request Header Fields Too Large",
+                format!("the request head is over {MAX_HEAD} bytes"),
+            ),
+            Refused::BodyTooLarge(n) => (
+                "413 Content Too Large",
+                format!("a request body of {n} bytes is over the limit of {MAX_BODY} bytes"),
+            ),
+            Refused::Bad(m) => ("400 Bad Request", m),
+        };
+        eprintln!("judge: request from {peer} refused ({status}): {msg}");
+        if respond(stream, status, "application/json", &error_json(&msg)).is_ok() {
+            // The client may still be sending its body: stop writing, then read and drop what it
+            // sends (briefly, boundedly) so that closing does not reset the answer away.
+            let _ = stream.shutdown(std::net::Shutdown::Write);
+            let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+            let mut sink = [0u8; 16 * 1024];
+            let mut s = stream;
+            let mut drained = 0usize;
+            while drained < 32 << 20 {
+                match s.read(&mut sink) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => drained += n,
+                }
+            }
+        }
+    }
+}
+
 /// Reads from a stream with one deadline for everything read: each read may wait only for the
 /// time left, so a client that trickles bytes cannot hold its connection past the deadline.
 struct Deadline<'a> {
     stream: &'a TcpStream,
     until: Instant,
+    /// Bytes read so far.
+    got: usize,
 }
 
 impl Read for Deadline<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let late = || std::io::Error::new(std::io::ErrorKind::TimedOut, "deadline");
         let left = self.until.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!(
-                    "the request was not complete within {} s",
-                    REQUEST_DEADLINE.as_secs()
-                ),
-            ));
+            return Err(late());
         }
         self.stream.set_read_timeout(Some(left))?;
         let mut s = self.stream;
-        s.read(buf)
+        match s.read(buf) {
+            Ok(n) => {
+                self.got += n;
+                Ok(n)
+            }
+            // A read timeout is EAGAIN ("Resource temporarily unavailable") on Unix.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                Err(late())
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 
-fn read_request(stream: &TcpStream) -> Result<Request> {
-    let reader = Deadline {
+/// Reads a request: its head within [`HEAD_DEADLINE`] and at most [`MAX_HEAD`] bytes, then a
+/// body of at most [`MAX_BODY`] bytes, the whole within [`REQUEST_DEADLINE`].
+fn read_request(stream: &TcpStream) -> Result<Request, Refused> {
+    let start = Instant::now();
+    let mut r = BufReader::new(Deadline {
         stream,
-        until: Instant::now() + REQUEST_DEADLINE,
+        until: start + HEAD_DEADLINE,
+        got: 0,
+    });
+    let io = |r: &BufReader<Deadline<'_>>, e: std::io::Error, what: &'static str, limit| {
+        if e.kind() == std::io::ErrorKind::TimedOut {
+            if r.get_ref().got == 0 {
+                Refused::Idle
+            } else {
+                Refused::Slow { what, limit }
+            }
+        } else {
+            Refused::Bad(format!("reading the request: {e}"))
+        }
     };
-    let mut r = BufReader::new(reader.take(1 << 20));
-    let mut line = String::new();
-    r.read_line(&mut line)?;
-    let mut parts = line.split_whitespace();
+    let mut head = Vec::new();
+    let mut line = Vec::new();
+    let mut lines = Vec::new();
+    loop {
+        let left = MAX_HEAD.saturating_sub(head.len());
+        match ranklab_engine::input::read_line(&mut r, &mut line, left, 1) {
+            Ok(0) if head.is_empty() => return Err(Refused::Idle),
+            Ok(0) => {
+                return Err(Refused::Bad(
+                    "the connection closed within the request head".into(),
+                ))
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                return Err(Refused::HeadTooLarge)
+            }
+            Err(e) => return Err(io(&r, e, "the request head", HEAD_DEADLINE)),
+        }
+        head.extend_from_slice(&line);
+        if line == b"\r\n" || line == b"\n" {
+            break;
+        }
+        lines.push(String::from_utf8_lossy(&line).trim_end().to_string());
+    }
+    let mut parts = lines
+        .first()
+        .map(|l| l.split_whitespace())
+        .into_iter()
+        .flatten();
     let method = parts.next().unwrap_or_default().to_string();
     let path = parts.next().unwrap_or_default().to_string();
     let mut headers = Vec::new();
-    let mut length = 0usize;
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h)? == 0 || h == "\r\n" || h == "\n" {
-            break;
-        }
+    let mut length = 0u64;
+    for h in lines.iter().skip(1) {
         if let Some((k, v)) = h.split_once(':') {
             let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
             if k == "content-length" {
-                length = v.parse().context("Content-Length")?;
+                length = v
+                    .parse()
+                    .map_err(|_| Refused::Bad(format!("Content-Length {v:?} is not a number")))?;
             }
             headers.push((k, v));
         }
     }
-    if length > 1 << 16 {
-        bail!("request body of {length} bytes refused");
+    if length > MAX_BODY as u64 {
+        return Err(Refused::BodyTooLarge(length));
     }
-    let mut body = vec![0; length];
-    r.read_exact(&mut body)?;
+    r.get_mut().until = start + REQUEST_DEADLINE;
+    let mut body = vec![0; length as usize];
+    r.read_exact(&mut body)
+        .map_err(|e| io(&r, e, "the request body", REQUEST_DEADLINE))?;
     Ok(Request {
         method,
         path,
@@ -655,12 +812,8 @@ fn error_json(message: &str) -> Vec<u8> {
         .into_bytes()
 }
 
-fn handle(stream: &TcpStream, server: &Server) -> Result<()> {
+fn handle(stream: &TcpStream, server: &Server, req: &Request, peer: &str) -> Result<()> {
     stream.set_write_timeout(Some(REQUEST_DEADLINE))?;
-    let peer = stream
-        .peer_addr()
-        .map_or_else(|_| "a client".to_string(), |a| a.to_string());
-    let req = read_request(stream).with_context(|| format!("request from {peer}"))?;
     let hosts: Vec<&str> = req.all("host").collect();
     if hosts.len() != 1 || !server.hosts.iter().any(|h| h == hosts[0]) {
         return respond(
@@ -695,7 +848,7 @@ fn handle(stream: &TcpStream, server: &Server) -> Result<()> {
             respond(stream, "200 OK", json, &body)
         }
         ("POST", "/judge") => {
-            if let Some((status, msg)) = refusal(&req, server) {
+            if let Some((status, msg)) = refusal(req, server) {
                 eprintln!("judge: refused a POST /judge from {peer} ({status}): {msg}");
                 return respond(stream, status, json, &error_json(&msg));
             }

@@ -36,12 +36,14 @@ pub enum MeasureError {
         near: String,
     },
     /// A cutoff that is not a positive integer.
-    #[error("measure `{spec}`: cutoff `{cutoff}` is not a positive integer (write e.g. P.5,10)")]
+    #[error("measure `{spec}`: cutoff `{cutoff}` {why} (write e.g. P.5,10)")]
     BadCutoff {
         /// The whole specification.
         spec: String,
         /// The offending cutoff.
         cutoff: String,
+        /// Why: not a positive integer, or too large.
+        why: &'static str,
     },
     /// The same cutoff twice in one specification (trec_eval rejects this too).
     #[error("measure `{spec}`: cutoff {cutoff} is given twice")]
@@ -538,25 +540,32 @@ fn near_measure(name: &str) -> String {
 }
 
 /// trec_eval's cutoff reading: an integer, or a decimal read as its integer part (`5.5` is 5).
-fn parse_cutoff(c: &str) -> Option<usize> {
+/// Refused: why, in words.
+fn parse_cutoff(c: &str) -> Result<usize, &'static str> {
+    const NOT: &str = "is not a positive integer";
     let c = c.trim();
     let int = match c.split_once('.') {
         Some((i, frac)) if frac.bytes().all(|b| b.is_ascii_digit()) => i,
-        Some(_) => return None,
+        Some(_) => return Err(NOT),
         None => c,
     };
     if int.is_empty() || !int.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+        return Err(NOT);
     }
-    int.parse().ok().filter(|&k| k > 0)
+    match int.parse::<usize>() {
+        Ok(0) => Err(NOT),
+        Ok(k) => Ok(k),
+        Err(_) => Err("is too large (a cutoff is at most 18446744073709551615)"),
+    }
 }
 
 fn parse_cutoffs(spec: &str, params: &str) -> Result<Vec<usize>, MeasureError> {
     let mut out = Vec::new();
     for c in params.split(',') {
-        let k = parse_cutoff(c).ok_or_else(|| MeasureError::BadCutoff {
+        let k = parse_cutoff(c).map_err(|why| MeasureError::BadCutoff {
             spec: spec.into(),
             cutoff: c.into(),
+            why,
         })?;
         if out.contains(&k) {
             return Err(MeasureError::DuplicateCutoff {
@@ -697,9 +706,10 @@ fn ir_measures(spec: &str) -> Result<Option<Irm>, MeasureError> {
     let k = match cut {
         Some(c) => match name {
             "IPrec" => None,
-            _ => Some(parse_cutoff(c).ok_or_else(|| MeasureError::BadCutoff {
+            _ => Some(parse_cutoff(c).map_err(|why| MeasureError::BadCutoff {
                 spec: spec.into(),
                 cutoff: c.into(),
+                why,
             })?),
         },
         None => None,

@@ -100,16 +100,17 @@ pub fn load(dir: &Path) -> Result<Costs> {
     let fix = format!(
         "fix it, or delete it and run `{MEASURE_COMMAND}` (`ranklab bench --measure-costs`) to measure again"
     );
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Costs {
-                file: CostFile::default(),
-                shown,
-            })
-        }
-        Err(e) => bail!("{}: cannot read the cost file: {e}", path.display()),
-    };
+    let text =
+        match ranklab_engine::input::read_to_string(&path, ranklab_engine::input::MAX_YAML_BYTES) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Costs {
+                    file: CostFile::default(),
+                    shown,
+                })
+            }
+            Err(e) => bail!("{}: cannot read the cost file: {e}", path.display()),
+        };
     let file: CostFile = serde_json::from_str(&text).map_err(|e| {
         anyhow::anyhow!("{}:{}:{}: {e}; {fix}", path.display(), e.line(), e.column())
     })?;

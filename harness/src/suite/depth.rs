@@ -23,7 +23,7 @@ pub fn check_depth(suite: &Suite, ex: &Experiments) -> Result<()> {
         .iter()
         .find(|t| t.k > c.depth())
         .unwrap_or(deepest);
-    let suite_text = std::fs::read_to_string(&suite.path).unwrap_or_default();
+    let suite_text = ranklab_engine::input::read_text(&suite.path).unwrap_or_default();
     let (k_line, whose) = if task.k == suite.k {
         (
             Lines::new(&suite_text).of("k", &suite.k.to_string()),
@@ -35,7 +35,7 @@ pub fn check_depth(suite: &Suite, ex: &Experiments) -> Result<()> {
             format!("task {:?} has k", task.id),
         )
     };
-    let ex_text = std::fs::read_to_string(&ex.path).unwrap_or_default();
+    let ex_text = ranklab_engine::input::read_text(&ex.path).unwrap_or_default();
     let name_line = Lines::new(&ex_text).of("name", &c.name);
     let (c_line, depth) = match c.depth {
         Some(d) => (

@@ -85,7 +85,7 @@ impl fmt::Display for Site<'_> {
 pub fn check_names(all: &[Experiments]) -> Result<()> {
     let lines: Vec<Lines> = all
         .iter()
-        .map(|ex| Lines::new(&std::fs::read_to_string(&ex.path).unwrap_or_default()))
+        .map(|ex| Lines::new(&ranklab_engine::input::read_text(&ex.path).unwrap_or_default()))
         .collect();
     let experiment_at = |i: usize| Site {
         path: &all[i].path,

@@ -88,12 +88,14 @@ pub enum TrecError {
         text: String,
     },
     /// A relevance judgment that is not an integer.
-    #[error("{at}: relevance `{text}` is not an integer; the fourth field of a qrels line is an integer judgment such as 0, 1 or 2")]
+    #[error("{at}: relevance `{text}` {why}; the fourth field of a qrels line is an integer judgment such as 0, 1 or 2")]
     BadRelevance {
         /// Where.
         at: Location,
         /// The field as written.
         text: String,
+        /// Why it is refused: not an integer, or an integer out of range.
+        why: &'static str,
     },
     /// The same document twice in one query of a run.
     #[error("{at}: document `{docno}` appears twice in query `{qid}` (first at line {first_line}); trec_eval rejects such runs: keep only one line per (query, document)")]

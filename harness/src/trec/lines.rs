@@ -4,7 +4,8 @@
 //! for UTF-8 in one call, and splits lines on C's `isspace` (space, tab, CR, VT, FF) in a single
 //! pass, like trec_eval: tabs and runs of spaces separate fields, CRLF line ends are accepted, a
 //! UTF-8 byte-order mark at the start of the file is skipped, blank lines and lines starting
-//! with `#` are skipped.
+//! with `#` are skipped. A line is at most [`ranklab_engine::input::MAX_LINE_BYTES`] long: a
+//! longer one (a file with no newline, say) is refused instead of buffered whole.
 
 use std::io::Read;
 use std::ops::ControlFlow;
@@ -137,6 +138,16 @@ impl<R: Read> LineSplitter<R> {
         self.end -= self.pos;
         self.pos = 0;
         if self.end == self.buf.len() {
+            // One line fills the buffer: grow it, up to the bound on a line.
+            if self.buf.len() >= ranklab_engine::input::MAX_LINE_BYTES {
+                return Err(TrecError::Io {
+                    path: self.path.clone(),
+                    source: ranklab_engine::input::line_too_long(
+                        self.line_no + 1,
+                        ranklab_engine::input::MAX_LINE_BYTES,
+                    ),
+                });
+            }
             self.buf.resize(self.buf.len() * 2, 0);
         }
         loop {

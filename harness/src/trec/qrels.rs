@@ -7,7 +7,6 @@
 //! (with a header line) are read by the corpus loaders, not here.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::Read;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -47,10 +46,12 @@ pub struct Qrels {
 impl Qrels {
     /// Reads a qrels file.
     pub fn read(path: &Path) -> Result<Self, TrecError> {
-        let file = File::open(path).map_err(|source| TrecError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let file = ranklab_engine::input::open(path)
+            .map(|(file, _)| file)
+            .map_err(|source| TrecError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Self::from_reader(file, path)
     }
 
@@ -74,9 +75,17 @@ impl Qrels {
                     },
                 });
             }
-            let rel: i32 = f.get(3).parse().map_err(|_| TrecError::BadRelevance {
-                at: Location::new(path, f.line_no, f.column(3)),
-                text: f.get(3).to_string(),
+            let rel: i32 = f.get(3).parse().map_err(|e: std::num::ParseIntError| {
+                TrecError::BadRelevance {
+                    at: Location::new(path, f.line_no, f.column(3)),
+                    text: f.get(3).to_string(),
+                    why: match e.kind() {
+                        std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                            "is out of range (a relevance is between -2147483648 and 2147483647)"
+                        }
+                        _ => "is not an integer",
+                    },
+                }
             })?;
             let judgments = match by_qid.get_mut(f.get(0)) {
                 Some(j) => j,

@@ -49,10 +49,12 @@ pub struct RunReader<R> {
 impl RunReader<File> {
     /// Opens a run file.
     pub fn open(path: &Path) -> Result<Self, TrecError> {
-        let file = File::open(path).map_err(|source| TrecError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let file = ranklab_engine::input::open(path)
+            .map(|(file, _)| file)
+            .map_err(|source| TrecError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Ok(RunReader::new(file, path))
     }
 }

@@ -246,8 +246,9 @@ fn load_dir(dir: &Path, identity: &str) -> Result<HashMap<String, String>> {
     };
     paths.sort();
     for path in paths {
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read the rerank recording {}", path.display()))?;
+        let text =
+            ranklab_engine::input::read_to_string(&path, ranklab_engine::input::MAX_WHOLE_BYTES)
+                .with_context(|| format!("cannot read the rerank recording {}", path.display()))?;
         let file: File = serde_json::from_str(&text).with_context(|| {
             format!(
                 "{}: not a rerank recording (want {{\"about\", \"configuration\", \"scorer\", \"exchanges\": [{{\"request\", \"response\", \"task\"}}]}} and no other field); re-record it with --record",

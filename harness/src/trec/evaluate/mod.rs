@@ -121,10 +121,12 @@ pub fn evaluate_run(
     measures: &[Measure],
     opts: &EvalOptions,
 ) -> Result<Evaluation, TrecError> {
-    let file = File::open(run).map_err(|source| TrecError::Io {
-        path: run.to_path_buf(),
-        source,
-    })?;
+    let file = ranklab_engine::input::open(run)
+        .map(|(file, _)| file)
+        .map_err(|source| TrecError::Io {
+            path: run.to_path_buf(),
+            source,
+        })?;
     let split = chunking(&file);
     evaluate_with(qrels, &file, run, measures, opts, |ctx| {
         split.and_then(|(size, chunk)| parallel::evaluate(ctx, &file, size, chunk))
