@@ -62,13 +62,15 @@ most.
 --update rewrites the baseline (atomically) for: the rows already in it, recall@k and MRR of the \
 configurations each suite ships (`ships:` in suite.yaml; without it, each experiments file's \
 baseline configuration), each --also, and nDCG@10 of bm25 and dense for each --beir collection; \
-it keeps each suite row's rankings in <baseline>.runs/<suite>/<configuration>.trec. It refuses (exit 1, nothing written, the failures named) while a row regresses \
+it keeps each suite row's rankings in <baseline>.runs/<suite>/<configuration>.trec, and adds the \
+model outputs the rows rest on that the recording lacked to <reports>/<suite>/runs/models/ \
+(<reports>/beir/<name>/runs/models/ for a collection), so that every later gate replays them. It refuses (exit 1, nothing written, the failures named) while a row regresses \
 or an expectation fails, unless --accept-regressions \"why\" is given: then the baseline records \
 per accepted row the old and new value, who, when and why, and every gate shows it while the value \
 stands. A failed paired assertion always refuses. Delete a row by hand to stop gating it; a \
 tolerance edited by hand is kept, and so are the expectations.
 
---calibrate N replays N times and writes each row's spread (largest minus smallest value) into \
+--calibrate N replays N times, live (engines asked, models computed here), and writes each row's spread (largest minus smallest value) into \
 the baseline, for configurations whose output varies between runs.
 
 --json FILE writes the result as JSON (`-`: to stdout, instead of the Markdown).
@@ -154,6 +156,10 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
         split: args.split.clone(),
         external: match (args.live, args.recording.mode()) {
             (true, _) => crate::external::Mode::Live,
+            // A recording replayed N times has no spread: calibration asks live.
+            (false, crate::external::Mode::Live) if args.calibrate.is_some() => {
+                crate::external::Mode::Live
+            }
             // Recording replay is the gate's default: the same inputs, the same verdict, on
             // every machine (`--from-recording` is accepted and means the same).
             (false, crate::external::Mode::Live) => crate::external::Mode::FromRecording,

@@ -124,6 +124,9 @@ pub struct Subject {
     pub origin: PathBuf,
     /// How external configurations are replayed (live, or from their recordings).
     pub replay: crate::replay::ReplayOptions,
+    /// Write the model outputs the rows rest on into `<recordings>/models/` (`--update`), as
+    /// `run` and `bench` do beside a suite's reports.
+    pub keep_outputs: bool,
 }
 
 impl Subject {
@@ -182,6 +185,7 @@ impl Subject {
             default_metrics: vec![format!("recall@{k}"), "MRR".to_string()],
             paired,
             replay: Default::default(),
+            keep_outputs: false,
         })
     }
 
@@ -212,6 +216,7 @@ impl Subject {
             paired: Vec::new(),
             origin: dir.to_path_buf(),
             replay: Default::default(),
+            keep_outputs: false,
         })
     }
 
@@ -362,7 +367,16 @@ impl Subject {
         let engine = Engine::build(&self.corpus, &[&ex])?;
         let r = replay_with(&engine, &self.suite, &ex, &self.replay)
             .with_context(|| format!("replaying {} for the gate", self.name))?;
-        out.outputs.add(&models.finish());
+        let files = models.finish();
+        out.outputs.add(&files);
+        if let (true, Some(runs)) = (self.keep_outputs, self.replay.recordings.as_deref()) {
+            let dir = runs.join(crate::replay::MODELS_FOLDER);
+            for f in files.iter().filter(|f| f.not_recorded > 0) {
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                f.write_into(&dir)?;
+            }
+        }
         let metrics = self.metric_names();
         let all = r.corpus_view(&self.corpus);
         for run in &r.runs {

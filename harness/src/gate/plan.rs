@@ -362,6 +362,7 @@ fn subjects(flags: &Flags, old: &Baseline) -> Result<BTreeMap<String, Subject>> 
             recordings: Some(flags.recordings.join(&s.name).join("runs")),
             ..Default::default()
         };
+        s.keep_outputs = flags.update;
         if let Some(prev) = subjects.get(&s.name) {
             bail!(
                 "{}: suite name {:?} is also used by {}; suite names must be unique",
@@ -382,6 +383,7 @@ fn subjects(flags: &Flags, old: &Baseline) -> Result<BTreeMap<String, Subject>> 
             recordings: Some(flags.recordings.join("beir").join(&s.name).join("runs")),
             ..Default::default()
         };
+        s.keep_outputs = flags.update;
         if subjects.contains_key(&s.name) {
             bail!(
                 "{}: collection name {:?} is also a suite name; rename one",

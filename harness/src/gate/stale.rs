@@ -41,6 +41,8 @@ pub enum Staleness {
         why: String,
         /// The command that re-records it.
         command: String,
+        /// The recording file.
+        file: String,
     },
 }
 
@@ -61,7 +63,9 @@ impl Staleness {
                 "the engine's index is its own (own_index): dated by its version, {}",
                 version.as_deref().unwrap_or("not recorded (set `version: true`)")
             )),
-            Staleness::Stale { why, command } => Some(format!("{why}; re-record: `{command}`")),
+            Staleness::Stale { why, command, file } => Some(format!(
+                "{why}; re-record it with `{command}` while the engine runs, then review and commit {file}"
+            )),
         }
     }
 }
@@ -119,10 +123,12 @@ pub fn of_recording(
         Some(then) => Staleness::Stale {
             why: changed(&then, now),
             command,
+            file: crate::report::shown(path),
         },
         None if baseline_corpus.is_some_and(|b| b != now.sha256) => Staleness::Stale {
             why: "STALE: recorded before ranklab kept a recording's corpus, and the suite's corpus changed since the baseline".to_string(),
             command,
+            file: crate::report::shown(path),
         },
         None => Staleness::Unknown,
     }
@@ -158,9 +164,8 @@ impl Plan {
                 };
                 let path = runs.join(crate::suite::recording_file_name(&k.1));
                 let command = format!(
-                    "ranklab run {} --record (with the engine running), then review and commit {}",
-                    crate::report::shown(s.suite.dir()),
-                    crate::report::shown(&path)
+                    "ranklab run {} --record",
+                    crate::report::shown(s.suite.dir())
                 );
                 out.insert(
                     (k.0.clone(), k.1.clone()),
