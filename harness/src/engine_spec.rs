@@ -54,6 +54,11 @@ pub struct EngineSpec {
     /// keys the recording.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub version: bool,
+    /// The engine's index does not come from the suite's corpus (a live service with its own
+    /// data): its recording does not go stale when the corpus changes; its staleness is its
+    /// version's (`version: true` records it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own_index: bool,
     /// What a task the engine answered with an error becomes (default: the run fails).
     #[serde(default, skip_serializing_if = "is_default")]
     pub on_error: OnError,

@@ -99,7 +99,27 @@ struct RawSuite {
     #[serde(default)]
     corpus: Option<PathBuf>,
     k: usize,
+    /// The configurations the team ships (gated by default by `ranklab gate --update`).
+    #[serde(default)]
+    #[allow(dead_code)] // read by [`shipped`]
+    ships: Vec<String>,
     tasks: Vec<RawTask>,
+}
+
+/// The configurations a suite file names under `ships:` (what `ranklab gate --update` gates
+/// by default), with the line of each; empty when it names none.
+pub fn shipped(suite: &Suite) -> Result<Vec<(String, usize)>> {
+    #[derive(Deserialize)]
+    struct Ships {
+        #[serde(default)]
+        ships: Vec<String>,
+    }
+    let (raw, text): (Ships, String) = read_yaml(&suite.path)?;
+    let at = text
+        .lines()
+        .position(|l| l.starts_with("ships:"))
+        .map_or(0, |i| i + 1);
+    Ok(raw.ships.into_iter().map(|c| (c, at)).collect())
 }
 
 #[derive(Deserialize)]

@@ -2,7 +2,8 @@
 //! failing, and per-task expectations, on the `fx` fixture of `gate_cli.rs` (copied to a
 //! temporary directory per test).
 //!
-//! The noisy configuration is a real external engine over the command protocol: a Python
+//! The noisy configuration is a real external engine over the command protocol, asked live
+//! (`gate --live`; `--calibrate` asks live by default, a recording having no spread): a Python
 //! program (written by the test) whose answers alternate by invocation. On even invocations it
 //! ranks each task's expected document first, on odd ones second behind a document the task does
 //! not expect. So, by hand, MRR is 1.0000 on even runs and 0.5000 on odd runs (every task's first
@@ -56,14 +57,15 @@ fn calibrating_a_noisy_engine_stores_its_spread_and_the_gate_then_tolerates_it()
         "experiment: noisy\nbaseline: noisy\nconfigurations:\n  - name: noisy\n    engine:\n      command: [python3, noisy.py]\n",
     )
     .unwrap();
-    // Invocation 0: the baseline records MRR 1.0000.
-    let o = gate(dir.path(), &["--update"]);
+    // The engine is asked live (`--live`; `--calibrate` always is): the gate's default replays
+    // recordings, and this engine has none. Invocation 0: the baseline records MRR 1.0000.
+    let o = gate(dir.path(), &["--update", "--live"]);
     assert_eq!(code(&o), 0, "{}", stdout(&o));
     assert!(baseline(dir.path()).contains(
         r#"{ "suite": "fx", "configuration": "noisy", "metric": "MRR", "value": 1.0000, "tolerance": 0.0010, "config": "#
     ));
     // Invocation 1, uncalibrated: MRR 0.5000 is a regression.
-    let o = gate(dir.path(), &[]);
+    let o = gate(dir.path(), &["--live"]);
     assert_eq!(code(&o), 1, "{}", stdout(&o));
     assert!(
         stdout(&o)
@@ -84,8 +86,8 @@ fn calibrating_a_noisy_engine_stores_its_spread_and_the_gate_then_tolerates_it()
         "{b}"
     );
     // Invocation 4 gives 1.0000 (same), 5 gives 0.5000: within 3 x 0.5000 now.
-    assert_eq!(code(&gate(dir.path(), &[])), 0);
-    let o = gate(dir.path(), &[]);
+    assert_eq!(code(&gate(dir.path(), &["--live"])), 0);
+    let o = gate(dir.path(), &["--live"]);
     assert_eq!(code(&o), 0, "{}", stdout(&o));
     assert!(
         stdout(&o).contains("| fx | noisy | MRR | 1.0000 | 0.5000 | -0.5000 | 1.5000 (3 × spread 0.5000) | pass (within tolerance) |"),

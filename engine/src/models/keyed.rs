@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::record_file::{read_header, RecordFile, CHECKPOINT_EVERY};
-use super::recorded::Layer;
+use super::recorded::{Layer, Origin};
 use super::remote::{verify, Offload, Shard, WorkKind, WorkRequest};
 use super::{hex, sha256};
 use crate::{Error, Result};
@@ -155,9 +155,13 @@ impl KeyedCache {
         let mut pending: HashMap<[u8; 32], usize> = HashMap::new();
         for (i, key) in keys.iter().enumerate() {
             let recorded = self.layer.as_ref().and_then(|l| l.get(key));
-            if let Some(bytes) = recorded.or_else(|| file.get(key)) {
+            let found = match recorded {
+                Some(bytes) => Some((bytes, Origin::Recorded)),
+                None => file.get(key).map(|bytes| (bytes, Origin::Cached)),
+            };
+            if let Some((bytes, origin)) = found {
                 if let Some(l) = &self.layer {
-                    l.keep(key, bytes);
+                    l.keep(key, bytes, origin);
                 }
                 out.found[i] = Some(decode(bytes));
                 out.served += 1;
@@ -181,7 +185,7 @@ impl KeyedCache {
         let mut file = self.lock();
         for (key, payload) in records {
             if let Some(l) = &self.layer {
-                l.keep(&key, payload);
+                l.keep(&key, payload, Origin::Computed);
             }
             file.insert(key, payload);
         }

@@ -54,6 +54,19 @@ pub(crate) struct Layer {
     sound: fn(&[u8]) -> bool,
     recorded: Option<RecordFile>,
     kept: Mutex<RecordFile>,
+    /// Where each kept key's payload came from (the first time it was kept).
+    origins: Mutex<BTreeMap<[u8; 32], Origin>>,
+}
+
+/// Where a model output a replay was given came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The recording read from (`--from-recording`).
+    Recorded,
+    /// This machine's cache.
+    Cached,
+    /// Computed by the model on this machine.
+    Computed,
 }
 
 impl Layer {
@@ -62,11 +75,13 @@ impl Layer {
         self.recorded.as_ref().and_then(|r| r.get(key))
     }
 
-    /// Keeps `key`'s payload as the replay was given it.
-    pub(crate) fn keep(&self, key: &[u8; 32], payload: &[u8]) {
+    /// Keeps `key`'s payload as the replay was given it, and where it came from.
+    pub(crate) fn keep(&self, key: &[u8; 32], payload: &[u8], origin: Origin) {
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         if kept.get(key).is_none() {
             kept.insert(*key, payload);
+            let mut origins = self.origins.lock().unwrap_or_else(|p| p.into_inner());
+            origins.insert(*key, origin);
         }
     }
 }
@@ -122,6 +137,7 @@ pub(crate) fn layer(
         sound,
         recorded,
         kept: Mutex::new(RecordFile::in_memory(kind, identity, payload)),
+        origins: Mutex::new(BTreeMap::new()),
     });
     layers.insert(name.to_string(), l.clone());
     Ok(Some(l))
@@ -144,6 +160,12 @@ pub struct RecordedFile {
     /// Of those, how many the recording read from did not hold (taken from the cache or
     /// computed on this machine); all of them when nothing was read.
     pub not_recorded: usize,
+    /// Of the records, how many were served from the recording read from.
+    pub from_recording: usize,
+    /// Of the records, how many were taken from this machine's cache.
+    pub from_cache: usize,
+    /// Of the records, how many the model computed on this machine.
+    pub computed: usize,
     kind: String,
     kept: RecordFile,
     sound: fn(&[u8]) -> bool,
@@ -207,6 +229,8 @@ impl Session {
                 continue;
             }
             let not_recorded = kept.keys().filter(|k| l.get(k).is_none()).count();
+            let origins = l.origins.lock().unwrap_or_else(|p| p.into_inner());
+            let count = |o: Origin| origins.values().filter(|&&x| x == o).count();
             let mut copy = RecordFile::in_memory(&l.kind, &l.identity, kept.payload());
             for k in kept.keys() {
                 copy.insert(*k, kept.get(k).expect("a kept key"));
@@ -216,6 +240,9 @@ impl Session {
                 identity: l.identity.clone(),
                 records,
                 not_recorded,
+                from_recording: count(Origin::Recorded),
+                from_cache: count(Origin::Cached),
+                computed: count(Origin::Computed),
                 kind: l.kind.clone(),
                 kept: copy,
                 sound: l.sound,
@@ -298,6 +325,11 @@ mod tests {
         let f = files.iter().find(|f| f.name == name).expect("our file");
         assert_eq!(f.identity, id);
         assert_eq!((f.records, f.not_recorded), (3, 2), "a recorded; b, c not");
+        assert_eq!(
+            (f.from_recording, f.from_cache, f.computed),
+            (1, 1, 1),
+            "a from the recording, b from the cache, c stored as computed"
+        );
         assert_eq!(
             f.write_into(out.path()).unwrap(),
             4,

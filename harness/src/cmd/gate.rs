@@ -30,12 +30,21 @@ use crate::gate::verdict::Outcome;
 /// Arguments of `ranklab gate`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
+Every vector and pair score comes from the recorded model outputs (reports/<suite>/runs/models/, \
+reports/beir/<name>/runs/models/) and every external engine's answer from its recording, as \
+`bench --from-recording` takes them: the same inputs give the same verdict on every machine. \
+`--from-recording` is accepted and is the default; only what a recording lacks is computed (or \
+taken from the cache), and the banner and `--json` (`model_outputs`) say how many values were \
+recorded, cached and computed here, and by which int8 kernel. `--live` computes everything here \
+and asks engines live. A row replayed from an engine recording made against another corpus is \
+STALE and fails with the command that re-records it (`--allow-stale`: shown, passing).
+
 The gated rows are those of the baseline file. A row allows max(tolerance, 3 x spread): a change \
 within it passes; a drop beyond it but within 1.5x is OKISH (shown, passes); a larger drop fails; \
 a rise beyond it passes as improved (record it with --update), except on rows with \
 \"rise\": \"fails\" (the legacy wiring's, which must keep showing the bug). A baseline row whose \
-configuration or metric no longer exists is gone and fails. Each suite's baseline configuration \
-not in the file yet is shown as a new row. The baseline's per-task expectations (document within \
+configuration or metric no longer exists is gone and fails. Each shipped configuration not in \
+the file yet is shown as a new row. The baseline's per-task expectations (document within \
 the top N of a configuration for a task) are gated too, and every tasks/<suite>/paired*.yaml is \
 run. The table is printed, and appended to $GITHUB_STEP_SUMMARY when that is set.
 
@@ -43,20 +52,30 @@ When the corpus, the tasks, the judgments or a gated configuration changed since
 banner names what changed (records added, removed, edited; tasks; judgments +N/-N; the \
 configuration) and the gate still replays and grades every row.
 
---update rewrites the baseline (atomically) for: the rows already in it, recall@k and MRR of each \
-experiments file's baseline configuration, each --also, and nDCG@10 of bm25 and dense for each \
---beir collection. It refuses (exit 1, nothing written, the failures named) while a row regresses \
+When the judgments changed since the baseline, each row is graded against the baseline's \
+rankings (kept in <baseline>.runs/) scored under today's judgments: the table shows the recorded \
+value, the baseline under today's judgments, and now. A judging session alone never fails the \
+gate; a ranking change still does. A failed or OKISH row names the tasks that moved, worst first \
+(first relevant rank before -> after, the document that overtook it, the task's delta), ten at \
+most.
+
+--update rewrites the baseline (atomically) for: the rows already in it, recall@k and MRR of the \
+configurations each suite ships (`ships:` in suite.yaml; without it, each experiments file's \
+baseline configuration), each --also, and nDCG@10 of bm25 and dense for each --beir collection; \
+it keeps each suite row's rankings in <baseline>.runs/<suite>/<configuration>.trec, and adds the \
+model outputs the rows rest on that the recording lacked to <reports>/<suite>/runs/models/ \
+(<reports>/beir/<name>/runs/models/ for a collection), so that every later gate replays them. It refuses (exit 1, nothing written, the failures named) while a row regresses \
 or an expectation fails, unless --accept-regressions \"why\" is given: then the baseline records \
 per accepted row the old and new value, who, when and why, and every gate shows it while the value \
 stands. A failed paired assertion always refuses. Delete a row by hand to stop gating it; a \
 tolerance edited by hand is kept, and so are the expectations.
 
---calibrate N replays N times and writes each row's spread (largest minus smallest value) into \
+--calibrate N replays N times, live (engines asked, models computed here), and writes each row's spread (largest minus smallest value) into \
 the baseline, for configurations whose output varies between runs.
 
 --json FILE writes the result as JSON (`-`: to stdout, instead of the Markdown).
 
-Exit codes: 0 pass (or the baseline written); 1 a regression, a gone row, a failed per-task \
+Exit codes: 0 pass (or the baseline written); 1 a regression, a gone row, a STALE row, a failed per-task \
 expectation or paired assertion, or a refused --update; 2 bad input (a baseline naming an unknown \
 suite, a bad flag, unreadable files).")]
 pub(crate) struct GateArgs {
@@ -67,11 +86,12 @@ pub(crate) struct GateArgs {
     /// or one suite (its folder or its suite.yaml): then only that suite's rows are gated.
     #[arg(long, default_value_os_t = crate::root::default("tasks"))]
     pub tasks: PathBuf,
-    /// Rewrite the baseline with the values of now (after review). Adds each suite's baseline
-    /// configuration and every --also; keeps every row already gated and its tolerance.
+    /// Rewrite the baseline with the values of now (after review). Adds the configurations each
+    /// suite ships (`ships:` in suite.yaml) and every --also; keeps every row already gated and
+    /// its tolerance, and the rankings of each suite row beside the baseline.
     #[arg(long)]
     pub update: bool,
-    /// With --update: also gate this configuration (e.g. `brain/current`, the shipped wiring).
+    /// With --update: also gate this configuration (e.g. `docir/minisearch`); repeatable.
     #[arg(long, value_name = "SUITE/CONFIGURATION", requires = "update")]
     pub also: Vec<String>,
     /// A BEIR collection directory to gate too (e.g. ../shared/data/scifact): nDCG@10 of bm25
@@ -87,6 +107,15 @@ pub(crate) struct GateArgs {
     pub reports: PathBuf,
     #[command(flatten)]
     pub recording: super::args::RecordingArgs,
+    /// Compute every model output on this machine (or take it from the cache) and ask
+    /// external engines live, instead of replaying the recordings (the default). Values then
+    /// depend on this CPU's int8 kernel; for looking, not for CI.
+    #[arg(long, conflicts_with_all = ["record", "from_recording"])]
+    pub live: bool,
+    /// A row replayed from an external engine's recording made against another corpus is
+    /// STALE and fails; with this flag it is shown as stale and passes.
+    #[arg(long)]
+    pub allow_stale: bool,
     /// Replay N times (N >= 2) and store each row's spread (largest minus smallest value) in the
     /// baseline; a row then allows max(tolerance, 3 x spread). For configurations whose output
     /// varies from run to run (external engines, approximate indexes). Values are not changed.
@@ -125,22 +154,35 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
         accept_regressions: args.accept_regressions.clone(),
         beir: args.beir.clone(),
         split: args.split.clone(),
-        external: args.recording.mode(),
+        external: match (args.live, args.recording.mode()) {
+            (true, _) => crate::external::Mode::Live,
+            // A recording replayed N times has no spread: calibration asks live.
+            (false, crate::external::Mode::Live) if args.calibrate.is_some() => {
+                crate::external::Mode::Live
+            }
+            // Recording replay is the gate's default: the same inputs, the same verdict, on
+            // every machine (`--from-recording` is accepted and means the same).
+            (false, crate::external::Mode::Live) => crate::external::Mode::FromRecording,
+            (false, m) => m,
+        },
         recordings: args.recording.recordings_root(&args.reports).to_path_buf(),
         calibrate: args.calibrate,
         judgments: args.judgments,
+        allow_stale: args.allow_stale,
     })?;
     if let Mode::Calibrate(n) = plan.mode {
         return calibrate(&plan, n);
     }
-    let outcome = Outcome::grade(&plan, plan.measure()?);
-    let update = update::apply(&plan, &outcome)?;
+    let measured = plan.measure()?;
+    let (outputs, lists) = (measured.outputs.clone(), measured.lists.clone());
+    let outcome = Outcome::grade(&plan, measured);
+    let update = update::apply(&plan, &outcome, &lists)?;
     let code = render::exit_code(&plan, &outcome, &update);
-    let md = render::markdown(&plan, &outcome, &update);
+    let md = render::markdown(&plan, &outcome, &update, &outputs);
     let json = args
         .json
         .as_deref()
-        .map(|p| (p, render::json(&plan, &outcome, &update, code)));
+        .map(|p| (p, render::json(&plan, &outcome, &update, code, &outputs)));
     render::emit(&md, json)?;
     Ok(ExitCode::from(code))
 }

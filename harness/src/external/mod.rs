@@ -555,6 +555,7 @@ pub fn run_all(
             configuration: c.name.clone(),
             hash: recording::config_hash(spec, k),
             version: fetched.version.clone(),
+            corpus: (!spec.own_index).then(|| recording::RecordedCorpus::of(corpus)),
             exchanges: std::mem::take(&mut fetched.exchanges),
         });
         out.summaries.push(Summary {

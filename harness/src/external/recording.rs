@@ -37,8 +37,81 @@ pub struct Recording {
     pub hash: String,
     /// The engine's version, when asked.
     pub version: Option<String>,
+    /// The corpus the engine was asked against (None: a recording made before ranklab kept
+    /// it; its corpus is unknown).
+    pub corpus: Option<RecordedCorpus>,
     /// One exchange per task, in suite order.
     pub exchanges: Vec<Exchange>,
+}
+
+/// The corpus a recording was made against: its content hash and each record's, so that a
+/// replay from the recording can tell whether it rests on today's corpus and which records
+/// changed since.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RecordedCorpus {
+    /// `Corpus::content_hash()`.
+    pub sha256: String,
+    /// Record id -> the first 16 hex digits of the sha256 of its content (as the gate
+    /// baseline's `inputs.records`).
+    pub records: std::collections::BTreeMap<String, String>,
+}
+
+impl RecordedCorpus {
+    /// The fingerprint of `corpus`.
+    pub fn of(corpus: &ranklab_engine::corpus::Corpus) -> RecordedCorpus {
+        RecordedCorpus {
+            sha256: corpus.content_hash(),
+            records: corpus
+                .docs
+                .iter()
+                .map(|d| {
+                    let h = sha2::Sha256::digest(d.fingerprint().as_bytes());
+                    (
+                        d.id.clone(),
+                        ranklab_engine::models::hex(&h)[..16].to_string(),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// The record ids added, removed and edited in `now` since this corpus.
+    pub fn diff(&self, now: &RecordedCorpus) -> (Vec<String>, Vec<String>, Vec<String>) {
+        let added = now
+            .records
+            .keys()
+            .filter(|k| !self.records.contains_key(*k))
+            .cloned()
+            .collect();
+        let removed = self
+            .records
+            .keys()
+            .filter(|k| !now.records.contains_key(*k))
+            .cloned()
+            .collect();
+        let edited = now
+            .records
+            .iter()
+            .filter(|(k, h)| self.records.get(*k).is_some_and(|o| o != *h))
+            .map(|(k, _)| k.clone())
+            .collect();
+        (added, removed, edited)
+    }
+}
+
+/// The corpus a recording file says it was made against, read without checking the rest
+/// (None: no such file, or no `corpus` field: recorded before ranklab kept it).
+pub fn recorded_corpus(path: &Path) -> Option<RecordedCorpus> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    serde_json::from_value(v.get("corpus")?.clone()).ok()
+}
+
+/// The engine version a recording file holds, if any.
+pub fn recorded_version(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    v.get("version")?.as_str().map(str::to_string)
 }
 
 /// Under `--from-recording`, a replay needs an answer that no recording holds (a paired
@@ -129,6 +202,11 @@ impl Recording {
             "\"version\":{},",
             self.version.clone().map_or(Value::Null, Value::String)
         );
+        if let Some(c) = &self.corpus {
+            s.push_str("\"corpus\":");
+            write_canonical(&mut s, &serde_json::to_value(c).unwrap_or(Value::Null));
+            s.push_str(",\n");
+        }
         s.push_str("\"exchanges\":[\n");
         for (i, x) in self.exchanges.iter().enumerate() {
             // The canonical form of {"task", "request", "response"}: keys in sorted order.
@@ -219,6 +297,7 @@ impl Recording {
             configuration: name.to_string(),
             hash,
             version: field("version").as_str().map(str::to_string),
+            corpus: serde_json::from_value(field("corpus")).ok(),
             exchanges,
         })
     }
@@ -271,6 +350,7 @@ impl Recording {
             configuration: name.to_string(),
             hash: self.hash.clone(),
             version: self.version.clone(),
+            corpus: self.corpus.clone(),
             exchanges,
         })
     }

@@ -9,6 +9,9 @@ use anyhow::Result;
 
 use super::baseline::Fixed;
 use super::plan::{Key, Plan};
+use super::rankings::Lists;
+use super::stale::Staleness;
+use super::ModelOutputs;
 use crate::paired::Paired;
 use crate::replay::Engine;
 
@@ -20,8 +23,18 @@ pub struct PairedFile {
     pub verdicts: Vec<crate::paired::Verdict>,
 }
 
-/// Every measured row's value, and per expectation of the baseline the document's rank.
-pub type Values = (BTreeMap<Key, Fixed>, Vec<Option<usize>>);
+/// Every measured row's value, per expectation of the baseline the document's rank, per
+/// (suite, configuration) its rankings, and where the model outputs came from.
+pub struct Values {
+    /// Every measured row's value.
+    pub values: BTreeMap<Key, Fixed>,
+    /// Per expectation of the baseline: the document's rank.
+    pub ranks: Vec<Option<usize>>,
+    /// Per (suite, configuration): its rankings now.
+    pub lists: BTreeMap<(String, String), Lists>,
+    /// Where the model outputs came from.
+    pub outputs: ModelOutputs,
+}
 
 /// What a gate run measured.
 pub struct Measured {
@@ -31,14 +44,25 @@ pub struct Measured {
     pub ranks: Vec<Option<usize>>,
     /// Every paired assertion file's verdicts.
     pub paired: Vec<PairedFile>,
+    /// Per (suite, configuration): its rankings now.
+    pub lists: BTreeMap<(String, String), Lists>,
+    /// Where the model outputs came from (rows and paired assertions).
+    pub outputs: ModelOutputs,
+    /// Per (suite, configuration) replayed from an external engine's recording: whether that
+    /// recording rests on today's corpus.
+    pub stale: BTreeMap<(String, String), Staleness>,
 }
 
 impl Plan {
     /// Replays every subject once: the values of its rows and the ranks of its expectations.
     pub fn measure_values(&self) -> Result<Values> {
         let exps = &self.old.expectations;
-        let mut values = BTreeMap::new();
-        let mut ranks = vec![None; exps.len()];
+        let mut out = Values {
+            values: BTreeMap::new(),
+            ranks: vec![None; exps.len()],
+            lists: BTreeMap::new(),
+            outputs: ModelOutputs::default(),
+        };
         for s in self.subjects.values() {
             let mut configs: Vec<&str> = self
                 .wanted
@@ -63,23 +87,32 @@ impl Plan {
                     )
                 })
                 .collect();
-            let (v, r) = s.measure_with(&configs, &asked)?;
-            for ((c, m), v) in v {
-                values.insert((s.name.clone(), c, m), v);
+            let got = s.measure_with(&configs, &asked)?;
+            for ((c, m), v) in got.values {
+                out.values.insert((s.name.clone(), c, m), v);
             }
-            for (&i, r) in mine.iter().zip(r) {
-                ranks[i] = r;
+            for (&i, r) in mine.iter().zip(got.ranks) {
+                out.ranks[i] = r;
             }
+            for (c, l) in got.lists {
+                out.lists.insert((s.name.clone(), c), l);
+            }
+            out.outputs.merge(&got.outputs);
         }
-        Ok((values, ranks))
+        Ok(out)
     }
 
     /// [`Plan::measure_values`], then every paired assertion file of every suite.
     pub fn measure(&self) -> Result<Measured> {
-        let (values, ranks) = self.measure_values()?;
+        let Values {
+            values,
+            ranks,
+            lists,
+            mut outputs,
+        } = self.measure_values()?;
         let mut paired = Vec::new();
         for s in self.subjects.values() {
-            let _models =
+            let models =
                 crate::replay::recorded_models(&s.replay.external, s.replay.recordings.as_deref())?;
             for p in &s.paired {
                 let (file, corpus) = Paired::load(p)?;
@@ -93,11 +126,16 @@ impl Plan {
                     verdicts: file.check_with(&engine, None, from)?,
                 });
             }
+            outputs.add(&models.finish());
         }
+        let stale = self.staleness();
         Ok(Measured {
             values,
             ranks,
             paired,
+            lists,
+            outputs,
+            stale,
         })
     }
 }

@@ -21,15 +21,17 @@ pub mod baseline;
 pub mod changes;
 pub mod measure;
 pub mod plan;
+pub mod rankings;
 pub mod recordings;
 pub mod render;
+pub mod stale;
 pub mod update;
 pub mod verdict;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::Corpus;
 use sha2::Digest;
 
@@ -110,7 +112,8 @@ pub struct Subject {
     pub corpus: Corpus,
     /// Every configuration a row may name (practice paths made absolute), in file order.
     pub configurations: Vec<Configuration>,
-    /// The configurations gated by default: each experiments file's baseline (BEIR: bm25, dense).
+    /// The configurations gated by default: those the suite file `ships`, else each
+    /// experiments file's baseline (BEIR: bm25, bm25-lucene, dense).
     pub default_configurations: Vec<String>,
     /// The measures and their column names.
     pub measures: MeasureSet,
@@ -122,6 +125,9 @@ pub struct Subject {
     pub origin: PathBuf,
     /// How external configurations are replayed (live, or from their recordings).
     pub replay: crate::replay::ReplayOptions,
+    /// Write the model outputs the rows rest on into `<recordings>/models/` (`--update`), as
+    /// `run` and `bench` do beside a suite's reports.
+    pub keep_outputs: bool,
 }
 
 impl Subject {
@@ -149,6 +155,22 @@ impl Subject {
                 default_configurations.push(ex.baseline().to_string());
             }
         }
+        let ships = crate::suite::shipped(&suite)?;
+        if !ships.is_empty() {
+            default_configurations.clear();
+            for (c, line) in ships {
+                if !configurations.iter().any(|d| d.name == c) {
+                    bail!(
+                        "{}:{line}: `ships` names configuration {c:?}, which no experiments file of the suite defines (configurations: {}); fix the name or add the configuration",
+                        suite.path.display(),
+                        configurations.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
+                    );
+                }
+                if !default_configurations.contains(&c) {
+                    default_configurations.push(c);
+                }
+            }
+        }
         let corpus = suite.load_corpus()?;
         let paired = suite.files_named("paired")?;
         let k = suite.k;
@@ -164,6 +186,7 @@ impl Subject {
             default_metrics: vec![format!("recall@{k}"), "MRR".to_string()],
             paired,
             replay: Default::default(),
+            keep_outputs: false,
         })
     }
 
@@ -194,6 +217,7 @@ impl Subject {
             paired: Vec::new(),
             origin: dir.to_path_buf(),
             replay: Default::default(),
+            keep_outputs: false,
         })
     }
 
@@ -300,7 +324,7 @@ impl Subject {
     /// Replays the named configurations (first stage once per task) and returns the mean of
     /// every metric per configuration: `(configuration, metric) -> value`.
     pub fn measure(&self, names: &[&str]) -> Result<BTreeMap<(String, String), Fixed>> {
-        Ok(self.measure_with(names, &[])?.0)
+        Ok(self.measure_with(names, &[])?.values)
     }
 
     /// Whether configuration `name` has the legacy wiring (its rows must keep showing the bug).
@@ -310,17 +334,22 @@ impl Subject {
     }
 
     /// [`Subject::measure`], plus for each (configuration, task, document) of `ranks` the
-    /// document's 1-based rank in that configuration's list for the task (None: not ranked).
-    /// Every configuration `ranks` names must be among `names`.
-    #[allow(clippy::type_complexity)]
+    /// document's 1-based rank in that configuration's list for the task (None: not ranked),
+    /// each configuration's rankings, and where the model outputs came from. Every
+    /// configuration `ranks` names must be among `names`.
     pub fn measure_with(
         &self,
         names: &[&str],
         ranks: &[(&str, &str, &str)],
-    ) -> Result<(BTreeMap<(String, String), Fixed>, Vec<Option<usize>>)> {
-        let mut out = BTreeMap::new();
+    ) -> Result<Measurement> {
+        let mut out = Measurement {
+            values: BTreeMap::new(),
+            ranks: vec![None; ranks.len()],
+            lists: BTreeMap::new(),
+            outputs: ModelOutputs::default(),
+        };
         if names.is_empty() {
-            return Ok((out, vec![None; ranks.len()]));
+            return Ok(out);
         }
         let configurations = names
             .iter()
@@ -338,13 +367,23 @@ impl Subject {
             distractors: None,
             path: self.origin.join("experiments.yaml"),
         };
-        let _models = crate::replay::recorded_models(
+        let models = crate::replay::recorded_models(
             &self.replay.external,
             self.replay.recordings.as_deref(),
         )?;
         let engine = Engine::build(&self.corpus, &[&ex])?;
         let r = replay_with(&engine, &self.suite, &ex, &self.replay)
             .with_context(|| format!("replaying {} for the gate", self.name))?;
+        let files = models.finish();
+        out.outputs.add(&files);
+        if let (true, Some(runs)) = (self.keep_outputs, self.replay.recordings.as_deref()) {
+            let dir = runs.join(crate::replay::MODELS_FOLDER);
+            for f in files.iter().filter(|f| f.not_recorded > 0) {
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                f.write_into(&dir)?;
+            }
+        }
         let metrics = self.metric_names();
         let all = r.corpus_view(&self.corpus);
         for run in &r.runs {
@@ -352,13 +391,26 @@ impl Subject {
             for (m, name) in metrics.iter().enumerate() {
                 let sum: f64 = values.iter().map(|v| v[m]).sum();
                 let mean = sum / values.len().max(1) as f64;
-                out.insert(
+                out.values.insert(
                     (run.config.name.clone(), name.clone()),
                     Fixed::from_f64(mean),
                 );
             }
+            let lists = self
+                .suite
+                .tasks
+                .iter()
+                .zip(&run.per_task)
+                .map(|(t, hits)| {
+                    (
+                        t.id.clone(),
+                        hits.iter().map(|h| all.id(h.doc).to_string()).collect(),
+                    )
+                })
+                .collect();
+            out.lists.insert(run.config.name.clone(), lists);
         }
-        let found = ranks
+        out.ranks = ranks
             .iter()
             .map(|(c, t, d)| {
                 let run = r.runs.iter().find(|run| run.config.name == *c)?;
@@ -370,7 +422,75 @@ impl Subject {
                     .map(|p| p + 1)
             })
             .collect();
-        Ok((out, found))
+        Ok(out)
+    }
+}
+
+/// What one replay of a subject measured.
+pub struct Measurement {
+    /// `(configuration, metric) -> value`.
+    pub values: BTreeMap<(String, String), Fixed>,
+    /// Per asked (configuration, task, document): its rank.
+    pub ranks: Vec<Option<usize>>,
+    /// Per configuration, its rankings.
+    pub lists: BTreeMap<String, rankings::Lists>,
+    /// Where the model outputs came from.
+    pub outputs: ModelOutputs,
+}
+
+/// How many model outputs (vectors, pair scores) a gate run took from the recording, from this
+/// machine's cache, or computed here, and the int8 kernel of this machine's CPU.
+#[derive(Debug, Clone, serde::Serialize, PartialEq, Eq)]
+pub struct ModelOutputs {
+    /// Served from the recorded model outputs (`reports/<suite>/runs/models/`).
+    pub recorded: usize,
+    /// Taken from this machine's cache.
+    pub cached: usize,
+    /// Computed by the model on this machine.
+    pub computed: usize,
+    /// ONNX Runtime's int8 kernel on this CPU (`vnni` or `avx2`).
+    pub kernel: String,
+}
+
+impl Default for ModelOutputs {
+    fn default() -> Self {
+        ModelOutputs {
+            recorded: 0,
+            cached: 0,
+            computed: 0,
+            kernel: match ranklab_engine::models::Int8Kernel::detect() {
+                ranklab_engine::models::Int8Kernel::Vnni => "vnni",
+                ranklab_engine::models::Int8Kernel::Avx2 => "avx2",
+            }
+            .to_string(),
+        }
+    }
+}
+
+impl ModelOutputs {
+    /// Adds the counts of a finished recording session.
+    pub fn add(&mut self, files: &[ranklab_engine::models::recorded::RecordedFile]) {
+        for f in files {
+            self.recorded += f.from_recording;
+            self.cached += f.from_cache;
+            self.computed += f.computed;
+        }
+    }
+
+    /// Adds another tally.
+    pub fn merge(&mut self, o: &ModelOutputs) {
+        self.recorded += o.recorded;
+        self.cached += o.cached;
+        self.computed += o.computed;
+    }
+
+    /// The banner line: `model outputs: 1,234 recorded, 0 from the cache, 0 computed here (int8
+    /// kernel: vnni)`.
+    pub fn line(&self) -> String {
+        format!(
+            "model outputs: {} recorded, {} from the cache, {} computed here (int8 kernel of this CPU: {})",
+            self.recorded, self.cached, self.computed, self.kernel
+        )
     }
 }
 

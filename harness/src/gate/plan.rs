@@ -43,6 +43,8 @@ pub struct Flags {
     pub calibrate: Option<usize>,
     /// `--judgments`: with `--update`, the grades the suites' rows are recorded on.
     pub judgments: crate::judgments::Selection,
+    /// `--allow-stale`: a row replayed from a stale recording is shown and passes.
+    pub allow_stale: bool,
 }
 
 /// What the run does after measuring.
@@ -84,6 +86,14 @@ pub struct Plan {
     pub mode: Mode,
     /// What changed since the baseline.
     pub changes: Changes,
+    /// The rankings kept with the baseline, per (suite, configuration) of its rows
+    /// ([`super::rankings`]); a baseline written before they were kept has none.
+    pub kept: BTreeMap<(String, String), super::rankings::Lists>,
+    /// The suites whose judgments changed since the baseline (their rows are graded against
+    /// the kept rankings under today's judgments).
+    pub judgments_changed: std::collections::BTreeSet<String>,
+    /// `--allow-stale`.
+    pub allow_stale: bool,
 }
 
 impl Plan {
@@ -109,6 +119,17 @@ impl Plan {
         if let Mode::Calibrate(n) = mode {
             check_calibrate(n, &old, &changes)?;
         }
+        let kept = kept_rankings(&flags.baseline, &old, &subjects)?;
+        let judgments_changed = changes
+            .suites
+            .iter()
+            .filter(|c| {
+                c.tasks.as_ref().is_some_and(|t| {
+                    t.judgments_added + t.judgments_removed + t.judgments_regraded > 0
+                })
+            })
+            .map(|c| c.suite.clone())
+            .collect();
         Ok(Plan {
             path: flags.baseline.clone(),
             old,
@@ -117,6 +138,9 @@ impl Plan {
             expectation_gone,
             mode,
             changes,
+            kept,
+            judgments_changed,
+            allow_stale: flags.allow_stale,
         })
     }
 
@@ -154,6 +178,30 @@ fn mode(flags: &Flags) -> Result<Mode> {
             (None, false, None) => Mode::Gate,
         },
     )
+}
+
+/// The rankings kept with the baseline for each suite configuration its rows name.
+fn kept_rankings(
+    path: &std::path::Path,
+    old: &Baseline,
+    subjects: &BTreeMap<String, Subject>,
+) -> Result<BTreeMap<(String, String), super::rankings::Lists>> {
+    let mut out = BTreeMap::new();
+    for r in old.rows.values() {
+        let key = (r.suite.clone(), r.configuration.clone());
+        if out.contains_key(&key)
+            || !subjects
+                .get(&r.suite)
+                .is_some_and(|s| s.kind == Kind::Suite)
+        {
+            continue;
+        }
+        let file = super::rankings::copy_file(path, &r.suite, &r.configuration);
+        if let Some(lists) = super::rankings::read_run(&file)? {
+            out.insert(key, lists);
+        }
+    }
+    Ok(out)
 }
 
 /// The baseline's rows, each with why it cannot be measured any more (if so).
@@ -314,6 +362,7 @@ fn subjects(flags: &Flags, old: &Baseline) -> Result<BTreeMap<String, Subject>> 
             recordings: Some(flags.recordings.join(&s.name).join("runs")),
             ..Default::default()
         };
+        s.keep_outputs = flags.update;
         if let Some(prev) = subjects.get(&s.name) {
             bail!(
                 "{}: suite name {:?} is also used by {}; suite names must be unique",
@@ -327,6 +376,14 @@ fn subjects(flags: &Flags, old: &Baseline) -> Result<BTreeMap<String, Subject>> 
     for dir in &flags.beir {
         let mut s = Subject::from_beir(dir, &flags.split)?;
         s.select_judgments(selection(flags, old, &s.name), flags.update);
+        // A collection's recorded model outputs are beside its reports, as a suite's are:
+        // `reports/beir/<name>/runs/models/`.
+        s.replay = crate::replay::ReplayOptions {
+            external: flags.external.clone(),
+            recordings: Some(flags.recordings.join("beir").join(&s.name).join("runs")),
+            ..Default::default()
+        };
+        s.keep_outputs = flags.update;
         if subjects.contains_key(&s.name) {
             bail!(
                 "{}: collection name {:?} is also a suite name; rename one",

@@ -11,8 +11,10 @@ use serde::Serialize;
 
 use super::changes::Changes;
 use super::plan::{Mode, Plan};
+use super::rankings::{moved_line, Moved, MOVED_SHOWN};
 use super::update::Update;
 use super::verdict::{table, Counts, ExpectationLine, ExpectationVerdict, Line, Outcome, Verdict};
+use super::ModelOutputs;
 use crate::report::shown;
 
 /// The exit code: 1 when the gate fails (or `--update` refused), else 0.
@@ -91,13 +93,15 @@ fn acceptances(outcome: &Outcome) -> Vec<Acceptance> {
 }
 
 /// The Markdown report.
-pub fn markdown(plan: &Plan, outcome: &Outcome, update: &Update) -> String {
+pub fn markdown(plan: &Plan, outcome: &Outcome, update: &Update, outputs: &ModelOutputs) -> String {
     let mut md = String::from("## ranklab gate\n\n");
     let _ = writeln!(md, "Baseline `{}`.\n", shown(&plan.path));
+    let _ = writeln!(md, "{}.\n", capitalized(&outputs.line()));
     for b in plan.changes.banner() {
         let _ = writeln!(md, "> **{b}**\n");
     }
     md.push_str(&table(&outcome.lines));
+    push_moved(&mut md, &outcome.lines);
     push_new_and_gone(&mut md, &outcome.lines);
     push_expectations(&mut md, &outcome.expectations);
     for p in &outcome.paired {
@@ -127,6 +131,34 @@ pub fn markdown(plan: &Plan, outcome: &Outcome, update: &Update) -> String {
         } => push_refused(&mut md, rows, expectations, *paired, *accept_given),
     }
     md
+}
+
+/// The first letter upper-cased.
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+/// For each failed or OKISH row with moved tasks: ten of them, worst first, and how many more.
+fn push_moved(md: &mut String, lines: &[Line]) {
+    for l in lines.iter().filter(|l| !l.moved.is_empty()) {
+        let _ = writeln!(
+            md,
+            "\n### What moved: {}/{}/{} ({})\n",
+            l.row.suite,
+            l.row.configuration,
+            l.row.metric,
+            l.verdict.as_str()
+        );
+        for m in l.moved.iter().take(MOVED_SHOWN) {
+            let _ = writeln!(md, "- {}", moved_line(m));
+        }
+        if l.moved.len() > MOVED_SHOWN {
+            let _ = writeln!(md, "- and {} more", l.moved.len() - MOVED_SHOWN);
+        }
+    }
 }
 
 /// The rows not in the baseline yet, and the baseline's rows that are gone.
@@ -234,6 +266,13 @@ fn push_summary(md: &mut String, outcome: &Outcome, update: &Update) {
         c.paired_held,
         c.paired_failed
     );
+    if c.stale_allowed > 0 {
+        let _ = writeln!(
+            md,
+            "\n{} row(s) replayed from a stale recording pass because of --allow-stale.",
+            c.stale_allowed
+        );
+    }
     let verdict = match (outcome.failed(), update) {
         (true, Update::Written { .. }) => "FAIL, accepted",
         (true, _) => "FAIL",
@@ -344,6 +383,14 @@ struct JsonRow {
     rise_fails: bool,
     config: Option<String>,
     note: Option<String>,
+    /// When the suite's judgments changed: the baseline's kept rankings under today's
+    /// judgments (null: none kept); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline_rescored: Option<Option<f64>>,
+    /// For a failed or OKISH row: the tasks that moved, worst first (ten at most).
+    moved: Vec<Moved>,
+    /// How many more tasks moved than `moved` lists.
+    moved_more: usize,
 }
 
 #[derive(Serialize)]
@@ -371,6 +418,7 @@ struct JsonReport<'a> {
     mode: &'static str,
     outcome: &'static str,
     exit_code: u8,
+    model_outputs: &'a ModelOutputs,
     inputs_changed: bool,
     banner: Vec<String>,
     changes: &'a Changes,
@@ -385,19 +433,26 @@ struct JsonReport<'a> {
 }
 
 /// The `--json` document.
-pub fn json(plan: &Plan, outcome: &Outcome, update: &Update, code: u8) -> String {
+pub fn json(
+    plan: &Plan,
+    outcome: &Outcome,
+    update: &Update,
+    code: u8,
+    outputs: &ModelOutputs,
+) -> String {
     let rows = outcome
         .lines
         .iter()
         .map(|l| {
             let base = (l.verdict != Verdict::New).then_some(l.row.value);
+            let against = (l.verdict != Verdict::New).then_some(l.reference());
             JsonRow {
                 suite: l.row.suite.clone(),
                 configuration: l.row.configuration.clone(),
                 metric: l.row.metric.clone(),
                 baseline: base.map(|b| b.as_f64()),
                 now: l.now.map(|n| n.as_f64()),
-                delta: base
+                delta: against
                     .zip(l.now)
                     .map(|(b, n)| super::baseline::Fixed(n.0.saturating_sub(b.0)).as_f64()),
                 allowed: l.row.allowed().as_f64(),
@@ -406,6 +461,9 @@ pub fn json(plan: &Plan, outcome: &Outcome, update: &Update, code: u8) -> String
                 rise_fails: l.row.rise_fails,
                 config: l.row.config.clone(),
                 note: l.note.clone(),
+                baseline_rescored: l.judgments_changed.then(|| l.rescored.map(|r| r.as_f64())),
+                moved: l.moved.iter().take(MOVED_SHOWN).cloned().collect(),
+                moved_more: l.moved.len().saturating_sub(MOVED_SHOWN),
             }
         })
         .collect::<Vec<_>>();
@@ -425,6 +483,7 @@ pub fn json(plan: &Plan, outcome: &Outcome, update: &Update, code: u8) -> String
             Update::NotAsked => "pass",
         },
         exit_code: code,
+        model_outputs: outputs,
         inputs_changed: plan.changes.any(),
         banner: plan.changes.banner(),
         changes: &plan.changes,

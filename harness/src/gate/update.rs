@@ -78,7 +78,11 @@ fn row_name(k: &Key) -> String {
 }
 
 /// Under `--update`: refuses, or builds and writes the new baseline (atomically).
-pub fn apply(plan: &Plan, outcome: &Outcome) -> Result<Update> {
+pub fn apply(
+    plan: &Plan,
+    outcome: &Outcome,
+    lists: &BTreeMap<(String, String), super::rankings::Lists>,
+) -> Result<Update> {
     let Mode::Update { accept } = &plan.mode else {
         return Ok(Update::NotAsked);
     };
@@ -116,12 +120,34 @@ pub fn apply(plan: &Plan, outcome: &Outcome) -> Result<Update> {
     }
     b.add_named_suites();
     crate::report::atomic::write(&plan.path, b.new.render().as_bytes())?;
+    keep_rankings(plan, &b.new, lists)?;
     Ok(Update::Written {
         path: plan.path.clone(),
         rows: b.new.rows.len(),
         accepted: b.accepted,
         dropped: b.dropped,
     })
+}
+
+/// Writes the rankings of each suite configuration the new baseline gates beside it
+/// ([`super::rankings`]), so that a later gate can grade them under changed judgments and
+/// say what moved.
+fn keep_rankings(
+    plan: &Plan,
+    new: &Baseline,
+    lists: &BTreeMap<(String, String), super::rankings::Lists>,
+) -> Result<()> {
+    for r in new.rows.values() {
+        let key = (r.suite.clone(), r.configuration.clone());
+        let suite = plan.subjects.get(&r.suite);
+        if let (Some(l), true) = (
+            lists.get(&key),
+            suite.is_some_and(|s| s.kind == Kind::Suite),
+        ) {
+            super::rankings::write_copy(&plan.path, &r.suite, &r.configuration, l)?;
+        }
+    }
+    Ok(())
 }
 
 /// The failing rows: `suite/configuration/metric (baseline → now, verdict)`.
@@ -305,7 +331,7 @@ pub fn calibrate(plan: &Plan, n: usize) -> Result<ExitCode> {
     let mut hi: BTreeMap<Key, Fixed> = BTreeMap::new();
     for i in 0..n {
         eprintln!("gate --calibrate: replay {} of {n}", i + 1);
-        for (k, v) in plan.measure_values()?.0 {
+        for (k, v) in plan.measure_values()?.values {
             let l = lo.entry(k.clone()).or_insert(v);
             *l = (*l).min(v);
             let h = hi.entry(k).or_insert(v);

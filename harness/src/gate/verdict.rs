@@ -6,6 +6,8 @@
 //! wiring's, which must keep showing its bug): there it fails. Values are compared as
 //! four-decimal integers ([`Fixed`]), so the verdict never depends on float rounding.
 
+use std::ops::Not as _;
+
 use serde::Serialize;
 
 use super::baseline::{Expectation, Fixed, Kind, Row};
@@ -35,6 +37,10 @@ pub enum Verdict {
     New,
     /// In the baseline, but its configuration or metric no longer exists: fails.
     Gone,
+    /// Replayed from an external engine's recording made against another corpus: fails.
+    Stale,
+    /// Stale, shown, and passing because `--allow-stale` was given.
+    StaleAllowed,
 }
 
 impl Verdict {
@@ -62,7 +68,10 @@ impl Verdict {
 
     /// Whether the gate fails on this row.
     pub fn fails(self) -> bool {
-        matches!(self, Verdict::Regression | Verdict::Rose | Verdict::Gone)
+        matches!(
+            self,
+            Verdict::Regression | Verdict::Rose | Verdict::Gone | Verdict::Stale
+        )
     }
 
     /// The verdict's name in `--json`.
@@ -77,6 +86,7 @@ impl Verdict {
             Verdict::Skipped | Verdict::SkippedSuite => "skipped",
             Verdict::New => "new",
             Verdict::Gone => "gone",
+            Verdict::Stale | Verdict::StaleAllowed => "stale",
         }
     }
 
@@ -93,6 +103,8 @@ impl Verdict {
             Verdict::SkippedSuite => "skipped (suite not given; --tasks names one suite)",
             Verdict::New => "new row (not gated yet; `ranklab gate --update` records it)",
             Verdict::Gone => "FAIL (gone)",
+            Verdict::Stale => "FAIL (STALE recording)",
+            Verdict::StaleAllowed => "stale recording (passes: --allow-stale)",
         }
     }
 }
@@ -106,8 +118,37 @@ pub struct Line {
     pub now: Option<Fixed>,
     /// The verdict.
     pub verdict: Verdict,
-    /// Why a gone row is gone.
+    /// Why a gone row is gone, or why a recording is stale.
     pub note: Option<String>,
+    /// When the suite's judgments changed since the baseline: the baseline's kept rankings
+    /// scored under today's judgments, which the row is graded against (None: not asked, or
+    /// no rankings kept).
+    pub rescored: Option<Fixed>,
+    /// Whether the suite's judgments changed since the baseline (the row is re-scored).
+    pub judgments_changed: bool,
+    /// For a failed or OKISH row: the tasks that moved, worst first (all of them).
+    pub moved: Vec<super::rankings::Moved>,
+}
+
+impl Line {
+    /// A line with no row data yet (for struct update syntax).
+    fn blank() -> Line {
+        Line {
+            row: Row::new(Default::default(), Fixed(0), false),
+            now: None,
+            verdict: Verdict::Skipped,
+            note: None,
+            rescored: None,
+            judgments_changed: false,
+            moved: Vec::new(),
+        }
+    }
+
+    /// What the row is graded against: the baseline under today's judgments when re-scored,
+    /// else the baseline's value.
+    pub fn reference(&self) -> Fixed {
+        self.rescored.unwrap_or(self.row.value)
+    }
 }
 
 /// The verdict of one per-task expectation.
@@ -168,8 +209,10 @@ pub struct Counts {
     pub new: usize,
     /// Rows not measured (collection or suite not given).
     pub skipped: usize,
-    /// Rows failing: REGRESSION, a must-not-rise row risen, or gone.
+    /// Rows failing: REGRESSION, a must-not-rise row risen, gone, or STALE.
     pub failed: usize,
+    /// Rows replayed from a stale recording, passing under `--allow-stale`.
+    pub stale_allowed: usize,
     /// Expectations holding.
     pub expectations_held: usize,
     /// Expectations failing within an accepted rank.
@@ -202,7 +245,11 @@ impl Outcome {
         let lines: Vec<Line> = plan
             .wanted
             .iter()
-            .map(|(key, want)| grade_row(plan, key, want, measured.values.get(key).copied()))
+            .map(|(key, want)| {
+                let mut l = grade_row(plan, key, want, measured.values.get(key).copied());
+                regrade(plan, &measured, &mut l);
+                l
+            })
             .collect();
         let expectations: Vec<ExpectationLine> = plan
             .old
@@ -238,12 +285,13 @@ fn grade_row(plan: &Plan, key: &Key, want: &Want, now: Option<Fixed>) -> Line {
             now: None,
             verdict: Verdict::Gone,
             note: want.gone.clone(),
+            ..Line::blank()
         },
         (Some(r), Some(n)) => Line {
             row: r.clone(),
             now: Some(n),
             verdict: Verdict::of(r, n),
-            note: None,
+            ..Line::blank()
         },
         (Some(r), None) => Line {
             row: r.clone(),
@@ -252,7 +300,7 @@ fn grade_row(plan: &Plan, key: &Key, want: &Want, now: Option<Fixed>) -> Line {
                 Some(Kind::Suite) => Verdict::SkippedSuite,
                 _ => Verdict::Skipped,
             },
-            note: None,
+            ..Line::blank()
         },
         (None, n) => {
             let s = plan.subjects.get(&key.0);
@@ -266,8 +314,54 @@ fn grade_row(plan: &Plan, key: &Key, want: &Want, now: Option<Fixed>) -> Line {
                 row,
                 now: n,
                 verdict: Verdict::New,
-                note: None,
+                ..Line::blank()
             }
+        }
+    }
+}
+
+/// A measured baseline row, graded again with what the plain comparison does not know: against
+/// the baseline's rankings under today's judgments when the judgments changed, STALE when its
+/// recording rests on another corpus, and, when it fails or is OKISH, the tasks that moved.
+fn regrade(plan: &Plan, measured: &Measured, l: &mut Line) {
+    let (Some(now), true) = (
+        l.now,
+        matches!(l.verdict, Verdict::New | Verdict::Gone).not(),
+    ) else {
+        return;
+    };
+    let key = (l.row.suite.clone(), l.row.configuration.clone());
+    let Some(s) = plan.subjects.get(&l.row.suite) else {
+        return;
+    };
+    let m = s.metric_names().iter().position(|n| *n == l.row.metric);
+    let kept = plan.kept.get(&key);
+    l.judgments_changed = plan.judgments_changed.contains(&l.row.suite);
+    if let (true, Some(kept), Some(m)) = (l.judgments_changed, kept, m) {
+        let v = super::rankings::score(&s.suite, &s.measures, m, kept);
+        l.rescored = Some(Fixed::from_f64(v));
+        let against = Row {
+            value: Fixed::from_f64(v),
+            ..l.row.clone()
+        };
+        l.verdict = Verdict::of(&against, now);
+    }
+    if let Some(st) = measured.stale.get(&key) {
+        l.note = st.note();
+        if st.is_stale() {
+            l.verdict = if plan.allow_stale {
+                Verdict::StaleAllowed
+            } else {
+                Verdict::Stale
+            };
+        }
+    }
+    if matches!(
+        l.verdict,
+        Verdict::Regression | Verdict::Okish | Verdict::Rose
+    ) {
+        if let (Some(kept), Some(lists), Some(m)) = (kept, measured.lists.get(&key), m) {
+            l.moved = super::rankings::moved(&s.suite, &s.measures, m, kept, lists);
         }
     }
 }
@@ -313,7 +407,10 @@ impl Counts {
                 Verdict::Improved => c.improved += 1,
                 Verdict::New => c.new += 1,
                 Verdict::Skipped | Verdict::SkippedSuite => c.skipped += 1,
-                Verdict::Regression | Verdict::Rose | Verdict::Gone => c.failed += 1,
+                Verdict::Regression | Verdict::Rose | Verdict::Gone | Verdict::Stale => {
+                    c.failed += 1
+                }
+                Verdict::StaleAllowed => c.stale_allowed += 1,
             }
         }
         for e in expectations {
@@ -337,11 +434,19 @@ impl Counts {
     }
 }
 
-/// The gate table in Markdown.
+/// The gate table in Markdown. When a suite's judgments changed since the baseline, a column
+/// shows the baseline's rankings scored under today's judgments, and the delta is from it.
 pub fn table(lines: &[Line]) -> String {
-    let mut s = String::from(
-        "| suite | configuration | metric | baseline | now | delta | tolerance | verdict |\n|---|---|---|---:|---:|---:|---:|---|\n",
-    );
+    let rescoring = lines.iter().any(|l| l.judgments_changed);
+    let mut s = if rescoring {
+        String::from(
+            "| suite | configuration | metric | baseline (recorded) | baseline under today's judgments | now | delta | tolerance | verdict |\n|---|---|---|---:|---:|---:|---:|---:|---|\n",
+        )
+    } else {
+        String::from(
+            "| suite | configuration | metric | baseline | now | delta | tolerance | verdict |\n|---|---|---|---:|---:|---:|---:|---|\n",
+        )
+    };
     for l in lines {
         let base = if l.verdict == Verdict::New {
             "-".to_string()
@@ -351,7 +456,7 @@ pub fn table(lines: &[Line]) -> String {
         let (now, delta) = match l.now {
             Some(n) if l.verdict != Verdict::New => (
                 n.show(),
-                Fixed(n.0.saturating_sub(l.row.value.0)).show_signed(),
+                Fixed(n.0.saturating_sub(l.reference().0)).show_signed(),
             ),
             Some(n) => (n.show(), "-".into()),
             None => ("-".into(), "-".into()),
@@ -360,8 +465,16 @@ pub fn table(lines: &[Line]) -> String {
             Some(n) => format!("{}: {n}", l.verdict.as_str()),
             None => l.verdict.as_str().to_string(),
         };
+        let rescored = match (rescoring, l.rescored, l.judgments_changed) {
+            (false, _, _) => String::new(),
+            (true, Some(r), _) => format!(" {} |", r.show()),
+            (true, None, true) => {
+                " no rankings kept (`ranklab gate --update` keeps them) |".to_string()
+            }
+            (true, None, false) => " - |".to_string(),
+        };
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} |{rescored} {} | {} | {} | {} |\n",
             crate::report::table::md_cell(&l.row.suite),
             crate::report::table::md_cell(&l.row.configuration),
             crate::report::table::md_cell(&l.row.metric),
@@ -485,6 +598,7 @@ mod tests {
             now: Some(Fixed(9700)),
             verdict: Verdict::Regression,
             note: None,
+            ..Line::blank()
         }])
         .contains("| 0.0036 (3 × spread 0.0012) |"));
     }
@@ -496,6 +610,7 @@ mod tests {
             now: Some(Fixed(9584)),
             verdict: Verdict::Regression,
             note: None,
+            ..Line::blank()
         }]);
         assert!(
             t.contains("| s | c | MRR | 0.9792 | 0.9584 | -0.0208 | 0.0010 | REGRESSION |"),

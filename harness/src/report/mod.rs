@@ -904,6 +904,47 @@ pub fn verdict_line(rendered: &[Rendered]) -> (String, bool) {
     )
 }
 
+/// Under `--from-recording`: says on stderr which reports rest on an external engine's
+/// recording made against another corpus than today's (or before ranklab kept a recording's
+/// corpus), and how to re-record it. An engine with `own_index: true` is not dated by the corpus.
+fn note_stale_recordings(corpus: &Corpus, experiments: &[Experiments], runs: &Path) {
+    use crate::external::recording::{recorded_corpus, RecordedCorpus};
+    let now = RecordedCorpus::of(corpus);
+    for ex in experiments {
+        for c in &ex.configurations {
+            if c.engine.as_ref().is_none_or(|s| s.own_index) {
+                continue;
+            }
+            let path = runs.join(crate::suite::recording_file_name(&c.name));
+            if !path.is_file() {
+                continue;
+            }
+            let why = match recorded_corpus(&path) {
+                Some(then) if then.sha256 == now.sha256 => continue,
+                Some(then) => {
+                    let (a, r, e) = then.diff(&now);
+                    format!(
+                        "recorded against corpus {} (now {}): {} record(s) added, {} removed, {} edited since",
+                        &then.sha256[..8.min(then.sha256.len())],
+                        &now.sha256[..8],
+                        a.len(),
+                        r.len(),
+                        e.len()
+                    )
+                }
+                None => "recorded before ranklab kept a recording's corpus: whether it rests on today's corpus is unknown".to_string(),
+            };
+            eprintln!(
+                "note: {}: the {} report rests on the recording {} of configuration {:?}, {why}; re-record it with --record while the engine runs",
+                ex.experiment,
+                ex.experiment,
+                shown(&path),
+                c.name
+            );
+        }
+    }
+}
+
 /// Replays a suite and renders one report per experiment file (nothing written yet).
 ///
 /// External configurations follow `mode`; their recordings are read from
@@ -948,6 +989,9 @@ pub fn render_suite(
         rendered_runs.push(r);
     }
     engine.finish()?;
+    if *mode == crate::external::Mode::FromRecording {
+        note_stale_recordings(&corpus, &experiments, &runs);
+    }
     let from = (*mode == crate::external::Mode::FromRecording)
         .then(|| recordings_root.join(&suite.name).join("runs"));
     let paired = check_paired(&suite, remote, from.as_deref())?;
