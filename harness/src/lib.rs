@@ -32,6 +32,7 @@ pub(crate) mod cluster;
 pub(crate) mod cmd;
 pub mod compare;
 pub mod engine_spec;
+pub mod exit;
 pub mod external;
 pub mod finetune;
 pub mod gate;

@@ -13,12 +13,13 @@
 //! and every row is still replayed and graded. `--update` refuses while a row fails or an
 //! expectation fails, unless `--accept-regressions WHY` records who, when and why.
 //!
-//! Exit codes: 0 every row and assertion passes (or the baseline was written); 1 a regression,
-//! a gone row, a failed per-task expectation or paired assertion, or a refused `--update`; 2 bad
-//! input (a baseline naming an unknown suite, a bad flag, unreadable files).
+//! Exit codes ([`crate::exit::Exit`]): 0 every row and assertion passes (or the baseline was
+//! written); 1 a regression, a gone row, a failed per-task expectation or paired assertion; 2 bad
+//! input (a baseline naming an unknown suite, a bad flag, unreadable files) or a refused
+//! `--update` (nothing written).
 
+use crate::exit::Exit;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::Result;
 
@@ -45,7 +46,7 @@ configuration) and the gate still replays and grades every row.
 
 --update rewrites the baseline (atomically) for: the rows already in it, recall@k and MRR of each \
 experiments file's baseline configuration, each --also, and nDCG@10 of bm25 and dense for each \
---beir collection. It refuses (exit 1, nothing written, the failures named) while a row regresses \
+--beir collection. It refuses (exit 2, nothing written, the failures named) while a row regresses \
 or an expectation fails, unless --accept-regressions \"why\" is given: then the baseline records \
 per accepted row the old and new value, who, when and why, and every gate shows it while the value \
 stands. A failed paired assertion always refuses. Delete a row by hand to stop gating it; a \
@@ -57,8 +58,8 @@ the baseline, for configurations whose output varies between runs.
 --json FILE writes the result as JSON (`-`: to stdout, instead of the Markdown).
 
 Exit codes: 0 pass (or the baseline written); 1 a regression, a gone row, a failed per-task \
-expectation or paired assertion, or a refused --update; 2 bad input (a baseline naming an unknown \
-suite, a bad flag, unreadable files).")]
+expectation or paired assertion; 2 bad input (a baseline naming an unknown suite, a bad flag, \
+unreadable files) or a refused --update (nothing written), as for every command.")]
 pub(crate) struct GateArgs {
     /// The baseline file: the gated rows, their values and tolerances.
     #[arg(long, default_value_os_t = crate::root::default("reports/baseline.json"))]
@@ -116,7 +117,7 @@ pub(crate) struct GateArgs {
 }
 
 /// Runs the command: plan, measure, grade, update, render.
-pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: GateArgs) -> Result<Exit> {
     let plan = Plan::new(&Flags {
         baseline: args.baseline.clone(),
         tasks: args.tasks.clone(),
@@ -131,7 +132,8 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
         judgments: args.judgments,
     })?;
     if let Mode::Calibrate(n) = plan.mode {
-        return calibrate(&plan, n);
+        calibrate(&plan, n)?;
+        return Ok(Exit::Ok);
     }
     let outcome = Outcome::grade(&plan, plan.measure()?);
     let update = update::apply(&plan, &outcome)?;
@@ -142,5 +144,5 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
         .as_deref()
         .map(|p| (p, render::json(&plan, &outcome, &update, code)));
     render::emit(&md, json)?;
-    Ok(ExitCode::from(code))
+    Ok(code)
 }

@@ -8,8 +8,8 @@
 //! as `ranklab judge --llm` grades. The model must be installed on this machine: the command never
 //! downloads one, and a missing file is an error naming it.
 
+use crate::exit::Exit;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
@@ -86,7 +86,7 @@ struct Files {
 }
 
 /// Runs the command.
-pub(crate) fn run(args: WorkArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: WorkArgs) -> Result<Exit> {
     let store = ModelStore::open_default()?;
     match args.what {
         What::Embed(f) => {
@@ -200,7 +200,7 @@ pub(crate) fn run(args: WorkArgs) -> Result<ExitCode> {
             write(&f, &file)?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }
 
 /// The pair scorer of model `id` with `options`, opened as a local rerank stage opens it (so

@@ -15,12 +15,14 @@ use super::update::Update;
 use super::verdict::{table, Counts, ExpectationLine, ExpectationVerdict, Line, Outcome, Verdict};
 use crate::report::shown;
 
-/// The exit code: 1 when the gate fails (or `--update` refused), else 0.
-pub fn exit_code(plan: &Plan, outcome: &Outcome, update: &Update) -> u8 {
+/// The exit code: 2 when `--update` is refused (a refused write, as for every command), 1 when
+/// the gate fails, else 0.
+pub fn exit_code(plan: &Plan, outcome: &Outcome, update: &Update) -> crate::exit::Exit {
+    use crate::exit::Exit;
     match (&plan.mode, update) {
-        (_, Update::Refused { .. }) => 1,
-        (Mode::Update { .. }, _) => 0,
-        _ => u8::from(outcome.failed()),
+        (_, Update::Refused { .. }) => Exit::Refused,
+        (Mode::Update { .. }, _) => Exit::Ok,
+        _ => Exit::failed_if(outcome.failed()),
     }
 }
 
@@ -385,7 +387,7 @@ struct JsonReport<'a> {
 }
 
 /// The `--json` document.
-pub fn json(plan: &Plan, outcome: &Outcome, update: &Update, code: u8) -> String {
+pub fn json(plan: &Plan, outcome: &Outcome, update: &Update, code: crate::exit::Exit) -> String {
     let rows = outcome
         .lines
         .iter()
@@ -424,7 +426,7 @@ pub fn json(plan: &Plan, outcome: &Outcome, update: &Update, code: u8) -> String
             Update::NotAsked if outcome.failed() => "fail",
             Update::NotAsked => "pass",
         },
-        exit_code: code,
+        exit_code: code.code(),
         inputs_changed: plan.changes.any(),
         banner: plan.changes.banner(),
         changes: &plan.changes,
