@@ -317,7 +317,10 @@ impl Baseline {
     pub fn load(path: &Path) -> Result<Baseline> {
         let bytes = std::fs::read(path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                anyhow!("{}{}: no baseline file; record one with `ranklab gate --update` (after reviewing the numbers)", path.display(), crate::root::tried(path))
+                match crate::root::not_found_hint() {
+                    Some(hint) => anyhow!("{}: no baseline file, and {hint}", path.display()),
+                    None => anyhow!("{}{}: no baseline file; record one with `ranklab gate --update` (after reviewing the numbers)", path.display(), crate::root::tried(path)),
+                }
             } else {
                 anyhow!("cannot read {}{}: {e}", path.display(), crate::root::tried(path))
             }
