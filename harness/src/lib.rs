@@ -2,6 +2,7 @@
 //! write ADR-ready reports, gates and tuned weights.
 //!
 //! - [`cli`]: argument parsing and dispatch; exit codes 0 ok, 1 failed check, 2 error.
+//! - [`exit`]: the exit codes of every command, one rule ([`exit::Exit`]).
 //! - `cmd`: one file per subcommand.
 //! - [`suite`]: task suites and experiment files (YAML), suite discovery, BEIR as a suite.
 //! - [`compare`]: paired comparison of TREC runs against a baseline.
