@@ -598,7 +598,7 @@ fn update_writes_nothing_when_a_paired_assertion_fails() {
         dir.path(),
         &["--update", "--accept-regressions", "zeroed on purpose"],
     );
-    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    assert_eq!(code(&o), 2, "a refused write: {}", stdout(&o));
     assert!(
         stdout(&o).contains("1 paired assertion(s) failed: a paired assertion is never accepted"),
         "{}",
