@@ -1,13 +1,15 @@
 //! Command-line interface: clap derive, one subcommand per file under [`crate::cmd`].
 //!
-//! Exit codes: 0 success; 1 a check failed (gate regression, paired assertion); 2 an error
-//! (bad input, missing model, I/O), printed with its whole cause chain.
+//! Exit codes ([`crate::exit::Exit`]): 0 success; 1 a check failed (gate regression, paired
+//! assertion); 2 an error (bad input, missing model, I/O), printed with its whole cause chain,
+//! or a refused write (nothing written).
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 use crate::cmd;
+use crate::exit::Exit;
 
 /// ranklab: a retrieval evaluation harness and benchmark lab.
 ///
@@ -15,7 +17,10 @@ use crate::cmd;
 /// (tantivy BM25, bi-encoder, RRF, cross-encoder rerank, lifecycle policy) and writes ADR-ready
 /// recall@k / MRR tables. Evaluates any TREC run like trec_eval.
 ///
-/// Exit codes: 0 ok, 1 a check failed, 2 error.
+/// Exit codes, the same for every command: 0 ok; 1 a check failed (a gate regression, a paired
+/// assertion, engine errors counted as empty rankings); 2 an error (bad input, a missing file or
+/// model) or a refused write (`gate --update` while a row fails, `tune --write` without the
+/// evidence), nothing written.
 #[derive(Debug, Parser)]
 #[command(
     name = "ranklab",
@@ -78,13 +83,17 @@ pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+            let code = if e.use_stderr() {
+                Exit::Error
+            } else {
+                Exit::Ok
+            };
             let _ = e.print();
-            return ExitCode::from(code);
+            return code.into();
         }
     };
     crate::external::command::watch_signals();
-    let outcome = match cli.command {
+    let outcome: anyhow::Result<Exit> = match cli.command {
         Command::Eval(a) => cmd::eval::run(a),
         Command::Run(a) => cmd::run::run(a),
         Command::Bench(a) => cmd::bench::run(a),
@@ -102,16 +111,16 @@ pub fn main() -> ExitCode {
         Command::Help { topic } => help(topic.as_deref()),
     };
     match outcome {
-        Ok(code) => code,
+        Ok(exit) => exit.into(),
         Err(e) => {
             eprintln!("error: {}", chain(&e));
-            ExitCode::from(2)
+            Exit::Error.into()
         }
     }
 }
 
 /// `ranklab help [formats | COMMAND]`.
-fn help(topic: Option<&str>) -> anyhow::Result<ExitCode> {
+fn help(topic: Option<&str>) -> anyhow::Result<Exit> {
     use clap::CommandFactory;
     let mut cli = Cli::command();
     match topic {
@@ -129,7 +138,7 @@ fn help(topic: Option<&str>) -> anyhow::Result<ExitCode> {
             ),
         },
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }
 
 /// The error and its causes joined by `: ` (as `{:#}`), leaving out a cause that the message

@@ -118,6 +118,29 @@ pub(crate) fn env_refs(value: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
+impl EngineSpec {
+    /// The `${NAME}` references of the values a live engine is asked with (its `env`, and the
+    /// URL, headers and body of `http`) whose variable is not set here, in that order, each
+    /// once.
+    pub fn unset_env(&self) -> Vec<String> {
+        let mut values: Vec<&str> = self.env.values().map(String::as_str).collect();
+        if let Some(h) = &self.http {
+            values.push(&h.url);
+            values.extend(h.headers.values().map(String::as_str));
+            values.extend(h.body.as_deref());
+        }
+        let mut out: Vec<String> = Vec::new();
+        for v in values {
+            for name in env_refs(v).unwrap_or_default() {
+                if std::env::var_os(&name).is_none() && !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+        out
+    }
+}
+
 /// A value with every `${NAME}` replaced by the environment variable (an error naming the
 /// variable when it is unset). The expanded value is never written anywhere.
 pub fn expand_env(value: &str) -> Result<String> {

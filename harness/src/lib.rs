@@ -2,6 +2,7 @@
 //! write ADR-ready reports, gates and tuned weights.
 //!
 //! - [`cli`]: argument parsing and dispatch; exit codes 0 ok, 1 failed check, 2 error.
+//! - [`exit`]: the exit codes of every command, one rule ([`exit::Exit`]).
 //! - `cmd`: one file per subcommand.
 //! - [`suite`]: task suites and experiment files (YAML), suite discovery, BEIR as a suite.
 //! - [`compare`]: paired comparison of TREC runs against a baseline.
@@ -32,6 +33,7 @@ pub(crate) mod cluster;
 pub(crate) mod cmd;
 pub mod compare;
 pub mod engine_spec;
+pub mod exit;
 pub mod external;
 pub mod finetune;
 pub mod gate;

@@ -66,6 +66,36 @@ pub fn run_files(reports: &Path, suite: &Suite) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// The runs of `runs` named by `names` (configuration = the file stem), in `runs`' order; all of
+/// them when `names` is empty. A name with no run is an error listing the runs there are.
+pub fn only(runs: Vec<PathBuf>, names: &[String]) -> Result<Vec<PathBuf>> {
+    if names.is_empty() {
+        return Ok(runs);
+    }
+    let stem = |p: &PathBuf| {
+        p.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    for n in names {
+        if !runs.iter().any(|p| &stem(p) == n) {
+            let dir = runs
+                .first()
+                .and_then(|p| p.parent())
+                .map(|d| d.display().to_string())
+                .unwrap_or_default();
+            bail!(
+                "--configs {n}: no run {n}.trec in {dir}; the runs there are: {} (run the configuration first, or name one of those)",
+                runs.iter().map(stem).collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    Ok(runs
+        .into_iter()
+        .filter(|p| names.contains(&stem(p)))
+        .collect())
+}
+
 /// Pools the suite's runs at `depth`.
 pub fn pool(suite: &Suite, runs: &[PathBuf], depth: usize) -> Result<Pool> {
     if depth == 0 {

@@ -33,6 +33,34 @@ pub fn find(start: &Path) -> Option<PathBuf> {
     None
 }
 
+/// When no folder from the current directory up holds `ranklab.toml` or `tasks/` (ranklab runs
+/// at a monorepo's top, say): where ranklab looked and how to point it at the project; None
+/// when the root was found.
+pub fn not_found_hint() -> Option<String> {
+    let cwd = std::env::current_dir().ok()?;
+    not_found_hint_from(&cwd)
+}
+
+fn not_found_hint_from(cwd: &Path) -> Option<String> {
+    if find(cwd).is_some() {
+        return None;
+    }
+    let top = cwd.ancestors().find(|d| d.join(".git").exists());
+    let upto = match top {
+        Some(t) if t == cwd => format!("in {} (the repository's top)", cwd.display()),
+        Some(t) => format!(
+            "from {} up to the repository's top {}",
+            cwd.display(),
+            t.display()
+        ),
+        None => format!("from {} up to /", cwd.display()),
+    };
+    Some(format!(
+        "no ranklab project here: ranklab looked for a folder holding ranklab.toml or tasks/ {upto} and found none, so it read defaults from {}. Run ranklab inside the project (`cd path/to/project`), or name its files (`--baseline path/to/project/reports/baseline.json --tasks path/to/project/tasks`), or put an empty ranklab.toml in the project's folder",
+        cwd.display()
+    ))
+}
+
 /// `rel` under the root, shown relative to the current directory when the root is the current
 /// directory (so `--help` reads `tasks`, not an absolute path).
 pub fn default(rel: &str) -> PathBuf {
@@ -119,6 +147,34 @@ pub fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 41: at a monorepo's top (no ranklab.toml, no tasks/) the gate invited a baseline
+    /// in the wrong place; the hint says where ranklab looked and how to point it at the
+    /// project. With a marker there is no hint.
+    #[test]
+    fn at_a_monorepo_top_the_hint_says_where_ranklab_looked() {
+        let t = tempfile::tempdir().unwrap();
+        let repo = t.path().join("mono");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("services/search/tasks")).unwrap();
+        let hint = not_found_hint_from(&repo).expect("no marker at the top");
+        assert!(
+            hint.contains(&format!("in {} (the repository's top)", repo.display())),
+            "{hint}"
+        );
+        assert!(hint.contains("ranklab.toml or tasks/"), "{hint}");
+        assert!(
+            hint.contains("--baseline path/to/project/reports/baseline.json"),
+            "{hint}"
+        );
+        std::fs::create_dir_all(repo.join("docs")).unwrap();
+        let below = not_found_hint_from(&repo.join("docs")).unwrap();
+        assert!(
+            below.contains(&format!("up to the repository's top {}", repo.display())),
+            "{below}"
+        );
+        assert_eq!(not_found_hint_from(&repo.join("services/search")), None);
+    }
 
     #[test]
     fn walks_up_to_the_marker_and_stops_at_the_repository_top() {

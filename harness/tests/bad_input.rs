@@ -876,7 +876,7 @@ fn external_engine_cases() -> Vec<Case> {
             name: "engine: an unset ${VARIABLE}",
             edits: vec![Write(EXPERIMENTS, b"experiment: e\nconfigurations:\n  - name: ext\n    engine: { command: [sh, engine.sh], env: { TOKEN: \"${RANKLAB_TEST_UNSET_TOKEN}\" } }\n"), Write(ENGINE, good)],
             args: RUN,
-            expect: Fails { at: "configuration \"ext\"", says: &["RANKLAB_TEST_UNSET_TOKEN", "not set"] },
+            expect: Fails { at: "tasks/p/experiments.yaml:4: configuration \"ext\"", says: &["RANKLAB_TEST_UNSET_TOKEN", "not set", "nothing was run"] },
         },
         case("engine: --from-recording without a recording", good, from_rec,
             Fails { at: "configuration \"ext\"", says: &["no recording at reports/p/runs/ext.recording.json", "--record"] }),

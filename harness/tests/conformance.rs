@@ -659,3 +659,45 @@ fn bad_arguments_exit_2() {
     assert_fails(&["-m", "P.0", &q, &r], &["cutoff `0`"]);
     assert_fails(&[&q, "/nonexistent/run"], &["cannot read /nonexistent/run"]);
 }
+
+/// Issue 41 (documented in docs/eval.md's differences): with `-J`, a query none of whose
+/// judged documents is retrieved has interpolated precision 0 at every recall point (trec_eval
+/// 10.0 prints `-nan` where round(x · R) = 0). Oracle by hand: query 1 (R = 1) retrieves only
+/// unjudged x and y, so nothing is left under -J: 0 everywhere; query 2 retrieves its one
+/// relevant document first: 1 everywhere; the means are 0.5. Without -J query 1 is 0 too (its
+/// relevant document is not retrieved), so the flag changes nothing here but what is counted.
+#[test]
+fn judged_only_query_with_nothing_judged_retrieved_is_zero_not_nan() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = (dir.path().join("qrels"), dir.path().join("run"));
+    std::fs::write(&q, "1 0 d1 1\n1 0 d2 0\n2 0 e1 1\n").unwrap();
+    std::fs::write(&r, "1 Q0 x 1 3 r\n1 Q0 y 2 2 r\n2 Q0 e1 1 5 r\n").unwrap();
+    let out = eval_ok(&[
+        "-J",
+        "-q",
+        "-m",
+        "iprec_at_recall",
+        "-m",
+        "11pt_avg",
+        q.to_str().unwrap(),
+        r.to_str().unwrap(),
+    ]);
+    assert!(!out.to_lowercase().contains("nan"), "{out}");
+    let mut n = 0;
+    for line in out.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        let want = match f[1] {
+            "1" => "0.0000",
+            "2" => "1.0000",
+            "all" => "0.5000",
+            other => panic!("query {other:?} in {out}"),
+        };
+        assert_eq!(f[2], want, "{line}");
+        n += 1;
+    }
+    assert_eq!(
+        n,
+        3 * 12,
+        "11 recall points and 11pt_avg for 1, 2 and all: {out}"
+    );
+}

@@ -74,7 +74,7 @@ fn the_cost_section_renders_a_fixture_file_as_written_by_hand() {
         &models("L12 identity A", "colbert identity B"),
         &fixture_costs(),
     );
-    assert!(md.starts_with("## Cost per scored pair\n\nMilliseconds per scored (query, section) pair of each rerank configuration's model, from `costs.json` beside this report: `just costs` (`ranklab bench --measure-costs`) measures them and `ranklab bench` only reads them"), "{md}");
+    assert!(md.starts_with("## Cost per scored pair\n\nMilliseconds per scored (query, section) pair of each rerank configuration's model, from `costs.json` beside this report: `ranklab bench --from-recording --measure-costs` (`just costs` in a checkout of ranklab) measures them and `ranklab bench` only reads them"), "{md}");
     // 52.041 -> 52.0; 0.0061669 -> 0.00617; 20 x 52.041 = 1040.82 -> 1041; 8 x 52.041 =
     // 416.328 -> 416; 0.63865 -> 0.639. The ColBERT measurement is of another identity.
     let want = "\
@@ -85,7 +85,7 @@ fn the_cost_section_renders_a_fixture_file_as_written_by_hand() {
 | fusion+L12@8 | ms-marco-MiniLM-L-12-v2 | 8 | 52.0 | 0.00617 | 416 | 0.639 |
 | fusion+colbert@20 | answerai-colbert-small-v1 | 20 | not measured | not measured | — | — |
 
-- `answerai-colbert-small-v1`: not measured for its identity `colbert identity B`; run `just costs`.
+- `answerai-colbert-small-v1`: not measured for its identity `colbert identity B`; run `ranklab bench --from-recording --measure-costs`.
 - `ms-marco-MiniLM-L-12-v2`: 1,043 pairs, measured 2026-12-02 13:11 UTC by `ranklab bench --from-recording --measure-costs` on 2 cores (x86_64 linux), load average 1.25 at the start.
 
 ";
@@ -110,7 +110,7 @@ fn a_changed_identity_shows_as_not_measured() {
     );
     assert!(
         md.contains(
-            "- `ms-marco-MiniLM-L-12-v2`: not measured for its identity `L12 identity A2`; run `just costs`."
+            "- `ms-marco-MiniLM-L-12-v2`: not measured for its identity `L12 identity A2`; run `ranklab bench --from-recording --measure-costs`."
         ),
         "{md}"
     );
@@ -165,7 +165,14 @@ fn a_damaged_cost_file_stops_bench_with_one_line_naming_it() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("costs.json"), "{\n  \"about\": 1\n}\n").unwrap();
     let out = common::ranklab_in(tmp.path(), &["bench"]);
-    assert_bad_input(&out, "", &["costs.json:2:", "just costs"]);
+    assert_bad_input(
+        &out,
+        "",
+        &[
+            "costs.json:2:",
+            "ranklab bench --from-recording --measure-costs",
+        ],
+    );
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     assert!(!dir.join("retrieval.md").exists(), "nothing written");
 }

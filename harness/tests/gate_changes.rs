@@ -393,9 +393,10 @@ fn update_refuses_a_regression_and_accept_regressions_records_who_when_and_why()
     );
     set_baseline(d, &b);
 
-    // Refused: exit 1, nothing written, the row and the expectation named.
+    // Refused: exit 2 (a refused write, README "Exit codes"), nothing written, the row and the
+    // expectation named.
     let (c, j) = gate_json(d, &["--update"]);
-    assert_eq!(c, 1, "{j:#}");
+    assert_eq!(c, 2, "{j:#}");
     assert_eq!(j["outcome"], "refused");
     assert_eq!(j["update"]["status"], "refused");
     let rows = strings(&j["update"]["rows"]);
@@ -415,7 +416,7 @@ fn update_refuses_a_regression_and_accept_regressions_records_who_when_and_why()
         "a refused --update leaves the baseline byte-identical"
     );
     let o = gate(d, &["--update"]);
-    assert_eq!(code(&o), 1);
+    assert_eq!(code(&o), 2, "a refused write");
     assert!(
         stdout(&o).contains("**REFUSED**: the baseline was not updated."),
         "{}",

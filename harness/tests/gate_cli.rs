@@ -476,9 +476,9 @@ fn a_row_whose_configuration_or_metric_is_gone_fails_naming_its_line() {
         "{}",
         stdout(&o)
     );
-    // --update refuses to drop it silently ...
+    // --update refuses to drop it silently (exit 2: a refused write) ...
     let o = gate(dir.path(), &["--update"]);
-    assert_eq!(code(&o), 1);
+    assert_eq!(code(&o), 2);
     assert!(
         stdout(&o).contains("- regressed row: fx/current/mrr (FAIL (gone))"),
         "{}",
@@ -590,7 +590,7 @@ fn update_writes_nothing_when_a_paired_assertion_fails() {
     let before = baseline(dir.path());
     zero_penalties(dir.path());
     let o = gate(dir.path(), &["--update"]);
-    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    assert_eq!(code(&o), 2, "a refused write: {}", stdout(&o));
     assert!(
         stdout(&o).contains("the baseline was not updated"),
         "{}",
@@ -602,7 +602,7 @@ fn update_writes_nothing_when_a_paired_assertion_fails() {
         dir.path(),
         &["--update", "--accept-regressions", "zeroed on purpose"],
     );
-    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    assert_eq!(code(&o), 2, "a refused write: {}", stdout(&o));
     assert!(
         stdout(&o).contains("1 paired assertion(s) failed: a paired assertion is never accepted"),
         "{}",

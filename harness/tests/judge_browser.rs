@@ -259,6 +259,16 @@ fn grading_by_a_key_press_and_a_button_click_in_chromium_writes_judgments_yaml()
     // matter gives them (corpus/beta.md: lifecycle active, no history: first-class by default,
     // updated_at 2026-04-01, one log entry 2026-04-01 active).
     assert_eq!(text(wd, "title"), json!("Refunds and disputes"));
+    // The task's expected document (the suite: T1 expects alpha, whose title is in
+    // corpus/alpha.md), and no LLM-hint toggle: this suite has no LLM grades.
+    assert_eq!(
+        text(wd, "expected"),
+        json!("Idempotency keys for payment capture (alpha)")
+    );
+    assert_eq!(
+        wd.script("return getComputedStyle(document.getElementById('hint-box')).display"),
+        json!("none")
+    );
     assert_eq!(text(wd, "lifecycle"), json!("active"));
     assert_eq!(text(wd, "history"), json!("first-class"));
     assert_eq!(text(wd, "updated"), json!("2026-04-01"));
@@ -617,6 +627,16 @@ fn a_stalled_client_does_not_hold_up_another() {
     assert_eq!(status, 200, "{body}");
     let items: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(items["left"], json!(2));
+    // Each item carries its task's expected documents (suite.yaml: T1 expects alpha, T2 beta;
+    // titles from the fixture's front matter).
+    assert_eq!(
+        items["items"][0]["expected"],
+        json!([{ "id": "alpha", "title": "Idempotency keys for payment capture", "grade": 1 }])
+    );
+    assert_eq!(
+        items["items"][1]["expected"],
+        json!([{ "id": "beta", "title": "Refunds and disputes", "grade": 1 }])
+    );
     stalled.set_nonblocking(true).unwrap();
     let mut buf = [0u8; 64];
     match stalled.read(&mut buf) {

@@ -5,9 +5,13 @@
 //! Properties checked:
 //! - a commit with one `Query:` trailer touching one record gives one entry (id = the first 12
 //!   hex digits of the commit, merged = the committer date, expected = the record);
-//! - a commit with two trailers touching two records gives four entries, `-1`..`-4`, in trailer
-//!   then file-name order; commits without a trailer, commits outside the corpus folder and
-//!   deleted records give nothing;
+//! - a commit with two trailers touching two records, one of them superseded (gamma, in the
+//!   fixture's front matter), gives two entries `-1`, `-2` expecting the active one only;
+//!   commits without a trailer, commits outside the corpus folder and deleted records give
+//!   nothing;
+//! - a commit that adds a record and marks the old one superseded expects only the new record
+//!   (issue 41); `Query: text -> record-id` expects the named record whatever the commit
+//!   touches, and an unknown id there is refused naming the commit;
 //! - entries are appended after the hand-kept merges, which stay byte for byte; a second run
 //!   appends nothing and leaves the file unchanged; `--since` keeps later commits only;
 //! - bad input exits 2, prints nothing on stdout and leaves merges.yaml unchanged: an empty
@@ -131,15 +135,13 @@ fn commits_with_query_trailers_become_merge_entries_appended_once() {
     );
     let out = String::from_utf8(o.stdout).unwrap();
     assert!(
-        out.starts_with("merges from-git: 2 commits with Query: trailers, 5 entries, 5 new appended to tasks/p/merges.yaml"),
+        out.starts_with("merges from-git: 2 commits with Query: trailers, 3 entries, 3 new appended to tasks/p/merges.yaml"),
         "{out}"
     );
     let expected = format!(
         "  - id: \"{a}\"\n    merged: 2026-06-02\n    query: \"refund a capture\"\n    expected: \"beta\"\n\
          \x20 - id: \"{b}-1\"\n    merged: 2026-07-01\n    query: \"retry the acquirer\"\n    expected: \"alpha\"\n\
-         \x20 - id: \"{b}-2\"\n    merged: 2026-07-01\n    query: \"retry the acquirer\"\n    expected: \"gamma\"\n\
-         \x20 - id: \"{b}-3\"\n    merged: 2026-07-01\n    query: \"idempotency key scope\"\n    expected: \"alpha\"\n\
-         \x20 - id: \"{b}-4\"\n    merged: 2026-07-01\n    query: \"idempotency key scope\"\n    expected: \"gamma\"\n",
+         \x20 - id: \"{b}-2\"\n    merged: 2026-07-01\n    query: \"idempotency key scope\"\n    expected: \"alpha\"\n",
         a = c[0],
         b = c[1]
     );
@@ -151,7 +153,7 @@ fn commits_with_query_trailers_become_merge_entries_appended_once() {
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8(o.stdout)
         .unwrap()
-        .contains("5 entries, 0 new appended"));
+        .contains("3 entries, 0 new appended"));
     assert_eq!(merges(d), after);
 
     // The file reads back as merges: tune accepts it (its window holds the new entries).
@@ -177,7 +179,7 @@ fn commits_with_query_trailers_become_merge_entries_appended_once() {
         "{}",
         String::from_utf8_lossy(&t.stderr)
     );
-    assert!(tout.contains("7 of 7 merged in the window"), "{tout}");
+    assert!(tout.contains("5 of 5 merged in the window"), "{tout}");
 }
 
 #[test]
@@ -193,7 +195,7 @@ fn since_keeps_the_later_commits_only() {
     );
     let after = merges(d);
     assert!(!after.contains(&c[0]), "{after}");
-    assert!(after.contains(&format!("{}-4", c[1])), "{after}");
+    assert!(after.contains(&format!("{}-2", c[1])), "{after}");
 }
 
 fn assert_refused(dir: &Path, needles: &[&str]) {
@@ -255,4 +257,82 @@ fn a_corpus_outside_a_git_repository_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("not inside a git repository"), "{err}");
     assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn a_supersede_commit_expects_only_the_new_record() {
+    let (dir, _) = repo();
+    let d = dir.path();
+    // The pull request of issue 41: a new record, and alpha marked superseded by it.
+    std::fs::write(
+        d.join("corpus/zeta.md"),
+        "---\nid: zeta\ntitle: Idempotency keys now\nlifecycle: active\nupdated_at: 2026-08-01\ntopic: payments\n---\n# Idempotency keys now\nKeys are scoped per account.\n",
+    )
+    .unwrap();
+    let p = d.join("corpus/alpha.md");
+    let text = std::fs::read_to_string(&p).unwrap().replace(
+        "lifecycle: active",
+        "lifecycle: superseded\nsuperseded_by: zeta",
+    );
+    std::fs::write(&p, text).unwrap();
+    let c = commit(
+        d,
+        "Supersede alpha\n\nQuery: idempotency keys today\n",
+        "2026-08-01T10:00:00+00:00",
+    );
+    let o = from_git(d, &["--since", "2026-08-01"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let after = merges(d);
+    let expected = format!(
+        "  - id: \"{c}\"\n    merged: 2026-08-01\n    query: \"idempotency keys today\"\n    expected: \"zeta\"\n"
+    );
+    assert!(after.ends_with(&expected), "{after}");
+    assert!(!after.contains("expected: \"alpha\"\n"), "{after}");
+}
+
+#[test]
+fn a_trailer_naming_its_record_expects_that_record() {
+    let (dir, _) = repo();
+    let d = dir.path();
+    append(d, "corpus/alpha.md", "See beta for refunds.");
+    append(d, "corpus/beta.md", "Partial refunds too.");
+    let c = commit(
+        d,
+        "Cross links\n\nQuery: partial refund -> beta\nQuery: key scope\n",
+        "2026-08-02T10:00:00+00:00",
+    );
+    let o = from_git(d, &["--since", "2026-08-02"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Oracle by hand: the named query expects beta only; the plain one every active record
+    // touched (alpha, beta), in file-name order.
+    let expected = format!(
+        "  - id: \"{c}-1\"\n    merged: 2026-08-02\n    query: \"partial refund\"\n    expected: \"beta\"\n\
+         \x20 - id: \"{c}-2\"\n    merged: 2026-08-02\n    query: \"key scope\"\n    expected: \"alpha\"\n\
+         \x20 - id: \"{c}-3\"\n    merged: 2026-08-02\n    query: \"key scope\"\n    expected: \"beta\"\n"
+    );
+    let after = merges(d);
+    assert!(after.ends_with(&expected), "{after}");
+}
+
+#[test]
+fn a_trailer_naming_an_unknown_record_is_refused() {
+    let (dir, _) = repo();
+    let d = dir.path();
+    append(d, "corpus/beta.md", "One more line.");
+    let c = commit(
+        d,
+        "Beta\n\nQuery: refund a capture -> betta\n",
+        "2026-08-01T10:00:00+00:00",
+    );
+    assert_refused(d, &[&format!("commit {c}"), "names betta", "not a record"]);
 }

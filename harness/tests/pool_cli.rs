@@ -4,13 +4,15 @@
 //! - the sheet lists, per task in suite order, exactly the unjudged documents of each run's top K,
 //!   ordered by how many configurations surfaced them, then best rank (hand-derived below);
 //! - the one-line summary counts tasks, documents and documents per configuration;
-//! - a suite with no runs yet exits 2, says to run it first, and writes nothing.
+//! - a suite with no runs yet exits 2, says to run it first, and writes nothing;
+//! - `--configs b` pools b's run only (hand-derived below); a name without a run exits 2
+//!   listing the runs there are, and writes nothing.
 
 mod common;
 use common::ranklab;
 
-#[test]
-fn pools_unjudged_documents_of_every_run_in_order() {
+/// The fixture with the two runs of the tests.
+fn with_runs() -> tempfile::TempDir {
     let tmp = common::fixture_copy("bad_input");
     let runs = tmp.path().join("reports/p/runs");
     std::fs::create_dir_all(&runs).unwrap();
@@ -26,6 +28,12 @@ fn pools_unjudged_documents_of_every_run_in_order() {
         "T1 Q0 gamma 1 3 b\nT1 Q0 beta 2 2 b\nT1 Q0 alpha 3 1 b\nT2 Q0 beta 1 1 b\n",
     )
     .unwrap();
+    tmp
+}
+
+#[test]
+fn pools_unjudged_documents_of_every_run_in_order() {
+    let tmp = with_runs();
     let out = ranklab(tmp.path(), &["pool", "tasks/p", "--depth", "2"]);
     assert!(
         out.status.success(),
@@ -71,4 +79,51 @@ fn pool_without_runs_says_to_run_first() {
         "{err}"
     );
     assert!(!tmp.path().join("tasks/p/pool.yaml").exists());
+}
+
+#[test]
+fn configs_limits_the_pool_to_the_named_runs() {
+    let tmp = with_runs();
+    let out = ranklab(
+        tmp.path(),
+        &["pool", "tasks/p", "--depth", "2", "--configs", "b"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // b's top 2, unjudged: T1 gamma(1), beta(2) (T1 expects alpha); T2 beta is expected.
+    let sheet = std::fs::read_to_string(tmp.path().join("tasks/p/pool.yaml")).unwrap();
+    let docs: Vec<&str> = sheet
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("- { id:"))
+        .collect();
+    assert_eq!(
+        docs,
+        [
+            "- { id: \"gamma\", best_rank: 1, configurations: [\"b\"] }",
+            "- { id: \"beta\", best_rank: 2, configurations: [\"b\"] }",
+        ],
+        "{sheet}"
+    );
+    assert!(
+        sheet.contains("configurations: [\"b\"]\n") || !sheet.contains("\"a\""),
+        "{sheet}"
+    );
+
+    let before = std::fs::read(tmp.path().join("tasks/p/pool.yaml")).unwrap();
+    let out = ranklab(tmp.path(), &["pool", "tasks/p", "--configs", "b,nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--configs nope") && err.contains("the runs there are: a, b"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(tmp.path().join("tasks/p/pool.yaml")).unwrap(),
+        before,
+        "nothing written"
+    );
 }

@@ -83,3 +83,26 @@ def test_compare_frame_when_pandas_is_installed(trec_dir, runs):
     assert isinstance(frame, pd.DataFrame)
     assert frame.index.names == ["measure", "run"]
     assert "reading" in frame.attrs
+
+
+def test_compare_frame_has_the_cli_columns_in_order_and_integer_counts(trec_dir, runs):
+    """Issue 41: the frame's columns were alphabetical (``mean`` hidden in the middle) and
+    wins/ties/losses floats. Oracle: the CLI's CSV header and its counts."""
+    pd = pytest.importorskip("pandas")
+    binary = os.environ.get("RANKLAB_BIN")
+    cmd = [binary] if binary else ["cargo", "run", "--release", "-q", "-p", "ranklab", "--"]
+    q = trec_dir / "qrels.test"
+    csv = subprocess.run(cmd + ["compare", "-c", "--format", "csv", "--qrels", str(q), str(runs[0]), str(runs[1]),
+                                "-m", "map"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    header = csv.splitlines()[0].split(",")
+    last = csv.splitlines()[2].split(",")
+    want = [c for c in header if c not in ("measure", "run", "path")]
+    frame = treclab.compare(q, {"a": runs[0], "b": runs[1]}, ["map"], complete=True)
+    assert list(frame.columns[: len(want)]) == want
+    assert list(frame.columns[:2]) == ["queries", "mean"]
+    for c in ("wins", "ties", "losses"):
+        assert str(frame[c].dtype) == "Int64", (c, frame[c].dtype)
+        got = frame.loc[("map", "b"), c]
+        assert not isinstance(got, float), type(got)
+        assert int(got) == int(last[header.index(c)])
+    assert frame.loc[("map", "a"), "wins"] is pd.NA

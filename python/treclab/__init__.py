@@ -322,7 +322,9 @@ def compare(
     for r in out["summary"]:
         run = label.get(r["run"], r["run"])
         row = {"measure": r["measure"], "run": run}
-        row.update({k: v for k, v in r.items() if k not in ("measure", "run", "path")})
+        # The command's column order (its CSV header), not the JSON's alphabetical keys.
+        row.update({k: r[k] for k in _COMPARE_COLUMNS if k in r})
+        row.update({k: r[k] for k in sorted(r) if k not in row and k != "path"})
         p = power.get((r["measure"], run), {})
         row["mde"] = p.get("mde")
         row["queries_needed"] = p.get("queries_needed")
@@ -341,8 +343,21 @@ def compare(
             raise ImportError("as_frame=True needs pandas: pip install pandas") from None
         return {"rows": rows, **rest}
     frame = pd.DataFrame(rows).set_index(["measure", "run"])
+    # Counts stay integers; the baseline's row has none (pandas' nullable Int64 shows <NA>).
+    for c in _COMPARE_COUNTS:
+        if c in frame.columns:
+            frame[c] = frame[c].astype("Int64")
     frame.attrs.update(rest)
     return frame
+
+
+# `ranklab compare --format csv`'s columns after measure and run, in its order.
+_COMPARE_COLUMNS = (
+    "queries", "mean", "delta", "ci_low", "ci_high", "p", "p_method", "p_nonzero", "p_holm",
+    "wins", "ties", "losses",
+)
+# The columns that count queries or documents.
+_COMPARE_COUNTS = ("queries", "p_nonzero", "wins", "ties", "losses", "queries_needed")
 
 
 def supported_measures() -> list:

@@ -175,22 +175,45 @@ impl RecordedFile {
     /// Writes the records into `<dir>/<name>` (atomically), merged with what that file holds:
     /// a key the replay asked for takes the replay's payload, every other record is kept (a
     /// replay of some experiments does not drop the others'). A damaged record of the file is
-    /// reported and left out. Returns the number of records the file holds now.
-    pub fn write_into(&self, dir: &Path) -> Result<usize> {
+    /// reported and left out. Says what the file holds now and what this write changed in it
+    /// (compared with the file as it was, whatever the replay read from).
+    pub fn write_into(&self, dir: &Path) -> Result<Written> {
         let path = dir.join(&self.name);
         let (h, payload) = (&self.kept, self.kept.payload());
         let (mut file, _) =
             RecordFile::open_checked(&path, self.kind(), &self.identity, payload, self.sound)?;
+        let (mut added, mut changed) = (0, 0);
         for k in h.keys() {
-            file.insert(*k, h.get(k).expect("a kept key"));
+            let now = h.get(k).expect("a kept key");
+            match file.get(k) {
+                None => added += 1,
+                Some(before) if before != now => changed += 1,
+                Some(_) => {}
+            }
+            file.insert(*k, now);
         }
         crate::atomic::write(&path, &file.to_bytes())?;
-        Ok(file.len())
+        Ok(Written {
+            total: file.len(),
+            added,
+            changed,
+        })
     }
 
     fn kind(&self) -> &str {
         &self.kind
     }
+}
+
+/// What [`RecordedFile::write_into`] did to the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    /// Records the file holds now.
+    pub total: usize,
+    /// Records it did not hold before.
+    pub added: usize,
+    /// Records it held with another payload (computed again with other bits).
+    pub changed: usize,
 }
 
 /// A recording session (see the module documentation); ended by [`Session::finish`] or on drop.
@@ -332,8 +355,21 @@ mod tests {
         );
         assert_eq!(
             f.write_into(out.path()).unwrap(),
-            4,
-            "a, b, c and the kept d"
+            Written {
+                total: 4,
+                added: 2,
+                changed: 0
+            },
+            "a, b, c and the kept d; b and c new to the file, a the same bytes as the recording's"
+        );
+        // Written again: nothing new, nothing changed (a live `run` repeated says so).
+        assert_eq!(
+            f.write_into(out.path()).unwrap(),
+            Written {
+                total: 4,
+                added: 0,
+                changed: 0
+            }
         );
 
         // Read back as a plain cache: the replay's payloads, and d kept.

@@ -6,8 +6,8 @@
 //! (trec_eval's `-c`). Judgments that name a document absent from the corpus are kept and never
 //! match, as in trec_eval; their count is printed.
 
+use crate::exit::Exit;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{bail, Result};
@@ -141,7 +141,7 @@ fn bm25_params(args: &BeirArgs) -> Result<Option<Bm25Params>> {
 }
 
 /// Runs the command: plan (flags, collection), replay, render, write.
-pub(crate) fn run(args: BeirArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: BeirArgs) -> Result<Exit> {
     let plan = Plan::new(&args)?;
     let rep = match &args.corpus_sizes {
         Some(given) => {
@@ -153,7 +153,7 @@ pub(crate) fn run(args: BeirArgs) -> Result<ExitCode> {
     let dir = args.reports.join(&plan.collection.name);
     report::write_all(&dir, std::slice::from_ref(&rep))?;
     report::print_report(&rep, &dir, args.print, true);
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }
 
 /// A checked run of a collection: its configurations, the collection loaded as a suite, and

@@ -6,8 +6,8 @@
 //! shortlists and writes `reports/<suite>/costs.json` (`report::costs`), which the reports
 //! render; a plain `bench` only reads that file, so its reports stay byte-identical.
 
+use crate::exit::Exit;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::Result;
 
@@ -41,10 +41,15 @@ pub(crate) struct BenchArgs {
 
 /// Runs the command: plan (one cluster for every suite; suite names that would share a
 /// report folder refused), replay and render every suite, then write and print.
-pub(crate) fn run(args: BenchArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: BenchArgs) -> Result<Exit> {
     let mut plan = Plan::new(&args.engines, &args.reports)?;
     let suite_files = suites(&args.tasks)?;
     distinct_report_folders(&suite_files)?;
+    let each: Vec<(PathBuf, Vec<PathBuf>)> = suite_files
+        .iter()
+        .map(|s| (s.clone(), Vec::new()))
+        .collect();
+    plan.check_environment(&each)?;
     if let Some(models) = args.measure_costs {
         known_rerank_models(&suite_files, &models)?;
         let command: Vec<String> = std::env::args().skip(1).collect();

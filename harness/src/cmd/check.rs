@@ -7,8 +7,8 @@
 //! each assertion's ranking is the recorded answer to its query in the suite's recording
 //! (`<RECORDINGS>/<suite>/runs/<configuration>.recording.json`), so no engine needs to run.
 
+use crate::exit::Exit;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::Result;
 
@@ -32,7 +32,7 @@ pub(crate) struct CheckArgs {
 
 /// Runs the command: the files to check (plan), then per file its verdicts and their weight
 /// dependence (measure) and its tables (render, printed as each file is done), then the total.
-pub(crate) fn run(args: CheckArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: CheckArgs) -> Result<Exit> {
     let mut files = Vec::new();
     for p in &args.paired {
         files.extend(paired_files(p)?);
@@ -50,10 +50,10 @@ pub(crate) fn run(args: CheckArgs) -> Result<ExitCode> {
     }
     if failed > 0 {
         println!("{failed} expectation(s) failed.");
-        return Ok(ExitCode::from(1));
+        return Ok(Exit::Failed);
     }
     println!("All paired assertions hold as expected.");
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }
 
 /// One paired file checked: each assertion's verdict under each wiring, and whether its

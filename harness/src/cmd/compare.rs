@@ -1,9 +1,9 @@
 //! `ranklab compare`: the flags of a comparison of TREC runs; the work is in
 //! [`crate::compare`].
 
+use crate::exit::Exit;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
@@ -71,7 +71,7 @@ pub(crate) struct CompareArgs {
 }
 
 /// Runs the command.
-pub(crate) fn run(args: CompareArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: CompareArgs) -> Result<Exit> {
     let plan = Plan::new(
         &args.runs,
         &args.measures,
@@ -86,5 +86,5 @@ pub(crate) fn run(args: CompareArgs) -> Result<ExitCode> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .context("cannot write to stdout")?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }

@@ -5,9 +5,9 @@
 //! read; nothing is printed until the whole run has been read and evaluated, so an error leaves
 //! no partial output (exit 2).
 
+use crate::exit::Exit;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 
@@ -231,13 +231,13 @@ impl Plan {
 }
 
 /// Runs the command.
-pub(crate) fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: EvalArgs) -> anyhow::Result<Exit> {
     if args.version {
         eprintln!(
             "ranklab eval {} (follows trec_eval version 10.0)",
             env!("CARGO_PKG_VERSION")
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Ok);
     }
     let plan = Plan::new(args)?;
     let qrels = Qrels::read(&plan.qrels)?;
@@ -253,7 +253,7 @@ pub(crate) fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     )
     .and_then(|()| out.flush())
     .context("cannot write to stdout")?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }
 
 /// Writes trec_eval's lines: `%-22s\t%s\t%6.4f` (counts as integers, relstring quoted),

@@ -13,12 +13,13 @@
 //! and every row is still replayed and graded. `--update` refuses while a row fails or an
 //! expectation fails, unless `--accept-regressions WHY` records who, when and why.
 //!
-//! Exit codes: 0 every row and assertion passes (or the baseline was written); 1 a regression,
-//! a gone row, a failed per-task expectation or paired assertion, or a refused `--update`; 2 bad
-//! input (a baseline naming an unknown suite, a bad flag, unreadable files).
+//! Exit codes ([`crate::exit::Exit`]): 0 every row and assertion passes (or the baseline was
+//! written); 1 a regression, a gone row, a failed per-task expectation or paired assertion; 2 bad
+//! input (a baseline naming an unknown suite, a bad flag, unreadable files) or a refused
+//! `--update` (nothing written).
 
+use crate::exit::Exit;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::Result;
 
@@ -64,7 +65,7 @@ configurations each suite ships (`ships:` in suite.yaml; without it, each experi
 baseline configuration), each --also, and nDCG@10 of bm25 and dense for each --beir collection; \
 it keeps each suite row's rankings in <baseline>.runs/<suite>/<configuration>.trec, and adds the \
 model outputs the rows rest on that the recording lacked to <reports>/<suite>/runs/models/ \
-(<reports>/beir/<name>/runs/models/ for a collection), so that every later gate replays them. It refuses (exit 1, nothing written, the failures named) while a row regresses \
+(<reports>/beir/<name>/runs/models/ for a collection), so that every later gate replays them. It refuses (exit 2, nothing written, the failures named) while a row regresses \
 or an expectation fails, unless --accept-regressions \"why\" is given: then the baseline records \
 per accepted row the old and new value, who, when and why, and every gate shows it while the value \
 stands. A failed paired assertion always refuses. Delete a row by hand to stop gating it; a \
@@ -75,9 +76,9 @@ the baseline, for configurations whose output varies between runs.
 
 --json FILE writes the result as JSON (`-`: to stdout, instead of the Markdown).
 
-Exit codes: 0 pass (or the baseline written); 1 a regression, a gone row, a STALE row, a failed per-task \
-expectation or paired assertion, or a refused --update; 2 bad input (a baseline naming an unknown \
-suite, a bad flag, unreadable files).")]
+Exit codes: 0 pass (or the baseline written); 1 a regression, a gone row, a STALE row, a failed \
+per-task expectation or paired assertion; 2 bad input (a baseline naming an unknown suite, a bad \
+flag, unreadable files) or a refused --update (nothing written), as for every command.")]
 pub(crate) struct GateArgs {
     /// The baseline file: the gated rows, their values and tolerances.
     #[arg(long, default_value_os_t = crate::root::default("reports/baseline.json"))]
@@ -145,7 +146,7 @@ pub(crate) struct GateArgs {
 }
 
 /// Runs the command: plan, measure, grade, update, render.
-pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: GateArgs) -> Result<Exit> {
     let plan = Plan::new(&Flags {
         baseline: args.baseline.clone(),
         tasks: args.tasks.clone(),
@@ -171,7 +172,8 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
         allow_stale: args.allow_stale,
     })?;
     if let Mode::Calibrate(n) = plan.mode {
-        return calibrate(&plan, n);
+        calibrate(&plan, n)?;
+        return Ok(Exit::Ok);
     }
     let measured = plan.measure()?;
     let (outputs, lists) = (measured.outputs.clone(), measured.lists.clone());
@@ -184,5 +186,5 @@ pub(crate) fn run(args: GateArgs) -> Result<ExitCode> {
         .as_deref()
         .map(|p| (p, render::json(&plan, &outcome, &update, code, &outputs)));
     render::emit(&md, json)?;
-    Ok(ExitCode::from(code))
+    Ok(code)
 }

@@ -2,9 +2,9 @@
 //! (`pool.yaml`), writing each judgment to `judgments.yaml` as it is given (see
 //! [`crate::judge`]).
 
+use crate::exit::Exit;
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::Result;
 
@@ -140,7 +140,7 @@ impl JudgeArgs {
 }
 
 /// `ranklab judge --llm`: plan (suite, pool, pairs), the grader, grading, one write.
-fn run_llm(args: &JudgeArgs, source: &llm::Source) -> Result<ExitCode> {
+fn run_llm(args: &JudgeArgs, source: &llm::Source) -> Result<Exit> {
     let reports = args
         .reports
         .clone()
@@ -167,7 +167,7 @@ fn run_llm(args: &JudgeArgs, source: &llm::Source) -> Result<ExitCode> {
             "Nothing to grade: the pool {} has no document the suite file does not judge (pass --also-judged to grade the judged ones).",
             shown(&suite.judging_dir().join("pool.yaml"))
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Ok);
     }
     let offload = match (args.cluster.remote()?, source) {
         (None, _) => None,
@@ -202,11 +202,11 @@ fn run_llm(args: &JudgeArgs, source: &llm::Source) -> Result<ExitCode> {
         s.replaced,
         s.beside
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }
 
 /// Runs the command.
-pub(crate) fn run(args: JudgeArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: JudgeArgs) -> Result<Exit> {
     if let Some(source) = args.llm_source() {
         return run_llm(&args, &source);
     }
@@ -235,7 +235,7 @@ pub(crate) fn run(args: JudgeArgs) -> Result<ExitCode> {
             shown(&dir.join("pool.yaml")),
             shown(&file)
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Ok);
     }
     let listener = bind(args.port)?;
     let port = listener.local_addr()?.port();
@@ -254,5 +254,5 @@ pub(crate) fn run(args: JudgeArgs) -> Result<ExitCode> {
     );
     std::io::stdout().flush()?;
     serve(listener, session)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }

@@ -2,8 +2,8 @@
 //! history of the suite's corpus folder (commits with `Query:` trailers); see
 //! [`crate::tune::from_git`].
 
+use crate::exit::Exit;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
@@ -28,13 +28,20 @@ A commit message trailer (git interpret-trailers format), one per query:
 
     Query: how often do we release
 
-gives one entry per query and record the commit adds or modifies: id = the commit's first 12 hex \
-digits (-N when it gives several), merged = the committer date, expected = the record's id. Only \
+gives one entry per query and record the commit adds or modifies and leaves active: id = the \
+commit's first 12 hex digits (-N when it gives several), merged = the committer date, expected = \
+the record's id. A record the commit leaves superseded or deprecated is never expected (a pull \
+request that adds a record and supersedes the old one teaches the new one). To name the expected \
+record yourself, write
+
+    Query: how often do we release -> adr-continuous-delivery
+
+(any record id of the corpus; that query then expects only it). Only \
 entries whose id is not yet in merges.yaml are appended, in commit order; the file is created \
 when missing. Deleted files are skipped.
 
 Exit codes: 0 ok; 2 bad input (not inside a git repository, a commit with a Query: trailer that \
-touches a file that is not a record, an empty Query: trailer, a bad --since), nothing written.")]
+touches a file that is not a record, an empty Query: trailer, a bad --since, a `-> id` naming no record), nothing written.")]
     FromGit {
         /// The suite: a directory holding suite.yaml (its corpus folder is read).
         suite: PathBuf,
@@ -48,7 +55,7 @@ touches a file that is not a record, an empty Query: trailer, a bad --since), no
 }
 
 /// Runs the command.
-pub(crate) fn run(args: MergesArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: MergesArgs) -> Result<Exit> {
     match args.command {
         MergesCommand::FromGit {
             suite,
@@ -75,7 +82,7 @@ pub(crate) fn run(args: MergesArgs) -> Result<ExitCode> {
             for e in &o.appended {
                 println!("  {} {} {:?} -> {}", e.id, e.merged, e.query, e.expected);
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Ok)
         }
     }
 }

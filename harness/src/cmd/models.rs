@@ -4,9 +4,9 @@
 //! Commands that need a model fetch it by themselves on first use; this subcommand exists to do
 //! it ahead of time (`just models`, CI) and to add models no package carries.
 
+use crate::exit::Exit;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::Context;
 use ranklab_engine::models::{
@@ -88,7 +88,7 @@ pub(crate) enum PoolingArg {
 }
 
 /// Runs `ranklab models`. Exit 0 on success, 2 on error.
-pub(crate) fn run(args: ModelsArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: ModelsArgs) -> anyhow::Result<Exit> {
     let store = ModelStore::open_default()?;
     match args.command {
         ModelsCommand::Fetch(a) => fetch(&store, a),
@@ -96,7 +96,7 @@ pub(crate) fn run(args: ModelsArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn fetch(store: &ModelStore, args: FetchArgs) -> anyhow::Result<ExitCode> {
+fn fetch(store: &ModelStore, args: FetchArgs) -> anyhow::Result<Exit> {
     if let (Some(dir), Some(id)) = (&args.from, &args.id) {
         let kind = match args.kind {
             KindArg::CrossEncoder => ModelKind::CrossEncoder,
@@ -116,7 +116,7 @@ fn fetch(store: &ModelStore, args: FetchArgs) -> anyhow::Result<ExitCode> {
             model.sha256,
             model.path.display()
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Ok);
     }
     let outcomes = store
         .fetch_all(args.force)
@@ -140,10 +140,10 @@ fn fetch(store: &ModelStore, args: FetchArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }
 
-fn list(store: &ModelStore, args: ListArgs) -> anyhow::Result<ExitCode> {
+fn list(store: &ModelStore, args: ListArgs) -> anyhow::Result<Exit> {
     let statuses = store.list();
     if args.json {
         let rows: Vec<serde_json::Value> = statuses.iter().map(json_row).collect();
@@ -208,17 +208,17 @@ fn list(store: &ModelStore, args: ListArgs) -> anyhow::Result<ExitCode> {
 /// Writes a listing to stdout in one piece, so a reader that stops early (`| grep -q`,
 /// `| head -1`) finds it whole in the pipe; a reader that closed the pipe before it was written
 /// ends the command quietly, as `ls | head` does, instead of a panic.
-fn emit(text: &str) -> anyhow::Result<ExitCode> {
+fn emit(text: &str) -> anyhow::Result<Exit> {
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
     {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Exit::Ok),
         r => {
             r?;
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Ok)
         }
     }
 }

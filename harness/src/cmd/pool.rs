@@ -1,10 +1,11 @@
-//! `ranklab pool tasks/<suite> [--depth K]`: collect, per task, the unjudged documents in the
-//! top K of every configuration's run into `tasks/<suite>/pool.yaml` (TREC pooling). A BEIR
+//! `ranklab pool tasks/<suite> [--depth K] [--configs A,B]`: collect, per task, the unjudged
+//! documents in the top K of every configuration's run (or of those named) into
+//! `tasks/<suite>/pool.yaml` (TREC pooling). A BEIR
 //! collection is pooled from its report's runs (`ranklab beir`) into its report folder,
 //! `reports/beir/<name>/pool.yaml`.
 
+use crate::exit::Exit;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::Result;
 
@@ -29,10 +30,15 @@ pub(crate) struct PoolArgs {
     /// For a BEIR collection: the qrels split whose queries are pooled (qrels/<split>.tsv).
     #[arg(long, default_value = "test")]
     pub split: String,
+    /// Pool only these configurations' runs (comma-separated or repeated; the names of
+    /// <suite>/runs/<configuration>.trec). Default: every run. A name without a run is an
+    /// error listing the runs there are.
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
+    pub configs: Vec<String>,
 }
 
 /// Runs the command.
-pub(crate) fn run(args: PoolArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: PoolArgs) -> Result<Exit> {
     let (suite, reports) = if crate::suite::beir::is_collection(&args.suite) {
         let reports = args
             .reports
@@ -46,10 +52,10 @@ pub(crate) fn run(args: PoolArgs) -> Result<ExitCode> {
             .unwrap_or_else(|| crate::root::default("reports"));
         (Suite::load(&args.suite)?, reports)
     };
-    let runs = crate::pool::run_files(&reports, &suite)?;
+    let runs = crate::pool::only(crate::pool::run_files(&reports, &suite)?, &args.configs)?;
     let pool = crate::pool::pool(&suite, &runs, args.depth.unwrap_or(suite.k))?;
     let path = suite.judging_dir().join("pool.yaml");
     atomic::write(&path, pool.yaml().as_bytes())?;
     println!("{}", pool.summary(&path));
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }

@@ -4,8 +4,8 @@
 //! while writing does too. Exit 1 when a check failed (a paired assertion not met, an engine's
 //! errors counted as empty rankings): the reports are written and the last line says `FAIL`.
 
+use crate::exit::Exit;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::Result;
 
@@ -42,12 +42,13 @@ pub(crate) struct RunArgs {
 }
 
 /// Runs the command: plan, replay and render the suite, then write and print.
-pub(crate) fn run(args: RunArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: RunArgs) -> Result<Exit> {
     let mut plan = Plan::new(&args.engines, &args.reports)?;
     if let Some(models) = args.measure_costs {
         let command: Vec<String> = std::env::args().skip(1).collect();
         plan = plan.measuring(models, format!("ranklab {}", command.join(" ")), false)?;
     }
+    plan.check_environment(&[(args.suite.clone(), args.experiments.clone())])?;
     let rendered = plan.render(&args.suite, &args.experiments)?;
     let out = Output {
         write: !args.dry_run,

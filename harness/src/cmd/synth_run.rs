@@ -8,10 +8,10 @@
 //! written to a temporary file beside the target and renamed, so an interrupted run never leaves
 //! a truncated file.
 
+use crate::exit::Exit;
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::ensure;
 
@@ -58,7 +58,7 @@ pub(crate) struct SynthRunArgs {
 }
 
 /// Runs the command.
-pub(crate) fn run(args: SynthRunArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: SynthRunArgs) -> anyhow::Result<Exit> {
     ensure!(args.queries >= 1, "--queries must be at least 1");
     ensure!(
         args.queries < MAX_QID as usize,
@@ -80,7 +80,7 @@ pub(crate) fn run(args: SynthRunArgs) -> anyhow::Result<ExitCode> {
         synth.num_judgments(),
         args.out_qrels.display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }
 
 /// One synthetic query: ranked passages with decreasing scores, and its judgments.

@@ -25,8 +25,8 @@
 //!
 //! The flags are parsed here; the work is in [`crate::tune`].
 
+use crate::exit::Exit;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
@@ -113,10 +113,10 @@ pub(crate) struct TuneArgs {
 
 /// Runs the command: the checked request from the flags, then the tuning (which scores,
 /// renders and writes what is asked, see [`tune`]), then the report on stdout.
-pub(crate) fn run(args: TuneArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: TuneArgs) -> Result<Exit> {
     let md = tune(&request(args)?)?;
     print!("{md}");
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }
 
 /// The flags checked: the grid, ε in [0, 1), a window of at least a day, the as-of date (today

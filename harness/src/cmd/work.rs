@@ -8,8 +8,8 @@
 //! as `ranklab judge --llm` grades. The model must be installed on this machine: the command never
 //! downloads one, and a missing file is an error naming it.
 
+use crate::exit::Exit;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
@@ -90,7 +90,7 @@ struct Files {
 }
 
 /// Runs the command.
-pub(crate) fn run(args: WorkArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: WorkArgs) -> Result<Exit> {
     let store = ModelStore::open_default()?;
     match args.what {
         What::Embed(f) => embed(&store, &f)?,
@@ -98,7 +98,7 @@ pub(crate) fn run(args: WorkArgs) -> Result<ExitCode> {
         What::Grade(f) => grade(&store, &f)?,
         What::Finetune(a) => finetune(&store, &a)?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok)
 }
 
 /// `work embed`: the shard's texts embedded into an in-memory cache, written as its records.

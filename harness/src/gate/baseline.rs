@@ -373,7 +373,10 @@ impl Baseline {
     pub fn load(path: &Path) -> Result<Baseline> {
         let bytes = ranklab_engine::input::read(path, ranklab_engine::input::MAX_WHOLE_BYTES).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                anyhow!("{}{}: no baseline file; record one with `ranklab gate --update` (after reviewing the numbers)", path.display(), crate::root::tried(path))
+                match crate::root::not_found_hint() {
+                    Some(hint) => anyhow!("{}: no baseline file, and {hint}", path.display()),
+                    None => anyhow!("{}{}: no baseline file; record one with `ranklab gate --update` (after reviewing the numbers)", path.display(), crate::root::tried(path)),
+                }
             } else {
                 anyhow!("cannot read {}{}: {e}", path.display(), crate::root::tried(path))
             }

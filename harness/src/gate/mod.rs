@@ -77,8 +77,9 @@ fn short_sha(bytes: &[u8]) -> String {
 
 /// The fingerprint of a configuration's settings: the first 16 hex digits of the sha256 of its
 /// canonical form, every field as ranklab read it from the experiments file (defaults not
-/// filled in), with the practice file's bytes in place of its path (so moving the checkout does
-/// not change it, and editing the weights does). A ranklab version that adds a setting may
+/// filled in), with the practice file's weights in place of its path (so moving the checkout
+/// does not change it, editing the weights does, and `ranklab tune --write --keep`, which
+/// rewrites only the file's provenance and history, does not). A ranklab version that adds a setting may
 /// change every fingerprint: the gate then names each configuration as changed, and still
 /// compares.
 pub fn config_fingerprint(c: &Configuration) -> String {
@@ -87,8 +88,8 @@ pub fn config_fingerprint(c: &Configuration) -> String {
     let mut text = format!("{canon:?}");
     if let Some(p) = practice {
         text.push_str("\u{1}practice\u{1}");
-        match ranklab_engine::input::read(&p, ranklab_engine::input::MAX_YAML_BYTES) {
-            Ok(bytes) => text.push_str(&ranklab_engine::models::hex(&sha2::Sha256::digest(&bytes))),
+        match ranklab_engine::policy::Practice::load(&p) {
+            Ok(practice) => text.push_str(&format!("{:?}", practice.weights)),
             Err(_) => text.push_str("unreadable"),
         }
     }

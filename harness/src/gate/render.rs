@@ -17,12 +17,14 @@ use super::verdict::{table, Counts, ExpectationLine, ExpectationVerdict, Line, O
 use super::ModelOutputs;
 use crate::report::shown;
 
-/// The exit code: 1 when the gate fails (or `--update` refused), else 0.
-pub fn exit_code(plan: &Plan, outcome: &Outcome, update: &Update) -> u8 {
+/// The exit code: 2 when `--update` is refused (a refused write, as for every command), 1 when
+/// the gate fails, else 0.
+pub fn exit_code(plan: &Plan, outcome: &Outcome, update: &Update) -> crate::exit::Exit {
+    use crate::exit::Exit;
     match (&plan.mode, update) {
-        (_, Update::Refused { .. }) => 1,
-        (Mode::Update { .. }, _) => 0,
-        _ => u8::from(outcome.failed()),
+        (_, Update::Refused { .. }) => Exit::Refused,
+        (Mode::Update { .. }, _) => Exit::Ok,
+        _ => Exit::failed_if(outcome.failed()),
     }
 }
 
@@ -437,7 +439,7 @@ pub fn json(
     plan: &Plan,
     outcome: &Outcome,
     update: &Update,
-    code: u8,
+    code: crate::exit::Exit,
     outputs: &ModelOutputs,
 ) -> String {
     let rows = outcome
@@ -482,7 +484,7 @@ pub fn json(
             Update::NotAsked if outcome.failed() => "fail",
             Update::NotAsked => "pass",
         },
-        exit_code: code,
+        exit_code: code.code(),
         model_outputs: outputs,
         inputs_changed: plan.changes.any(),
         banner: plan.changes.banner(),

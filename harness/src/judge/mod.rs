@@ -119,6 +119,38 @@ pub(crate) struct Item {
     pub(crate) grade: Option<i32>,
     /// An LLM's grade of it, if any: the page shows it as a hint when asked.
     pub(crate) llm: Option<Hint>,
+    /// The task's expected documents (grade >= 1, suite order by id), so the judge sees what
+    /// the task is after.
+    pub(crate) expected: Vec<Expected>,
+}
+
+/// One of the task's expected documents, as the page shows it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct Expected {
+    /// Document id.
+    pub(crate) id: String,
+    /// Its title (the id when the corpus lacks it).
+    pub(crate) title: String,
+    /// Its grade.
+    pub(crate) grade: i32,
+}
+
+/// The expected documents of `task` (grade >= 1) with their titles from `corpus`.
+fn expected_of(
+    task: &crate::suite::Task,
+    corpus: &ranklab_engine::corpus::Corpus,
+) -> Vec<Expected> {
+    task.expected
+        .iter()
+        .filter(|(_, &g)| g >= 1)
+        .map(|(id, &grade)| Expected {
+            id: id.clone(),
+            title: corpus
+                .get(id)
+                .map_or_else(|| id.clone(), |d| d.title.clone()),
+            grade,
+        })
+        .collect()
 }
 
 /// An LLM's grade, as the page's hint shows it.
@@ -281,6 +313,7 @@ impl Session {
                     best_rank: d.best_rank,
                     grade,
                     llm: hint_of(&judgments, &pt.id, &d.id),
+                    expected: expected_of(task, &corpus),
                 });
             }
         }

@@ -23,8 +23,13 @@ use crate::suite::Configuration;
 /// The cost file's name in a suite's report folder.
 pub const COSTS_FILE: &str = "costs.json";
 
-/// The command that measures, as the report tells a reader to run it.
-pub const MEASURE_COMMAND: &str = "just costs";
+/// The command that measures, as the report tells a reader to run it: the installed binary's
+/// (a checkout's `just costs` runs the same; an installed user has no justfile).
+pub const MEASURE_COMMAND: &str = "ranklab bench --from-recording --measure-costs";
+
+/// The command that times the fine-tuned fold models of one suite.
+const MEASURE_FINETUNE_COMMAND: &str =
+    "ranklab run tasks/<suite> -x tasks/<suite>/experiments-finetune.yaml --measure-costs";
 
 /// `reports/<suite>/costs.json`: one measurement per model identity.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -97,9 +102,7 @@ impl CostFile {
 pub fn load(dir: &Path) -> Result<Costs> {
     let path = dir.join(COSTS_FILE);
     let shown = super::shown(&path);
-    let fix = format!(
-        "fix it, or delete it and run `{MEASURE_COMMAND}` (`ranklab bench --measure-costs`) to measure again"
-    );
+    let fix = format!("fix it, or delete it and run `{MEASURE_COMMAND}` to measure again");
     let text =
         match ranklab_engine::input::read_to_string(&path, ranklab_engine::input::MAX_YAML_BYTES) {
             Ok(t) => t,
@@ -312,7 +315,7 @@ pub fn section(
     let mut md = String::from("## Cost per scored pair\n\n");
     let _ = writeln!(
         md,
-        "Milliseconds per scored (query, section) pair of each rerank configuration's model, from `{COSTS_FILE}` beside this report: `{MEASURE_COMMAND}` (`ranklab bench --measure-costs`) measures them and `ranklab bench` only reads them, so this report is the same bytes run after run. **Cold**: the model computes every pair of the suite's shortlists from empty caches (scores, and token vectors where the model keeps them), the wall-clock time over all pairs divided by their number; **model load**: from opening the model to its first score, apart. **Warm**: every pair served from the score cache (its file opened and verified included). Cold per query: the shortlist × the cold cost per pair. First-stage-only configurations score no pair (—).\n"
+        "Milliseconds per scored (query, section) pair of each rerank configuration's model, from `{COSTS_FILE}` beside this report: `{MEASURE_COMMAND}` (`just costs` in a checkout of ranklab) measures them and `ranklab bench` only reads them, so this report is the same bytes run after run. **Cold**: the model computes every pair of the suite's shortlists from empty caches (scores, and token vectors where the model keeps them), the wall-clock time over all pairs divided by their number; **model load**: from opening the model to its first score, apart. **Warm**: every pair served from the score cache (its file opened and verified included). Cold per query: the shortlist × the cold cost per pair. First-stage-only configurations score no pair (—).\n"
     );
     md.push_str("| configuration | rerank model | shortlist | cold ms per pair | warm ms per pair | cold ms per query | model load s |\n|---|---|---:|---:|---:|---:|---:|\n");
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
@@ -363,7 +366,7 @@ pub fn section(
                     _ => format!("run `{MEASURE_COMMAND}`"),
                 };
                 let note = if r.finetune.is_some() {
-                    "one float model per fold, trained on this suite: not measured; `just costs-finetune` times the fold models (they must be trained: `just finetune`); the time to train them (seconds per epoch, pairs per second) is in the section Fine-tuning".to_string()
+                    format!("one float model per fold, trained on this suite: not measured; `{MEASURE_FINETUNE_COMMAND}` times the fold models without `--measure-costs` first to train them (`just finetune` and `just costs-finetune` in a checkout); the time to train them (seconds per epoch, pairs per second) is in the section Fine-tuning")
                 } else {
                     format!("not measured for its identity `{identity}`; {how}")
                 };

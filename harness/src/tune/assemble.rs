@@ -246,6 +246,7 @@ impl Inputs {
                 TaskQuery {
                     candidates,
                     targets,
+                    relevant: t.expected.values().filter(|&&g| g >= 1).count(),
                 }
             })
             .collect())

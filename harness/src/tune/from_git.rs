@@ -13,9 +13,12 @@
 //!
 //! For every commit touching the corpus folder (oldest first, `--since` on the committer date)
 //! that carries at least one `Query:` trailer, every record it adds or modifies (deletions are
-//! skipped) gives one merge per query: id = the commit's first 12 hex digits (with `-N` when
-//! the commit gives several entries), merged = the commit's committer date, expected = the
-//! record's id. Entries whose id is already in `merges.yaml` are skipped, new ones are appended
+//! skipped) and leaves active gives one merge per query: id = the commit's first 12 hex digits
+//! (with `-N` when the commit gives several entries), merged = the commit's committer date,
+//! expected = the record's id. A record the commit leaves superseded or deprecated (its front
+//! matter as of that commit) is never expected: a pull request that adds a record and marks the
+//! old one superseded teaches the new one. `Query: text -> record-id` names the expected record
+//! instead (any record of the corpus; the touched records are then not used for that query). Entries whose id is already in `merges.yaml` are skipped, new ones are appended
 //! in commit order (then trailer order, then file name), and the result is checked like any
 //! merges file before it replaces the old one atomically.
 //!
@@ -29,7 +32,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 use chrono::NaiveDate;
-use ranklab_engine::corpus::Corpus;
+use ranklab_engine::corpus::{Corpus, Lifecycle};
 
 use super::merges::{parse_date, Merges};
 
@@ -110,23 +113,41 @@ pub(crate) fn read_history(
         let merged = parse_date(&date).with_context(|| {
             format!("commit {short}: git gave the committer date {date:?}, not YYYY-MM-DD")
         })?;
-        let touched = touched_records(dir, hash, &records, || format!("{short} ({subject:?})"))?;
-        let several = queries.len() * touched.len() > 1;
-        let mut n = 0;
-        for q in &queries {
-            for (_, id) in &touched {
-                n += 1;
-                out.push(Entry {
-                    id: if several {
-                        format!("{short}-{n}")
-                    } else {
-                        short.to_string()
-                    },
-                    merged,
-                    query: q.clone(),
-                    expected: id.clone(),
-                });
+        let commit = || format!("{short} ({subject:?})");
+        let touched = touched_records(dir, hash, &records, commit)?;
+        // A record this commit leaves superseded or deprecated is never the answer it expects.
+        let mut current = Vec::new();
+        for (name, id) in &touched {
+            if !retired_at(dir, hash, name)? {
+                current.push(id.clone());
             }
+        }
+        let known: HashSet<&str> = records.values().map(String::as_str).collect();
+        let mut pairs = Vec::new();
+        for q in &queries {
+            match &q.expected {
+                Some(id) if !known.contains(id.as_str()) => bail!(
+                    "commit {}: its trailer `Query: {} -> {id}` names {id}, which is not a record of the corpus {}; name the id of a record (its `id:` front-matter field), or drop `-> {id}` to expect every current record the commit touches",
+                    commit(),
+                    q.text,
+                    dir.display()
+                ),
+                Some(id) => pairs.push((q.text.clone(), id.clone())),
+                None => pairs.extend(current.iter().map(|id| (q.text.clone(), id.clone()))),
+            }
+        }
+        let several = pairs.len() > 1;
+        for (n, (query, expected)) in pairs.into_iter().enumerate() {
+            out.push(Entry {
+                id: if several {
+                    format!("{short}-{}", n + 1)
+                } else {
+                    short.to_string()
+                },
+                merged,
+                query,
+                expected,
+            });
         }
     }
     Ok((n_commits, out))
@@ -149,9 +170,59 @@ fn require_work_tree(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// One `Query:` trailer: the query, and the record it names with `-> record-id` (else every
+/// current record the commit touches is expected).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Trailer {
+    text: String,
+    expected: Option<String>,
+}
+
+/// Splits a trailer's value at its last ` -> `: `how do we do it now -> howto-x` names the record.
+fn trailer(value: &str) -> Trailer {
+    match value.rsplit_once("->") {
+        Some((text, id))
+            if !text.trim().is_empty()
+                && !id.trim().is_empty()
+                && !id.trim().contains(char::is_whitespace) =>
+        {
+            Trailer {
+                text: text.trim().to_string(),
+                expected: Some(id.trim().to_string()),
+            }
+        }
+        _ => Trailer {
+            text: value.to_string(),
+            expected: None,
+        },
+    }
+}
+
+/// Whether the record file `name` (relative to `dir`) is superseded or deprecated as commit
+/// `hash` leaves it (its front matter read from that commit, not from the work tree).
+fn retired_at(dir: &Path, hash: &str, name: &str) -> Result<bool> {
+    let blob = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["show", &format!("{hash}:./{name}")])
+        .output()
+        .with_context(|| format!("cannot run git in {} (is git installed?)", dir.display()))?;
+    if !blob.status.success() {
+        bail!(
+            "git show {hash}:./{name} in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&blob.stderr).trim()
+        );
+    }
+    let path = dir.join(name);
+    let doc = ranklab_engine::corpus::markdown::parse_record(&path, &blob.stdout)
+        .with_context(|| format!("{} as commit {hash} left it", path.display()))?;
+    Ok(doc.lifecycle != Lifecycle::Active)
+}
+
 /// A commit's committer date (as git gives it), subject and `Query:` trailers, in order; an
 /// empty trailer is an error.
-fn queries_of(dir: &Path, hash: &str, short: &str) -> Result<(String, String, Vec<String>)> {
+fn queries_of(dir: &Path, hash: &str, short: &str) -> Result<(String, String, Vec<Trailer>)> {
     let meta = git(
         dir,
         &[
@@ -175,7 +246,7 @@ fn queries_of(dir: &Path, hash: &str, short: &str) -> Result<(String, String, Ve
                 "commit {short} ({subject:?}): its `Query:` trailer is empty; write the query someone runs after the change, e.g. `Query: how often do we release` (amend the commit message, or remove the empty trailer)"
             );
         }
-        queries.push(value.to_string());
+        queries.push(trailer(value));
     }
     Ok((date.to_string(), subject.to_string(), queries))
 }

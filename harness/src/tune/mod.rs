@@ -30,26 +30,39 @@ use rayon::prelude::*;
 use grid::{Grid, Point};
 use scorer::{MergeQuery, PairQuery, TaskQuery};
 
-/// MRR and recall@k of one set of merges.
+/// MRR and recall@k of one set of merges or tasks, with `run`'s definitions (trec_eval's
+/// recip_rank and recall at k: relevant records in the top k over all relevant records).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(crate) struct Figures {
     /// Sum of reciprocal ranks, summed in merge order.
     pub rr_sum: f64,
-    /// Merges whose expected record is in the top k.
+    /// Queries whose first relevant record is in the top k (for a merge, its one expected
+    /// record: then recall@k is this count over n).
     pub hits: u32,
-    /// Number of merges.
+    /// Sum of the queries' recall@k.
+    pub recall_sum: f64,
+    /// Number of queries.
     pub n: u32,
 }
 
 impl Figures {
+    /// A merge: one expected record at `rank` (None: not retrieved).
     fn add(&mut self, rank: Option<usize>, k: usize) {
+        let found = rank.is_some_and(|r| r <= k);
+        self.add_query(rank, found, if found { 1.0 } else { 0.0 });
+    }
+
+    /// A query whose first relevant record is at `rank`, `found` when it is in the top k, and
+    /// whose recall@k is `recall`.
+    fn add_query(&mut self, rank: Option<usize>, found: bool, recall: f64) {
         self.n += 1;
         if let Some(r) = rank {
             self.rr_sum += 1.0 / r as f64;
-            if r <= k {
-                self.hits += 1;
-            }
         }
+        if found {
+            self.hits += 1;
+        }
+        self.recall_sum += recall;
     }
     /// Mean reciprocal rank (trec_eval's recip_rank, no cutoff); 0 with no merge.
     pub(crate) fn mrr(&self) -> f64 {
@@ -59,12 +72,13 @@ impl Figures {
             self.rr_sum / f64::from(self.n)
         }
     }
-    /// Mean recall@k (one expected record per merge).
+    /// Mean recall@k (`run`'s recall@k; for merges, one expected record each, the share found
+    /// in the top k).
     pub(crate) fn recall(&self) -> f64 {
         if self.n == 0 {
             0.0
         } else {
-            f64::from(self.hits) / f64::from(self.n)
+            self.recall_sum / f64::from(self.n)
         }
     }
     /// The comparison key of the figures (higher is better): MRR sum rounded to 1e-9, hits.
@@ -133,7 +147,8 @@ impl Problem {
     pub(crate) fn task_figures(&self, w: &Weights) -> Figures {
         let mut f = Figures::default();
         for t in &self.tasks {
-            f.add(t.rank(w), self.k);
+            let rank = t.rank(w);
+            f.add_query(rank, rank.is_some_and(|r| r <= self.k), t.recall(w, self.k));
         }
         f
     }

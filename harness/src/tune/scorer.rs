@@ -165,6 +165,9 @@ pub(crate) struct TaskQuery {
     pub candidates: Candidates,
     /// Positions of the relevant records in the list (grade >= 1) that were retrieved.
     pub targets: Vec<usize>,
+    /// How many records are relevant to the task (grade >= 1), retrieved or not: recall@k's
+    /// denominator, as in `run` and trec_eval.
+    pub relevant: usize,
 }
 
 impl TaskQuery {
@@ -174,6 +177,20 @@ impl TaskQuery {
             .iter()
             .map(|&t| self.candidates.rank(Wiring::Current, t, w))
             .min()
+    }
+
+    /// Recall@k under the current wiring with `w`: relevant records in the top k over all
+    /// relevant records (0 when none is relevant), `run`'s recall@k.
+    pub(crate) fn recall(&self, w: &Weights, k: usize) -> f64 {
+        if self.relevant == 0 {
+            return 0.0;
+        }
+        let in_top = self
+            .targets
+            .iter()
+            .filter(|&&t| self.candidates.rank(Wiring::Current, t, w) <= k)
+            .count();
+        in_top as f64 / self.relevant as f64
     }
 }
 
@@ -321,6 +338,53 @@ mod tests {
                 prop_assert_eq!(c.rank(Wiring::Legacy, t, &w), leg.iter().position(|x| x.doc == h.doc).unwrap() + 1);
             }
         }
+    }
+
+    /// Issue 41: tune's suite recall@k is `run`'s (relevant in the top k over all relevant),
+    /// not "the first relevant record is in the top k". Hand-computed: three active records
+    /// ranked d00, d01, d02 by score; the task judges d00 and d02 relevant and a third record
+    /// that was not retrieved, k = 2: one of three relevant in the top 2, recall 1/3, while
+    /// its first relevant record is at rank 1 (found in the top 2).
+    #[test]
+    fn task_recall_counts_every_relevant_record() {
+        let corpus = Corpus::new(
+            "t",
+            (0..3)
+                .map(|i| doc(i, 0, false, 0, Some(1), vec![]))
+                .collect(),
+        )
+        .unwrap();
+        let hits: Vec<Hit> = (0..3)
+            .map(|i| Hit {
+                doc: i,
+                score: 3.0 - i as f32,
+                section: 0,
+            })
+            .collect();
+        let t = TaskQuery {
+            candidates: Candidates::new(&corpus, &hits),
+            targets: vec![0, 2],
+            relevant: 3,
+        };
+        let w = Weights {
+            superseded: 0.3,
+            deprecated: 0.6,
+            amendment: 0.05,
+            editorial_only: 0.15,
+        };
+        assert_eq!(t.rank(&w), Some(1));
+        assert!((t.recall(&w, 2) - 1.0 / 3.0).abs() < 1e-12);
+        assert!((t.recall(&w, 3) - 2.0 / 3.0).abs() < 1e-12);
+        let problem = crate::tune::Problem {
+            merges: Vec::new(),
+            train: 0,
+            pairs: Vec::new(),
+            tasks: vec![t],
+            k: 2,
+        };
+        let f = problem.task_figures(&w);
+        assert_eq!((f.n, f.hits), (1, 1), "found in the top 2");
+        assert!((f.recall() - 1.0 / 3.0).abs() < 1e-12, "{}", f.recall());
     }
 
     #[test]
