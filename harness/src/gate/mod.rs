@@ -22,6 +22,7 @@ pub mod changes;
 pub mod measure;
 pub mod plan;
 pub mod render;
+pub mod runs;
 pub mod update;
 pub mod verdict;
 
