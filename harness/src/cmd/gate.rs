@@ -139,6 +139,45 @@ pub(crate) struct GateArgs {
         requires = "update"
     )]
     pub judgments: crate::judgments::Selection,
+    /// Gate two TREC runs instead of the suites: this qrels file judges both. With
+    /// --baseline-run and --run; the measures are -m (default recip_rank, recall.10,
+    /// ndcg_cut.10), each a row graded as a baseline row is, on every query of the qrels.
+    #[arg(long, value_name = "QRELS", requires_all = ["baseline_run", "run"],
+          conflicts_with_all = ["update", "calibrate", "beir", "also", "accept_regressions"])]
+    pub qrels: Option<PathBuf>,
+    /// With --qrels: the run the team ships today (TREC format).
+    #[arg(long, value_name = "RUN", requires = "qrels")]
+    pub baseline_run: Option<PathBuf>,
+    /// With --qrels: the run under review (TREC format).
+    #[arg(long, value_name = "RUN", requires = "qrels")]
+    pub run: Option<PathBuf>,
+    /// With --qrels: a measure to gate, trec_eval syntax (`recip_rank`, `ndcg_cut.10`,
+    /// `recall.5`...). Repeatable.
+    #[arg(
+        short = 'm',
+        long = "measure",
+        value_name = "MEASURE",
+        requires = "qrels"
+    )]
+    pub measures: Vec<String>,
+    /// With --qrels: the tolerance of every row (a drop beyond it is OKISH up to 1.5x, then a
+    /// regression).
+    #[arg(long, value_name = "T", default_value_t = 0.001, requires = "qrels")]
+    pub tolerance: f64,
+    /// With --qrels: minimum grade of a relevant document (trec_eval -l).
+    #[arg(
+        short = 'l',
+        long = "level",
+        value_name = "N",
+        default_value_t = 1,
+        requires = "qrels"
+    )]
+    pub rel_level: i32,
+    /// A drop beyond the allowance fails only when the paired sign-flip randomization test,
+    /// Holm-adjusted over the gated rows, rejects at this level (e.g. 0.05); the p-values are
+    /// shown per row. For large query sets where a fixed tolerance fails on noise.
+    #[arg(long, value_name = "A")]
+    pub alpha: Option<f64>,
     /// Also write the whole result as JSON (rows, verdicts, counts, input changes, acceptances,
     /// the update's outcome) to FILE; `-` writes it to stdout instead of the Markdown.
     #[arg(long, value_name = "FILE")]
@@ -147,6 +186,12 @@ pub(crate) struct GateArgs {
 
 /// Runs the command: plan, measure, grade, update, render.
 pub(crate) fn run(args: GateArgs) -> Result<Exit> {
+    if let Some(qrels) = &args.qrels {
+        return runs(&args, qrels);
+    }
+    if args.alpha.is_some() {
+        anyhow::bail!("--alpha is implemented for the two-run gate (--qrels) only in this build");
+    }
     let plan = Plan::new(&Flags {
         baseline: args.baseline.clone(),
         tasks: args.tasks.clone(),
@@ -187,4 +232,31 @@ pub(crate) fn run(args: GateArgs) -> Result<Exit> {
         .map(|p| (p, render::json(&plan, &outcome, &update, code, &outputs)));
     render::emit(&md, json)?;
     Ok(code)
+}
+
+/// `ranklab gate --qrels Q --baseline-run A --run B`: the two-run gate.
+fn runs(args: &GateArgs, qrels: &std::path::Path) -> Result<Exit> {
+    if !(args.tolerance.is_finite() && (0.0..=1.0).contains(&args.tolerance)) {
+        anyhow::bail!(
+            "--tolerance {}: wants a number from 0 to 1 (e.g. 0.001)",
+            args.tolerance
+        );
+    }
+    let gate = crate::gate::runs::RunsGate::run(crate::gate::runs::RunsFlags {
+        qrels: qrels.to_path_buf(),
+        baseline_run: args
+            .baseline_run
+            .clone()
+            .expect("clap requires --baseline-run"),
+        run: args.run.clone().expect("clap requires --run"),
+        measures: args.measures.clone(),
+        tolerance: crate::gate::baseline::Fixed::from_f64(args.tolerance),
+        alpha: args.alpha,
+        rel_level: args.rel_level,
+        seed: crate::stats::DEFAULT_SEED,
+    })?;
+    let md = gate.markdown();
+    let json = args.json.as_deref().map(|p| (p, gate.json()));
+    render::emit(&md, json)?;
+    Ok(Exit::failed_if(gate.failed()))
 }

@@ -24,6 +24,7 @@ pub mod plan;
 pub mod rankings;
 pub mod recordings;
 pub mod render;
+pub mod runs;
 pub mod stale;
 pub mod update;
 pub mod verdict;

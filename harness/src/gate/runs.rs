@@ -1,0 +1,491 @@
+//! The gate of two TREC runs (`ranklab gate --qrels QRELS --baseline-run A --run B`), for teams
+//! whose own pipeline writes runs: the same verdicts as a suite's gate ([`Verdict::of`] with the
+//! same allowance and OKISH band), the same moved tasks, table, step summary, `--json` and exit
+//! codes, with the two runs evaluated by the trec_eval-exact evaluator ([`crate::compare`]).
+//!
+//! `--alpha A` (here and on a suite's gate): a drop beyond the allowance fails only when the
+//! paired sign-flip randomization test of the two runs' per-query values, Holm-adjusted over the
+//! gated rows, rejects at A ([`significant_drops`]); the p-value is shown on every row.
+//!
+//! Guarantees: the runs are paired on every query of the qrels, a query missing from a run
+//! counting 0 in every measure (trec_eval `-c`: a query the new run lost is a loss, not a
+//! smaller sample); values are compared at trec_eval's four printed decimals ([`Fixed`]); moved
+//! tasks are in a total order (Δ ascending, then query id by bytes). Same inputs, same seed:
+//! byte-identical output.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+
+use super::baseline::{Fixed, Row, DEFAULT_TOLERANCE};
+use super::verdict::Verdict;
+use crate::compare::{compare, Comparison, Plan as ComparePlan};
+use crate::stats;
+use crate::trec::{read_run, Qrels, RankedQuery};
+
+/// Measures gated when no `-m` is given: the suites' gated measures (MRR, recall at a cutoff)
+/// and the BEIR gate's nDCG@10.
+pub const DEFAULT_MEASURES: [&str; 3] = ["recip_rank", "recall.10", "ndcg_cut.10"];
+
+/// Moved tasks shown per row (the rest are counted: "and N more").
+pub const MOVED_SHOWN: usize = 10;
+
+/// What `ranklab gate --qrels` was asked.
+#[derive(Debug, Clone)]
+pub struct RunsFlags {
+    /// The qrels file.
+    pub qrels: PathBuf,
+    /// The baseline run (what the team ships today).
+    pub baseline_run: PathBuf,
+    /// The run under review.
+    pub run: PathBuf,
+    /// `-m` specs (trec_eval syntax); empty: [`DEFAULT_MEASURES`].
+    pub measures: Vec<String>,
+    /// The allowance of every row (four decimals).
+    pub tolerance: Fixed,
+    /// `--alpha`: fail a drop only when it is significant at this level (Holm over the rows).
+    pub alpha: Option<f64>,
+    /// Minimum grade of a relevant document (trec_eval -l).
+    pub rel_level: i32,
+    /// Seed of the randomization test.
+    pub seed: u64,
+}
+
+/// A task whose value dropped between the baseline run and the run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Moved {
+    /// Query id.
+    pub task: String,
+    /// The query text (a TREC run does not carry it).
+    pub query: Option<String>,
+    /// The first relevant document's rank in the baseline (None: none retrieved).
+    pub before: Option<usize>,
+    /// The first relevant document's rank now (None: none retrieved).
+    pub after: Option<usize>,
+    /// The document ranked above the baseline's first relevant one that was not above it before.
+    pub overtaken_by: Option<String>,
+    /// The task's value now minus before, on the row's measure.
+    pub delta: f64,
+}
+
+/// One gated measure of the run against the baseline run.
+#[derive(Debug, Clone)]
+pub struct RunRow {
+    /// Measure name (trec_eval's).
+    pub metric: String,
+    /// Baseline run's mean and the allowance, as a gate row.
+    pub row: Row,
+    /// The run's mean.
+    pub now: Fixed,
+    /// The verdict before `--alpha` is applied.
+    pub verdict: Verdict,
+    /// Raw p of the paired randomization test.
+    pub p: f64,
+    /// Holm-adjusted p over the gated rows.
+    pub p_holm: f64,
+    /// Whether the row fails (a regression that `--alpha`, if given, finds significant).
+    pub fails: bool,
+    /// Tasks that dropped, worst first (all of them; rendering shows [`MOVED_SHOWN`]).
+    pub moved: Vec<Moved>,
+}
+
+/// The result of a two-run gate.
+#[derive(Debug, Clone)]
+pub struct RunsGate {
+    /// The flags it ran with.
+    pub flags: RunsFlags,
+    /// Labels of the two runs (file stems).
+    pub labels: (String, String),
+    /// Queries paired (every query of the qrels).
+    pub queries: usize,
+    /// One row per measure.
+    pub rows: Vec<RunRow>,
+}
+
+impl RunsGate {
+    /// Evaluates both runs, grades each measure and finds the moved tasks.
+    pub fn run(flags: RunsFlags) -> Result<RunsGate> {
+        if let Some(a) = flags.alpha {
+            if !(a > 0.0 && a < 1.0) {
+                bail!("--alpha {a}: wants a level strictly between 0 and 1, e.g. 0.05");
+            }
+        }
+        let specs: Vec<String> = if flags.measures.is_empty() {
+            DEFAULT_MEASURES.iter().map(|s| s.to_string()).collect()
+        } else {
+            flags.measures.clone()
+        };
+        let runs = [flags.baseline_run.clone(), flags.run.clone()];
+        let plan = ComparePlan::new(&runs, &specs, flags.rel_level, true, flags.seed, 10)?;
+        let labels = (plan.runs[0].0.clone(), plan.runs[1].0.clone());
+        let cmp = compare(plan, &flags.qrels)?;
+        let qrels = Qrels::read(&flags.qrels)?;
+        let lists = [read_lists(&flags.baseline_run)?, read_lists(&flags.run)?];
+        let mut rows = rows_of(&cmp, &flags, &labels.1);
+        let p: Vec<f64> = rows.iter().map(|r| r.p).collect();
+        let holm = stats::holm(&p);
+        for (r, h) in rows.iter_mut().zip(holm) {
+            r.p_holm = h;
+            r.fails = r.verdict.fails() && flags.alpha.is_none_or(|a| h < a);
+        }
+        for (m, r) in rows.iter_mut().enumerate() {
+            if matches!(r.verdict, Verdict::Okish | Verdict::Regression) {
+                r.moved = moved(&cmp, m, &qrels, flags.rel_level, &lists);
+            }
+        }
+        Ok(RunsGate {
+            queries: cmp.evaluations[0].per_query.len(),
+            flags,
+            labels,
+            rows,
+        })
+    }
+
+    /// Whether the gate fails.
+    pub fn failed(&self) -> bool {
+        self.rows.iter().any(|r| r.fails)
+    }
+
+    /// The exit code: 1 when a row fails, else 0.
+    pub fn exit_code(&self) -> u8 {
+        u8::from(self.failed())
+    }
+}
+
+/// The gated rows of a comparison: per measure, the baseline run's mean as the row's value.
+fn rows_of(cmp: &Comparison, flags: &RunsFlags, label: &str) -> Vec<RunRow> {
+    cmp.plan
+        .measures
+        .iter()
+        .enumerate()
+        .map(|(m, measure)| {
+            let paired = cmp.paired[m][1]
+                .as_ref()
+                .expect("the second run is compared with the first");
+            let mut row = Row::new(
+                (
+                    "runs".to_string(),
+                    label.to_string(),
+                    measure.name().to_string(),
+                ),
+                Fixed::from_f64(paired.baseline_mean),
+                false,
+            );
+            row.tolerance = flags.tolerance;
+            let now = Fixed::from_f64(paired.mean);
+            RunRow {
+                metric: measure.name(),
+                verdict: Verdict::of(&row, now),
+                row,
+                now,
+                p: paired.test.p,
+                p_holm: paired.test.p,
+                fails: false,
+                moved: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+/// A run's ranked lists by query id.
+fn read_lists(path: &Path) -> Result<HashMap<String, RankedQuery>> {
+    Ok(read_run(path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .into_iter()
+        .map(|q| (q.qid.clone(), q))
+        .collect())
+}
+
+/// The tasks whose value on measure `m` dropped, worst first.
+fn moved(
+    cmp: &Comparison,
+    m: usize,
+    qrels: &Qrels,
+    rel_level: i32,
+    lists: &[HashMap<String, RankedQuery>; 2],
+) -> Vec<Moved> {
+    let before = &cmp.evaluations[0].per_query;
+    let after = &cmp.evaluations[1].per_query;
+    let mut out: Vec<Moved> = before
+        .iter()
+        .zip(after)
+        .filter_map(|(b, a)| {
+            let delta = a.values[m] - b.values[m];
+            if delta >= -stats::TIE_EPSILON {
+                return None;
+            }
+            let relevant: HashSet<&str> = qrels
+                .query(&b.qid)
+                .map(|q| {
+                    q.judgments
+                        .iter()
+                        .filter(|(_, g)| *g >= rel_level)
+                        .map(|(d, _)| d.as_str())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let old = lists[0]
+                .get(&b.qid)
+                .map(RankedQuery::ranked)
+                .unwrap_or_default();
+            let new = lists[1]
+                .get(&b.qid)
+                .map(RankedQuery::ranked)
+                .unwrap_or_default();
+            Some(Moved {
+                task: b.qid.clone(),
+                query: None,
+                before: first_relevant(&old, &relevant),
+                after: first_relevant(&new, &relevant),
+                overtaken_by: overtaker(&old, &new, &relevant),
+                delta,
+            })
+        })
+        .collect();
+    out.sort_by(|x, y| {
+        x.delta
+            .total_cmp(&y.delta)
+            .then_with(|| x.task.as_bytes().cmp(y.task.as_bytes()))
+    });
+    out
+}
+
+/// 1-based rank of the first relevant document.
+pub fn first_relevant(list: &[&str], relevant: &HashSet<&str>) -> Option<usize> {
+    list.iter()
+        .position(|d| relevant.contains(d))
+        .map(|i| i + 1)
+}
+
+/// The document that took the baseline's first relevant document's place: the highest-ranked
+/// document of the new list, ranked above that document (or anywhere within its old rank when it
+/// is gone), that was not ranked above it in the old list. None when the old list had no relevant
+/// document or nothing new came above it.
+pub fn overtaker(old: &[&str], new: &[&str], relevant: &HashSet<&str>) -> Option<String> {
+    let at = old.iter().position(|d| relevant.contains(d))?;
+    let target = old[at];
+    let above_before: HashSet<&str> = old[..at].iter().copied().collect();
+    let limit = new.iter().position(|d| *d == target).unwrap_or(at + 1);
+    new[..limit.min(new.len())]
+        .iter()
+        .find(|d| !above_before.contains(*d) && !relevant.contains(*d))
+        .map(|d| d.to_string())
+}
+
+/// `3 → 9`, `1 → -` (not retrieved).
+fn rank_move(m: &Moved) -> String {
+    let show = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+    format!("{} → {}", show(m.before), show(m.after))
+}
+
+/// The moved tasks of a row as Markdown lines (at most [`MOVED_SHOWN`], then "and N more").
+pub fn moved_lines(what: &str, moved: &[Moved]) -> String {
+    let mut s = String::new();
+    if moved.is_empty() {
+        return s;
+    }
+    let _ = writeln!(s, "\nTasks that moved on {what}, worst first:\n");
+    for m in moved.iter().take(MOVED_SHOWN) {
+        let query = m
+            .query
+            .as_deref()
+            .map(|q| format!(" \"{}\"", cell(q)))
+            .unwrap_or_default();
+        let by = m
+            .overtaken_by
+            .as_deref()
+            .map(|d| format!(", overtaken by {}", cell(d)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "- {}{query}: first relevant rank {}{by}; Δ {:+.4}",
+            cell(&m.task),
+            rank_move(m),
+            m.delta
+        );
+    }
+    if moved.len() > MOVED_SHOWN {
+        let _ = writeln!(s, "- and {} more", moved.len() - MOVED_SHOWN);
+    }
+    s
+}
+
+/// Text from a file made safe for a Markdown line or table cell: `|` escaped, control
+/// characters shown as `\u{..}`.
+fn cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `0.0123`, `<0.0001`.
+fn show_p(p: f64) -> String {
+    if p < 0.0001 {
+        "<0.0001".into()
+    } else {
+        format!("{p:.4}")
+    }
+}
+
+impl RunsGate {
+    /// The verdict as printed, with `--alpha`'s reading.
+    fn verdict_text(&self, r: &RunRow) -> String {
+        match (self.flags.alpha, r.verdict.fails(), r.fails) {
+            (Some(a), true, false) => format!(
+                "pass (drop not significant: Holm p {} ≥ α {a})",
+                show_p(r.p_holm)
+            ),
+            (Some(_), true, true) => format!("{} (significant)", r.verdict.as_str()),
+            _ => r.verdict.as_str().to_string(),
+        }
+    }
+
+    /// The Markdown report: settings, the table, the moved tasks, the one-line result.
+    pub fn markdown(&self) -> String {
+        let f = &self.flags;
+        let mut s = format!(
+            "## ranklab gate: {} against {}\n\nqrels {} ({} queries, paired; a query missing from a run counts 0), tolerance {}{}.\n\n",
+            cell(&self.labels.1),
+            cell(&self.labels.0),
+            f.qrels.display(),
+            self.queries,
+            f.tolerance.show(),
+            f.alpha.map_or(String::new(), |a| format!(
+                ", --alpha {a}: a drop beyond the tolerance fails only when significant (paired sign-flip test, Holm over the rows)"
+            )),
+        );
+        s.push_str("| measure | baseline | now | delta | tolerance | p (Holm) | verdict |\n|---|---:|---:|---:|---:|---:|---|\n");
+        for r in &self.rows {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} ({}) | {} |",
+                cell(&r.metric),
+                r.row.value.show(),
+                r.now.show(),
+                Fixed(r.now.0 - r.row.value.0).show_signed(),
+                r.row.tolerance.show(),
+                show_p(r.p),
+                show_p(r.p_holm),
+                self.verdict_text(r)
+            );
+        }
+        for r in self.rows.iter().filter(|r| !r.moved.is_empty()) {
+            s.push_str(&moved_lines(&r.metric, &r.moved));
+        }
+        let failed = self.rows.iter().filter(|r| r.fails).count();
+        let _ = writeln!(
+            s,
+            "\n{}: {} of {} rows fail.",
+            if failed > 0 { "FAIL" } else { "PASS" },
+            failed,
+            self.rows.len()
+        );
+        s
+    }
+
+    /// The `--json` document.
+    pub fn json(&self) -> String {
+        #[derive(Serialize)]
+        struct Doc<'a> {
+            mode: &'static str,
+            qrels: String,
+            baseline_run: String,
+            run: String,
+            queries: usize,
+            tolerance: f64,
+            alpha: Option<f64>,
+            rows: Vec<JsonRow<'a>>,
+            failed: usize,
+            exit_code: u8,
+        }
+        #[derive(Serialize)]
+        struct JsonRow<'a> {
+            configuration: &'a str,
+            metric: &'a str,
+            baseline: f64,
+            now: f64,
+            delta: f64,
+            tolerance: f64,
+            p: f64,
+            p_holm: f64,
+            verdict: &'static str,
+            fails: bool,
+            moved: &'a [Moved],
+        }
+        let doc = Doc {
+            mode: "runs",
+            qrels: self.flags.qrels.display().to_string(),
+            baseline_run: self.flags.baseline_run.display().to_string(),
+            run: self.flags.run.display().to_string(),
+            queries: self.queries,
+            tolerance: self.flags.tolerance.as_f64(),
+            alpha: self.flags.alpha,
+            rows: self
+                .rows
+                .iter()
+                .map(|r| JsonRow {
+                    configuration: &self.labels.1,
+                    metric: &r.metric,
+                    baseline: r.row.value.as_f64(),
+                    now: r.now.as_f64(),
+                    delta: Fixed(r.now.0 - r.row.value.0).as_f64(),
+                    tolerance: r.row.tolerance.as_f64(),
+                    p: r.p,
+                    p_holm: r.p_holm,
+                    verdict: if r.verdict.fails() && !r.fails {
+                        "not-significant"
+                    } else {
+                        r.verdict.key()
+                    },
+                    fails: r.fails,
+                    moved: &r.moved,
+                })
+                .collect(),
+            failed: self.rows.iter().filter(|r| r.fails).count(),
+            exit_code: self.exit_code(),
+        };
+        let mut text = serde_json::to_string_pretty(&doc).expect("a gate result serializes");
+        text.push('\n');
+        text
+    }
+}
+
+/// The default tolerance of a row of the two-run gate (the suites' default).
+pub fn default_tolerance() -> Fixed {
+    DEFAULT_TOLERANCE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hand-made lists: the baseline had the relevant `r` at rank 2 under `a`; the new list puts
+    /// `x` (new) and `a` above it: `x` is what overtook it.
+    #[test]
+    fn overtaker_is_the_new_document_above_the_old_first_relevant() {
+        let rel: HashSet<&str> = ["r"].into_iter().collect();
+        assert_eq!(
+            overtaker(&["a", "r", "b"], &["x", "a", "r"], &rel).as_deref(),
+            Some("x")
+        );
+        assert_eq!(first_relevant(&["x", "a", "r"], &rel), Some(3));
+        // Relevant gone from the new list: what took its old rank (2) or above.
+        assert_eq!(
+            overtaker(&["a", "r"], &["a", "y", "z"], &rel).as_deref(),
+            Some("y")
+        );
+        // Nothing relevant before: nothing overtaken.
+        assert_eq!(overtaker(&["a", "b"], &["b", "a"], &rel), None);
+        // Same order: nothing new above it.
+        assert_eq!(overtaker(&["a", "r"], &["a", "r"], &rel), None);
+    }
+}
