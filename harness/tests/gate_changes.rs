@@ -223,7 +223,11 @@ fn changed_tasks_and_judgments_are_named_and_still_gated() {
     for config in ["current", "legacy"] {
         let r = row(&j, "fx", config, "recall@5");
         assert_eq!(
-            (r["now"].as_f64(), r["baseline_rescored"].as_f64(), &r["verdict"]),
+            (
+                r["now"].as_f64(),
+                r["baseline_rescored"].as_f64(),
+                &r["verdict"]
+            ),
             (Some(0.9), Some(0.9), &Value::from("pass")),
             "{r:#}"
         );

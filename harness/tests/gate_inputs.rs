@@ -182,6 +182,28 @@ fn trec(path: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
         .collect()
 }
 
+/// Every penalty of a practice file set to zero.
+fn zero_penalties(practice: &Path) {
+    let text = std::fs::read_to_string(practice).unwrap();
+    let zeroed: String = text
+        .lines()
+        .map(|l| match l.split_once(':') {
+            Some((k, _)) if l.starts_with("  ") => format!("{k}: 0.0\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(practice, zeroed).unwrap();
+}
+
+/// The MRR row of `config` in a gate's `--json`.
+fn mrr_row(v: &serde_json::Value, config: &str) -> serde_json::Value {
+    rows(v, config)
+        .into_iter()
+        .find(|r| r["metric"] == "MRR")
+        .unwrap()
+        .clone()
+}
+
 #[test]
 fn new_judgments_alone_pass_and_a_ranking_change_still_fails_naming_the_tasks() {
     let dir = fixture_copy("gate");
@@ -228,11 +250,7 @@ fn new_judgments_alone_pass_and_a_ranking_change_still_fails_naming_the_tasks() 
         / 5.0;
     let (rc, v) = gate_json(dir.path(), &cache, &[]);
     assert_eq!(rc, 0, "{v:#}");
-    let row = rows(&v, "current")
-        .into_iter()
-        .find(|r| r["metric"] == "MRR")
-        .unwrap()
-        .clone();
+    let row = mrr_row(&v, "current");
     let rescored = row["baseline_rescored"].as_f64().unwrap();
     assert!(
         (rescored - (mrr * 1e4).round() / 1e4).abs() < 1e-9,
@@ -242,23 +260,10 @@ fn new_judgments_alone_pass_and_a_ranking_change_still_fails_naming_the_tasks() 
     assert_eq!(row["now"], row["baseline_rescored"], "{row}");
 
     // Now the rankings change too: every penalty zero.
-    let practice = dir.path().join("tasks/fx/search-practice.yaml");
-    let text = std::fs::read_to_string(&practice).unwrap();
-    let zeroed: String = text
-        .lines()
-        .map(|l| match l.split_once(':') {
-            Some((k, _)) if l.starts_with("  ") => format!("{k}: 0.0\n"),
-            _ => format!("{l}\n"),
-        })
-        .collect();
-    std::fs::write(&practice, zeroed).unwrap();
+    zero_penalties(&dir.path().join("tasks/fx/search-practice.yaml"));
     let (rc, v) = gate_json(dir.path(), &cache, &[]);
     assert_eq!(rc, 1, "{v:#}");
-    let row = rows(&v, "current")
-        .into_iter()
-        .find(|r| r["metric"] == "MRR")
-        .unwrap()
-        .clone();
+    let row = mrr_row(&v, "current");
     assert_eq!(row["fails"], true, "{row}");
     // The oracle for what moved: `ranklab run`'s own run file of the zeroed configuration.
     let o = ranklab(dir.path(), &cache, &["run", "tasks/fx"]);
@@ -300,4 +305,122 @@ fn new_judgments_alone_pass_and_a_ranking_change_still_fails_naming_the_tasks() 
         assert!(d >= last, "{row}");
         last = d;
     }
+}
+
+/// Per task, the 1-based rank of the first relevant document of a TREC run under a qrels file
+/// (this test's own reading of both files).
+fn first_relevant_ranks(
+    qrels: &str,
+    run: &str,
+) -> std::collections::BTreeMap<String, Option<usize>> {
+    let mut rel = std::collections::BTreeSet::new();
+    let mut out = std::collections::BTreeMap::new();
+    for l in qrels.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() == 4 && f[3].parse::<i32>().unwrap() > 0 {
+            rel.insert((f[0].to_string(), f[2].to_string()));
+        }
+        if f.len() == 4 {
+            out.insert(f[0].to_string(), None);
+        }
+    }
+    let mut lines: Vec<(String, usize, String)> = run
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[0].to_string(), f[3].parse().unwrap(), f[2].to_string())
+        })
+        .collect();
+    lines.sort();
+    for (q, rank, d) in lines {
+        if rel.contains(&(q.clone(), d)) {
+            let e = out.entry(q).or_insert(None);
+            if e.is_none() {
+                *e = Some(rank);
+            }
+        }
+    }
+    out
+}
+
+/// `--alpha` on a suite's gate: cutting pay-webhook-replay drops docir/fusion's MRR beyond its
+/// tolerance (REGRESSION without `--alpha`), but on few tasks; the row's p is the exact two-sided
+/// sign-flip p of the per-task reciprocal-rank differences between the kept rankings and
+/// `ranklab run`'s run file, enumerated here over all 2^n signs, and with `--alpha 0.05` the row
+/// passes as not significant.
+#[test]
+fn alpha_on_a_suite_fails_only_a_significant_drop() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["tasks", "corpora", "reports", "examples"] {
+        copy_dir(&root.join(d), &dir.path().join(d));
+    }
+    let cache = dir.path().join("cache");
+    let rec = std::fs::read_dir(dir.path().join("corpora/docir"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            std::fs::read_to_string(p).is_ok_and(|t| t.contains("\nid: pay-webhook-replay\n"))
+        })
+        .unwrap();
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let (front, body) = text[4..].split_once("\n---\n").unwrap();
+    let title = body.lines().find(|l| l.starts_with("# ")).unwrap();
+    std::fs::write(&rec, format!("---\n{front}\n---\n{title}\n")).unwrap();
+    let (_, plain) = gate_json(dir.path(), &cache, &[]);
+    let row = |v: &serde_json::Value| -> serde_json::Value {
+        rows(v, "fusion")
+            .into_iter()
+            .find(|r| r["suite"] == "docir" && r["metric"] == "MRR")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row(&plain)["verdict"], "regression", "{plain:#}");
+    assert!(row(&plain).get("p").is_none());
+    let (_, alpha) = gate_json(dir.path(), &cache, &["--alpha", "0.05"]);
+    let r = row(&alpha);
+    assert_eq!(r["verdict"], "not-significant", "{r:#}");
+    // The oracle: reciprocal ranks from the kept rankings and from `ranklab run`'s run file.
+    std::fs::write(
+        dir.path().join("tasks/docir/experiments-alpha.yaml"),
+        "experiment: alpha\nbaseline: fusion\nconfigurations:\n  - name: bm25\n    retriever: bm25\n  - name: fusion\n    retriever: fusion\n    embedder: bge-small-en-v1.5\n    rrf_k: 60\n",
+    )
+    .unwrap();
+    let o = ranklab(
+        dir.path(),
+        &cache,
+        &[
+            "run",
+            "tasks/docir",
+            "-x",
+            "tasks/docir/experiments-alpha.yaml",
+            "--from-recording",
+        ],
+    );
+    assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+    let qrels = std::fs::read_to_string(dir.path().join("reports/docir/qrels.txt")).unwrap();
+    let read = |p: &str| std::fs::read_to_string(dir.path().join(p)).unwrap();
+    let was = first_relevant_ranks(&qrels, &read("reports/baseline.runs/docir/fusion.trec"));
+    let now = first_relevant_ranks(&qrels, &read("reports/docir/runs/fusion.trec"));
+    let rr = |r: &Option<usize>| r.map_or(0.0, |r| 1.0 / r as f64);
+    let d: Vec<f64> = was
+        .iter()
+        .map(|(q, r)| rr(&now[q]) - rr(r))
+        .filter(|x| x.abs() > 1e-12)
+        .collect();
+    assert!(!d.is_empty() && d.len() <= 16, "{d:?}");
+    let observed = d.iter().sum::<f64>().abs();
+    let extreme = (0..1u32 << d.len())
+        .filter(|mask| {
+            let s: f64 = d
+                .iter()
+                .enumerate()
+                .map(|(i, x)| if mask >> i & 1 == 1 { -x } else { *x })
+                .sum();
+            s.abs() >= observed - 1e-9
+        })
+        .count();
+    let p = extreme as f64 / f64::from(1u32 << d.len());
+    assert!((r["p"].as_f64().unwrap() - p).abs() < 1e-12, "{r:#} vs {p}");
+    assert!(r["p_holm"].as_f64().unwrap() >= 0.05, "{r:#}");
 }

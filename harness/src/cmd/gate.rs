@@ -175,7 +175,9 @@ pub(crate) struct GateArgs {
     pub rel_level: i32,
     /// A drop beyond the allowance fails only when the paired sign-flip randomization test,
     /// Holm-adjusted over the gated rows, rejects at this level (e.g. 0.05); the p-values are
-    /// shown per row. For large query sets where a fixed tolerance fails on noise.
+    /// shown per row. For large query sets where a fixed tolerance fails on noise. A suite row is
+    /// tested on its tasks (the baseline's kept rankings against now); a row with no kept
+    /// rankings (a BEIR collection's) is graded by its tolerance alone.
     #[arg(long, value_name = "A")]
     pub alpha: Option<f64>,
     /// Also write the whole result as JSON (rows, verdicts, counts, input changes, acceptances,
@@ -189,8 +191,10 @@ pub(crate) fn run(args: GateArgs) -> Result<Exit> {
     if let Some(qrels) = &args.qrels {
         return runs(&args, qrels);
     }
-    if args.alpha.is_some() {
-        anyhow::bail!("--alpha is implemented for the two-run gate (--qrels) only in this build");
+    if let Some(a) = args.alpha {
+        if !(a > 0.0 && a < 1.0) {
+            anyhow::bail!("--alpha {a}: wants a level strictly between 0 and 1, e.g. 0.05");
+        }
     }
     let plan = Plan::new(&Flags {
         baseline: args.baseline.clone(),
@@ -215,6 +219,7 @@ pub(crate) fn run(args: GateArgs) -> Result<Exit> {
         calibrate: args.calibrate,
         judgments: args.judgments,
         allow_stale: args.allow_stale,
+        alpha: args.alpha,
     })?;
     if let Mode::Calibrate(n) = plan.mode {
         calibrate(&plan, n)?;

@@ -45,6 +45,8 @@ pub struct Flags {
     pub judgments: crate::judgments::Selection,
     /// `--allow-stale`: a row replayed from a stale recording is shown and passes.
     pub allow_stale: bool,
+    /// `--alpha`: a drop beyond the allowance fails only when significant at this level.
+    pub alpha: Option<f64>,
 }
 
 /// What the run does after measuring.
@@ -94,6 +96,8 @@ pub struct Plan {
     pub judgments_changed: std::collections::BTreeSet<String>,
     /// `--allow-stale`.
     pub allow_stale: bool,
+    /// `--alpha` ([`super::verdict`]: significance of a row's drop).
+    pub alpha: Option<f64>,
 }
 
 impl Plan {
@@ -141,6 +145,7 @@ impl Plan {
             kept,
             judgments_changed,
             allow_stale: flags.allow_stale,
+            alpha: flags.alpha,
         })
     }
 

@@ -393,6 +393,12 @@ struct JsonRow {
     moved: Vec<Moved>,
     /// How many more tasks moved than `moved` lists.
     moved_more: usize,
+    /// With `--alpha`: the paired sign-flip p of the row and its Holm adjustment over the rows
+    /// (absent without `--alpha`, null for a row with no kept rankings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    p: Option<Option<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    p_holm: Option<Option<f64>>,
 }
 
 #[derive(Serialize)]
@@ -464,6 +470,8 @@ pub fn json(
                 config: l.row.config.clone(),
                 note: l.note.clone(),
                 baseline_rescored: l.judgments_changed.then(|| l.rescored.map(|r| r.as_f64())),
+                p: plan.alpha.map(|_| l.p.map(|p| p.0)),
+                p_holm: plan.alpha.map(|_| l.p.map(|p| p.1)),
                 moved: l.moved.iter().take(MOVED_SHOWN).cloned().collect(),
                 moved_more: l.moved.len().saturating_sub(MOVED_SHOWN),
             }

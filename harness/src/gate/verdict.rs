@@ -29,6 +29,9 @@ pub enum Verdict {
     Okish,
     /// Lower by more than 1.5 × the allowance: fails.
     Regression,
+    /// A regression by its allowance that the paired test does not find significant at
+    /// `--alpha` (Holm over the rows): passes.
+    NotSignificant,
     /// Not measured in this run (a BEIR collection without `--beir`).
     Skipped,
     /// Not measured in this run: `--tasks` named one suite, and the row is another's.
@@ -83,6 +86,7 @@ impl Verdict {
             Verdict::WithinTolerance => "within-tolerance",
             Verdict::Okish => "okish",
             Verdict::Regression => "regression",
+            Verdict::NotSignificant => "not-significant",
             Verdict::Skipped | Verdict::SkippedSuite => "skipped",
             Verdict::New => "new",
             Verdict::Gone => "gone",
@@ -99,6 +103,7 @@ impl Verdict {
             Verdict::WithinTolerance => "pass (within tolerance)",
             Verdict::Okish => "OKISH (beyond tolerance, within 1.5x: passes)",
             Verdict::Regression => "REGRESSION",
+            Verdict::NotSignificant => "pass (a drop beyond tolerance, not significant at --alpha)",
             Verdict::Skipped => "skipped (collection not given; pass --beir DIR)",
             Verdict::SkippedSuite => "skipped (suite not given; --tasks names one suite)",
             Verdict::New => "new row (not gated yet; `ranklab gate --update` records it)",
@@ -128,6 +133,9 @@ pub struct Line {
     pub judgments_changed: bool,
     /// For a failed or OKISH row: the tasks that moved, worst first (all of them).
     pub moved: Vec<super::rankings::Moved>,
+    /// With `--alpha`: the paired sign-flip p of the row's per-task values (the baseline's kept
+    /// rankings against now), raw and Holm-adjusted over the rows that have one.
+    pub p: Option<(f64, f64)>,
 }
 
 impl Line {
@@ -141,6 +149,7 @@ impl Line {
             rescored: None,
             judgments_changed: false,
             moved: Vec::new(),
+            p: None,
         }
     }
 
@@ -242,7 +251,7 @@ pub struct Outcome {
 impl Outcome {
     /// Grades every row, expectation and paired assertion of `plan` from `measured`.
     pub fn grade(plan: &Plan, measured: Measured) -> Outcome {
-        let lines: Vec<Line> = plan
+        let mut lines: Vec<Line> = plan
             .wanted
             .iter()
             .map(|(key, want)| {
@@ -251,6 +260,9 @@ impl Outcome {
                 l
             })
             .collect();
+        if let Some(alpha) = plan.alpha {
+            significance(plan, &measured, &mut lines, alpha);
+        }
         let expectations: Vec<ExpectationLine> = plan
             .old
             .expectations
@@ -366,6 +378,37 @@ fn regrade(plan: &Plan, measured: &Measured, l: &mut Line) {
     }
 }
 
+/// `--alpha`: each row with kept rankings gets the two-sided paired sign-flip p of its per-task
+/// values (the baseline's kept rankings under today's judgments against now), Holm-adjusted over
+/// those rows; a REGRESSION whose adjusted p is not below `alpha` passes as not significant. A
+/// row without kept rankings (a BEIR collection's, a baseline written before they were kept) has
+/// no p and is graded by its allowance alone.
+fn significance(plan: &Plan, measured: &Measured, lines: &mut [Line], alpha: f64) {
+    let opts = crate::stats::Options::default();
+    let raw: Vec<(usize, f64)> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let key = (l.row.suite.clone(), l.row.configuration.clone());
+            let s = plan.subjects.get(&l.row.suite)?;
+            let m = s.metric_names().iter().position(|n| *n == l.row.metric)?;
+            let (kept, now) = (plan.kept.get(&key)?, measured.lists.get(&key)?);
+            let was = super::rankings::per_task(&s.suite, &s.measures, m, kept);
+            let is = super::rankings::per_task(&s.suite, &s.measures, m, now);
+            let d = crate::stats::differences(&was, &is).ok()?;
+            Some((i, crate::stats::sign_flip_test(&d, &opts).p))
+        })
+        .collect();
+    let holm = crate::stats::holm(&raw.iter().map(|(_, p)| *p).collect::<Vec<_>>());
+    for ((i, p), h) in raw.into_iter().zip(holm) {
+        let l = &mut lines[i];
+        l.p = Some((p, h));
+        if l.verdict == Verdict::Regression && h >= alpha {
+            l.verdict = Verdict::NotSignificant;
+        }
+    }
+}
+
 /// An expectation's line: skipped (its collection not given), gone, held (ranked within),
 /// accepted (failing no worse than the rank accepted), or failed.
 fn grade_expectation(
@@ -403,7 +446,7 @@ impl Counts {
         for l in lines {
             match l.verdict {
                 Verdict::Same | Verdict::WithinTolerance => c.passed += 1,
-                Verdict::Okish => c.okish += 1,
+                Verdict::Okish | Verdict::NotSignificant => c.okish += 1,
                 Verdict::Improved => c.improved += 1,
                 Verdict::New => c.new += 1,
                 Verdict::Skipped | Verdict::SkippedSuite => c.skipped += 1,
@@ -461,10 +504,13 @@ pub fn table(lines: &[Line]) -> String {
             Some(n) => (n.show(), "-".into()),
             None => ("-".into(), "-".into()),
         };
-        let verdict = match &l.note {
+        let mut verdict = match &l.note {
             Some(n) => format!("{}: {n}", l.verdict.as_str()),
             None => l.verdict.as_str().to_string(),
         };
+        if let Some((p, holm)) = l.p {
+            verdict.push_str(&format!(" (p {p:.4}, Holm {holm:.4})"));
+        }
         let rescored = match (rescoring, l.rescored, l.judgments_changed) {
             (false, _, _) => String::new(),
             (true, Some(r), _) => format!(" {} |", r.show()),
