@@ -15,58 +15,12 @@
 //! new one whole, never files of two runs mixed; a killed run's temporary directory is swept like
 //! a temporary file. The read-link-swap runs under an advisory exclusive lock (`flock`) on the
 //! parent directory, so two writers of one directory cannot drop each other's files.
-//!
-//! Every temporary (file or directory) is named `.ranklab-<pid>-<random>.tmp` and listed, while
-//! it exists, in a process-wide registry: [`remove_live_temporaries`] (called by the harness's
-//! SIGINT/SIGTERM/SIGHUP/SIGQUIT watcher before the process ends) removes them, so an
-//! interrupted run leaves none; a temporary of a process that no longer runs (SIGKILL) is swept
-//! by the next writer of its directory ([`crate::leftovers`]).
 
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::path::Path;
 
 use crate::{Error, Result};
-
-/// The temporaries this process has open now (see the module documentation).
-static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-fn live() -> MutexGuard<'static, Vec<PathBuf>> {
-    LIVE.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// A temporary's place in the registry: unlisted when dropped.
-struct Listed(PathBuf);
-
-impl Drop for Listed {
-    fn drop(&mut self) {
-        let mut l = live();
-        if let Some(i) = l.iter().position(|p| *p == self.0) {
-            l.swap_remove(i);
-        }
-    }
-}
-
-/// The name prefix of this process's temporaries: `.ranklab-<pid>-`.
-fn prefix() -> String {
-    format!(".ranklab-{}-", std::process::id())
-}
-
-/// Removes every temporary file and directory this process has open now, and keeps the
-/// registry locked for ever after, so no new one is created (a writer that tries blocks):
-/// for the signal watcher, just before it ends the process. Errors are ignored.
-pub fn remove_live_temporaries() {
-    let l = live();
-    for p in l.iter() {
-        let _ = match std::fs::symlink_metadata(p) {
-            Ok(m) if m.is_dir() => std::fs::remove_dir_all(p),
-            Ok(_) => std::fs::remove_file(p),
-            Err(_) => Ok(()),
-        };
-    }
-    std::mem::forget(l);
-}
 
 /// Writes `bytes` to `path` atomically, creating parent directories.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -85,21 +39,14 @@ pub fn write_with(
     };
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     crate::leftovers::sweep_once(dir);
-    let prefix = prefix();
     let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
+    builder.prefix(".ranklab-").suffix(".tmp");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o644));
     }
-    let (tmp, _listed) = {
-        let mut l = live();
-        let tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
-        l.push(tmp.path().to_path_buf());
-        let listed = Listed(tmp.path().to_path_buf());
-        (tmp, listed)
-    };
+    let tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
     let mut w = BufWriter::with_capacity(1 << 20, tmp);
     fill(&mut w)
         .and_then(|()| w.flush())
@@ -128,19 +75,11 @@ pub fn write_dir<'a>(
     crate::leftovers::sweep_once(parent);
     let _lock = lock_dir(parent)?;
     let new: BTreeMap<&Path, &[u8]> = files.into_iter().collect();
-    // Declared first, so dropped after `tmp`, whose drop deletes the previous content.
-    let _listed;
-    let tmp = {
-        let mut l = live();
-        let tmp = tempfile::Builder::new()
-            .prefix(&prefix())
-            .suffix(".tmp")
-            .tempdir_in(parent)
-            .map_err(|e| Error::io(parent, e))?;
-        l.push(tmp.path().to_path_buf());
-        _listed = Listed(tmp.path().to_path_buf());
-        tmp
-    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".ranklab-")
+        .suffix(".tmp")
+        .tempdir_in(parent)
+        .map_err(|e| Error::io(parent, e))?;
     let exists = match std::fs::symlink_metadata(dir) {
         Ok(m) if m.is_dir() => true,
         Ok(_) => {

@@ -92,7 +92,6 @@ pub fn main() -> ExitCode {
             return code.into();
         }
     };
-    crate::external::command::watch_signals();
     let outcome: anyhow::Result<Exit> = match cli.command {
         Command::Eval(a) => cmd::eval::run(a),
         Command::Run(a) => cmd::run::run(a),

@@ -111,10 +111,7 @@ static GROUPS: Mutex<Vec<Pid>> = Mutex::new(Vec::new());
 /// Starts, once, the thread that kills every running engine's group on SIGINT, SIGTERM, SIGHUP
 /// (the terminal closed) or SIGQUIT, and then ends ranklab as that signal does by default. (The
 /// engine runs in its own process group, so a terminal's signals no longer reach it directly.)
-/// The temporaries of the atomic writes under way are removed too
-/// ([`ranklab_engine::atomic::remove_live_temporaries`]): an interrupted `bench`, `gate
-/// --update` or `judge` leaves no `.ranklab-*.tmp`. Started by `cli::main` for every command.
-pub fn watch_signals() {
+fn watch_signals() {
     static WATCH: Once = Once::new();
     WATCH.call_once(|| {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
@@ -125,7 +122,6 @@ pub fn watch_signals() {
                         for g in groups().iter() {
                             let _ = kill_process_group(*g, Signal::KILL);
                         }
-                        ranklab_engine::atomic::remove_live_temporaries();
                         let _ = signal_hook::low_level::emulate_default_handler(sig);
                     }
                 });
