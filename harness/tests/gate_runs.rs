@@ -25,6 +25,21 @@ fn ranklab(dir: &Path, args: &[&str], summary: Option<&Path>) -> Output {
     c.output().expect("ranklab runs")
 }
 
+/// `ranklab gate --qrels qrels --baseline-run base.trec --run RUN EXTRA…` in `dir`.
+fn gate_ab(dir: &Path, run: &str, extra: &[&str], summary: Option<&Path>) -> Output {
+    let mut args = vec![
+        "gate",
+        "--qrels",
+        "qrels",
+        "--baseline-run",
+        "base.trec",
+        "--run",
+        run,
+    ];
+    args.extend_from_slice(extra);
+    ranklab(dir, &args, summary)
+}
+
 /// A run file: per query, its documents in rank order (scores descending).
 fn run(ranked: &[(&str, &[&str])]) -> String {
     let mut s = String::new();
@@ -61,19 +76,7 @@ fn four(dir: &Path) {
 fn a_run_against_itself_passes() {
     let d = tempfile::tempdir().unwrap();
     four(d.path());
-    let o = ranklab(
-        d.path(),
-        &[
-            "gate",
-            "--qrels",
-            "qrels",
-            "--baseline-run",
-            "base.trec",
-            "--run",
-            "base.trec",
-        ],
-        None,
-    );
+    let o = gate_ab(d.path(), "base.trec", &[], None);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(
@@ -88,21 +91,7 @@ fn a_drop_fails_and_names_the_moved_task_everywhere() {
     let d = tempfile::tempdir().unwrap();
     four(d.path());
     let summary = d.path().join("summary.md");
-    let o = ranklab(
-        d.path(),
-        &[
-            "gate",
-            "--qrels",
-            "qrels",
-            "--baseline-run",
-            "base.trec",
-            "--run",
-            "new.trec",
-            "--json",
-            "g.json",
-        ],
-        Some(&summary),
-    );
+    let o = gate_ab(d.path(), "new.trec", &["--json", "g.json"], Some(&summary));
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
@@ -111,11 +100,11 @@ fn a_drop_fails_and_names_the_moved_task_everywhere() {
     );
     assert!(out.contains("REGRESSION"), "{out}");
     assert!(
-        out.contains("- q1: first relevant rank 1 → 2, overtaken by x; Δ -0.5000"),
+        out.contains("- q1: first relevant 1 → 2, overtaken by `x`; Δ -0.5000"),
         "{out}"
     );
     let summary = fs::read_to_string(&summary).unwrap();
-    assert!(summary.contains("overtaken by x"), "{summary}");
+    assert!(summary.contains("overtaken by `x`"), "{summary}");
     let j: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(d.path().join("g.json")).unwrap()).unwrap();
     let rr = j["rows"]
@@ -137,21 +126,10 @@ fn a_drop_fails_and_names_the_moved_task_everywhere() {
 fn alpha_passes_a_drop_on_one_query_of_four() {
     let d = tempfile::tempdir().unwrap();
     four(d.path());
-    let o = ranklab(
+    let o = gate_ab(
         d.path(),
-        &[
-            "gate",
-            "--qrels",
-            "qrels",
-            "--baseline-run",
-            "base.trec",
-            "--run",
-            "new.trec",
-            "--alpha",
-            "0.05",
-            "--json",
-            "-",
-        ],
+        "new.trec",
+        &["--alpha", "0.05", "--json", "-"],
         None,
     );
     let out = String::from_utf8_lossy(&o.stdout);
@@ -187,21 +165,10 @@ fn alpha_fails_a_drop_on_every_query() {
     };
     fs::write(d.path().join("base.trec"), as_ref(&base)).unwrap();
     fs::write(d.path().join("new.trec"), as_ref(&new)).unwrap();
-    let o = ranklab(
+    let o = gate_ab(
         d.path(),
-        &[
-            "gate",
-            "--qrels",
-            "qrels",
-            "--baseline-run",
-            "base.trec",
-            "--run",
-            "new.trec",
-            "--alpha",
-            "0.05",
-            "--json",
-            "-",
-        ],
+        "new.trec",
+        &["--alpha", "0.05", "--json", "-"],
         None,
     );
     let out = String::from_utf8_lossy(&o.stdout);

@@ -486,4 +486,3 @@ fn a_run_killed_while_it_writes_leaves_the_previous_directory_whole() {
     );
     assert!(temps.is_empty(), "{temps:?}");
 }
-

@@ -189,15 +189,7 @@ impl RecordFile {
         payload: usize,
         sound: fn(&[u8]) -> bool,
     ) -> Result<(RecordFile, LoadReport)> {
-        let mut file = RecordFile {
-            path: Some(path.to_path_buf()),
-            sound,
-            ..RecordFile::in_memory(kind, identity, payload)
-        };
-        let (records, damaged, report) = file.read_disk(true)?;
-        file.records = records;
-        file.damaged = damaged;
-        Ok((file, report))
+        Self::open_sound(path, (kind, identity, payload), sound, true)
     }
 
     /// [`RecordFile::open_checked`] without the warning on stderr: for a reader that refuses
@@ -209,12 +201,22 @@ impl RecordFile {
         payload: usize,
         sound: fn(&[u8]) -> bool,
     ) -> Result<(RecordFile, LoadReport)> {
+        Self::open_sound(path, (kind, identity, payload), sound, false)
+    }
+
+    /// The file at `path` read with `sound` as the payload check, warning on stderr or not.
+    fn open_sound(
+        path: &Path,
+        (kind, identity, payload): (&str, &str, usize),
+        sound: fn(&[u8]) -> bool,
+        warn: bool,
+    ) -> Result<(RecordFile, LoadReport)> {
         let mut file = RecordFile {
             path: Some(path.to_path_buf()),
             sound,
             ..RecordFile::in_memory(kind, identity, payload)
         };
-        let (records, damaged, report) = file.read_disk(false)?;
+        let (records, damaged, report) = file.read_disk(warn)?;
         file.records = records;
         file.damaged = damaged;
         Ok((file, report))

@@ -23,7 +23,14 @@ use crate::suite::Task;
 
 /// The top-level fields of a recording file, as [`Recording::to_bytes`] writes them; any other
 /// is refused.
-const FIELDS: [&str; 5] = ["about", "configuration", "hash", "version", "exchanges"];
+const FIELDS: [&str; 6] = [
+    "about",
+    "configuration",
+    "hash",
+    "version",
+    "corpus",
+    "exchanges",
+];
 
 /// The file name of a configuration's recording (beside `<name>.trec`).
 pub use crate::suite::recording_file_name as file_name;
@@ -293,11 +300,20 @@ impl Recording {
                 );
             }
         }
+        let corpus = match v.get("corpus") {
+            None | Some(Value::Null) => None,
+            Some(c) => Some(serde_json::from_value(c.clone()).with_context(|| {
+                format!(
+                    "{}: `corpus` is malformed; re-record it with --record",
+                    path.display()
+                )
+            })?),
+        };
         Ok(Recording {
             configuration: name.to_string(),
             hash,
             version: field("version").as_str().map(str::to_string),
-            corpus: serde_json::from_value(field("corpus")).ok(),
+            corpus,
             exchanges,
         })
     }

@@ -121,7 +121,7 @@ pub fn score(suite: &Suite, measures: &MeasureSet, m: usize, lists: &Lists) -> f
 pub struct Moved {
     /// Task id.
     pub task: String,
-    /// Its query.
+    /// Its query (empty for a gate of two run files: a TREC run does not carry it).
     pub query: String,
     /// 1-based rank of its first relevant document in the baseline's ranking (None: not ranked).
     pub before: Option<usize>,
@@ -136,9 +136,33 @@ pub struct Moved {
 
 /// 1-based rank of the first document of `ids` graded relevant (>= 1) for the task.
 fn first_relevant(ids: &[String], expected: &BTreeMap<String, i32>) -> Option<usize> {
-    ids.iter()
-        .position(|d| expected.get(d).is_some_and(|&g| g >= 1))
-        .map(|p| p + 1)
+    first_relevant_by(ids, |d| expected.get(d).is_some_and(|&g| g >= 1))
+}
+
+/// 1-based rank of the first document of `ids` that `relevant` accepts.
+pub fn first_relevant_by(ids: &[String], relevant: impl Fn(&str) -> bool) -> Option<usize> {
+    ids.iter().position(|d| relevant(d)).map(|p| p + 1)
+}
+
+/// The highest document of `after` ranked above its first relevant one (rank `ra`; all of it
+/// when none) that was not above the first relevant one of `before` (rank `rb`): what took the
+/// relevant document's place. None when nothing new came above it.
+pub fn overtaken_by(
+    before: &[String],
+    after: &[String],
+    rb: Option<usize>,
+    ra: Option<usize>,
+) -> Option<String> {
+    let above_before: BTreeSet<&str> = before
+        .iter()
+        .take(rb.map_or(before.len(), |r| r - 1))
+        .map(String::as_str)
+        .collect();
+    after
+        .iter()
+        .take(ra.map_or(after.len(), |r| r - 1))
+        .find(|d| !above_before.contains(d.as_str()))
+        .cloned()
 }
 
 /// The tasks whose metric `m` differs between `before` and `after` (both under the suite's
@@ -167,22 +191,12 @@ pub fn moved(
                 first_relevant(b, &t.expected),
                 first_relevant(a, &t.expected),
             );
-            let above_before: BTreeSet<&str> = b
-                .iter()
-                .take(rb.map_or(b.len(), |r| r - 1))
-                .map(String::as_str)
-                .collect();
-            let overtaken_by = a
-                .iter()
-                .take(ra.map_or(a.len(), |r| r - 1))
-                .find(|d| !above_before.contains(d.as_str()))
-                .cloned();
             Moved {
                 task: t.id.clone(),
                 query: t.query.clone(),
                 before: rb,
                 after: ra,
-                overtaken_by,
+                overtaken_by: overtaken_by(b, a, rb, ra),
                 delta: n - w,
             }
         })
@@ -202,14 +216,31 @@ pub fn moved_line(m: &Moved) -> String {
         .overtaken_by
         .as_deref()
         .map_or(String::new(), |d| format!(", overtaken by `{d}`"));
+    let query = if m.query.is_empty() {
+        String::new()
+    } else {
+        format!(" \"{}\"", m.query)
+    };
     format!(
-        "{} \"{}\": first relevant {} → {}{by}; Δ {:+.4}",
+        "{}{query}: first relevant {} → {}{by}; Δ {:+.4}",
         m.task,
-        m.query,
         rank(m.before),
         rank(m.after),
         m.delta
     )
+}
+
+/// A row's moved tasks as a Markdown section: the heading, the first [`MOVED_SHOWN`] worst
+/// first, and how many more.
+pub fn push_moved_list(md: &mut String, heading: &str, moved: &[Moved]) {
+    use std::fmt::Write as _;
+    let _ = writeln!(md, "\n### What moved: {heading}\n");
+    for m in moved.iter().take(MOVED_SHOWN) {
+        let _ = writeln!(md, "- {}", moved_line(m));
+    }
+    if moved.len() > MOVED_SHOWN {
+        let _ = writeln!(md, "- and {} more", moved.len() - MOVED_SHOWN);
+    }
 }
 
 #[cfg(test)]
@@ -267,6 +298,24 @@ mod tests {
         assert_eq!(mv[0].overtaken_by.as_deref(), Some("x"));
         assert!((mv[0].delta - (1.0 / 3.0 - 1.0)).abs() < 1e-12);
         assert!((score(&s, &MeasureSet::Suite, m, &before) - 0.75).abs() < 1e-12);
+    }
+
+    /// Hand-made lists: the baseline had the relevant `r` at rank 2 under `a`; the new list puts
+    /// `x` (new) and `a` above it: `x` took its place. Gone from the new list: what came above
+    /// where it was. Nothing new above it: nothing.
+    #[test]
+    fn overtaken_by_is_the_new_document_above_the_first_relevant() {
+        let v = |ids: &[&str]| -> Vec<String> { ids.iter().map(|s| s.to_string()).collect() };
+        let rel = |d: &str| d == "r";
+        let (old, new) = (v(&["a", "r", "b"]), v(&["x", "a", "r"]));
+        let (rb, ra) = (first_relevant_by(&old, rel), first_relevant_by(&new, rel));
+        assert_eq!((rb, ra), (Some(2), Some(3)));
+        assert_eq!(overtaken_by(&old, &new, rb, ra).as_deref(), Some("x"));
+        let (old, new) = (v(&["a", "r"]), v(&["a", "y", "z"]));
+        let rb = first_relevant_by(&old, rel);
+        assert_eq!(overtaken_by(&old, &new, rb, None).as_deref(), Some("y"));
+        let same = v(&["a", "r"]);
+        assert_eq!(overtaken_by(&same, &same, Some(2), Some(2)), None);
     }
 
     /// A ranking written and read back is the same ranking (TREC order from the scores).

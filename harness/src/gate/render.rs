@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::changes::Changes;
 use super::plan::{Mode, Plan};
-use super::rankings::{moved_line, Moved, MOVED_SHOWN};
+use super::rankings::{push_moved_list, Moved, MOVED_SHOWN};
 use super::update::Update;
 use super::verdict::{table, Counts, ExpectationLine, ExpectationVerdict, Line, Outcome, Verdict};
 use super::ModelOutputs;
@@ -146,20 +146,14 @@ fn capitalized(s: &str) -> String {
 /// For each failed or OKISH row with moved tasks: ten of them, worst first, and how many more.
 fn push_moved(md: &mut String, lines: &[Line]) {
     for l in lines.iter().filter(|l| !l.moved.is_empty()) {
-        let _ = writeln!(
-            md,
-            "\n### What moved: {}/{}/{} ({})\n",
+        let heading = format!(
+            "{}/{}/{} ({})",
             l.row.suite,
             l.row.configuration,
             l.row.metric,
             l.verdict.as_str()
         );
-        for m in l.moved.iter().take(MOVED_SHOWN) {
-            let _ = writeln!(md, "- {}", moved_line(m));
-        }
-        if l.moved.len() > MOVED_SHOWN {
-            let _ = writeln!(md, "- and {} more", l.moved.len() - MOVED_SHOWN);
-        }
+        push_moved_list(md, &heading, &l.moved);
     }
 }
 

@@ -21,6 +21,7 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use super::baseline::{Fixed, Row, DEFAULT_TOLERANCE};
+use super::rankings::{first_relevant_by, overtaken_by, push_moved_list, Moved, MOVED_SHOWN};
 use super::verdict::Verdict;
 use crate::compare::{compare, Comparison, Plan as ComparePlan};
 use crate::stats;
@@ -29,9 +30,6 @@ use crate::trec::{read_run, Qrels, RankedQuery};
 /// Measures gated when no `-m` is given: the suites' gated measures (MRR, recall at a cutoff)
 /// and the BEIR gate's nDCG@10.
 pub const DEFAULT_MEASURES: [&str; 3] = ["recip_rank", "recall.10", "ndcg_cut.10"];
-
-/// Moved tasks shown per row (the rest are counted: "and N more").
-pub const MOVED_SHOWN: usize = 10;
 
 /// What `ranklab gate --qrels` was asked.
 #[derive(Debug, Clone)]
@@ -52,23 +50,6 @@ pub struct RunsFlags {
     pub rel_level: i32,
     /// Seed of the randomization test.
     pub seed: u64,
-}
-
-/// A task whose value dropped between the baseline run and the run.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Moved {
-    /// Query id.
-    pub task: String,
-    /// The query text (a TREC run does not carry it).
-    pub query: Option<String>,
-    /// The first relevant document's rank in the baseline (None: none retrieved).
-    pub before: Option<usize>,
-    /// The first relevant document's rank now (None: none retrieved).
-    pub after: Option<usize>,
-    /// The document ranked above the baseline's first relevant one that was not above it before.
-    pub overtaken_by: Option<String>,
-    /// The task's value now minus before, on the row's measure.
-    pub delta: f64,
 }
 
 /// One gated measure of the run against the baseline run.
@@ -227,20 +208,22 @@ fn moved(
                         .collect()
                 })
                 .unwrap_or_default();
-            let old = lists[0]
-                .get(&b.qid)
-                .map(RankedQuery::ranked)
-                .unwrap_or_default();
-            let new = lists[1]
-                .get(&b.qid)
-                .map(RankedQuery::ranked)
-                .unwrap_or_default();
+            let ranked = |l: &HashMap<String, RankedQuery>| -> Vec<String> {
+                l.get(&b.qid)
+                    .map(|q| q.docs.iter().map(|(d, _)| d.clone()).collect())
+                    .unwrap_or_default()
+            };
+            let (old, new) = (ranked(&lists[0]), ranked(&lists[1]));
+            let (rb, ra) = (
+                first_relevant_by(&old, |d| relevant.contains(d)),
+                first_relevant_by(&new, |d| relevant.contains(d)),
+            );
             Some(Moved {
                 task: b.qid.clone(),
-                query: None,
-                before: first_relevant(&old, &relevant),
-                after: first_relevant(&new, &relevant),
-                overtaken_by: overtaker(&old, &new, &relevant),
+                query: String::new(),
+                before: rb,
+                after: ra,
+                overtaken_by: overtaken_by(&old, &new, rb, ra),
                 delta,
             })
         })
@@ -251,66 +234,6 @@ fn moved(
             .then_with(|| x.task.as_bytes().cmp(y.task.as_bytes()))
     });
     out
-}
-
-/// 1-based rank of the first relevant document.
-pub fn first_relevant(list: &[&str], relevant: &HashSet<&str>) -> Option<usize> {
-    list.iter()
-        .position(|d| relevant.contains(d))
-        .map(|i| i + 1)
-}
-
-/// The document that took the baseline's first relevant document's place: the highest-ranked
-/// document of the new list, ranked above that document (or anywhere within its old rank when it
-/// is gone), that was not ranked above it in the old list. None when the old list had no relevant
-/// document or nothing new came above it.
-pub fn overtaker(old: &[&str], new: &[&str], relevant: &HashSet<&str>) -> Option<String> {
-    let at = old.iter().position(|d| relevant.contains(d))?;
-    let target = old[at];
-    let above_before: HashSet<&str> = old[..at].iter().copied().collect();
-    let limit = new.iter().position(|d| *d == target).unwrap_or(at + 1);
-    new[..limit.min(new.len())]
-        .iter()
-        .find(|d| !above_before.contains(*d) && !relevant.contains(*d))
-        .map(|d| d.to_string())
-}
-
-/// `3 → 9`, `1 → -` (not retrieved).
-fn rank_move(m: &Moved) -> String {
-    let show = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
-    format!("{} → {}", show(m.before), show(m.after))
-}
-
-/// The moved tasks of a row as Markdown lines (at most [`MOVED_SHOWN`], then "and N more").
-pub fn moved_lines(what: &str, moved: &[Moved]) -> String {
-    let mut s = String::new();
-    if moved.is_empty() {
-        return s;
-    }
-    let _ = writeln!(s, "\nTasks that moved on {what}, worst first:\n");
-    for m in moved.iter().take(MOVED_SHOWN) {
-        let query = m
-            .query
-            .as_deref()
-            .map(|q| format!(" \"{}\"", cell(q)))
-            .unwrap_or_default();
-        let by = m
-            .overtaken_by
-            .as_deref()
-            .map(|d| format!(", overtaken by {}", cell(d)))
-            .unwrap_or_default();
-        let _ = writeln!(
-            s,
-            "- {}{query}: first relevant rank {}{by}; Δ {:+.4}",
-            cell(&m.task),
-            rank_move(m),
-            m.delta
-        );
-    }
-    if moved.len() > MOVED_SHOWN {
-        let _ = writeln!(s, "- and {} more", moved.len() - MOVED_SHOWN);
-    }
-    s
 }
 
 /// Text from a file made safe for a Markdown line or table cell: `|` escaped, control
@@ -379,7 +302,8 @@ impl RunsGate {
             );
         }
         for r in self.rows.iter().filter(|r| !r.moved.is_empty()) {
-            s.push_str(&moved_lines(&r.metric, &r.moved));
+            let heading = format!("{} ({})", cell(&r.metric), self.verdict_text(r));
+            push_moved_list(&mut s, &heading, &r.moved);
         }
         let failed = self.rows.iter().filter(|r| r.fails).count();
         let _ = writeln!(
@@ -420,6 +344,7 @@ impl RunsGate {
             verdict: &'static str,
             fails: bool,
             moved: &'a [Moved],
+            moved_more: usize,
         }
         let doc = Doc {
             mode: "runs",
@@ -447,7 +372,8 @@ impl RunsGate {
                         r.verdict.key()
                     },
                     fails: r.fails,
-                    moved: &r.moved,
+                    moved: &r.moved[..r.moved.len().min(MOVED_SHOWN)],
+                    moved_more: r.moved.len().saturating_sub(MOVED_SHOWN),
                 })
                 .collect(),
             failed: self.rows.iter().filter(|r| r.fails).count(),
@@ -462,30 +388,4 @@ impl RunsGate {
 /// The default tolerance of a row of the two-run gate (the suites' default).
 pub fn default_tolerance() -> Fixed {
     DEFAULT_TOLERANCE
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Hand-made lists: the baseline had the relevant `r` at rank 2 under `a`; the new list puts
-    /// `x` (new) and `a` above it: `x` is what overtook it.
-    #[test]
-    fn overtaker_is_the_new_document_above_the_old_first_relevant() {
-        let rel: HashSet<&str> = ["r"].into_iter().collect();
-        assert_eq!(
-            overtaker(&["a", "r", "b"], &["x", "a", "r"], &rel).as_deref(),
-            Some("x")
-        );
-        assert_eq!(first_relevant(&["x", "a", "r"], &rel), Some(3));
-        // Relevant gone from the new list: what took its old rank (2) or above.
-        assert_eq!(
-            overtaker(&["a", "r"], &["a", "y", "z"], &rel).as_deref(),
-            Some("y")
-        );
-        // Nothing relevant before: nothing overtaken.
-        assert_eq!(overtaker(&["a", "b"], &["b", "a"], &rel), None);
-        // Same order: nothing new above it.
-        assert_eq!(overtaker(&["a", "r"], &["a", "r"], &rel), None);
-    }
 }
