@@ -1,7 +1,9 @@
 //! The BEIR run files stay out of the repository (issue 31, item 6): `just beir` writes
 //! `reports/beir/<collection>/runs/*.trec` (depth 1000; SciFact's five are 56 MB), `.gitignore`
 //! keeps them out, and none is tracked, while the BEIR reports themselves and the small suites'
-//! runs (`reports/docir/runs/`, which tests and docs read) stay committed. The oracle is git
+//! runs (`reports/docir/runs/`, which tests and docs read) stay committed, and so do the BEIR
+//! model-output recordings (`reports/beir/<collection>/runs/models/`, issue 41: the gate replays
+//! them so that its verdict does not depend on the CPU). The oracle is git
 //! itself (`git ls-files`, `git check-ignore --no-index`), run on this checkout; outside a git
 //! checkout (a source package) there is nothing to check and the test says so.
 
@@ -62,9 +64,17 @@ fn beir_runs_are_ignored_and_untracked_while_reports_and_suite_runs_are_committe
             "{committed} is not tracked"
         );
     }
+    assert!(
+        tracked
+            .iter()
+            .any(|p| p.starts_with("reports/beir/scifact/runs/models/")),
+        "SciFact's model-output recording is not tracked (the BEIR gate would compute vectors)"
+    );
     let beir_runs: Vec<&String> = tracked
         .iter()
-        .filter(|p| p.starts_with("reports/beir/") && p.contains("/runs/"))
+        .filter(|p| {
+            p.starts_with("reports/beir/") && p.contains("/runs/") && !p.contains("/runs/models/")
+        })
         .collect();
     assert!(
         beir_runs.is_empty(),
@@ -81,6 +91,7 @@ fn beir_runs_are_ignored_and_untracked_while_reports_and_suite_runs_are_committe
         "reports/beir/scifact/scifact.md",
         "reports/beir/scifact/qrels.txt",
         "reports/docir/runs/fusion.trec",
+        "reports/beir/scifact/runs/models/x.emb",
     ] {
         assert!(!ignored(path), "{path} is ignored; it should be committed");
     }
