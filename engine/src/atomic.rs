@@ -15,12 +15,56 @@
 //! new one whole, never files of two runs mixed; a killed run's temporary directory is swept like
 //! a temporary file. The read-link-swap runs under an advisory exclusive lock (`flock`) on the
 //! parent directory, so two writers of one directory cannot drop each other's files.
+//!
+//! Every temporary (file or directory) is named `.ranklab-<pid>-<random>.tmp` and lives only
+//! inside one call of [`write_with`] or [`write_dir`], each of which holds a shared hold on a
+//! process-wide gate while it runs. [`quiesce`] (called by the harness's SIGINT/SIGTERM/SIGHUP/
+//! SIGQUIT watcher before the process ends) takes the gate exclusively: it waits for the writes
+//! under way to finish (each one then has removed or renamed its temporary) and keeps every new
+//! one from starting, so an interrupted run leaves no temporary, and a directory is never
+//! swapped in half-written. (Removing a live temporary from the watcher instead, which was tried,
+//! races the writer: it recreates folders in, or swaps in, a temporary being deleted.) A
+//! temporary of a process that no longer runs (SIGKILL) is swept by the next writer of its
+//! directory ([`crate::leftovers`]).
 
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use std::sync::{RwLock, RwLockReadGuard};
+use std::time::Duration;
 
 use crate::{Error, Result};
+
+/// Held shared by every write while its temporary exists, exclusively by [`quiesce`].
+static GATE: RwLock<()> = RwLock::new(());
+
+/// A write's shared hold on [`GATE`] (poisoning is irrelevant: the gate guards no data).
+fn writing() -> RwLockReadGuard<'static, ()> {
+    GATE.read().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The name prefix of this process's temporaries: `.ranklab-<pid>-`.
+fn prefix() -> String {
+    format!(".ranklab-{}-", std::process::id())
+}
+
+/// Waits (at most `patience`) until no atomic write of this process is under way, then keeps
+/// every later one from starting for as long as the process lives: for the signal watcher, just
+/// before it ends the process, so that the process leaves no temporary behind. Returns whether
+/// the writes under way finished in time (if not, their temporaries are left for the next run's
+/// sweep, and nothing is half-replaced either way: a temporary is only ever renamed whole).
+pub fn quiesce(patience: Duration) -> bool {
+    // A blocked exclusive request also holds back new shared ones (the standard library's
+    // lock prefers writers on Linux), so back-to-back writes cannot starve it; it is made on a
+    // thread of its own so that the wait can end after `patience`.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let g = GATE.write().unwrap_or_else(|p| p.into_inner());
+        std::mem::forget(g);
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(patience).is_ok()
+}
 
 /// Writes `bytes` to `path` atomically, creating parent directories.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -39,13 +83,15 @@ pub fn write_with(
     };
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     crate::leftovers::sweep_once(dir);
+    let prefix = prefix();
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".ranklab-").suffix(".tmp");
+    builder.prefix(&prefix).suffix(".tmp");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o644));
     }
+    let _writing = writing();
     let tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
     let mut w = BufWriter::with_capacity(1 << 20, tmp);
     fill(&mut w)
@@ -75,8 +121,10 @@ pub fn write_dir<'a>(
     crate::leftovers::sweep_once(parent);
     let _lock = lock_dir(parent)?;
     let new: BTreeMap<&Path, &[u8]> = files.into_iter().collect();
+    // Declared before `tmp`, so released after `tmp`'s drop deletes the previous content.
+    let _writing = writing();
     let tmp = tempfile::Builder::new()
-        .prefix(".ranklab-")
+        .prefix(&prefix())
         .suffix(".tmp")
         .tempdir_in(parent)
         .map_err(|e| Error::io(parent, e))?;

@@ -6,6 +6,9 @@
 //! ([`crate::atomic::write_dir`]) leaves a temporary directory of the same name scheme. Writers sweep their directory once per process: a temporary of
 //! ranklab's whose last change is older than [`STALE_AFTER`] is removed. A live writer touches
 //! its temporary within seconds of creating it, so a concurrent run's file is never taken.
+//! A temporary named after its process (`.ranklab-<pid>-<random>.tmp`, as [`crate::atomic`]
+//! names them) is removed at once when that process no longer runs (on Linux, where
+//! `/proc/<pid>` tells): the next run cleans up after a killed one, whatever its age.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -44,12 +47,13 @@ pub fn sweep(dir: &Path, max_age: Duration) -> usize {
         if !meta.is_file() && !meta.is_dir() {
             continue;
         }
+        let orphan = owner_gone(&name.to_string_lossy());
         let age = meta
             .modified()
             .ok()
             .and_then(|m| now.duration_since(m).ok())
             .unwrap_or_default();
-        if age < max_age {
+        if age < max_age && !orphan {
             continue;
         }
         let gone = if meta.is_dir() {
@@ -62,6 +66,23 @@ pub fn sweep(dir: &Path, max_age: Duration) -> usize {
         }
     }
     removed
+}
+
+/// Whether `name` is a temporary of a process that no longer runs: `.ranklab-<pid>-...tmp` with
+/// a pid not this process's and no `/proc/<pid>` (Linux; elsewhere never: age decides).
+fn owner_gone(name: &str) -> bool {
+    let Some(pid) = name
+        .strip_prefix(".ranklab-")
+        .and_then(|r| r.split_once('-'))
+        .and_then(|(p, _)| p.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    if pid == std::process::id() || !cfg!(target_os = "linux") {
+        return false;
+    }
+    let proc = Path::new("/proc");
+    proc.join("self").exists() && !proc.join(pid.to_string()).exists()
 }
 
 /// [`sweep`] with [`STALE_AFTER`], at most once per directory per process.
@@ -111,6 +132,28 @@ mod tests {
             assert!(p(n).exists(), "{n} was removed");
         }
         assert!(!p(".ranklab-abc.tmp").exists() && !p(".ranklab-x1y2.tmp").exists());
+    }
+
+    #[test]
+    fn a_fresh_temporary_of_a_process_that_ended_goes_a_running_ones_stays() {
+        if !Path::new("/proc/self").exists() {
+            return; // age alone decides where /proc does not tell which processes run
+        }
+        // A child that has exited and been waited for: its pid runs nothing now.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join(format!(".ranklab-{dead}-abc.tmp"));
+        let mine = dir
+            .path()
+            .join(format!(".ranklab-{}-abc.tmp", std::process::id()));
+        let parent = dir.path().join(".ranklab-1-abc.tmp"); // pid 1 (init) always runs
+        for p in [&gone, &mine, &parent] {
+            std::fs::create_dir_all(p.join("runs")).unwrap();
+        }
+        assert_eq!(sweep(dir.path(), Duration::from_secs(3600)), 1);
+        assert!(!gone.exists() && mine.exists() && parent.exists());
     }
 
     #[test]

@@ -92,6 +92,7 @@ pub fn main() -> ExitCode {
             return code.into();
         }
     };
+    crate::external::command::watch_signals();
     let outcome: anyhow::Result<Exit> = match cli.command {
         Command::Eval(a) => cmd::eval::run(a),
         Command::Run(a) => cmd::run::run(a),
@@ -109,6 +110,14 @@ pub fn main() -> ExitCode {
         Command::Work(a) => cmd::work::run(a),
         Command::Help { topic } => help(topic.as_deref()),
     };
+    // A signal came while the command ran: the watcher ends the process as the signal does
+    // (within its 30 s wait for the writes under way); exiting here would report success.
+    let waited = std::time::Instant::now();
+    while crate::external::command::interrupted()
+        && waited.elapsed() < std::time::Duration::from_secs(40)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     match outcome {
         Ok(exit) => exit.into(),
         Err(e) => {

@@ -343,3 +343,65 @@ fn control_characters_in_names_are_refused_and_a_pipe_keeps_every_table_whole() 
     assert!(md.contains("a\\|MRR\\|1.0000\\|pass\\|"), "{md}");
     assert!(rows > 5, "{rows} table rows");
 }
+
+/// Issue 42 case 10 for ids: a task id holding ESC, a Markdown record id holding BEL and a BEIR
+/// document id holding U+0001 are each refused (exit 2) naming their file, before any report is
+/// written; the oracle is the edited file itself (its name must appear in the message).
+#[test]
+fn control_characters_in_task_and_record_ids_are_refused_naming_the_file() {
+    let dir = scratch();
+    let d = dir.path();
+    let run = ["run", "tasks/docir", "--from-recording", "--reports", "out"];
+
+    let suite = d.join("tasks/docir/suite.yaml");
+    let text = std::fs::read_to_string(&suite).unwrap();
+    std::fs::write(&suite, text.replacen("- id: T01", "- id: \"T\\e01\"", 1)).unwrap();
+    let o = common::ranklab(d, &run);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(
+        err.contains("suite.yaml") && err.contains("control"),
+        "{err}"
+    );
+    std::fs::write(&suite, text).unwrap();
+
+    let record = d.join("corpora/docir/pay-3ds-stepup.md");
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(
+        &record,
+        text.replacen("id: pay-3ds-stepup", "id: pay-3ds\u{7}-stepup", 1),
+    )
+    .unwrap();
+    let o = common::ranklab(d, &run);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(err.contains("pay-3ds-stepup.md"), "{err}");
+    std::fs::write(&record, text).unwrap();
+    assert!(!d.join("out").exists(), "nothing written");
+
+    let beir = d.join("beir");
+    std::fs::create_dir_all(beir.join("qrels")).unwrap();
+    std::fs::write(
+        beir.join("corpus.jsonl"),
+        "{\"_id\": \"d\\u00011\", \"title\": \"t\", \"text\": \"a capture\"}\n{\"_id\": \"d2\", \"title\": \"t\", \"text\": \"a refund\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        beir.join("queries.jsonl"),
+        "{\"_id\": \"q1\", \"text\": \"capture\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        beir.join("qrels/test.tsv"),
+        "query-id\tcorpus-id\tscore\nq1\td2\t1\n",
+    )
+    .unwrap();
+    let o = common::ranklab(
+        d,
+        &["beir", "beir", "--configs", "bm25", "--reports", "out"],
+    );
+    let err = stderr(&o);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(err.contains("corpus.jsonl:1"), "{err}");
+    assert!(!d.join("out").exists(), "nothing written");
+}

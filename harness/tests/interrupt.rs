@@ -486,3 +486,54 @@ fn a_run_killed_while_it_writes_leaves_the_previous_directory_whole() {
     );
     assert!(temps.is_empty(), "{temps:?}");
 }
+
+/// Issue 42 case 12: a SIGINT while the run writes leaves no `.ranklab-*.tmp` (the signal
+/// watcher lets the writes under way finish and starts no other before the process ends), and the temporary a
+/// SIGKILL left is removed by the next run at once, its process being gone (not an hour later).
+#[test]
+fn a_sigint_while_writing_leaves_no_temporary_and_a_killed_runs_goes_with_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = synthetic_suite(tmp.path());
+    let live = tmp.path().join("live");
+    write_experiments(&suite, 0);
+    complete_run(&suite, &live);
+    let mut caught = 0;
+    for (i, delay_us) in [0u64, 300, 1000, 3000, 0, 500].into_iter().enumerate() {
+        write_experiments(&suite, 1 - i % 2);
+        if interrupt(
+            &suite,
+            &live,
+            Signal::Int,
+            Duration::from_micros(delay_us),
+            true,
+        ) {
+            caught += 1;
+            let left = temporaries(&live);
+            assert!(left.is_empty(), "a SIGINT while writing left {left:?}");
+        }
+    }
+    assert!(caught > 0, "no run was caught by SIGINT while it wrote");
+
+    // A SIGKILL while writing leaves its temporary; the next run removes it, fresh as it is.
+    let mut left = Vec::new();
+    for delay_us in [0u64, 300, 1000, 3000] {
+        write_experiments(&suite, 0);
+        if interrupt(
+            &suite,
+            &live,
+            Signal::Kill,
+            Duration::from_micros(delay_us),
+            true,
+        ) {
+            left = temporaries(&live);
+            if !left.is_empty() {
+                break;
+            }
+        }
+    }
+    assert!(!left.is_empty(), "no SIGKILL left a temporary to sweep");
+    write_experiments(&suite, 1);
+    complete_run(&suite, &live);
+    let after = temporaries(&live);
+    assert!(after.is_empty(), "the next run kept {after:?}");
+}

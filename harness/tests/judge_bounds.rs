@@ -223,3 +223,38 @@ fn a_dripping_llm_endpoint_fails_at_the_deadline_with_the_retries_given() {
         "{err}"
     );
 }
+
+/// Issue 42 case 9 for the judge: a `--llm-endpoint` holding CR LF (which would add a header or
+/// rewrite the request line) is refused before any connection, exit 2, naming the option; the
+/// oracle for "no connection" is a listener on the URL's port that counts what it accepts.
+#[test]
+fn an_llm_endpoint_with_cr_lf_is_refused_before_any_connection() {
+    let tmp = pooled();
+    let server = TcpListener::bind("127.0.0.1:0").unwrap();
+    server.set_nonblocking(true).unwrap();
+    let port = server.local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/v1 HTTP/1.1\r\nX-Injected: 1\r\n");
+    let out = Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args([
+            "judge",
+            "tasks/p",
+            "--llm-endpoint",
+            &url,
+            "--llm-model",
+            "m",
+        ])
+        .current_dir(tmp.path())
+        .env("RANKLAB_CACHE", tmp.path().join("cache"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--llm-endpoint") && err.contains("U+000D"),
+        "{err}"
+    );
+    assert!(
+        server.accept().is_err(),
+        "the judge connected to the endpoint"
+    );
+}

@@ -280,6 +280,53 @@ mod tests {
         assert_eq!(bits(&cold), bits(&warm));
     }
 
+    /// Issue 42 case 1 for the cache: zero vectors written in place of a normalizing embedder's
+    /// vectors, under checksums that match (written through the record file itself), are not
+    /// trusted: the texts are embedded again and the model's unit vectors come back.
+    #[test]
+    fn zero_vectors_in_a_normalizing_embedders_cache_are_recomputed() {
+        let dir = tempfile::tempdir().unwrap();
+        let identity = "bge onnx-sha256=x pooling=cls norm=l2 dim=8";
+        let mut e = HashEmbedder::with_exact_identity(8, identity);
+        let texts = ["alpha beta", "gamma"];
+        let (cold, _) = EmbeddingCache::open(dir.path(), &e)
+            .unwrap()
+            .embed(&mut e, &texts)
+            .unwrap();
+        let file = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|f| f.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "emb"))
+            .unwrap();
+        {
+            let (mut f, _) =
+                crate::models::record_file::RecordFile::open(&file, "embeddings", identity, 8 * 4)
+                    .unwrap();
+            let keys: Vec<[u8; 32]> = f.keys().copied().collect();
+            assert_eq!(keys.len(), 2);
+            for k in keys {
+                f.insert(k, &[0u8; 32]);
+            }
+            f.flush().unwrap();
+            // The forgery holds on disk: its checksums are right.
+            let (g, report) =
+                crate::models::record_file::RecordFile::open(&file, "embeddings", identity, 32)
+                    .unwrap();
+            assert_eq!((report.loaded, report.discarded), (2, 0));
+            assert!(g.keys().all(|k| g.get(k) == Some(&[0u8; 32][..])));
+        }
+        let calls = e.calls();
+        let (warm, s) = EmbeddingCache::open(dir.path(), &e)
+            .unwrap()
+            .embed(&mut e, &texts)
+            .unwrap();
+        assert_eq!(e.calls() - calls, 2, "both zero vectors recomputed: {s:?}");
+        // The oracle: the stand-in's own vectors, each of norm 1.
+        let bits = |v: &Vec<Vec<f32>>| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&warm), bits(&cold));
+        assert!(warm.iter().all(|v| v.iter().any(|x| *x != 0.0)));
+    }
+
     #[test]
     fn the_vector_length_is_read_from_the_cache_header_of_that_identity_only() {
         let dir = tempfile::tempdir().unwrap();

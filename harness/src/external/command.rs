@@ -111,7 +111,13 @@ static GROUPS: Mutex<Vec<Pid>> = Mutex::new(Vec::new());
 /// Starts, once, the thread that kills every running engine's group on SIGINT, SIGTERM, SIGHUP
 /// (the terminal closed) or SIGQUIT, and then ends ranklab as that signal does by default. (The
 /// engine runs in its own process group, so a terminal's signals no longer reach it directly.)
-fn watch_signals() {
+/// Before it ends ranklab it lets the atomic writes under way finish and starts no other
+/// ([`ranklab_engine::atomic::quiesce`], at most 30 s): an interrupted `bench`, `gate --update`
+/// or `judge` leaves no `.ranklab-*.tmp`, and every file and report directory is wholly old or
+/// wholly new. Started by `cli::main` for every command, which does not end the process itself
+/// once a signal has come ([`interrupted`]): a run whose last write the watcher waited for ends
+/// by the signal too, not with exit 0.
+pub fn watch_signals() {
     static WATCH: Once = Once::new();
     WATCH.call_once(|| {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
@@ -119,9 +125,11 @@ fn watch_signals() {
             Ok(mut signals) => {
                 std::thread::spawn(move || {
                     if let Some(sig) = signals.forever().next() {
+                        INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
                         for g in groups().iter() {
                             let _ = kill_process_group(*g, Signal::KILL);
                         }
+                        ranklab_engine::atomic::quiesce(std::time::Duration::from_secs(30));
                         let _ = signal_hook::low_level::emulate_default_handler(sig);
                     }
                 });
@@ -131,6 +139,15 @@ fn watch_signals() {
             ),
         }
     });
+}
+
+/// Set by the signal watcher when a signal came: it is ending the process.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether SIGINT, SIGTERM, SIGHUP or SIGQUIT came: the watcher ends the process as the signal
+/// would once the writes under way are done; the caller should wait for that, not exit.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 fn groups() -> std::sync::MutexGuard<'static, Vec<Pid>> {

@@ -156,8 +156,9 @@ pub struct SuiteEntry {
 
 /// Per-record, per-task and per-judgment fingerprints of one suite's inputs (the `inputs`
 /// section), from which the gate names what changed since the baseline: records added, removed
-/// or edited, tasks added, removed or changed, judgments added or removed. Recorded for suites
-/// only (a BEIR collection's corpus has thousands of records: its banner gives the corpus hash).
+/// or edited, tasks added, removed or changed, judgments added or removed, recordings changed.
+/// A BEIR collection records its recordings only (its corpus has thousands of records: its
+/// banner gives the corpus hash); its other maps are empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Inputs {

@@ -189,8 +189,15 @@ impl Changes {
                 continue;
             };
             let now = s.entry();
-            let recorded = old.inputs.get(name);
             let inputs_now = s.inputs();
+            // A BEIR collection's inputs hold its recordings' digests only.
+            let suite = s.kind == super::baseline::Kind::Suite;
+            let recorded = old.inputs.get(name);
+            let (records_then, records_now) = if suite {
+                (recorded, inputs_now.as_ref())
+            } else {
+                (None, None)
+            };
             let mut ch = SuiteChanges {
                 suite: name.clone(),
                 ..Default::default()
@@ -199,17 +206,17 @@ impl Changes {
                 let mut c = CorpusChange {
                     from: entry.corpus_sha256.chars().take(8).collect(),
                     to: now.corpus_sha256.chars().take(8).collect(),
-                    recorded: recorded.is_some() && inputs_now.is_some(),
+                    recorded: records_then.is_some() && records_now.is_some(),
                     ..Default::default()
                 };
-                if let (Some(then), Some(now)) = (recorded, &inputs_now) {
+                if let (Some(then), Some(now)) = (records_then, records_now) {
                     let (a, r, e) = diff(&then.records, &now.records);
                     (c.added, c.removed, c.edited) = (a, r, e);
                 }
                 ch.corpus = Some(c);
             }
             if now.suite_sha256 != entry.suite_sha256 {
-                ch.tasks = Some(match (recorded, &inputs_now) {
+                ch.tasks = Some(match (records_then, records_now) {
                     (Some(then), Some(now)) => tasks_change(then, now),
                     _ => TasksChange::default(),
                 });

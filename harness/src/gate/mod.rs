@@ -283,11 +283,21 @@ impl Subject {
         }
     }
 
-    /// The per-record, per-task and per-judgment fingerprints recorded in the baseline's
-    /// `inputs` (suites only; None for a BEIR collection).
+    /// The per-record, per-task and per-judgment fingerprints and the recordings' digests
+    /// recorded in the baseline's `inputs`. A BEIR collection records its recordings' digests
+    /// only (its thousands of records and queries are dated by the corpus and qrels hashes).
     pub fn inputs(&self) -> Option<Inputs> {
+        let recordings = self
+            .replay
+            .recordings
+            .as_deref()
+            .map(recordings::digests)
+            .unwrap_or_default();
         if self.kind != Kind::Suite {
-            return None;
+            return (!recordings.is_empty()).then(|| Inputs {
+                recordings,
+                ..Inputs::default()
+            });
         }
         Some(Inputs {
             records: self
@@ -309,12 +319,7 @@ impl Subject {
                 .filter(|t| !t.expected.is_empty())
                 .map(|t| (t.id.clone(), t.expected.clone()))
                 .collect(),
-            recordings: self
-                .replay
-                .recordings
-                .as_deref()
-                .map(recordings::digests)
-                .unwrap_or_default(),
+            recordings,
         })
     }
 

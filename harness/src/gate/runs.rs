@@ -24,6 +24,7 @@ use super::baseline::{Fixed, Row, DEFAULT_TOLERANCE};
 use super::rankings::{first_relevant_by, overtaken_by, push_moved_list, Moved, MOVED_SHOWN};
 use super::verdict::Verdict;
 use crate::compare::{compare, Comparison, Plan as ComparePlan};
+use crate::report::table::md_cell;
 use crate::stats;
 use crate::trec::{read_run, Qrels, RankedQuery};
 
@@ -236,36 +237,13 @@ fn moved(
     out
 }
 
-/// Text from a file made safe for a Markdown line or table cell: `|` escaped, control
-/// characters shown as `\u{..}`.
-fn cell(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '|' => out.push_str("\\|"),
-            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// `0.0123`, `<0.0001`.
-fn show_p(p: f64) -> String {
-    if p < 0.0001 {
-        "<0.0001".into()
-    } else {
-        format!("{p:.4}")
-    }
-}
-
 impl RunsGate {
     /// The verdict as printed, with `--alpha`'s reading.
     fn verdict_text(&self, r: &RunRow) -> String {
         match (self.flags.alpha, r.verdict.fails(), r.fails) {
             (Some(a), true, false) => format!(
                 "pass (drop not significant: Holm p {} ≥ α {a})",
-                show_p(r.p_holm)
+                stats::format_p(r.p_holm)
             ),
             (Some(_), true, true) => format!("{} (significant)", r.verdict.as_str()),
             _ => r.verdict.as_str().to_string(),
@@ -277,8 +255,8 @@ impl RunsGate {
         let f = &self.flags;
         let mut s = format!(
             "## ranklab gate: {} against {}\n\nqrels {} ({} queries, paired; a query missing from a run counts 0), tolerance {}{}.\n\n",
-            cell(&self.labels.1),
-            cell(&self.labels.0),
+            md_cell(&self.labels.1),
+            md_cell(&self.labels.0),
             f.qrels.display(),
             self.queries,
             f.tolerance.show(),
@@ -291,18 +269,18 @@ impl RunsGate {
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {} ({}) | {} |",
-                cell(&r.metric),
+                md_cell(&r.metric),
                 r.row.value.show(),
                 r.now.show(),
                 Fixed(r.now.0 - r.row.value.0).show_signed(),
                 r.row.tolerance.show(),
-                show_p(r.p),
-                show_p(r.p_holm),
+                stats::format_p(r.p),
+                stats::format_p(r.p_holm),
                 self.verdict_text(r)
             );
         }
         for r in self.rows.iter().filter(|r| !r.moved.is_empty()) {
-            let heading = format!("{} ({})", cell(&r.metric), self.verdict_text(r));
+            let heading = format!("{} ({})", md_cell(&r.metric), self.verdict_text(r));
             push_moved_list(&mut s, &heading, &r.moved);
         }
         let failed = self.rows.iter().filter(|r| r.fails).count();

@@ -295,17 +295,24 @@ pub(crate) fn grader_for(source: &Source, store: &ModelStore) -> Result<Box<dyn 
             top_logprobs,
             timeout_ms,
             retries,
-        } => Ok(Box::new(super::endpoint::EndpointGrader::new(
-            url,
-            model,
-            *api,
-            *parse_text,
-            *top_logprobs,
-            super::endpoint::Patience {
-                timeout: Duration::from_millis(*timeout_ms),
-                retries: *retries,
-            },
-        ))),
+        } => {
+            crate::engine_spec::http::no_control(
+                &format!("ranklab judge --llm-endpoint {url:?}"),
+                url,
+                false,
+            )?;
+            Ok(Box::new(super::endpoint::EndpointGrader::new(
+                url,
+                model,
+                *api,
+                *parse_text,
+                *top_logprobs,
+                super::endpoint::Patience {
+                    timeout: Duration::from_millis(*timeout_ms),
+                    retries: *retries,
+                },
+            )))
+        }
     }
 }
 
