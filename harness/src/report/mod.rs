@@ -15,6 +15,7 @@ pub mod atomic;
 pub mod configs;
 pub mod costs;
 pub mod decision;
+pub mod explorer;
 pub mod external;
 pub mod finetune;
 pub mod llm_judgments;
@@ -447,6 +448,11 @@ pub fn render_with(
     files.push((
         PathBuf::from(format!("{stem}.json")),
         json_file(&parts, suite, ex, replay, paired, &practice)?,
+    ));
+    let page = explorer::suite::page(&all, suite, ex, replay, set, &parts.decision);
+    files.push((
+        PathBuf::from(format!("{stem}.html")),
+        explorer::render(&page)?.into_bytes(),
     ));
     Ok(SuiteReport {
         markdown: md,
