@@ -27,9 +27,10 @@
   function side(c, t) { return D.runs[c][t]; }
   function topIds(c, t, n) { return side(c, t).hits.slice(0, n).map(function (h) { return h[0]; }); }
   function delta(t, m) { return side(S.right, t).values[m] - side(S.left, t).values[m]; }
+  // Changed: the task's value moved on at least one of the report's measures (a reordering
+  // among documents that leaves every measure equal is not a change of the verdict).
   function changed(t) {
-    var k = D.tasks[t].k;
-    return topIds(S.left, t, k).join('\n') !== topIds(S.right, t, k).join('\n');
+    return D.measures.some(function (_, m) { return delta(t, m) !== 0; });
   }
   function unjudgedTop(t) {
     var task = D.tasks[t];
@@ -112,7 +113,7 @@
     sort.addEventListener('click', function () { S.sort = S.sort === 0 ? 1 : S.sort === 1 ? -1 : 0; render(); });
     th.appendChild(sort);
     head.appendChild(th);
-    head.appendChild(el('th', null, 'top k'));
+    head.appendChild(el('th', null, 'changed'));
     var thead = el('thead');
     thead.appendChild(head);
     table.appendChild(thead);
@@ -132,7 +133,7 @@
       tr.appendChild(el('td', 'num', rankLabel(side(S.left, t).first)));
       tr.appendChild(el('td', 'num', rankLabel(side(S.right, t).first)));
       tr.appendChild(el('td', 'num ' + (d > 0 ? 'up' : d < 0 ? 'down' : ''), signed(d)));
-      tr.appendChild(el('td', null, changed(t) ? 'changed' : ''));
+      tr.appendChild(el('td', null, changed(t) ? 'yes' : ''));
       tr.addEventListener('click', function () { select(t); });
       body.appendChild(tr);
     });
