@@ -118,3 +118,52 @@ fn regex_free_remote(page: &str) -> Option<String> {
     }
     None
 }
+
+fn compare_html(out: &Path, corpus: Option<&str>) -> std::process::Output {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ranklab"));
+    cmd.current_dir(&root)
+        .args(["compare", "--qrels", "reports/brain/qrels.txt", "--html"])
+        .arg(out);
+    if let Some(c) = corpus {
+        cmd.args(["--corpus", c, "--queries", "tasks/brain"]);
+    }
+    cmd.args([
+        "reports/brain/runs/legacy.trec",
+        "reports/brain/runs/current.trec",
+    ])
+    .output()
+    .unwrap()
+}
+
+/// `compare --html` over the committed brain runs: the same bytes twice; without `--corpus` a
+/// page of ids; a corpus that is not there is an error (exit 2) naming it, and no page.
+#[test]
+fn compare_html_reruns_byte_identical_and_a_missing_corpus_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.html"), dir.path().join("b.html"));
+    for out in [&a, &b] {
+        let o = compare_html(out, Some("corpora/brain"));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let page = std::fs::read_to_string(&a).unwrap();
+    assert!(
+        page == std::fs::read_to_string(&b).unwrap(),
+        "two runs differ"
+    );
+    // B01's query (tasks/brain/suite.yaml) and aar-gcp-exodus's title (its record).
+    assert!(page.contains("GCP exodus") && page.contains("After-action report"));
+
+    let ids_only = dir.path().join("ids.html");
+    let o = compare_html(&ids_only, None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(&ids_only)
+        .unwrap()
+        .contains("aar-gcp-exodus"));
+
+    let missing = dir.path().join("missing.html");
+    let o = compare_html(&missing, Some("corpora/no-such-corpus"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("corpora/no-such-corpus"));
+    assert!(!missing.exists(), "a page was written despite the error");
+}

@@ -17,14 +17,8 @@ pub(crate) fn page(
     queries: Option<&Path>,
 ) -> Result<String> {
     let qrels = Qrels::read(&comparison.qrels)?;
-    let corpus_docs = match corpus {
-        Some(path) => runs::load_corpus(path)?,
-        None => ranklab_engine::corpus::Corpus::new(std::path::PathBuf::new(), Vec::new())?,
-    };
-    let texts = match corpus {
-        Some(path) => runs::load_queries(queries, path)?,
-        None => runs::load_queries(queries, Path::new(""))?,
-    };
+    let corpus_docs = corpus.map(runs::load_corpus).transpose()?;
+    let texts = runs::load_queries(queries, corpus.unwrap_or(Path::new("")))?;
     let plan = &comparison.plan;
     let input = runs::RunsInput {
         labels: plan.runs.iter().map(|(l, _)| l.clone()).collect(),
@@ -35,7 +29,7 @@ pub(crate) fn page(
         rel_level: plan.eval.rel_level,
         k: plan.judged_k,
     };
-    let page = runs::page(&input, &corpus_docs, &texts)?;
+    let page = runs::page(&input, corpus_docs.as_ref(), &texts)?;
     explorer::render(&page)
 }
 

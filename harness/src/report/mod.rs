@@ -325,7 +325,7 @@ pub struct SuiteReport {
 }
 
 impl SuiteReport {
-    /// `wrote reports/docir/retrieval.md (+ 5 csv, json, 3 svg, 6 runs, qrels)`, `dir` being
+    /// `wrote reports/docir/retrieval.md (+ 4 csv, json, 3 svg, html, 8 runs, qrels)`, `dir` being
     /// the report directory as the user should read it.
     pub fn wrote_line(&self, dir: &Path) -> String {
         let count =
@@ -347,6 +347,7 @@ impl SuiteReport {
             false,
         );
         add(count(&|p| ext(p, "svg")), "svg", true);
+        add(count(&|p| ext(p, "html")), "html", false);
         add(runs, if runs == 1 { "run" } else { "runs" }, true);
         add(
             recordings,

@@ -63,10 +63,11 @@ pub fn load_queries(queries: Option<&Path>, corpus: &Path) -> Result<HashMap<Str
     }
 }
 
-/// The page of `input` over `corpus`, `queries` giving the query texts.
+/// The page of `input` over `corpus` (None: ids only, no title or snippet), `queries` giving
+/// the query texts.
 pub fn page(
     input: &RunsInput<'_>,
-    corpus: &Corpus,
+    corpus: Option<&Corpus>,
     queries: &HashMap<String, String>,
 ) -> Result<Page> {
     let qids: Vec<&str> = input
@@ -133,6 +134,9 @@ pub fn page(
         tasks,
         docs: BTreeMap::new(),
         runs,
+    };
+    let Some(corpus) = corpus else {
+        return Ok(page);
     };
     page.docs = docs_of(&page, corpus);
     page.add_snippets(|_, id| {
