@@ -87,7 +87,12 @@ pub fn page(
             .find_map(|run| run.per_task[t].iter().find(|r| r.doc == i))
             .map_or(0, |r| r.section);
         let s = doc.sections.get(section).or(doc.sections.first())?;
-        Some(format!("{} {}", s.heading, s.body))
+        // The title is shown apart: a heading that repeats it (a BEIR document's) is left out.
+        Some(if s.heading == doc.title {
+            s.body.clone()
+        } else {
+            format!("{} {}", s.heading, s.body)
+        })
     });
     page
 }
