@@ -21,7 +21,7 @@ models:
 # present is skipped, so a second run does nothing. The system packages (apt-get, as root or
 # through sudo): python3-pip and python3-venv (the model wheels, the test venvs), postgresql and
 # nodejs npm (the example engines), cmake (llama-cpp-python's build), chromium chromium-driver
-# (the judging page's browser test). Then the venvs under target/ (just ray-venv, just
+# (the judging page's and the ranking explorer's browser tests). Then the venvs under target/ (just ray-venv, just
 # llama-venv) and cargo-fuzz. Without apt-get it names what to install by hand and stops.
 # Install what `just test` and `just bench` need (Debian/Ubuntu; what is present is skipped).
 setup: system-packages ray-venv llama-venv cargo-fuzz
@@ -285,6 +285,10 @@ finetune: models
 # Evaluate a TREC run like trec_eval: just eval QRELS RUN [-q] [-m MEASURE]...
 eval qrels run *flags:
     cargo run --release -q -p ranklab -- eval {{flags}} {{qrels}} {{run}}
+
+# The ranking explorer's screenshots in docs/img/ (docs/reports.md), taken by its Chromium test.
+explorer-screenshots:
+    RANKLAB_SCREENSHOTS="$PWD/docs/img" cargo test --release -p ranklab --test explorer_browser the_changed_filter
 
 # Criterion benchmarks, one per stage (BM25, dense, fusion, policy, TREC parser, metrics, rerank).
 perf:

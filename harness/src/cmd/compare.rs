@@ -23,7 +23,8 @@ use crate::stats;
 #[command(after_help = "Examples:\n  \
     ranklab compare --qrels qrels.txt runs/bm25.trec runs/dense.trec\n  \
     ranklab compare --qrels qrels.txt base.trec a.trec b.trec -m recip_rank -m recall.5 --per-query\n  \
-    ranklab compare -c --format json --qrels qrels.txt base.trec new.trec\n\n\
+    ranklab compare -c --format json --qrels qrels.txt base.trec new.trec\n  \
+    ranklab compare --qrels reports/brain/qrels.txt --html wiring.html --corpus corpora/brain --queries tasks/brain reports/brain/runs/legacy.trec reports/brain/runs/current.trec\n\n\
     Measures (trec_eval syntax): num_ret num_rel num_rel_ret map Rprec recip_rank P recall ndcg ndcg_cut \
     success, recip_rank_cut (RR@k, ranklab's own); default: map recip_rank P.10 recall.100 ndcg_cut.10.\n\
     Exit codes: 0 ok, 2 error (fewer than two runs, unknown measure, runs over different queries without -c, bad file).")]
@@ -68,6 +69,21 @@ pub(crate) struct CompareArgs {
     #[arg(long = "judged-at", value_name = "K", default_value_t = DEFAULT_JUDGED_K as u32,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub judged_k: u32,
+
+    /// Also write the ranking explorer page of the runs to OUT: each query's lists side by side
+    /// (any two runs, chosen on the page), with rank, score, judgment mark, movement, and with
+    /// --corpus each document's title, lifecycle, date and a snippet. One self-contained file.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
+
+    /// The corpus of the runs' documents, for --html: a suite's corpus folder (Markdown records)
+    /// or a BEIR corpus.jsonl (whose queries.jsonl beside it gives the query texts).
+    #[arg(long, value_name = "DIR|corpus.jsonl", requires = "html")]
+    pub corpus: Option<PathBuf>,
+
+    /// The query texts, for --html: a BEIR queries.jsonl or a suite file (its tasks' queries).
+    #[arg(long, value_name = "FILE", requires = "html")]
+    pub queries: Option<PathBuf>,
 }
 
 /// Runs the command.
@@ -82,6 +98,17 @@ pub(crate) fn run(args: CompareArgs) -> Result<Exit> {
     )?;
     let comparison = compare(plan, &args.qrels)?;
     let text = comparison.render(args.format, args.per_query)?;
+    let page = match &args.html {
+        Some(_) => Some(crate::compare::html::page(
+            &comparison,
+            args.corpus.as_deref(),
+            args.queries.as_deref(),
+        )?),
+        None => None,
+    };
+    if let (Some(out), Some(page)) = (&args.html, &page) {
+        crate::compare::html::write(out, page)?;
+    }
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())

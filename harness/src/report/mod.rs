@@ -15,6 +15,7 @@ pub mod atomic;
 pub mod configs;
 pub mod costs;
 pub mod decision;
+pub mod explorer;
 pub mod external;
 pub mod finetune;
 pub mod llm_judgments;
@@ -324,7 +325,7 @@ pub struct SuiteReport {
 }
 
 impl SuiteReport {
-    /// `wrote reports/docir/retrieval.md (+ 5 csv, json, 3 svg, 6 runs, qrels)`, `dir` being
+    /// `wrote reports/docir/retrieval.md (+ 4 csv, json, 3 svg, html, 8 runs, qrels)`, `dir` being
     /// the report directory as the user should read it.
     pub fn wrote_line(&self, dir: &Path) -> String {
         let count =
@@ -346,6 +347,7 @@ impl SuiteReport {
             false,
         );
         add(count(&|p| ext(p, "svg")), "svg", true);
+        add(count(&|p| ext(p, "html")), "html", false);
         add(runs, if runs == 1 { "run" } else { "runs" }, true);
         add(
             recordings,
@@ -447,6 +449,11 @@ pub fn render_with(
     files.push((
         PathBuf::from(format!("{stem}.json")),
         json_file(&parts, suite, ex, replay, paired, &practice)?,
+    ));
+    let page = explorer::suite::page(&all, suite, ex, replay, set, &parts.decision);
+    files.push((
+        PathBuf::from(format!("{stem}.html")),
+        explorer::render(&page)?.into_bytes(),
     ));
     Ok(SuiteReport {
         markdown: md,

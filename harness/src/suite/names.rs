@@ -200,6 +200,7 @@ pub fn experiment_file_names(stem: &str) -> Vec<String> {
         ".scale.json",
         ".scale.svg",
         ".finetune.svg",
+        ".html",
     ]
     .iter()
     .map(|suffix| format!("{stem}{suffix}"))
