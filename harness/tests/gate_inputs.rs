@@ -459,3 +459,60 @@ fn alpha_on_a_suite_fails_only_a_significant_drop() {
     assert!((r["p"].as_f64().unwrap() - p).abs() < 1e-12, "{r:#} vs {p}");
     assert!(r["p_holm"].as_f64().unwrap() >= 0.05, "{r:#}");
 }
+
+/// `gate --html DIR` (issue 45): the failed row's configuration gets an explorer page whose
+/// left lists are the rankings kept with the baseline and whose right lists are today's, both
+/// read back from the page's JSON block and compared with the TREC files themselves (the kept
+/// `reports/baseline.runs/fx/current.trec` and `ranklab run`'s `runs/current.trec`); a passing
+/// gate writes no page.
+#[test]
+fn the_html_page_of_a_failed_row_shows_the_kept_rankings_beside_todays() {
+    let dir = fixture_copy("gate");
+    let cache = dir.path().join("cache");
+    let o = ranklab(
+        dir.path(),
+        &cache,
+        &["gate", "--update", "--also", "fx/current"],
+    );
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let pages = dir.path().join("pages");
+    let o = ranklab(dir.path(), &cache, &["gate", "--html", "pages"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!pages.join("fx-current.html").exists());
+    let kept = trec(&dir.path().join("reports/baseline.runs/fx/current.trec"));
+
+    zero_penalties(&dir.path().join("tasks/fx/search-practice.yaml"));
+    let o = ranklab(dir.path(), &cache, &["gate", "--html", "pages"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let html = std::fs::read_to_string(pages.join("fx-current.html")).unwrap();
+    let start = html.find("id=\"data\">").unwrap() + "id=\"data\">".len();
+    let len = html[start..].find("</script>").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&html[start..start + len]).unwrap();
+    let o = ranklab(dir.path(), &cache, &["run", "tasks/fx"]);
+    assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+    let now = trec(&dir.path().join("reports/fx/runs/current.trec"));
+    let tasks: Vec<&str> = data["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(tasks, ["F1", "F2", "F3", "F4", "F5"]);
+    let shown = |side: usize, t: usize| -> Vec<String> {
+        data["runs"][side][t]["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h[0].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut differ = 0;
+    for (t, id) in tasks.iter().enumerate() {
+        let top = |l: &Vec<String>| l.iter().take(20).cloned().collect::<Vec<_>>();
+        assert_eq!(shown(0, t), top(&kept[*id]), "{id} kept");
+        assert_eq!(shown(1, t), top(&now[*id]), "{id} now");
+        differ += usize::from(kept[*id] != now[*id]);
+    }
+    assert!(differ > 0, "the zeroed penalties changed no ranking");
+    assert!(!html.contains("http://") && !html.contains("https://"));
+}

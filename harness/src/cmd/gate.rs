@@ -184,6 +184,11 @@ pub(crate) struct GateArgs {
     /// the update's outcome) to FILE; `-` writes it to stdout instead of the Markdown.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the ranking explorer page of each row that failed or passed OKISH to
+    /// DIR/<suite>-<configuration>.html (self-contained, no network: open it from the CI
+    /// artifacts): the rankings kept with the baseline beside today's, task by task.
+    #[arg(long, value_name = "DIR", conflicts_with = "qrels")]
+    pub html: Option<PathBuf>,
 }
 
 /// Runs the command: plan, measure, grade, update, render.
@@ -228,6 +233,9 @@ pub(crate) fn run(args: GateArgs) -> Result<Exit> {
     let measured = plan.measure()?;
     let (outputs, lists) = (measured.outputs.clone(), measured.lists.clone());
     let outcome = Outcome::grade(&plan, measured);
+    if let Some(dir) = &args.html {
+        pages(&plan, &outcome, &lists, dir)?;
+    }
     let update = update::apply(&plan, &outcome, &lists)?;
     let code = render::exit_code(&plan, &outcome, &update);
     let md = render::markdown(&plan, &outcome, &update, &outputs);
@@ -237,6 +245,52 @@ pub(crate) fn run(args: GateArgs) -> Result<Exit> {
         .map(|p| (p, render::json(&plan, &outcome, &update, code, &outputs)));
     render::emit(&md, json)?;
     Ok(code)
+}
+
+/// `--html DIR`: one explorer page per configuration with a row that failed, passed OKISH or
+/// rose where it must not, when its rankings were kept with the baseline; the files written
+/// (or why none) on stderr.
+fn pages(
+    plan: &Plan,
+    outcome: &Outcome,
+    lists: &std::collections::BTreeMap<(String, String), crate::gate::rankings::Lists>,
+    dir: &std::path::Path,
+) -> Result<()> {
+    use crate::gate::verdict::Verdict;
+    let mut verdicts: std::collections::BTreeMap<(String, String), Vec<String>> =
+        std::collections::BTreeMap::new();
+    for l in &outcome.lines {
+        if matches!(
+            l.verdict,
+            Verdict::Regression | Verdict::Okish | Verdict::Rose
+        ) {
+            verdicts
+                .entry((l.row.suite.clone(), l.row.configuration.clone()))
+                .or_default()
+                .push(format!("{} {}", l.row.metric, l.verdict.as_str()));
+        }
+    }
+    for ((suite, config), said) in &verdicts {
+        let key = (suite.clone(), config.clone());
+        let (Some(s), Some(kept), Some(now)) = (
+            plan.subjects.get(suite),
+            plan.kept.get(&key),
+            lists.get(&key),
+        ) else {
+            eprintln!(
+                "note: --html: {suite}/{config} has no rankings kept with the baseline (a BEIR collection's, or a baseline older than them): no page"
+            );
+            continue;
+        };
+        let page = crate::gate::page::page(s, config, kept, now, &said.join(", "));
+        let path = crate::gate::page::file(dir, suite, config);
+        crate::gate::page::write(&path, &page)?;
+        eprintln!("wrote {}", crate::report::shown(&path));
+    }
+    if verdicts.is_empty() {
+        eprintln!("note: --html: no row failed or passed OKISH: no page written");
+    }
+    Ok(())
 }
 
 /// `ranklab gate --qrels Q --baseline-run A --run B`: the two-run gate.

@@ -20,6 +20,7 @@
 pub mod baseline;
 pub mod changes;
 pub mod measure;
+pub mod page;
 pub mod plan;
 pub mod rankings;
 pub mod recordings;
