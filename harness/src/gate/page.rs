@@ -11,7 +11,8 @@ use anyhow::{Context, Result};
 
 use super::rankings::{first_relevant_by, per_task, Lists};
 use super::Subject;
-use crate::report::explorer::{self, suite::doc_info, Page, PageTask, Side, SHOWN_DEPTH};
+use crate::report::explorer::suite::{doc_info, page_tasks};
+use crate::report::explorer::{self, Page, Side, SHOWN_DEPTH};
 
 /// The page of one gated configuration: `kept` (the baseline's rankings) against `now`, under
 /// today's judgments; `verdict` is said under the title.
@@ -60,18 +61,7 @@ pub fn page(s: &Subject, configuration: &str, kept: &Lists, now: &Lists, verdict
             format!("{configuration} (baseline)"),
             format!("{configuration} (now)"),
         ],
-        tasks: s
-            .suite
-            .tasks
-            .iter()
-            .map(|t| PageTask {
-                id: t.id.clone(),
-                query: Some(t.query.clone()),
-                k: t.k,
-                judged: t.expected.clone(),
-                snippets: std::collections::BTreeMap::new(),
-            })
-            .collect(),
+        tasks: page_tasks(&s.suite),
         docs: std::collections::BTreeMap::new(),
         runs: vec![sides(kept), sides(now)],
     };

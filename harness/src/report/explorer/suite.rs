@@ -45,17 +45,7 @@ pub fn page(
                 .collect()
         })
         .collect();
-    let tasks = suite
-        .tasks
-        .iter()
-        .map(|t| PageTask {
-            id: t.id.clone(),
-            query: Some(t.query.clone()),
-            k: t.k,
-            judged: t.expected.clone(),
-            snippets: BTreeMap::new(),
-        })
-        .collect();
+    let tasks = page_tasks(suite);
     let mut page = Page {
         title: format!("{} — {}", suite.name, ex.experiment),
         notes: vec![
@@ -95,6 +85,21 @@ pub fn page(
         })
     });
     page
+}
+
+/// The page's tasks of `suite`: id, query, cutoff and judgments (no snippets yet).
+pub fn page_tasks(suite: &Suite) -> Vec<PageTask> {
+    suite
+        .tasks
+        .iter()
+        .map(|t| PageTask {
+            id: t.id.clone(),
+            query: Some(t.query.clone()),
+            k: t.k,
+            judged: t.expected.clone(),
+            snippets: BTreeMap::new(),
+        })
+        .collect()
 }
 
 /// Title, lifecycle and date of every document the page shows or judges.
