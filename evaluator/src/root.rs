@@ -132,16 +132,30 @@ fn where_from(cwd: &Path, root: &Path) -> Option<String> {
     })
 }
 
-/// Reads a YAML file into `T` through the engine's one loader ([`ranklab_engine::yaml::read`]):
-/// errors name the file, line and column and say what to do; a file that cannot be read is named
-/// with the path tried ([`tried`]).
-pub fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<(T, String)> {
-    ranklab_engine::yaml::read(path).map_err(|e| match e {
-        ranklab_engine::Error::Io { path, source } => {
-            anyhow::anyhow!("cannot read {}{}: {source}", path.display(), tried(&path))
+/// A path as shown in reports: relative to the suite repository's root ([`root`]) when it is
+/// below it, so the same suite run from any folder of the repository writes the same bytes.
+pub fn shown(path: &Path) -> String {
+    let root = root();
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let rel = abs
+        .strip_prefix(root)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| abs.clone());
+    normalize(&rel).display().to_string()
+}
+
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
         }
-        e => e.into(),
-    })
+    }
+    out
 }
 
 #[cfg(test)]

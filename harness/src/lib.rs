@@ -28,10 +28,11 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub use ranklab_eval::{compare, metrics, stats, trec};
+
 pub mod cli;
 pub(crate) mod cluster;
 pub(crate) mod cmd;
-pub mod compare;
 pub mod engine_spec;
 pub mod exit;
 pub mod external;
@@ -40,14 +41,11 @@ pub mod gate;
 pub(crate) mod help_formats;
 pub(crate) mod judge;
 pub mod judgments;
-pub mod metrics;
 pub mod paired;
 pub mod pool;
 pub(crate) mod progress;
 pub mod replay;
 pub mod report;
 pub mod root;
-pub mod stats;
 pub mod suite;
-pub mod trec;
 pub(crate) mod tune;

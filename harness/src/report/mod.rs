@@ -21,9 +21,10 @@ pub mod llm_judgments;
 pub mod plots;
 pub mod scale;
 pub mod stats_section;
-pub mod table;
+pub use ranklab_eval::table;
 pub mod warranty;
 
+pub use crate::root::shown;
 pub use crate::suite::{configuration_file_names, experiment_file_names, OTHER_WRITERS};
 
 use std::collections::HashMap;
@@ -234,32 +235,6 @@ pub fn tasks_markdown_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> 
         columns.push(Column::new(run.config.name.as_str(), cells));
     }
     Table::new(columns)
-}
-
-/// A path as shown in reports: relative to the suite repository's root ([`crate::root`]) when
-/// it is below it, so the same suite run from any folder of the repository writes the same bytes.
-pub fn shown(path: &Path) -> String {
-    let root = crate::root::root();
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let rel = abs
-        .strip_prefix(root)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|_| abs.clone());
-    normalize(&rel).display().to_string()
-}
-
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir if out.file_name().is_some() => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The TREC run of one configuration.
