@@ -5,6 +5,8 @@
 //! - [`exit`]: the exit codes of every command, one rule ([`exit::Exit`]).
 //! - `cmd`: one file per subcommand.
 //! - [`suite`]: task suites and experiment files (YAML), suite discovery, BEIR as a suite.
+//! - [`suite_run`]: a suite's run: replay, paired checks, curves and costs, then the reports'
+//!   rendering of what they produced.
 //! - [`compare`]: paired comparison of TREC runs against a baseline.
 //! - [`metrics`]: one file per measure, trec_eval 10.0 conventions.
 //! - [`paired`]: paired legacy-vs-current assertions.
@@ -48,4 +50,5 @@ pub mod replay;
 pub mod report;
 pub mod root;
 pub mod suite;
+pub mod suite_run;
 pub(crate) mod tune;

@@ -7,6 +7,8 @@
 //! pair whose bug half cannot fail proves nothing. A file in which no assertion expects the two
 //! wirings to differ is refused: it cannot show what the current wiring fixes.
 
+pub mod beside;
+
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 

@@ -34,7 +34,9 @@ use ranklab_engine::rerank::{
 use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Scorer, Suite};
 use ranklab_engine::policy::Wiring;
 
+pub mod scale;
 pub mod tuned;
+pub mod values;
 
 /// One ranked document of a configuration's output.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,6 +5,10 @@
 //! configuration names, k >= 1, a baseline that exists, expected ids that exist in the corpus.
 //! Every error names the file and line. The format is in `docs/formats.md`.
 
+/// Where messages about a file's format send a user (`ranklab help formats` prints
+/// docs/formats.md; `help_formats` is the CLI's, which `suite` must not import).
+pub(crate) const SEE_FORMATS: &str = "see `ranklab help formats`";
+
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -248,7 +252,7 @@ impl Suite {
             bail!(
                 "{}:1: no `corpus:`; every suite names its corpus (a folder of Markdown records, or a BEIR directory), also when its configurations are external engines: ranklab matches the ids an engine returns against it. For tasks that only name ids, write one record per id (front matter with `id:` and a `title:` suffices) ({})",
                 path.display(),
-                crate::help_formats::SEE_FORMATS
+                SEE_FORMATS
             );
         };
         let dir = path.parent().unwrap_or(Path::new("."));

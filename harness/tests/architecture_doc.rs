@@ -175,7 +175,9 @@ fn every_top_level_module_is_in_its_crates_lib_rs_module_list() {
     for krate in CRATES {
         let src = root().join(krate).join("src");
         let files = module_files(krate, &src);
-        assert!(files.len() > 10, "{krate}: found only {files:?}");
+        // ranklab-input is one file and its `suggest.rs`; the others have many.
+        let least = if krate == "input" { 1 } else { 10 };
+        assert!(files.len() >= least, "{krate}: found only {files:?}");
         for m in missing_from_lib_doc(&read(&src.join("lib.rs")), &files) {
             missing.push(format!("{krate}/src/lib.rs misses [`{m}`]"));
         }
@@ -194,16 +196,23 @@ fn every_module_file_is_named_in_architecture_md() {
     for krate in CRATES {
         files.extend(module_files(krate, &root().join(krate).join("src")));
     }
-    // A path under src/ in both crates would be named ambiguously by its bare form.
+    // A path under src/ in two crates would be named ambiguously by its bare form: such a file
+    // must be named with its crate (`evaluator/src/root.rs`).
     let mut seen = BTreeSet::new();
-    for f in &files {
-        assert!(
-            seen.insert(f.rel.clone()),
-            "{} exists in both crates: make ModuleFile::names ask for the crate",
-            f.rel
-        );
-    }
-    let missing = missing_from_architecture(&architecture, &files);
+    let twice: BTreeSet<String> = files
+        .iter()
+        .filter(|f| !seen.insert(f.rel.clone()))
+        .map(|f| f.rel.clone())
+        .collect();
+    let (shared, unique): (Vec<ModuleFile>, Vec<ModuleFile>) =
+        files.into_iter().partition(|f| twice.contains(&f.rel));
+    let mut missing = missing_from_architecture(&architecture, &unique);
+    missing.extend(
+        shared
+            .iter()
+            .filter(|f| !architecture.contains(&format!("`{}`", f.path())))
+            .map(|f| format!("{} (in two crates: name it with its crate)", f.path())),
+    );
     assert!(
         missing.is_empty(),
         "ARCHITECTURE.md does not name these module files (write each path under src/, e.g. \

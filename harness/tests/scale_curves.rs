@@ -10,8 +10,8 @@ mod common;
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
+use ranklab::replay::scale;
 use ranklab::replay::Engine;
-use ranklab::report::scale;
 use ranklab::report::MeasureSet;
 use ranklab::suite::distractors::{sample, Distractors, Pool};
 use ranklab::suite::{Experiments, Suite};

@@ -20,6 +20,8 @@
 //!
 //! Errors are `std::io::Error`s of kind `InvalidInput` whose message says what the file is and
 //! what to do; callers wrap them with the path as they wrap any other I/O error.
+//!
+//! - [`suggest`]: "did you mean", the known names nearest to a misspelt one.
 
 #![warn(missing_docs)]
 

@@ -258,7 +258,7 @@ impl Plan {
             .collect::<Result<Vec<_>>>()?;
         let largest = corpora.last().expect("sizes checked not empty");
         let engine = Engine::build_with(largest, &[&self.experiments], self.remote.clone())?;
-        let curve = scale::measure(
+        let curve = crate::replay::scale::measure(
             &corpora,
             engine,
             &keep,

@@ -82,7 +82,7 @@ fn paired_files(path: &Path) -> Result<Vec<PathBuf>> {
         anyhow::bail!(
             "{}: no paired*.yaml in this folder; pass a paired.yaml file or a suite folder holding one ({})",
             path.display(),
-            crate::help_formats::SEE_FORMATS
+            crate::suite::SEE_FORMATS
         );
     }
     Ok(out)
