@@ -288,3 +288,49 @@ fn an_architecture_md_missing_a_module_file_is_reported_and_a_complete_one_is_no
         ["fix/src/a.rs"]
     );
 }
+
+/// The folders under `src` that have a `foo.rs` beside them (the style ARCHITECTURE.md rules
+/// out: a module with submodules is `foo/mod.rs`).
+fn file_beside_folder(src: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![src.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if path.with_extension("rs").is_file() {
+                    out.push(path.with_extension("rs"));
+                }
+                todo.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// One module-file style in every crate (ARCHITECTURE.md): no `foo.rs` beside a `foo/` folder.
+/// Oracle: the tree itself; the finder is checked on a fixture with one of each.
+#[test]
+fn every_module_with_submodules_is_a_folder_with_mod_rs() {
+    let fixture = tempfile::tempdir().unwrap();
+    let src = fixture.path();
+    for (p, s) in [
+        ("a.rs", ""),
+        ("a/x.rs", ""),
+        ("b/mod.rs", ""),
+        ("b/y.rs", ""),
+    ] {
+        std::fs::create_dir_all(src.join(p).parent().unwrap()).unwrap();
+        std::fs::write(src.join(p), s).unwrap();
+    }
+    assert_eq!(file_beside_folder(src), [src.join("a.rs")]);
+    let mut mixed = Vec::new();
+    for krate in CRATES {
+        mixed.extend(file_beside_folder(&root().join(krate).join("src")));
+    }
+    assert!(
+        mixed.is_empty(),
+        "foo.rs beside foo/ (move it to foo/mod.rs): {mixed:?}"
+    );
+}

@@ -577,7 +577,7 @@ mod formats_reference {
     /// docs/formats.md names every field of the paired file (read from the serde types).
     #[test]
     fn formats_md_names_every_field() {
-        let reference = include_str!("../../docs/formats.md");
+        let reference = include_str!("../../../docs/formats.md");
         ranklab_engine::yaml::shape::documented::<super::PairedFile>(
             reference,
             "Paired assertions",

@@ -1165,7 +1165,7 @@ mod formats_reference {
     /// docs/formats.md names every field of the suite file (read from the serde types).
     #[test]
     fn formats_md_names_every_field() {
-        let reference = include_str!("../../docs/formats.md");
+        let reference = include_str!("../../../docs/formats.md");
         ranklab_engine::yaml::shape::documented::<super::RawSuite>(reference, "Suite", &[])
             .unwrap();
     }
@@ -1177,8 +1177,8 @@ mod formats_reference_experiments {
     /// `engine:` (the external engines' fields) is docs/engines.md's, checked whole.
     #[test]
     fn formats_md_names_every_experiments_field() {
-        let reference = include_str!("../../docs/formats.md");
-        let engines = include_str!("../../docs/engines.md");
+        let reference = include_str!("../../../docs/formats.md");
+        let engines = include_str!("../../../docs/engines.md");
         let shape = ranklab_engine::yaml::shape::of::<crate::engine_spec::EngineSpec>();
         let elsewhere: Vec<&str> = shape
             .fields
