@@ -1,7 +1,7 @@
 //! A suite's run, from its files to the value its reports render: `ranklab run` and `ranklab
 //! bench` go cmd → [`SuiteRun::replay`] → [`SuiteRun::render`] (the `report` module's
 //! renderers) → cmd writes. [`SuiteRun::replay`] loads the suite and its experiments, replays
-//! every experiment on one [`Engine`], checks the paired assertions beside the suite
+//! every experiment on one [`Replayer`], checks the paired assertions beside the suite
 //! ([`crate::paired::beside`]), measures the corpus-size curves ([`crate::replay::scale`]) and,
 //! when asked, the models' costs ([`costs::measure_suite`]); nothing is rendered or written
 //! there. [`SuiteRun::render`] runs nothing: it renders what the replay produced.
@@ -16,7 +16,7 @@ use ranklab_engine::models::remote::Remote;
 
 use crate::paired::beside::{check_beside, PairedResult};
 use crate::replay::scale::Curve;
-use crate::replay::{Engine, Replay};
+use crate::replay::{Replay, Replayer};
 use crate::report::{costs, render_with, scale, shown, MeasureSet, Rendered};
 use crate::suite::{Experiments, Suite};
 
@@ -43,7 +43,7 @@ impl SuiteRun {
     /// `<recordings_root>/<suite>/runs/` (written, with `--record`, where the reports are). With
     /// `remote` (`--cluster`), the vectors and cross-encoder scores missing from the cache — of
     /// the experiments and of the suite's paired assertions — are computed there
-    /// ([`Engine::build_with`]). The cost file is read, and `cost_plan` may ask to measure first
+    /// ([`Replayer::build_with`]). The cost file is read, and `cost_plan` may ask to measure first
     /// ([`costs::measure_suite`]; the new file is kept, not written). `judgments` selects the
     /// grades the tables rest on: people's only (the default), or with `Selection::All`
     /// people's and the LLM's where no person judged.
@@ -161,7 +161,7 @@ fn replay_all(
     remote: Option<&Arc<dyn Remote>>,
 ) -> Result<Vec<Replay>> {
     let refs: Vec<&Experiments> = experiments.iter().collect();
-    let engine = Engine::build_with(corpus, &refs, remote.cloned())?;
+    let engine = Replayer::build_with(corpus, &refs, remote.cloned())?;
     let mut replays = Vec::new();
     for ex in experiments {
         let opts = crate::replay::ReplayOptions {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use ranklab_engine::models::remote::Remote;
 
-use crate::replay::Engine;
+use crate::replay::Replayer;
 use crate::suite::Suite;
 
 /// The paired assertions of a suite (one paired*.yaml), checked, for the report's section.
@@ -44,7 +44,7 @@ pub fn check_beside(
             if !same(&paired.suite.path, &suite.path) {
                 return Ok(None);
             }
-            let engine = Engine::build_with(&corpus, &[&paired.experiments], remote.cloned())?;
+            let engine = Replayer::build_with(&corpus, &[&paired.experiments], remote.cloned())?;
             let verdicts = paired.check_with(&engine, None, recordings)?;
             engine.finish()?;
             Ok(Some(verdicts))

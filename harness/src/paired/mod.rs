@@ -17,7 +17,7 @@ use ranklab_engine::corpus::Corpus;
 use ranklab_engine::policy::Weights;
 use serde::Deserialize;
 
-use crate::replay::{replay_with, Engine, Ranked, ReplayOptions};
+use crate::replay::{replay_with, Ranked, ReplayOptions, Replayer};
 use crate::suite::{read_yaml, Configuration, Experiments, Suite, Task};
 use ranklab_engine::policy::Wiring;
 use ranklab_engine::yaml::Lines;
@@ -368,7 +368,7 @@ impl Paired {
     }
 
     /// Runs both wirings (with `weights` instead of the practice file's, when given).
-    pub fn check(&self, engine: &Engine, weights: Option<Weights>) -> Result<Vec<Verdict>> {
+    pub fn check(&self, engine: &Replayer, weights: Option<Weights>) -> Result<Vec<Verdict>> {
         self.check_with(engine, weights, None)
     }
 
@@ -378,7 +378,7 @@ impl Paired {
     /// an error ([`crate::external::recording::NotRecorded`]).
     pub fn check_with(
         &self,
-        engine: &Engine,
+        engine: &Replayer,
         weights: Option<Weights>,
         recordings: Option<&Path>,
     ) -> Result<Vec<Verdict>> {
@@ -495,7 +495,11 @@ impl Dependence {
 impl Paired {
     /// Per assertion, the current half's outcome with `weights` (None: the practice file's) and
     /// with every weight zero.
-    pub fn dependence(&self, engine: &Engine, weights: Option<Weights>) -> Result<Vec<Dependence>> {
+    pub fn dependence(
+        &self,
+        engine: &Replayer,
+        weights: Option<Weights>,
+    ) -> Result<Vec<Dependence>> {
         self.dependence_with(engine, weights, None)
     }
 
@@ -503,7 +507,7 @@ impl Paired {
     /// in [`Paired::check_with`].
     pub fn dependence_with(
         &self,
-        engine: &Engine,
+        engine: &Replayer,
         weights: Option<Weights>,
         recordings: Option<&Path>,
     ) -> Result<Vec<Dependence>> {

@@ -3,7 +3,7 @@
 //! of the others), giving a [`Curve`] of per-task values that `report::scale` renders.
 //!
 //! The corpora are nested (see `suite::distractors`), and they are replayed largest first on one
-//! [`Engine`] moved from corpus to corpus ([`Engine::over`]): every vector and cross-encoder
+//! [`Replayer`] moved from corpus to corpus ([`Replayer::over`]): every vector and cross-encoder
 //! score missing from the caches is computed at the largest size, and a smaller size finds them
 //! all there (its stderr line says "0 computed"). Only the BM25 indexes are built per size.
 
@@ -13,7 +13,7 @@ use anyhow::Result;
 use ranklab_engine::corpus::Corpus;
 
 use super::values::{per_task_values, MeasureSet};
-use super::{replay_with, Engine, ReplayOptions};
+use super::{replay_with, ReplayOptions, Replayer};
 use crate::stats::thousands;
 use crate::suite::{Experiments, Suite};
 
@@ -50,7 +50,7 @@ pub struct Curve {
 /// documents, the BM25 index time, the pairs computed and the model loads so far.
 pub fn measure<'c>(
     corpora: &'c [Corpus],
-    mut engine: Engine<'c>,
+    mut engine: Replayer<'c>,
     base: &HashSet<&str>,
     suite: &Suite,
     ex: &Experiments,
@@ -140,7 +140,7 @@ pub fn suite_curve(
         .map(|&n| pool.joined(corpus, n))
         .collect::<Result<Vec<_>>>()?;
     let largest = corpora.last().expect("sizes checked not empty at load");
-    let engine = Engine::build_with(largest, &[ex], remote.cloned())?;
+    let engine = Replayer::build_with(largest, &[ex], remote.cloned())?;
     let base: HashSet<&str> = corpus.docs.iter().map(|d| d.id.as_str()).collect();
     measure(&corpora, engine, &base, suite, ex, &MeasureSet::Suite)
 }
