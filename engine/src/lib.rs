@@ -110,14 +110,14 @@ pub mod corpus;
 pub mod dense;
 pub mod error;
 pub mod fusion;
-pub mod input;
+pub use ranklab_input as input;
 pub mod leftovers;
 pub mod lexical;
 pub mod models;
 pub mod policy;
 pub mod ranking;
 pub mod rerank;
-pub mod suggest;
+pub use ranklab_input::suggest;
 pub mod yaml;
 
 pub use error::{Error, Result};

@@ -3,6 +3,3 @@
 
 /// The text of docs/formats.md at build time.
 pub(crate) const FORMATS: &str = include_str!("../../docs/formats.md");
-
-/// Where messages send a user for the formats.
-pub(crate) const SEE_FORMATS: &str = "see `ranklab help formats`";

@@ -5,6 +5,8 @@
 //! - [`exit`]: the exit codes of every command, one rule ([`exit::Exit`]).
 //! - `cmd`: one file per subcommand.
 //! - [`suite`]: task suites and experiment files (YAML), suite discovery, BEIR as a suite.
+//! - [`suite_run`]: a suite's run: replay, paired checks, curves and costs, then the reports'
+//!   rendering of what they produced.
 //! - [`compare`]: paired comparison of TREC runs against a baseline.
 //! - [`metrics`]: one file per measure, trec_eval 10.0 conventions.
 //! - [`paired`]: paired legacy-vs-current assertions.
@@ -28,10 +30,11 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub use ranklab_eval::{compare, metrics, stats, trec};
+
 pub mod cli;
 pub(crate) mod cluster;
 pub(crate) mod cmd;
-pub mod compare;
 pub mod engine_spec;
 pub mod exit;
 pub mod external;
@@ -40,14 +43,12 @@ pub mod gate;
 pub(crate) mod help_formats;
 pub(crate) mod judge;
 pub mod judgments;
-pub mod metrics;
 pub mod paired;
 pub mod pool;
 pub(crate) mod progress;
 pub mod replay;
 pub mod report;
 pub mod root;
-pub mod stats;
 pub mod suite;
-pub mod trec;
+pub mod suite_run;
 pub(crate) mod tune;

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use ranklab::replay::{replay, Engine};
+use ranklab::replay::{replay, Replayer};
 use ranklab::suite::{Experiments, Suite};
 use ranklab_engine::models::{self, ModelStore};
 use ranklab_engine::rerank::{ColbertReranker, CrossEncoder};
@@ -43,7 +43,7 @@ fn a_colbert_rerank_stage_reorders_the_fused_top_20_by_the_models_scores() {
     let ex = Experiments::load(&file).unwrap();
     let corpus = suite.load_corpus().unwrap();
 
-    let engine = Engine::build(&corpus, &[&ex]).unwrap();
+    let engine = Replayer::build(&corpus, &[&ex]).unwrap();
     let r = replay(&engine, &suite, &ex).unwrap();
     engine.finish().unwrap();
     let fusion = &r.runs[0].per_task;
@@ -91,7 +91,7 @@ fn a_colbert_rerank_stage_reorders_the_fused_top_20_by_the_models_scores() {
     }
     assert!(r.models["answerai-colbert-small-v1"].contains("no-projection"));
 
-    let engine = Engine::build(&corpus, &[&ex]).unwrap();
+    let engine = Replayer::build(&corpus, &[&ex]).unwrap();
     replay(&engine, &suite, &ex).unwrap();
     let again = engine.pair_stats();
     assert_eq!(again.scored, 0, "{again}");

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use ranklab::replay::Engine;
+use ranklab::replay::Replayer;
 use ranklab::suite::beir::configuration;
 use ranklab::suite::{Experiments, Suite};
 
@@ -36,7 +36,7 @@ fn each_run_builds_the_indexes_its_configurations_use_and_no_other() {
     ];
     for (names, english, lucene, dense) in cases {
         let ex = experiments(names);
-        let engine = Engine::build(&corpus, &[&ex]).unwrap();
+        let engine = Replayer::build(&corpus, &[&ex]).unwrap();
         let built = (
             engine.lexical.is_some(),
             engine.lexical_lucene.is_some(),

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use ranklab::finetune::{folds, TaskData};
-use ranklab::replay::{replay, Engine};
+use ranklab::replay::{replay, Replayer};
 use ranklab::suite::{Experiments, Suite};
 
 #[test]
@@ -22,7 +22,7 @@ fn no_fold_trains_on_the_queries_it_reranks_no_leak_on_docir() {
     )
     .unwrap();
     let ex = Experiments::load(&file).unwrap();
-    let engine = Engine::build(&corpus, &[&ex]).unwrap();
+    let engine = Replayer::build(&corpus, &[&ex]).unwrap();
     let r = replay(&engine, &suite, &ex).unwrap();
     let tasks: Vec<TaskData> = suite
         .tasks

@@ -48,7 +48,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use ranklab::replay::{replay, Engine};
+use ranklab::replay::{replay, Replayer};
 use ranklab::suite::{Experiments, Suite};
 use serde_json::{json, Value};
 
@@ -264,7 +264,7 @@ fn completions_and_chat_scores_are_the_servers_yes_minus_no_logprobs() {
     let suite = Suite::load(&tmp.path().join("tasks/p")).unwrap();
     let ex = Experiments::load(&file).unwrap();
     let corpus = suite.load_corpus().unwrap();
-    let engine = Engine::build(&corpus, &[&ex]).unwrap();
+    let engine = Replayer::build(&corpus, &[&ex]).unwrap();
     let r = replay(&engine, &suite, &ex).unwrap();
     engine.finish().unwrap();
 

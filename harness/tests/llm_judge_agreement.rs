@@ -12,7 +12,7 @@
 //!   2 · 1.96 · Cohen's (1960) large-sample standard error √(pₒ(1 − pₒ) / (n (1 − pₑ)²)), an
 //!   independent approximation of the same spread.
 //!
-//! Hand-computed cases of each statistic are unit tests in `harness/src/stats/agreement.rs`.
+//! Hand-computed cases of each statistic are unit tests in `evaluator/src/stats/agreement.rs`.
 
 use ranklab::stats::agreement::{
     binary, confusion, kappa, kappa_interval, kendall_tau_b, GradePair, Weighting,

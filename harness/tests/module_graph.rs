@@ -4,6 +4,11 @@
 //! each other, or a longer ring) fails the test, naming the modules and a file and line behind
 //! each edge.
 //!
+//! And no import upward: the harness's modules are in layers ([`LAYERS`], lowest first), and a
+//! module may import only from its own layer or a lower one (cmd → suite_run → report → paired →
+//! replay → external → suite → foundations → the evaluator). A module in no layer fails too,
+//! so a new module is placed on purpose.
+//!
 //! The graph is read as `../shared/checks/house` reads it (a file belongs to the top-level module
 //! of its path; `lib.rs`, `main.rs` and `cli.rs` are the roots and are not nodes; lines that
 //! start with `//` are comments), with grouped imports and `super::` paths read as well. The
@@ -303,6 +308,100 @@ fn roots() -> [(&'static str, PathBuf); 2] {
         ("engine/src", harness.join("../engine/src")),
         ("harness/src", harness.join("src")),
     ]
+}
+
+/// The harness's layers, lowest first: a module imports only from its own layer or lower ones.
+/// `compare`, `metrics`, `stats` and `trec` are the evaluator crate's, re-exported.
+const LAYERS: [(&str, &[&str]); 9] = [
+    ("evaluator", &["compare", "metrics", "stats", "trec"]),
+    (
+        "foundations",
+        &[
+            "root",
+            "exit",
+            "progress",
+            "judgments",
+            "engine_spec",
+            "finetune",
+            "cluster",
+        ],
+    ),
+    ("suites", &["suite"]),
+    ("engines", &["external"]),
+    ("replay", &["replay"]),
+    ("checks", &["paired"]),
+    ("rendering", &["report"]),
+    ("work", &["suite_run", "gate", "tune", "pool", "judge"]),
+    ("interface", &["cmd", "help_formats"]),
+];
+
+/// The edges of `g` that point from a lower layer to a higher one, and its modules in no layer,
+/// each as a line naming the file and line behind it.
+fn layer_violations(g: &Graph, layers: &[(&str, &[&str])]) -> Vec<String> {
+    let layer_of = |m: &str| layers.iter().position(|(_, ms)| ms.contains(&m));
+    let mut out = Vec::new();
+    for (from, edges) in g {
+        let Some(lf) = layer_of(from) else {
+            out.push(format!("{from}: in no layer (add it to LAYERS)"));
+            continue;
+        };
+        // `super::Exit` from a top-level module names an item of the crate root, not a module:
+        // a target counts when it is a module, one placed in a layer or importing something.
+        let modules = edges
+            .iter()
+            .filter(|(to, _)| layer_of(to).is_some() || g.contains_key(to.as_str()));
+        for (to, (file, line)) in modules {
+            match layer_of(to) {
+                Some(lt) if lt > lf => out.push(format!(
+                    "{from} ({}) imports {to} ({}), a higher layer, at {file}:{line}",
+                    layers[lf].0, layers[lt].0
+                )),
+                Some(_) => {}
+                None => out.push(format!("{to}: in no layer (add it to LAYERS)")),
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The property: no harness module imports from a higher layer.
+#[test]
+fn no_module_imports_from_a_higher_layer() {
+    let [_, (_, harness)] = roots();
+    let bad = layer_violations(&crate_graph(&harness), &LAYERS);
+    assert!(
+        bad.is_empty(),
+        "imports against the layer order (move the type or function down, or give the lower \
+         module its own type):\n{}",
+        bad.join("\n")
+    );
+}
+
+/// The layer check on fixtures: an upward import and a module in no layer are reported; the
+/// same tree with the edge pointing down is not.
+#[test]
+fn the_layer_check_reports_an_upward_import_and_an_unplaced_module() {
+    let layers: [(&str, &[&str]); 2] = [("low", &["suite"]), ("high", &["report"])];
+    let up = graph([
+        ("suite.rs", "use crate::report::x;\n"),
+        ("report.rs", "fn f() {}\n"),
+        ("stray.rs", "use crate::suite::y;\n"),
+    ]);
+    let bad = layer_violations(&up, &layers);
+    assert_eq!(
+        bad,
+        [
+            "stray: in no layer (add it to LAYERS)".to_string(),
+            "suite (low) imports report (high), a higher layer, at suite.rs:1".to_string(),
+        ]
+    );
+    let down = graph([
+        ("suite.rs", "fn f() {}\n"),
+        ("report.rs", "use crate::suite::x;\n"),
+    ]);
+    assert!(layer_violations(&down, &layers).is_empty());
 }
 
 /// The property: neither crate has a cycle between its top-level modules.

@@ -13,13 +13,13 @@
 use std::path::Path;
 
 use ranklab::paired::{Outcome, Paired, Verdict};
-use ranklab::replay::Engine;
+use ranklab::replay::Replayer;
 use ranklab_engine::policy::{Weights, Wiring};
 
 fn verdicts(weights: Option<Weights>) -> Vec<Verdict> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tasks/brain/paired.yaml");
     let (paired, corpus) = Paired::load(&path).expect("paired.yaml loads");
-    let engine = Engine::build(&corpus, &[&paired.experiments]).expect("engine builds");
+    let engine = Replayer::build(&corpus, &[&paired.experiments]).expect("engine builds");
     let v = paired.check(&engine, weights).expect("paired check runs");
     engine.finish().expect("caches written");
     v

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use ranklab::replay::{replay, Engine};
+use ranklab::replay::{replay, Replayer};
 use ranklab::suite::{Experiments, Suite};
 
 #[test]
@@ -26,7 +26,7 @@ fn docir_scores_each_pair_once_and_a_rerun_scores_none() {
     );
     let widest = 20;
 
-    let engine = Engine::build(&corpus, &[&ex]).unwrap();
+    let engine = Replayer::build(&corpus, &[&ex]).unwrap();
     let r = replay(&engine, &suite, &ex).unwrap();
     let fusion = r.runs.iter().find(|x| x.config.name == "fusion").unwrap();
     let models = r.shortlists.len();
@@ -42,7 +42,7 @@ fn docir_scores_each_pair_once_and_a_rerun_scores_none() {
     engine.finish().unwrap();
 
     // A second replay in a fresh engine over the same cache: every pair comes from the cache.
-    let engine = Engine::build(&corpus, &[&ex]).unwrap();
+    let engine = Replayer::build(&corpus, &[&ex]).unwrap();
     let again = replay(&engine, &suite, &ex).unwrap();
     let second = engine.pair_stats();
     assert_eq!((second.scored, second.cached), (0, expected), "{second}");

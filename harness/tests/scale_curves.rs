@@ -10,8 +10,8 @@ mod common;
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
-use ranklab::replay::Engine;
-use ranklab::report::scale;
+use ranklab::replay::scale;
+use ranklab::replay::Replayer;
 use ranklab::report::MeasureSet;
 use ranklab::suite::distractors::{sample, Distractors, Pool};
 use ranklab::suite::{Experiments, Suite};
@@ -170,7 +170,7 @@ fn a_distractor_is_never_judged_relevant() {
         .iter()
         .map(|&n| drawn.joined(&corpus, n).unwrap())
         .collect();
-    let engine = Engine::build(corpora.last().unwrap(), &[&ex]).unwrap();
+    let engine = Replayer::build(corpora.last().unwrap(), &[&ex]).unwrap();
     let base: HashSet<&str> = corpus.docs.iter().map(|d| d.id.as_str()).collect();
     let curve = scale::measure(&corpora, engine, &base, &suite, &ex, &MeasureSet::Suite).unwrap();
     // The judgments name the suite's documents only.

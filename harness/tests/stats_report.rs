@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 mod common;
 use common::BM25_PARAMS_EXPERIMENTS;
 
-use ranklab::replay::{replay, Engine};
+use ranklab::replay::{replay, Replayer};
 use ranklab::report::{plots, stats_section, MeasureSet};
 use ranklab::suite::{Experiments, Suite};
 
@@ -33,7 +33,7 @@ fn report_statistics_and_plots() {
     let suite = Suite::load(&root().join("tasks/docir/suite.yaml")).unwrap();
     let ex = Experiments::load(&ex_path).unwrap();
     let corpus = suite.load_corpus().unwrap();
-    let engine = Engine::build(&corpus, &[&ex]).unwrap();
+    let engine = Replayer::build(&corpus, &[&ex]).unwrap();
     let r = replay(&engine, &suite, &ex).unwrap();
     let set = MeasureSet::Suite;
 

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 mod common;
 use common::BM25_PARAMS_EXPERIMENTS;
 
-use ranklab::replay::{replay, Engine};
+use ranklab::replay::{replay, Replayer};
 use ranklab::report::{self, MeasureSet};
 use ranklab::suite::{Experiments, Suite};
 
@@ -57,7 +57,7 @@ fn render(dir: &Path, extra: &BTreeMap<String, String>) -> (String, PathBuf) {
     let suite = Suite::load(&dir.join("suite.yaml")).unwrap();
     let ex = Experiments::load(&dir.join("experiments.yaml")).unwrap();
     let corpus = suite.load_corpus().unwrap();
-    let engine = Engine::build(&corpus, &[&ex]).unwrap();
+    let engine = Replayer::build(&corpus, &[&ex]).unwrap();
     let r = replay(&engine, &suite, &ex).unwrap();
     let rep = report::render(&corpus, &suite, &ex, &r, &MeasureSet::Suite).unwrap();
     let out_dir = dir.join("out");

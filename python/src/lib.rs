@@ -1,12 +1,12 @@
 //! `treclab._native`: the Python bindings of ranklab's evaluator (what `ranklab eval` runs).
 //!
-//! No measure is computed here: measures are resolved by [`ranklab::metrics::Selection`] (the
-//! CLI's `-m` parser), files are parsed by [`ranklab::trec`] and evaluated by
-//! [`ranklab::trec::evaluate_run`], exactly as the CLI does, with the GIL released.
+//! No measure is computed here: measures are resolved by [`ranklab_eval::metrics::Selection`] (the
+//! CLI's `-m` parser), files are parsed by [`ranklab_eval::trec`] and evaluated by
+//! [`ranklab_eval::trec::evaluate_run`], exactly as the CLI does, with the GIL released.
 //!
 //! A run dict is walked once, with the GIL held (it is made of Python objects), checked on the
 //! way (string ids without whitespace, finite scores), each query's documents given to a
-//! [`ranklab::trec::RunFeed`]: the blocks, ranking and values of the file reader, without TREC
+//! [`ranklab_eval::trec::RunFeed`]: the blocks, ranking and values of the file reader, without TREC
 //! text. A qrels dict (small) becomes TREC text read by the qrels parser.
 //!
 //! Errors become Python exceptions carrying the CLI's message: `ValueError` for bad input
@@ -21,8 +21,8 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 
-use ranklab::metrics::{Measure, Selection};
-use ranklab::trec::{evaluate_run, EvalOptions, Evaluation, Qrels, RunFeed, TrecError};
+use ranklab_eval::metrics::{Measure, Selection};
+use ranklab_eval::trec::{evaluate_run, EvalOptions, Evaluation, Qrels, RunFeed, TrecError};
 
 /// The name a qrels dict goes by in messages.
 const QRELS_DICT: &str = "<qrels dict>";
@@ -450,7 +450,7 @@ fn compare(
             let stem = if safe { name } else { format!("run{i}") };
             paths.push(file(&stem, src)?);
         }
-        ranklab::compare::compare_json(
+        ranklab_eval::compare::compare_json(
             &qrels,
             &paths,
             &measures,
@@ -520,8 +520,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(measure_names, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
-    m.add("DEFAULT_SEED", ranklab::stats::DEFAULT_SEED)?;
+    m.add("DEFAULT_SEED", ranklab_eval::stats::DEFAULT_SEED)?;
     m.add("RANKLAB_VERSION", env!("CARGO_PKG_VERSION"))?;
-    m.add("SUPPORTED", ranklab::metrics::IMPLEMENTED.to_vec())?;
+    m.add("SUPPORTED", ranklab_eval::metrics::IMPLEMENTED.to_vec())?;
     Ok(())
 }

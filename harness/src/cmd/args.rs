@@ -3,7 +3,7 @@
 //!
 //! - [`ClusterArgs`]: `--cluster`, `--shard-records`, `--ray-python` (`beir`, `run`, `bench`);
 //! - [`RecordingArgs`]: `--record`, `--from-recording`, `--recordings` (`run`, `bench`, `gate`);
-//! - `--format` of `compare`: [`crate::compare::Format`] as a [`clap::ValueEnum`];
+//! - `--format` of `compare`: [`crate::compare::Format`] as a [`clap::ValueEnum`] ([`FormatArg`]);
 //! - [`JudgmentsArgs`]: `--judgments human|all` (`run`, `bench`), [`Selection`] as a
 //!   [`clap::ValueEnum`].
 
@@ -84,14 +84,23 @@ impl RecordingArgs {
     }
 }
 
+/// `ranklab compare --format`: the evaluator's [`Format`] as a command-line value (the
+/// evaluator crate does not depend on clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FormatArg(pub(crate) Format);
+
 /// `ranklab compare --format`: the values and their help, as `--help` lists them.
-impl clap::ValueEnum for Format {
+impl clap::ValueEnum for FormatArg {
     fn value_variants<'a>() -> &'a [Self] {
-        &[Format::Md, Format::Csv, Format::Json]
+        &[
+            FormatArg(Format::Md),
+            FormatArg(Format::Csv),
+            FormatArg(Format::Json),
+        ]
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(match self {
+        Some(match self.0 {
             Format::Md => {
                 PossibleValue::new("md").help("Markdown tables, the reading and the method notes")
             }

@@ -15,7 +15,7 @@ use ranklab_engine::corpus::beir;
 use ranklab_engine::lexical::{Analyzer, Bm25Params};
 use ranklab_engine::models::remote::Remote;
 
-use crate::replay::{replay, Engine};
+use crate::replay::{replay, Replayer};
 use crate::report::{self, scale, MeasureSet, SuiteReport};
 use crate::stats::thousands;
 use crate::suite::beir::{configuration, load_judged, measures, published};
@@ -227,7 +227,7 @@ impl Plan {
     /// Replays every configuration over the collection and renders the report.
     fn measure(&self) -> Result<SuiteReport> {
         let coll = &self.collection;
-        let engine = Engine::build_with(&coll.corpus, &[&self.experiments], self.remote.clone())?;
+        let engine = Replayer::build_with(&coll.corpus, &[&self.experiments], self.remote.clone())?;
         let r = replay(&engine, &self.suite, &self.experiments)?;
         engine.finish()?;
         report::render(
@@ -257,8 +257,8 @@ impl Plan {
             .map(|&n| sample(&coll.corpus, &keep, n, seed))
             .collect::<Result<Vec<_>>>()?;
         let largest = corpora.last().expect("sizes checked not empty");
-        let engine = Engine::build_with(largest, &[&self.experiments], self.remote.clone())?;
-        let curve = scale::measure(
+        let engine = Replayer::build_with(largest, &[&self.experiments], self.remote.clone())?;
+        let curve = crate::replay::scale::measure(
             &corpora,
             engine,
             &keep,

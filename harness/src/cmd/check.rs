@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::paired::{dependence_table, table, Dependence, Paired, Verdict};
-use crate::replay::Engine;
+use crate::replay::Replayer;
 
 /// Arguments of `ranklab check`.
 #[derive(Debug, clap::Args)]
@@ -61,7 +61,7 @@ pub(crate) fn run(args: CheckArgs) -> Result<Exit> {
 /// `--from-recording`).
 fn check_file(path: &Path, args: &CheckArgs) -> Result<(Vec<Verdict>, Vec<Dependence>)> {
     let (paired, corpus) = Paired::load(path)?;
-    let engine = Engine::build(&corpus, &[&paired.experiments])?;
+    let engine = Replayer::build(&corpus, &[&paired.experiments])?;
     let recordings = args
         .from_recording
         .then(|| args.recordings.join(&paired.suite.name).join("runs"));
@@ -82,7 +82,7 @@ fn paired_files(path: &Path) -> Result<Vec<PathBuf>> {
         anyhow::bail!(
             "{}: no paired*.yaml in this folder; pass a paired.yaml file or a suite folder holding one ({})",
             path.display(),
-            crate::help_formats::SEE_FORMATS
+            crate::suite::SEE_FORMATS
         );
     }
     Ok(out)

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use super::args::FormatArg;
 use crate::compare::{compare, Format, Plan, DEFAULT_JUDGED_K};
 use crate::stats;
 
@@ -47,8 +48,8 @@ pub(crate) struct CompareArgs {
     pub per_query: bool,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Md)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = FormatArg(Format::Md))]
+    pub format: FormatArg,
 
     /// Pair on every query of the qrels: a query missing from a run counts 0 in every measure
     /// (trec_eval -c). Without it, every run must have every judged query.
@@ -97,9 +98,9 @@ pub(crate) fn run(args: CompareArgs) -> Result<Exit> {
         args.judged_k as usize,
     )?;
     let comparison = compare(plan, &args.qrels)?;
-    let text = comparison.render(args.format, args.per_query)?;
+    let text = comparison.render(args.format.0, args.per_query)?;
     let page = match &args.html {
-        Some(_) => Some(crate::compare::html::page(
+        Some(_) => Some(crate::report::explorer::compare::page(
             &comparison,
             args.corpus.as_deref(),
             args.queries.as_deref(),
@@ -107,7 +108,7 @@ pub(crate) fn run(args: CompareArgs) -> Result<Exit> {
         None => None,
     };
     if let (Some(out), Some(page)) = (&args.html, &page) {
-        crate::compare::html::write(out, page)?;
+        crate::report::explorer::compare::write(out, page)?;
     }
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())

@@ -111,7 +111,7 @@ impl Plan {
     /// Replays the suite under its experiment files (none: every experiments*.yaml beside it but
     /// those that fine-tune a model) and renders its reports; nothing is written.
     pub(crate) fn render(&self, suite: &Path, experiments: &[PathBuf]) -> Result<Rendered> {
-        report::render_suite(
+        crate::suite_run::SuiteRun::replay(
             suite,
             experiments,
             &self.recordings,
@@ -119,7 +119,8 @@ impl Plan {
             self.remote.as_ref(),
             &self.costs,
             self.judgments,
-        )
+        )?
+        .render()
     }
 }
 

@@ -13,7 +13,7 @@ use super::rankings::Lists;
 use super::stale::Staleness;
 use super::ModelOutputs;
 use crate::paired::Paired;
-use crate::replay::Engine;
+use crate::replay::Replayer;
 
 /// The verdicts of one paired assertion file.
 pub struct PairedFile {
@@ -116,7 +116,7 @@ impl Plan {
                 crate::replay::recorded_models(&s.replay.external, s.replay.recordings.as_deref())?;
             for p in &s.paired {
                 let (file, corpus) = Paired::load(p)?;
-                let engine = Engine::build(&corpus, &[&file.experiments])?;
+                let engine = Replayer::build(&corpus, &[&file.experiments])?;
                 // Under --from-recording the pair's external answers come from the recordings too.
                 let from = (s.replay.external == crate::external::Mode::FromRecording)
                     .then_some(s.replay.recordings.as_deref())

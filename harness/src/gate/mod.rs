@@ -37,7 +37,7 @@ use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::Corpus;
 use sha2::Digest;
 
-use crate::replay::{replay_with, Engine};
+use crate::replay::{replay_with, Replayer};
 use crate::report::{per_task_values, MeasureSet};
 use crate::suite::{Configuration, Experiments, Suite};
 use baseline::{Fixed, Inputs, Kind, SuiteEntry};
@@ -379,7 +379,7 @@ impl Subject {
             &self.replay.external,
             self.replay.recordings.as_deref(),
         )?;
-        let engine = Engine::build(&self.corpus, &[&ex])?;
+        let engine = Replayer::build(&self.corpus, &[&ex])?;
         let r = replay_with(&engine, &self.suite, &ex, &self.replay)
             .with_context(|| format!("replaying {} for the gate", self.name))?;
         let files = models.finish();

@@ -24,7 +24,7 @@ use ranklab_engine::rerank::{Candidate, LazyCrossEncoder, ScoreCache};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{best_sections, first_stage_of, Engine, RerankModel};
+use super::{best_sections, first_stage_of, Replayer, RerankModel};
 use crate::finetune::{folds_with_merges, Fold, TaskData};
 use crate::suite::{Configuration, FinetuneSpec, Suite};
 
@@ -132,7 +132,7 @@ pub fn model_key(base: &str, h: &Hyper, pairs: &[Pair]) -> String {
 
 /// A query as training data: its grades, its first-stage list, its positives' passages.
 fn task_data(
-    engine: &Engine,
+    engine: &Replayer,
     id: &str,
     query: &str,
     judged: &std::collections::BTreeMap<String, i32>,
@@ -199,7 +199,7 @@ struct Training<'a> {
 /// beir-finetune-keep`) has its record from the head, and its model is trained again only if a
 /// pair misses the score cache (the same key, so the same weights).
 fn train_missing(
-    engine: &Engine,
+    engine: &Replayer,
     t: &Training,
     folds: &[Fold],
     keys: &[String],
@@ -247,7 +247,7 @@ fn train_missing(
 /// Trains (or loads) the fold models of configuration `c` of the experiments file
 /// `experiments`, whose first-stage list of task `i` is `lists[i]`.
 pub fn prepare(
-    engine: &Engine,
+    engine: &Replayer,
     suite: &Suite,
     experiments: &Path,
     c: &Configuration,
@@ -589,7 +589,7 @@ fn check_data(at: &str, spec: &FinetuneSpec, tasks: &[TaskData]) -> Result<()> {
 /// The suite's merges (`merges.yaml` beside `suite.yaml`, when there is one) as training tasks,
 /// each with the configuration's first-stage list of its query.
 fn merge_data(
-    engine: &Engine,
+    engine: &Replayer,
     suite: &Suite,
     c: &Configuration,
 ) -> Result<(Vec<TaskData>, Option<PathBuf>)> {

@@ -22,95 +22,24 @@ pub mod llm_judgments;
 pub mod plots;
 pub mod scale;
 pub mod stats_section;
-pub mod table;
+pub use ranklab_eval::table;
 pub mod warranty;
 
+pub use crate::paired::beside::PairedResult;
+pub use crate::replay::values::{first_relevant_rank, per_task_values, suite_measures, MeasureSet};
+pub use crate::root::shown;
 pub use crate::suite::{configuration_file_names, experiment_file_names, OTHER_WRITERS};
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::report::table::{Column, Table};
 use anyhow::Result;
 use ranklab_engine::corpus::Corpus;
-use ranklab_engine::models::remote::Remote;
 
-use crate::metrics::{evaluate_ranking, Measure};
-use crate::replay::{ConfigRun, Engine, Replay};
-use crate::suite::{Experiments, Suite, Task};
-
-/// The measures of a suite table, at cutoff `k`, with their column names.
-pub fn suite_measures(k: usize) -> Vec<(Measure, String)> {
-    vec![
-        (Measure::Recall(k), format!("recall@{k}")),
-        (Measure::RecipRank, "MRR".to_string()),
-        (Measure::NdcgCut(k), format!("nDCG@{k}")),
-        (Measure::P(k), format!("P@{k}")),
-        (Measure::Success(1), "success@1".to_string()),
-        (Measure::Map, "MAP".to_string()),
-    ]
-}
-
-/// The measures of a report: a suite's (at each task's k) or a fixed list (BEIR collections).
-#[derive(Debug, Clone)]
-pub enum MeasureSet {
-    /// [`suite_measures`] at each task's k; columns named at the suite's k.
-    Suite,
-    /// The same measures for every task.
-    Fixed(Vec<(Measure, String)>),
-}
-
-impl MeasureSet {
-    /// Column names for a suite with default cutoff `k`.
-    pub fn names(&self, k: usize) -> Vec<String> {
-        match self {
-            MeasureSet::Suite => suite_measures(k).into_iter().map(|m| m.1).collect(),
-            MeasureSet::Fixed(v) => v.iter().map(|m| m.1.clone()).collect(),
-        }
-    }
-    /// The measures evaluated for `task`.
-    pub fn for_task(&self, task: &Task) -> Vec<Measure> {
-        match self {
-            MeasureSet::Suite => suite_measures(task.k).into_iter().map(|m| m.0).collect(),
-            MeasureSet::Fixed(v) => v.iter().map(|m| m.0).collect(),
-        }
-    }
-}
-
-/// Per-task values of the report's measures for one configuration: `[task][measure]`.
-/// Suite measures are taken at each task's k (the suite's k unless the task overrides it).
-pub fn per_task_values(
-    corpus: &Corpus,
-    suite: &Suite,
-    run: &ConfigRun,
-    set: &MeasureSet,
-) -> Vec<Vec<f64>> {
-    suite
-        .tasks
-        .iter()
-        .zip(&run.per_task)
-        .map(|(task, ranked)| {
-            let ids: Vec<&str> = ranked.iter().map(|r| corpus.id(r.doc)).collect();
-            let judged: HashMap<String, i32> =
-                task.expected.iter().map(|(k, v)| (k.clone(), *v)).collect();
-            evaluate_ranking(&set.for_task(task), &ids, &judged, 1)
-        })
-        .collect()
-}
-
-/// 1-based rank of the first relevant document of `task` in `ranked`, if retrieved.
-pub fn first_relevant_rank(
-    corpus: &Corpus,
-    task: &Task,
-    ranked: &[crate::replay::Ranked],
-) -> Option<usize> {
-    ranked
-        .iter()
-        .position(|r| task.expected.get(corpus.id(r.doc)).is_some_and(|&g| g >= 1))
-        .map(|p| p + 1)
-}
+use crate::replay::{ConfigRun, Replay};
+use crate::suite::{Experiments, Suite};
 
 /// The metrics table: one row per configuration, the mean of each measure over tasks.
 pub fn metrics_table(
@@ -235,32 +164,6 @@ pub fn tasks_markdown_table(corpus: &Corpus, suite: &Suite, replay: &Replay) -> 
         columns.push(Column::new(run.config.name.as_str(), cells));
     }
     Table::new(columns)
-}
-
-/// A path as shown in reports: relative to the suite repository's root ([`crate::root`]) when
-/// it is below it, so the same suite run from any folder of the repository writes the same bytes.
-pub fn shown(path: &Path) -> String {
-    let root = crate::root::root();
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let rel = abs
-        .strip_prefix(root)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|_| abs.clone());
-    normalize(&rel).display().to_string()
-}
-
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir if out.file_name().is_some() => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The TREC run of one configuration.
@@ -402,14 +305,6 @@ pub fn for_person(path: &Path) -> PathBuf {
             .map_or_else(|_| path.to_path_buf(), Path::to_path_buf),
         _ => path.to_path_buf(),
     }
-}
-
-/// The paired assertions of a suite (one paired*.yaml), checked, for the report's section.
-pub struct PairedResult {
-    /// The paired file.
-    pub path: PathBuf,
-    /// One verdict per assertion and wiring.
-    pub verdicts: Vec<crate::paired::Verdict>,
 }
 
 /// Renders the report of one experiment.
@@ -911,186 +806,11 @@ pub fn verdict_line(rendered: &[Rendered]) -> (String, bool) {
     )
 }
 
-/// Under `--from-recording`: says on stderr which reports rest on an external engine's
-/// recording made against another corpus than today's (or before ranklab kept a recording's
-/// corpus), and how to re-record it. An engine with `own_index: true` is not dated by the corpus.
-fn note_stale_recordings(corpus: &Corpus, experiments: &[Experiments], runs: &Path) {
-    use crate::external::recording::{recorded_corpus, RecordedCorpus};
-    let now = RecordedCorpus::of(corpus);
-    for ex in experiments {
-        for c in &ex.configurations {
-            if c.engine.as_ref().is_none_or(|s| s.own_index) {
-                continue;
-            }
-            let path = runs.join(crate::suite::recording_file_name(&c.name));
-            if !path.is_file() {
-                continue;
-            }
-            let why = match recorded_corpus(&path) {
-                Some(then) if then.sha256 == now.sha256 => continue,
-                Some(then) => {
-                    let (a, r, e) = then.diff(&now);
-                    format!(
-                        "recorded against corpus {} (now {}): {} record(s) added, {} removed, {} edited since",
-                        &then.sha256[..8.min(then.sha256.len())],
-                        &now.sha256[..8],
-                        a.len(),
-                        r.len(),
-                        e.len()
-                    )
-                }
-                None => "recorded before ranklab kept a recording's corpus: whether it rests on today's corpus is unknown".to_string(),
-            };
-            eprintln!(
-                "note: {}: the {} report rests on the recording {} of configuration {:?}, {why}; re-record it with --record while the engine runs",
-                ex.experiment,
-                ex.experiment,
-                shown(&path),
-                c.name
-            );
-        }
-    }
-}
-
-/// Replays a suite and renders one report per experiment file (nothing written yet).
-///
-/// External configurations follow `mode`; their recordings are read from
-/// `<recordings_root>/<suite>/runs/` (written, with `--record`, where the reports are). With
-/// `remote` (`--cluster`), the vectors and cross-encoder scores missing from the cache — of the
-/// experiments and of the suite's paired assertions — are computed there ([`Engine::build_with`]).
-/// The cost section of each report comes from the suite's cost file, which `cost_plan` may ask
-/// to measure first ([`costs::measure_suite`]; the new file is returned, not written).
-/// `judgments` selects the grades the tables rest on: people's only (the default), or with
-/// `Selection::All` people's and the LLM's where no person judged.
-pub fn render_suite(
-    suite_path: &Path,
-    experiment_paths: &[PathBuf],
-    recordings_root: &Path,
-    mode: &crate::external::Mode,
-    remote: Option<&Arc<dyn Remote>>,
-    cost_plan: &costs::CostPlan,
-    judgments: crate::judgments::Selection,
-) -> Result<Rendered> {
-    let suite = Suite::load_selected(suite_path, judgments)?;
-    let costs_dir = cost_plan.reports.join(&suite.name);
-    let mut costs = costs::load(&costs_dir)?;
-    let experiments = crate::suite::load_experiments(&suite, experiment_paths)?;
-    for ex in &experiments {
-        crate::suite::check_depth(&suite, ex)?;
-    }
-    let corpus = suite.load_corpus()?;
-    let pools = distractor_pools(&experiments, &corpus)?;
-    let refs: Vec<&Experiments> = experiments.iter().collect();
-    let runs = recordings_root.join(&suite.name).join("runs");
-    let models = crate::replay::recorded_models(mode, Some(&runs))?;
-    let engine = Engine::build_with(&corpus, &refs, remote.cloned())?;
-    let mut reports = Vec::new();
-    let mut rendered_runs = Vec::new();
-    for ex in &experiments {
-        let opts = crate::replay::ReplayOptions {
-            external: mode.clone(),
-            recordings: Some(recordings_root.join(&suite.name).join("runs")),
-            ..Default::default()
-        };
-        let r = crate::replay::replay_with(&engine, &suite, ex, &opts)?;
-        rendered_runs.push(r);
-    }
-    engine.finish()?;
-    if *mode == crate::external::Mode::FromRecording {
-        note_stale_recordings(&corpus, &experiments, &runs);
-    }
-    let from = (*mode == crate::external::Mode::FromRecording)
-        .then(|| recordings_root.join(&suite.name).join("runs"));
-    let paired = check_paired(&suite, remote, from.as_deref())?;
-    // The corpus-size curves are drawn before the costs are measured: the recording session
-    // (every output the tables and curves rest on) ends before a cost pass, which must compute.
-    let mut curves = Vec::new();
-    for (ex, pool) in experiments.iter().zip(&pools) {
-        curves.push(match (pool, &ex.distractors) {
-            (Ok(Some(pool)), Some(d)) => Some(Ok(scale::suite_curve(
-                &corpus, &suite, ex, pool, &d.sizes, remote,
-            )?)),
-            (Err(not_drawn), _) => Some(Err(not_drawn.clone())),
-            _ => None,
-        });
-    }
-    let models = models.finish();
-    let costs_file = costs::measure_suite(
-        &corpus,
-        &suite,
-        &experiments,
-        &rendered_runs,
-        &mut costs,
-        cost_plan,
-    )?
-    .map(|bytes| (costs_dir.join(costs::COSTS_FILE), bytes));
-    for (ex, r) in experiments.iter().zip(&rendered_runs) {
-        reports.push(render_with(
-            &corpus,
-            &suite,
-            ex,
-            r,
-            &MeasureSet::Suite,
-            &paired,
-            Some(&costs),
-        )?);
-    }
-    for (curve, report) in curves.into_iter().zip(&mut reports) {
-        match curve {
-            Some(Ok(curve)) => {
-                report.summary.push_str(&curve.summary);
-                report.files.extend(curve.files);
-            }
-            Some(Err(not_drawn)) => report.summary.push_str(&not_drawn),
-            None => {}
-        }
-    }
-    check_files(&reports)?;
-    Ok(Rendered {
-        suite,
-        reports,
-        documents: corpus.len(),
-        without_front_matter: corpus.without_front_matter.clone(),
-        costs_file,
-        models,
-    })
-}
-
-/// An experiment's distractor pool (`None`: it has none), or why its curve is not drawn.
-type PoolOrNot = std::result::Result<Option<crate::suite::distractors::Pool>, String>;
-
-/// A distractor pool of each experiment, or why its corpus-size curve is not drawn. The pools
-/// are read and checked (ids, sizes) before anything is replayed; a pool named by an
-/// environment variable that is not set is not on this machine: its curve is not drawn, and its
-/// files are left as they are (said in the summary).
-fn distractor_pools(experiments: &[Experiments], corpus: &Corpus) -> Result<Vec<PoolOrNot>> {
-    let mut pools = Vec::new();
-    for ex in experiments {
-        let pool = match &ex.distractors {
-            None => Ok(None),
-            Some(d) => match d.pool_path(&ex.path)? {
-                Some(path) => Ok(Some(crate::suite::distractors::Pool::load(
-                    d, &ex.path, path, corpus,
-                )?)),
-                None => Err(format!(
-                    "{}: the corpus-size curve was not drawn: its distractor pool {} names {}, not set here; {}.scale.* are left as they are\n",
-                    ex.experiment,
-                    d.from.display(),
-                    d.unset(&ex.path)?.join(", "),
-                    ex.experiment
-                )),
-            },
-        };
-        pools.push(pool);
-    }
-    Ok(pools)
-}
-
 /// The files of a suite's reports, before any is written: each is one the names checked at load
 /// promise ([`experiment_file_names`], [`configuration_file_names`], `qrels.txt`), and a file two
 /// reports write (`qrels.txt`, the run of a configuration two experiments share) has the same
 /// bytes in both, so writing one after the other overwrites nothing.
-fn check_files(reports: &[SuiteReport]) -> Result<()> {
+pub fn check_files(reports: &[SuiteReport]) -> Result<()> {
     let mut seen: HashMap<&Path, (&str, &[u8])> = HashMap::new();
     for r in reports {
         let own: Vec<PathBuf> = experiment_file_names(&r.stem)
@@ -1125,52 +845,6 @@ fn check_files(reports: &[SuiteReport]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Checks every `paired*.yaml` beside the suite file whose suite is this suite (as
-/// `ranklab check` does), in file name order; with `recordings` (`--from-recording`), external
-/// configurations' answers come from the recordings there, and an answer no recording holds
-/// stops the run.
-fn check_paired(
-    suite: &Suite,
-    remote: Option<&Arc<dyn Remote>>,
-    recordings: Option<&Path>,
-) -> Result<Vec<PairedResult>> {
-    let dir = suite.path.parent().unwrap_or(Path::new("."));
-    let files = crate::paired::files_in(dir)
-        .map_err(|e| anyhow::anyhow!("cannot list {}: {e}", dir.display()))?;
-    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    let mut out = Vec::new();
-    for path in files {
-        // A paired file that cannot be checked stops the run (exit 2), as `ranklab check` refuses
-        // it: a report that silently left its assertions out would pass what it never checked.
-        let checked = (|| -> Result<Option<Vec<crate::paired::Verdict>>> {
-            let (paired, corpus) = crate::paired::Paired::load(&path)?;
-            if !same(&paired.suite.path, &suite.path) {
-                return Ok(None);
-            }
-            let engine = Engine::build_with(&corpus, &[&paired.experiments], remote.cloned())?;
-            let verdicts = paired.check_with(&engine, None, recordings)?;
-            engine.finish()?;
-            Ok(Some(verdicts))
-        })();
-        match checked {
-            Ok(Some(verdicts)) => out.push(PairedResult { path, verdicts }),
-            Ok(None) => {}
-            Err(e) => {
-                return Err(e.context(format!(
-                    "{}: the paired assertions beside the suite cannot be checked; fix the file \
-                     (`ranklab check {}` says the same) or move it out of the suite's folder",
-                    path.display(),
-                    path.display()
-                )))
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// "Judgments: 35 in `suite.yaml`, 2 given with `ranklab judge` (Ada 2) in `judgments.yaml`."

@@ -42,7 +42,7 @@ pub fn suites(tasks: &Path) -> Result<Vec<PathBuf>> {
             "cannot list the suites folder {}{} (pass --tasks DIR, or run inside a repository with a ranklab.toml or a tasks/ folder; {})",
             tasks.display(),
             crate::root::tried(tasks),
-            crate::help_formats::SEE_FORMATS
+            crate::suite::SEE_FORMATS
         )
     })? {
         let p = e?.path().join("suite.yaml");
@@ -55,7 +55,7 @@ pub fn suites(tasks: &Path) -> Result<Vec<PathBuf>> {
         bail!(
             "{}: no suite found (expected <suite>/suite.yaml folders; pass --tasks DIR; {})",
             tasks.display(),
-            crate::help_formats::SEE_FORMATS
+            crate::suite::SEE_FORMATS
         );
     }
     Ok(out)

@@ -182,7 +182,7 @@ pub fn check_names(all: &[Experiments]) -> Result<()> {
 
 /// What an experiment named `stem` writes into its suite's report folder, besides `qrels.txt`
 /// and its configurations' files ([`configuration_file_names`]). The report writer
-/// ([`crate::report::render_suite`]) refuses to write any other, so the names [`check_names`]
+/// ([`crate::report::check_files`]) refuses to write any other, so the names [`check_names`]
 /// checks are these.
 pub fn experiment_file_names(stem: &str) -> Vec<String> {
     [

@@ -13,7 +13,7 @@ use super::merges::{Merge, Merges, Window};
 use super::scorer::{Candidates, MergeQuery, PairQuery, TaskQuery};
 use super::Problem;
 use crate::paired::Paired;
-use crate::replay::{as_hits, replay_with, Engine, ReplayOptions};
+use crate::replay::{as_hits, replay_with, ReplayOptions, Replayer};
 use crate::report::first_relevant_rank;
 use crate::suite::{experiment_files, Configuration, Experiments, Suite, Task};
 use ranklab_engine::policy::Wiring;
@@ -167,7 +167,7 @@ impl Inputs {
     /// re-sorts (the window's merges), with the queries of every merge of the pool.
     pub(crate) fn problem(
         &self,
-        engine: &Engine,
+        engine: &Replayer,
         ex_merges: &Experiments,
         ex_pairs: &[Experiments],
     ) -> Result<(Problem, Vec<MergeQuery>)> {
@@ -196,7 +196,7 @@ impl Inputs {
     }
 
     /// Every merge of the pool replayed once: its candidates and the expected record's place.
-    fn pool_queries(&self, engine: &Engine, ex_merges: &Experiments) -> Result<Vec<MergeQuery>> {
+    fn pool_queries(&self, engine: &Replayer, ex_merges: &Experiments) -> Result<Vec<MergeQuery>> {
         let corpus = &self.corpus;
         let pool_suite = Suite {
             tasks: self
@@ -226,7 +226,7 @@ impl Inputs {
 
     /// The suite's own tasks replayed once: their candidates and the places of their relevant
     /// records (scored beside the merges, not tuned on).
-    fn task_queries(&self, engine: &Engine, ex_merges: &Experiments) -> Result<Vec<TaskQuery>> {
+    fn task_queries(&self, engine: &Replayer, ex_merges: &Experiments) -> Result<Vec<TaskQuery>> {
         let corpus = &self.corpus;
         let own = replay_with(engine, &self.suite, ex_merges, &ReplayOptions::default())?;
         Ok(self
@@ -254,7 +254,7 @@ impl Inputs {
 
     /// Every paired assertion replayed once through its file's first stage: its candidates and
     /// the places of `above` and `below` (an error when neither is retrieved).
-    fn pair_queries(&self, engine: &Engine, ex_pairs: &[Experiments]) -> Result<Vec<PairQuery>> {
+    fn pair_queries(&self, engine: &Replayer, ex_pairs: &[Experiments]) -> Result<Vec<PairQuery>> {
         let corpus = &self.corpus;
         let mut pairs = Vec::new();
         for (p, ex) in self.paired.iter().zip(ex_pairs) {
@@ -301,7 +301,7 @@ impl Inputs {
     /// assertions' own check.
     pub(crate) fn verify(
         &self,
-        engine: &Engine,
+        engine: &Replayer,
         merge_suite: &Suite,
         problem: &Problem,
         what: &str,

@@ -16,7 +16,7 @@ use super::robust::Choice;
 use super::rolling::Rolling;
 use super::scorer::MergeQuery;
 use super::{best, heatmap, robust, rolling, search, Part, Problem, Scored};
-use crate::replay::Engine;
+use crate::replay::Replayer;
 use crate::report::shown;
 
 /// What to tune, as `ranklab tune`'s flags say.
@@ -70,7 +70,7 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
     let (ex_merges, ex_pairs) = inputs.first_stages();
     let mut all = vec![&ex_merges];
     all.extend(ex_pairs.iter());
-    let engine = Engine::build(&inputs.corpus, &all)?;
+    let engine = Replayer::build(&inputs.corpus, &all)?;
     let merge_suite = inputs.merge_suite();
     let (problem, pool_queries) = inputs.problem(&engine, &ex_merges, &ex_pairs)?;
 

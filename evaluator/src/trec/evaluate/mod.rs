@@ -121,7 +121,7 @@ pub fn evaluate_run(
     measures: &[Measure],
     opts: &EvalOptions,
 ) -> Result<Evaluation, TrecError> {
-    let file = ranklab_engine::input::open(run)
+    let file = ranklab_input::open(run)
         .map(|(file, _)| file)
         .map_err(|source| TrecError::Io {
             path: run.to_path_buf(),

@@ -4,7 +4,7 @@
 //! the two-sided paired randomization-test p (raw and Holm-adjusted across the runs), and
 //! win/tie/loss counts; then the one-line reading. Per run, also Judged@k and the unjudged
 //! documents of its top k ([`judged`]), with the suite reports' warning when a run's Judged@k is
-//! below the baseline's by more than [`crate::report::warranty::JUDGED_MARGIN`].
+//! below the baseline's by more than [`crate::warranty::JUDGED_MARGIN`].
 //!
 //! The arguments are resolved into a checked plan (at least two runs, known measures) before any
 //! file is read, and nothing is printed until every run has been evaluated: an error leaves no
@@ -22,23 +22,21 @@ use crate::metrics::{Measure, Selection};
 use crate::stats::{self, Options, Paired};
 use crate::trec::{evaluate_run, EvalOptions, Evaluation, Qrels};
 
-pub(crate) mod html;
 mod judged;
 mod power;
 mod render;
 
-pub(crate) use judged::Judgments;
+pub use judged::Judgments;
 
 /// Cutoff of Judged@k when no `--judged-at` is given.
-pub(crate) const DEFAULT_JUDGED_K: usize = 10;
+pub const DEFAULT_JUDGED_K: usize = 10;
 
 /// Measures compared when no `-m` is given.
-pub(crate) const DEFAULT_MEASURES: [&str; 5] =
-    ["map", "recip_rank", "P.10", "recall.100", "ndcg_cut.10"];
+pub const DEFAULT_MEASURES: [&str; 5] = ["map", "recip_rank", "P.10", "recall.100", "ndcg_cut.10"];
 
-/// Output format (`--format`; its [`clap::ValueEnum`] is in `cmd/args.rs`).
+/// Output format (`--format`; the CLI's `clap::ValueEnum` for it is `FormatArg` in the harness's `cmd/args.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
+pub enum Format {
     /// Markdown tables, the reading and the method notes.
     Md,
     /// CSV: the per-measure table (with --per-query: the per-query table instead).
@@ -49,7 +47,7 @@ pub(crate) enum Format {
 
 /// The checked plan of a comparison.
 #[derive(Debug, Clone)]
-pub(crate) struct Plan {
+pub struct Plan {
     /// The measures, trec_eval order.
     pub measures: Vec<Measure>,
     /// The runs, baseline first, with their display labels.
@@ -68,7 +66,7 @@ impl Plan {
     /// Resolves the arguments of `ranklab compare`: the run files (baseline first), the `-m`
     /// specs (none: [`DEFAULT_MEASURES`]), the relevance level, `-c`, the seed and the cutoff of
     /// Judged@k.
-    pub(crate) fn new(
+    pub fn new(
         run_paths: &[PathBuf],
         measure_specs: &[String],
         rel_level: i32,
@@ -140,7 +138,7 @@ fn labels(paths: &[PathBuf]) -> Vec<(String, PathBuf)> {
 
 /// Everything a comparison computed.
 #[derive(Debug, Clone)]
-pub(crate) struct Comparison {
+pub struct Comparison {
     /// The plan it ran.
     pub plan: Plan,
     /// The qrels file.
@@ -154,7 +152,7 @@ pub(crate) struct Comparison {
 }
 
 /// Evaluates every run and compares it with the baseline.
-pub(crate) fn compare(plan: Plan, qrels_path: &Path) -> Result<Comparison> {
+pub fn compare(plan: Plan, qrels_path: &Path) -> Result<Comparison> {
     let qrels = Qrels::read(qrels_path)?;
     // The compared measures, then Judged@k and unj@k (read by `judged`, not compared).
     let mut measures = plan.measures.clone();

@@ -49,7 +49,7 @@ pub struct RunReader<R> {
 impl RunReader<File> {
     /// Opens a run file.
     pub fn open(path: &Path) -> Result<Self, TrecError> {
-        let file = ranklab_engine::input::open(path)
+        let file = ranklab_input::open(path)
             .map(|(file, _)| file)
             .map_err(|source| TrecError::Io {
                 path: path.to_path_buf(),
@@ -192,7 +192,7 @@ const POW10: [f64; 23] = [
 /// and 22 fraction digits) take an exact fast path (Clinger: an exact integer divided by an
 /// exact power of ten rounds correctly); anything else goes to the standard parser.
 #[inline]
-pub(crate) fn parse_score(text: &str) -> Option<f64> {
+pub fn parse_score(text: &str) -> Option<f64> {
     let b = text.as_bytes();
     let (negative, digits) = match b.first() {
         Some(b'-') => (true, &b[1..]),

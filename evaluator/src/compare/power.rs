@@ -3,18 +3,18 @@
 //! [`crate::stats::power`]) and the queries the observed Δ would need; the sentence printed
 //! after the reading.
 
-use crate::report::table::{Column, Table};
+use crate::table::{Column, Table};
 use anyhow::Result;
 
 use super::Comparison;
 use crate::metrics::Measure;
-use crate::report::warranty::power_sentence;
 use crate::stats::power::{self, Power};
 use crate::stats::{self, ALPHA};
+use crate::warranty::power_sentence;
 
 impl Comparison {
     /// `[measure][run]`: power against the baseline (None for the baseline).
-    pub(crate) fn power(&self) -> Result<Vec<Vec<Option<Power>>>> {
+    pub fn power(&self) -> Result<Vec<Vec<Option<Power>>>> {
         let mut out = Vec::with_capacity(self.plan.measures.len());
         for m in 0..self.plan.measures.len() {
             let col = |r: usize| -> Vec<f64> {
@@ -36,7 +36,7 @@ impl Comparison {
     }
 
     /// The power sentence.
-    pub(crate) fn power_reading(&self) -> Result<String> {
+    pub fn power_reading(&self) -> Result<String> {
         let p = self.power()?;
         let names: Vec<String> = self.plan.measures.iter().map(Measure::name).collect();
         let rows: Vec<(&str, Vec<(&str, Power)>)> = names
@@ -64,7 +64,7 @@ impl Comparison {
 
     /// One row per (measure, run other than the baseline): Δ, sd of the differences, MDE and
     /// queries needed (`numeric`: nulls where there is none; else `—`).
-    pub(crate) fn power_table(&self, numeric: bool) -> Result<Table> {
+    pub fn power_table(&self, numeric: bool) -> Result<Table> {
         let p = self.power()?;
         let (mut measure, mut run, mut delta, mut sd) = (vec![], vec![], vec![], vec![]);
         let (mut mde, mut need): (Vec<Option<f64>>, Vec<Option<u64>>) = (vec![], vec![]);

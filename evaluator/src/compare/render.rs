@@ -1,13 +1,14 @@
 //! The output of a comparison: the one-line reading, the per-measure and per-query tables, and
 //! the whole text in Markdown, CSV or JSON.
 
-use crate::report::table::{Column, Table};
+use crate::table::{Column, Table};
 use anyhow::Result;
 
 use super::{Comparison, Format};
 use crate::metrics::Measure;
-use crate::report::{shown, table};
+use crate::root::shown;
 use crate::stats::{self, format_p, format_signed, Finding};
+use crate::table;
 use crate::trec::Evaluation;
 
 impl Comparison {
@@ -20,12 +21,12 @@ impl Comparison {
     }
 
     /// Judged queries every run is paired on.
-    pub(crate) fn queries(&self) -> usize {
+    pub fn queries(&self) -> usize {
         self.evaluations[0].per_query.len()
     }
 
     /// The one-line reading.
-    pub(crate) fn reading(&self) -> String {
+    pub fn reading(&self) -> String {
         let labels = self.labels();
         let names = self.measure_names();
         let findings: Vec<Finding<'_>> = self
@@ -55,7 +56,7 @@ impl Comparison {
     }
 
     /// The per-measure table for Markdown (strings).
-    pub(crate) fn summary_display(&self) -> Result<Table> {
+    pub fn summary_display(&self) -> Result<Table> {
         let ci = format!("Δ [{:.0}% CI]", self.plan.stats.confidence * 100.0);
         let (mut measure, mut run, mut mean, mut delta, mut p, mut holm, mut method, mut wtl) = (
             vec![],
@@ -111,7 +112,7 @@ impl Comparison {
     }
 
     /// The per-measure table for CSV and JSON (numbers; empty statistics on the baseline's rows).
-    pub(crate) fn summary_data(&self) -> Result<Table> {
+    pub fn summary_data(&self) -> Result<Table> {
         let mut measure = vec![];
         let mut run = vec![];
         let mut path = vec![];
@@ -161,7 +162,7 @@ impl Comparison {
 
     /// The per-query table: query, measure, one column per run, one Δ column per compared run.
     /// `numeric` keeps Δ as numbers (CSV, JSON); otherwise signed strings (Markdown).
-    pub(crate) fn per_query(&self, numeric: bool) -> Result<Table> {
+    pub fn per_query(&self, numeric: bool) -> Result<Table> {
         let labels = self.labels();
         let names = self.measure_names();
         let mut query = vec![];
@@ -236,7 +237,7 @@ impl Comparison {
     }
 
     /// The whole output in `format`.
-    pub(crate) fn render(&self, format: Format, per_query: bool) -> Result<String> {
+    pub fn render(&self, format: Format, per_query: bool) -> Result<String> {
         match format {
             Format::Md => {
                 let mut s = String::from("# ranklab compare\n\n");

@@ -4,14 +4,14 @@
 //! summed over the queries (trec_eval's `unj` × k). A query missing from a run (`-c`) has
 //! neither. The warning of the reading is the suite reports' ([`judged_warning`]).
 
-use crate::report::table::{Column, Table};
+use crate::table::{Column, Table};
 use anyhow::Result;
 
 use super::Comparison;
 use crate::metrics::Measure;
-use crate::report::warranty::{judged_columns, judged_warning, JudgedCount, JUDGED_MARGIN};
 use crate::stats;
 use crate::trec::Evaluation;
+use crate::warranty::{judged_columns, judged_warning, JudgedCount, JUDGED_MARGIN};
 
 /// The measures evaluated beside the compared ones, in this order.
 pub(super) fn measures(k: usize) -> [Measure; 2] {
@@ -20,7 +20,7 @@ pub(super) fn measures(k: usize) -> [Measure; 2] {
 
 /// One run's judgments in its top k.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Judgments {
+pub struct Judgments {
     /// Mean Judged@k over the paired queries.
     pub judged: f64,
     /// Unjudged documents in the top k, summed over the paired queries.
@@ -46,7 +46,7 @@ impl Judgments {
 impl Comparison {
     /// The warning of the reading when a run's Judged@k is below the baseline's by more than
     /// [`JUDGED_MARGIN`].
-    pub(crate) fn judged_reading(&self) -> Option<String> {
+    pub fn judged_reading(&self) -> Option<String> {
         let k = self.plan.judged_k;
         let count = |r: usize| JudgedCount {
             name: &self.plan.runs[r].0,
@@ -70,7 +70,7 @@ impl Comparison {
     }
 
     /// Per run: Judged@k and unjudged@k.
-    pub(crate) fn judged_table(&self) -> Result<Table> {
+    pub fn judged_table(&self) -> Result<Table> {
         let runs: Vec<String> = self.plan.runs.iter().map(|(l, _)| l.clone()).collect();
         let mut cols = vec![Column::new("run", runs)];
         cols.extend(judged_columns(
@@ -81,7 +81,7 @@ impl Comparison {
     }
 
     /// The note under the Markdown table.
-    pub(crate) fn judged_note(&self) -> String {
+    pub fn judged_note(&self) -> String {
         let k = self.plan.judged_k;
         format!(
             "Judged@{k}: documents of the top {k} (trec_eval's order) with a judgment of any grade in the qrels, divided by {k}, mean over the {} queries (ir_measures' Judged@k; trec_eval's unj counts the complement); unjudged@{k}: documents of the top {k} without one, summed over the queries; an unjudged document counts as not relevant. The reading warns when a run's Judged@{k} is more than {JUDGED_MARGIN} below the baseline's (`--judged-at K` sets k).\n",

@@ -6,12 +6,13 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::Comparison;
-use crate::report::explorer::{self, runs};
+use super::runs;
+use crate::compare::Comparison;
+use crate::report::explorer;
 use crate::trec::Qrels;
 
 /// The page of `comparison`, rendered (nothing written): read every input before any output.
-pub(crate) fn page(
+pub fn page(
     comparison: &Comparison,
     corpus: Option<&Path>,
     queries: Option<&Path>,
@@ -34,7 +35,7 @@ pub(crate) fn page(
 }
 
 /// Writes the rendered page to `out` atomically.
-pub(crate) fn write(out: &Path, html: &str) -> Result<()> {
+pub fn write(out: &Path, html: &str) -> Result<()> {
     crate::report::atomic::write(out, html.as_bytes())
         .with_context(|| format!("writing {}", out.display()))
 }

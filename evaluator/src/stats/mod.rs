@@ -33,7 +33,7 @@ pub mod permutation;
 pub mod power;
 pub mod reading;
 mod rng;
-pub(crate) use rng::{Source, Stream};
+pub use rng::{Source, Stream};
 
 use std::fmt;
 

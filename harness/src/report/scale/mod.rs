@@ -1,18 +1,13 @@
-//! Corpus-size curves: one experiment replayed over corpora of growing size (a suite's corpus
-//! joined by distractors, or a BEIR collection's judged documents with a sample of the others),
-//! and the report `<stem>.scale.md` with its CSV, JSON and SVG.
-//!
-//! The corpora are nested (see `suite::distractors`), and they are replayed largest first on one
-//! [`Engine`] moved from corpus to corpus ([`Engine::over`]): every vector and cross-encoder
-//! score missing from the caches is computed at the largest size, and a smaller size finds them
-//! all there (its stderr line says "0 computed"). Only the BM25 indexes are built per size.
+//! The report of a corpus-size curve, `<stem>.scale.md` with its CSV, JSON and SVG, rendered
+//! from a [`Curve`] that [`crate::replay::scale`] measured (one experiment replayed over corpora
+//! of growing size: a suite's corpus joined by distractors, or a BEIR collection's judged
+//! documents with a sample of the others). Nothing here replays.
 //!
 //! Statistics per size are the report's usual ones: each configuration's mean with its bootstrap
 //! interval, and against the baseline, Δ with its interval and the sign-flip test, Holm-adjusted
 //! across the configurations at that size and measure. A Δ is "detectable" at a size when that
 //! adjusted p is below 0.05.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -20,8 +15,8 @@ use ranklab_engine::corpus::Corpus;
 use serde_json::json;
 
 use super::table::{self, Column, Table};
-use super::{per_task_values, MeasureSet, SuiteReport};
-use crate::replay::{replay_with, Engine, ReplayOptions};
+use super::SuiteReport;
+pub use crate::replay::scale::{Curve, Point};
 use crate::stats::{self, format_p, thousands, Interval, Paired, ALPHA};
 use crate::suite::{Experiments, Suite};
 
@@ -39,132 +34,16 @@ pub struct Setting {
     pub headline: Vec<usize>,
 }
 
-/// One size of the curve.
-pub struct Point {
-    /// Documents in the corpus.
-    pub documents: usize,
-    /// Of those, documents added to the base (distractors, or sampled unjudged documents).
-    pub added: usize,
-    /// `[configuration][task][measure]`.
-    pub values: Vec<Vec<Vec<f64>>>,
-    /// Per configuration: the share of the top-k slots (each task's k) holding an added
-    /// document, over all tasks.
-    pub added_share: Vec<f64>,
-}
-
-/// A measured curve.
-pub struct Curve {
-    /// Configuration names, in the experiment's order.
-    pub configs: Vec<String>,
-    /// Index of the baseline among them.
-    pub baseline: usize,
-    /// Names of every measure of the set.
-    pub measures: Vec<String>,
-    /// The sizes, smallest first.
-    pub points: Vec<Point>,
-    /// Tasks (queries) per size.
-    pub tasks: usize,
-}
-
-/// Replays `ex` over each corpus of `corpora` (nested, smallest first), largest first on
-/// `engine` (built over the largest). `base` holds the ids of the documents that are not added
-/// (the suite's corpus, or the judged documents). Prints one line per size on stderr: its
-/// documents, the BM25 index time, the pairs computed and the model loads so far.
-pub fn measure<'c>(
-    corpora: &'c [Corpus],
-    mut engine: Engine<'c>,
-    base: &HashSet<&str>,
-    suite: &Suite,
-    ex: &Experiments,
-    set: &MeasureSet,
-) -> Result<Curve> {
-    let mut points = Vec::with_capacity(corpora.len());
-    for (i, corpus) in corpora.iter().enumerate().rev() {
-        let started = std::time::Instant::now();
-        let mut vectors = String::new();
-        if i + 1 < corpora.len() {
-            let (moved, hits, misses) = engine.over(corpus)?;
-            engine = moved;
-            if !engine.dense.is_empty() {
-                vectors = format!("section vectors {misses} computed, {hits} from cache; ");
-            }
-        }
-        let built = match i + 1 < corpora.len() {
-            true => format!("indexes {} ms; ", started.elapsed().as_millis()),
-            false => String::new(),
-        };
-        let before = engine.pair_stats();
-        let replay = replay_with(&engine, suite, ex, &ReplayOptions::default())?;
-        let after = engine.pair_stats();
-        eprintln!(
-            "corpus size {}: {built}{vectors}rerank pairs {} computed, {} from cache; {} model load(s) so far",
-            thousands(corpus.len()),
-            after.scored.saturating_sub(before.scored),
-            after.cached.saturating_sub(before.cached),
-            engine.loaded_models().len()
-        );
-        let added = corpus
-            .docs
-            .iter()
-            .filter(|d| !base.contains(d.id.as_str()))
-            .count();
-        let values = replay
-            .runs
-            .iter()
-            .map(|run| per_task_values(corpus, suite, run, set))
-            .collect();
-        let added_share = replay
-            .runs
-            .iter()
-            .map(|run| {
-                let (mut slots, mut hit) = (0usize, 0usize);
-                for (task, ranked) in suite.tasks.iter().zip(&run.per_task) {
-                    for r in ranked.iter().take(task.k) {
-                        slots += 1;
-                        hit += usize::from(!base.contains(corpus.id(r.doc)));
-                    }
-                }
-                hit as f64 / slots.max(1) as f64
-            })
-            .collect();
-        points.push(Point {
-            documents: corpus.len(),
-            added,
-            values,
-            added_share,
-        });
-    }
-    engine.finish()?;
-    points.reverse();
-    let configs: Vec<String> = ex.configurations.iter().map(|c| c.name.clone()).collect();
-    Ok(Curve {
-        baseline: configs.iter().position(|c| c == ex.baseline()).unwrap_or(0),
-        configs,
-        measures: set.names(suite.k),
-        points,
-        tasks: suite.tasks.len(),
-    })
-}
-
-/// The corpus-size curve of a suite's experiment with `distractors:`: the suite's corpus joined
-/// by the first `sizes` documents of `pool`'s draw, each replayed (models' misses on `remote`
-/// when given), rendered as `<experiment>.scale.*`. The measures shown: nDCG@k and MRR.
-pub fn suite_curve(
+/// The report of a suite's experiment with `distractors:` (`<experiment>.scale.*`), from its
+/// curve ([`crate::replay::scale::suite_curve`]) over the suite's `corpus` joined by `pool`'s
+/// draw. The measures shown: nDCG@k and MRR.
+pub fn suite_report(
     corpus: &Corpus,
     suite: &Suite,
     ex: &Experiments,
     pool: &crate::suite::distractors::Pool,
-    sizes: &[usize],
-    remote: Option<&std::sync::Arc<dyn ranklab_engine::models::remote::Remote>>,
+    curve: &Curve,
 ) -> Result<SuiteReport> {
-    let corpora = sizes
-        .iter()
-        .map(|&n| pool.joined(corpus, n))
-        .collect::<Result<Vec<_>>>()?;
-    let largest = corpora.last().expect("sizes checked not empty at load");
-    let engine = Engine::build_with(largest, &[ex], remote.cloned())?;
-    let base: HashSet<&str> = corpus.docs.iter().map(|d| d.id.as_str()).collect();
-    let curve = measure(&corpora, engine, &base, suite, ex, &MeasureSet::Suite)?;
     let setting = Setting {
         title: format!("{} — {}", suite.name, ex.experiment),
         stem: ex.experiment.clone(),
@@ -178,7 +57,7 @@ pub fn suite_curve(
         added: "distractors".to_string(),
         headline: vec![2, 1],
     };
-    render(&setting, &curve, &stats::Options::default())
+    render(&setting, curve, &stats::Options::default())
 }
 
 /// The pool as a report names it: `from` as written when it names a variable (the same on every

@@ -4,7 +4,7 @@
 //! for UTF-8 in one call, and splits lines on C's `isspace` (space, tab, CR, VT, FF) in a single
 //! pass, like trec_eval: tabs and runs of spaces separate fields, CRLF line ends are accepted, a
 //! UTF-8 byte-order mark at the start of the file is skipped, blank lines and lines starting
-//! with `#` are skipped. A line is at most [`ranklab_engine::input::MAX_LINE_BYTES`] long: a
+//! with `#` are skipped. A line is at most [`ranklab_input::MAX_LINE_BYTES`] long: a
 //! longer one (a file with no newline, say) is refused instead of buffered whole.
 
 use std::io::Read;
@@ -139,12 +139,12 @@ impl<R: Read> LineSplitter<R> {
         self.pos = 0;
         if self.end == self.buf.len() {
             // One line fills the buffer: grow it, up to the bound on a line.
-            if self.buf.len() >= ranklab_engine::input::MAX_LINE_BYTES {
+            if self.buf.len() >= ranklab_input::MAX_LINE_BYTES {
                 return Err(TrecError::Io {
                     path: self.path.clone(),
-                    source: ranklab_engine::input::line_too_long(
+                    source: ranklab_input::line_too_long(
                         self.line_no + 1,
-                        ranklab_engine::input::MAX_LINE_BYTES,
+                        ranklab_input::MAX_LINE_BYTES,
                     ),
                 });
             }

@@ -536,7 +536,7 @@ fn near_measure(name: &str) -> String {
     if name.eq_ignore_ascii_case("mrr") {
         return "; did you mean `recip_rank` or `RR`?".into();
     }
-    ranklab_engine::suggest::did_you_mean(name, IMPLEMENTED.iter().copied())
+    ranklab_input::suggest::did_you_mean(name, IMPLEMENTED.iter().copied())
 }
 
 /// trec_eval's cutoff reading: an integer, or a decimal read as its integer part (`5.5` is 5).

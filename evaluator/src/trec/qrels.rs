@@ -46,7 +46,7 @@ pub struct Qrels {
 impl Qrels {
     /// Reads a qrels file.
     pub fn read(path: &Path) -> Result<Self, TrecError> {
-        let file = ranklab_engine::input::open(path)
+        let file = ranklab_input::open(path)
             .map(|(file, _)| file)
             .map_err(|source| TrecError::Io {
                 path: path.to_path_buf(),

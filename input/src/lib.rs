@@ -1,4 +1,6 @@
-//! Bounds on everything ranklab reads: the one way input files are opened, and the limits every
+//! ranklab-input: bounds on everything ranklab reads (a leaf crate that both the engine and the
+//! evaluator read input through; the engine re-exports it as `ranklab_engine::input` and
+//! [`suggest`] as `ranklab_engine::suggest`): the one way input files are opened, and the limits every
 //! reader keeps (suites, experiments, judgments and other YAML, qrels and runs, BEIR jsonl,
 //! Markdown records, engine recordings, the baseline).
 //!
@@ -18,6 +20,12 @@
 //!
 //! Errors are `std::io::Error`s of kind `InvalidInput` whose message says what the file is and
 //! what to do; callers wrap them with the path as they wrap any other I/O error.
+//!
+//! - [`suggest`]: "did you mean", the known names nearest to a misspelt one.
+
+#![warn(missing_docs)]
+
+pub mod suggest;
 
 use std::fs::File;
 use std::io::{BufRead, Read};

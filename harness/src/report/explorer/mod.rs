@@ -21,6 +21,7 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use serde::Serialize;
 
+pub mod compare;
 pub mod runs;
 pub mod snippet;
 pub mod suite;
@@ -31,8 +32,8 @@ pub const SHOWN_DEPTH: usize = 20;
 /// The page's Content-Security-Policy: inline style and script, `data:` images, nothing else.
 pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 
-const CSS: &str = include_str!("explorer/explorer.css");
-const JS: &str = include_str!("explorer/explorer.js");
+const CSS: &str = include_str!("explorer.css");
+const JS: &str = include_str!("explorer.js");
 
 /// Everything one page shows.
 #[derive(Debug, Clone, Serialize)]

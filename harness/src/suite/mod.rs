@@ -5,6 +5,10 @@
 //! configuration names, k >= 1, a baseline that exists, expected ids that exist in the corpus.
 //! Every error names the file and line. The format is in `docs/formats.md`.
 
+/// Where messages about a file's format send a user (`ranklab help formats` prints
+/// docs/formats.md; `help_formats` is the CLI's, which `suite` must not import).
+pub(crate) const SEE_FORMATS: &str = "see `ranklab help formats`";
+
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -248,7 +252,7 @@ impl Suite {
             bail!(
                 "{}:1: no `corpus:`; every suite names its corpus (a folder of Markdown records, or a BEIR directory), also when its configurations are external engines: ranklab matches the ids an engine returns against it. For tasks that only name ids, write one record per id (front matter with `id:` and a `title:` suffices) ({})",
                 path.display(),
-                crate::help_formats::SEE_FORMATS
+                SEE_FORMATS
             );
         };
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -1161,7 +1165,7 @@ mod formats_reference {
     /// docs/formats.md names every field of the suite file (read from the serde types).
     #[test]
     fn formats_md_names_every_field() {
-        let reference = include_str!("../../docs/formats.md");
+        let reference = include_str!("../../../docs/formats.md");
         ranklab_engine::yaml::shape::documented::<super::RawSuite>(reference, "Suite", &[])
             .unwrap();
     }
@@ -1173,8 +1177,8 @@ mod formats_reference_experiments {
     /// `engine:` (the external engines' fields) is docs/engines.md's, checked whole.
     #[test]
     fn formats_md_names_every_experiments_field() {
-        let reference = include_str!("../../docs/formats.md");
-        let engines = include_str!("../../docs/engines.md");
+        let reference = include_str!("../../../docs/formats.md");
+        let engines = include_str!("../../../docs/engines.md");
         let shape = ranklab_engine::yaml::shape::of::<crate::engine_spec::EngineSpec>();
         let elsewhere: Vec<&str> = shape
             .fields

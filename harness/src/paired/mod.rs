@@ -7,6 +7,8 @@
 //! pair whose bug half cannot fail proves nothing. A file in which no assertion expects the two
 //! wirings to differ is refused: it cannot show what the current wiring fixes.
 
+pub mod beside;
+
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -15,7 +17,7 @@ use ranklab_engine::corpus::Corpus;
 use ranklab_engine::policy::Weights;
 use serde::Deserialize;
 
-use crate::replay::{replay_with, Engine, Ranked, ReplayOptions};
+use crate::replay::{replay_with, Ranked, ReplayOptions, Replayer};
 use crate::suite::{read_yaml, Configuration, Experiments, Suite, Task};
 use ranklab_engine::policy::Wiring;
 use ranklab_engine::yaml::Lines;
@@ -366,7 +368,7 @@ impl Paired {
     }
 
     /// Runs both wirings (with `weights` instead of the practice file's, when given).
-    pub fn check(&self, engine: &Engine, weights: Option<Weights>) -> Result<Vec<Verdict>> {
+    pub fn check(&self, engine: &Replayer, weights: Option<Weights>) -> Result<Vec<Verdict>> {
         self.check_with(engine, weights, None)
     }
 
@@ -376,7 +378,7 @@ impl Paired {
     /// an error ([`crate::external::recording::NotRecorded`]).
     pub fn check_with(
         &self,
-        engine: &Engine,
+        engine: &Replayer,
         weights: Option<Weights>,
         recordings: Option<&Path>,
     ) -> Result<Vec<Verdict>> {
@@ -493,7 +495,11 @@ impl Dependence {
 impl Paired {
     /// Per assertion, the current half's outcome with `weights` (None: the practice file's) and
     /// with every weight zero.
-    pub fn dependence(&self, engine: &Engine, weights: Option<Weights>) -> Result<Vec<Dependence>> {
+    pub fn dependence(
+        &self,
+        engine: &Replayer,
+        weights: Option<Weights>,
+    ) -> Result<Vec<Dependence>> {
         self.dependence_with(engine, weights, None)
     }
 
@@ -501,7 +507,7 @@ impl Paired {
     /// in [`Paired::check_with`].
     pub fn dependence_with(
         &self,
-        engine: &Engine,
+        engine: &Replayer,
         weights: Option<Weights>,
         recordings: Option<&Path>,
     ) -> Result<Vec<Dependence>> {
@@ -575,7 +581,7 @@ mod formats_reference {
     /// docs/formats.md names every field of the paired file (read from the serde types).
     #[test]
     fn formats_md_names_every_field() {
-        let reference = include_str!("../../docs/formats.md");
+        let reference = include_str!("../../../docs/formats.md");
         ranklab_engine::yaml::shape::documented::<super::PairedFile>(
             reference,
             "Paired assertions",

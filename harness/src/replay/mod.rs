@@ -34,7 +34,9 @@ use ranklab_engine::rerank::{
 use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Scorer, Suite};
 use ranklab_engine::policy::Wiring;
 
+pub mod scale;
 pub mod tuned;
+pub mod values;
 
 /// One ranked document of a configuration's output.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,8 +128,10 @@ pub struct RerankModel {
     pub tape: Option<crate::external::rerank::tape::Tape>,
 }
 
-/// Indexes and models built once per corpus and shared by all configurations.
-pub struct Engine<'c> {
+/// What a replay runs on: the indexes and models built once per corpus and shared by all
+/// configurations. (Named apart from the `ranklab-engine` crate and from external `engine:`
+/// configurations, the other two things called an engine.)
+pub struct Replayer<'c> {
     /// The corpus.
     pub corpus: &'c Corpus,
     /// BM25 index (English analyzer), built when a configuration uses it.
@@ -144,16 +148,16 @@ pub struct Engine<'c> {
     pub remote: Option<std::sync::Arc<dyn Remote>>,
 }
 
-impl<'c> Engine<'c> {
+impl<'c> Replayer<'c> {
     /// Builds the indexes the experiments use — a BM25 index per analyzer that a BM25 or fusion
     /// configuration names, section vectors per bi-encoder — and opens their models and caches.
     /// A model is loaded only when something misses its cache (see `LazyEmbedder`). The BM25
     /// indexes are built on a thread of their own while the vector caches load.
     pub fn build(corpus: &'c Corpus, experiments: &[&Experiments]) -> Result<Self> {
-        Engine::build_with(corpus, experiments, None)
+        Replayer::build_with(corpus, experiments, None)
     }
 
-    /// [`Engine::build`], with every model's cache misses computed by `remote` (a cluster)
+    /// [`Replayer::build`], with every model's cache misses computed by `remote` (a cluster)
     /// instead of the local model: the section vectors now, query vectors and cross-encoder
     /// pairs when replayed. Results are merged into the same caches, only once verified.
     pub fn build_with(
@@ -184,12 +188,12 @@ impl<'c> Engine<'c> {
                 }
                 Ok(built)
             });
-            let models = Engine::open_models(corpus, experiments, remote.as_ref());
+            let models = Replayer::open_models(corpus, experiments, remote.as_ref());
             let mut built = lexical
                 .join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
             let (dense, rerankers) = models?;
-            Ok(Engine {
+            Ok(Replayer {
                 corpus,
                 lexical: built.remove(&Analyzer::English),
                 lexical_lucene: built.remove(&Analyzer::Lucene),
@@ -205,7 +209,7 @@ impl<'c> Engine<'c> {
     /// corpus), each bi-encoder's section vectors gathered again through its cache, so a model
     /// loads only for a text it has never embedded; loaded models stay loaded. Also returns the
     /// section vectors found in the caches and those computed.
-    pub fn over<'d>(self, corpus: &'d Corpus) -> Result<(Engine<'d>, usize, usize)> {
+    pub fn over<'d>(self, corpus: &'d Corpus) -> Result<(Replayer<'d>, usize, usize)> {
         let lexical = match self.lexical {
             Some(_) => Some(lexical_index(corpus, Analyzer::English)?),
             None => None,
@@ -228,7 +232,7 @@ impl<'c> Engine<'c> {
             m.index = index;
             dense.insert(id, m);
         }
-        let engine = Engine {
+        let engine = Replayer {
             corpus,
             lexical,
             lexical_lucene,
@@ -379,7 +383,7 @@ impl<'c> Engine<'c> {
             .collect()
     }
 
-    /// `N model loads: ids` (None when the engine uses no model): what [`Engine::finish`] prints.
+    /// `N model loads: ids` (None when the engine uses no model): what [`Replayer::finish`] prints.
     fn loads_line(&self) -> Option<String> {
         if self.dense.is_empty() && self.rerankers.is_empty() {
             return None;
@@ -459,7 +463,7 @@ enum ListKey {
 /// An external engine names documents, not sections: the passage the cross-encoder scores is
 /// each document's best BM25 section for the query (ranklab's English analyzer, default k1
 /// and b), as it is for ranklab's own lists; section 0 when the query matches none of it.
-pub fn best_sections(engine: &Engine<'_>, query: &str, hits: &mut [Hit]) -> Result<()> {
+pub fn best_sections(engine: &Replayer<'_>, query: &str, hits: &mut [Hit]) -> Result<()> {
     let corpus = engine.corpus;
     let built;
     let index = match &engine.lexical {
@@ -508,7 +512,7 @@ fn list_key(c: &Configuration) -> ListKey {
 
 /// The first-stage lists of one task, each computed once at `max_depth`.
 struct TaskLists<'e, 'c> {
-    engine: &'e Engine<'c>,
+    engine: &'e Replayer<'c>,
     query: String,
     max_depth: usize,
     lists: HashMap<ListKey, Vec<Hit>>,
@@ -578,7 +582,11 @@ impl TaskLists<'_, '_> {
 
 /// The first-stage list of `query` under `c` (a ranklab first stage, not an external engine),
 /// at `c`'s depth: what a task's list would be for that query (fine-tuning's merges).
-pub(crate) fn first_stage_of(engine: &Engine, c: &Configuration, query: &str) -> Result<Vec<Hit>> {
+pub(crate) fn first_stage_of(
+    engine: &Replayer,
+    c: &Configuration,
+    query: &str,
+) -> Result<Vec<Hit>> {
     let mut lists = TaskLists {
         engine,
         query: query.to_string(),
@@ -597,7 +605,7 @@ pub(crate) fn first_stage_of(engine: &Engine, c: &Configuration, query: &str) ->
 /// (non-finite scores) when a task takes them. Query vectors come from the cache (a miss is embedded here, in
 /// task order).
 fn prefetch(
-    engine: &Engine,
+    engine: &Replayer,
     suite: &Suite,
     ex: &Experiments,
     external: &HashMap<usize, Vec<Vec<Hit>>>,
@@ -643,7 +651,7 @@ fn prefetched_lists<'x>(
 
 /// Every task's BM25 list for each key of `bm25`, one task per job.
 fn prefetch_bm25(
-    engine: &Engine,
+    engine: &Replayer,
     suite: &Suite,
     bm25: BTreeMap<ListKey, Bm25Params>,
     max_depth: usize,
@@ -675,7 +683,7 @@ fn prefetch_bm25(
 /// Every task's dense list for each model of `dense` (model id -> the configuration named in
 /// an error), the query vectors embedded in task order, searched in blocks of queries.
 fn prefetch_dense(
-    engine: &Engine,
+    engine: &Replayer,
     suite: &Suite,
     dense: BTreeMap<String, &str>,
     max_depth: usize,
@@ -812,13 +820,13 @@ fn weights_of(ex: &Experiments, opts: &ReplayOptions) -> Result<Vec<Option<Weigh
 }
 
 /// Replays `suite` under every configuration of `ex`.
-pub fn replay(engine: &Engine, suite: &Suite, ex: &Experiments) -> Result<Replay> {
+pub fn replay(engine: &Replayer, suite: &Suite, ex: &Experiments) -> Result<Replay> {
     replay_with(engine, suite, ex, &ReplayOptions::default())
 }
 
 /// Replays `suite` under every configuration of `ex`, with options.
 pub fn replay_with(
-    engine: &Engine,
+    engine: &Replayer,
     suite: &Suite,
     ex: &Experiments,
     opts: &ReplayOptions,
@@ -902,7 +910,7 @@ pub fn replay_with(
 /// (one per (model key, first stage), trained on the first configuration's lists that names
 /// it).
 fn finetune_stages(
-    engine: &Engine,
+    engine: &Replayer,
     suite: &Suite,
     ex: &Experiments,
     runs: &[ConfigRun],
@@ -934,7 +942,7 @@ fn finetune_stages(
 
 /// Sets every endpoint stage's tape to the replay's mode (live, `--record`, or reading the
 /// recordings of `opts.recordings` under `--from-recording`).
-fn start_tapes(engine: &Engine, opts: &ReplayOptions) -> Result<()> {
+fn start_tapes(engine: &Replayer, opts: &ReplayOptions) -> Result<()> {
     for m in engine.rerankers.values() {
         if let Some(t) = &m.tape {
             let identity = m.cache.identity();
@@ -947,7 +955,7 @@ fn start_tapes(engine: &Engine, opts: &ReplayOptions) -> Result<()> {
 /// The recording of every configuration whose rerank stage is an endpoint that keeps its
 /// exchanges: the exchange of each pair of its shortlists, task by task (suite order).
 fn endpoint_recordings(
-    engine: &Engine,
+    engine: &Replayer,
     suite: &Suite,
     runs: &[ConfigRun],
     first_stage: &FirstStage,
@@ -988,7 +996,7 @@ type FirstStage = Vec<Vec<(Vec<Hit>, Vec<Hit>)>>;
 
 /// Every query vector in one call (`--cluster`), so the cluster gets them as shards, not one by
 /// one.
-fn embed_all_queries(engine: &Engine, suite: &Suite, ex: &Experiments) -> Result<()> {
+fn embed_all_queries(engine: &Replayer, suite: &Suite, ex: &Experiments) -> Result<()> {
     let used: BTreeSet<&str> = ex
         .configurations
         .iter()
@@ -1012,7 +1020,7 @@ fn embed_all_queries(engine: &Engine, suite: &Suite, ex: &Experiments) -> Result
 /// Step 1: every task's first-stage list under every configuration (an external engine's taken
 /// out of `external`), and per task the configuration whose list each shortlist is cut from.
 fn first_stages(
-    engine: &Engine,
+    engine: &Replayer,
     suite: &Suite,
     ex: &Experiments,
     runs: &[ConfigRun],
@@ -1078,7 +1086,7 @@ type Asked = BTreeMap<String, Vec<(usize, Vec<Hit>)>>;
 /// scored as one pooled work list; narrower widths reuse its scores. Also returns those
 /// shortlists' hits ([`Replay::shortlists`]).
 fn score_widest_shortlists(
-    engine: &Engine,
+    engine: &Replayer,
     suite: &Suite,
     ex: &Experiments,
     first_stage: &FirstStage,
@@ -1279,7 +1287,7 @@ fn open_endpoint(
 }
 
 /// The identities of the models the configurations of `ex` use.
-fn models_used(engine: &Engine, ex: &Experiments) -> BTreeMap<String, String> {
+fn models_used(engine: &Replayer, ex: &Experiments) -> BTreeMap<String, String> {
     let used: BTreeSet<String> = ex
         .configurations
         .iter()
@@ -1365,7 +1373,7 @@ mod tests {
             ],
         )
         .unwrap();
-        let engine = Engine::build(&corpus, &[]).unwrap();
+        let engine = Replayer::build(&corpus, &[]).unwrap();
         let mut hits: Vec<Hit> = (0..3)
             .map(|doc| Hit {
                 doc,

@@ -7,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 
 /// Which stream of a seed: the permutation test and the bootstrap never share draws.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Stream {
+pub enum Stream {
     /// Random sign assignments.
     Permutation = 1,
     /// Bootstrap resample indices.
@@ -21,10 +21,11 @@ pub(crate) enum Stream {
 }
 
 /// A seeded stream.
-pub(crate) struct Source(ChaCha8Rng);
+pub struct Source(ChaCha8Rng);
 
 impl Source {
-    pub(crate) fn new(seed: u64, stream: Stream) -> Self {
+    /// The stream `stream` of the ChaCha8 generator seeded with `seed`.
+    pub fn new(seed: u64, stream: Stream) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(stream as u64);
         Source(rng)
@@ -32,13 +33,13 @@ impl Source {
 
     /// 64 random bits.
     #[inline]
-    pub(crate) fn bits(&mut self) -> u64 {
+    pub fn bits(&mut self) -> u64 {
         self.0.next_u64()
     }
 
     /// A uniform integer in `0..n` (`n >= 1`), without modulo bias.
     #[inline]
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
+    pub fn below(&mut self, n: u64) -> u64 {
         debug_assert!(n >= 1);
         let mut m = u128::from(self.bits()) * u128::from(n);
         if (m as u64) < n {
@@ -52,13 +53,13 @@ impl Source {
 
     /// A uniform float in `[0, 1)`: the top 53 bits of one draw, scaled by 2^-53.
     #[inline]
-    pub(crate) fn unit(&mut self) -> f64 {
+    pub fn unit(&mut self) -> f64 {
         (self.bits() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// `true` with probability `p` (one draw).
     #[inline]
-    pub(crate) fn chance(&mut self, p: f64) -> bool {
+    pub fn chance(&mut self, p: f64) -> bool {
         self.unit() < p
     }
 }
