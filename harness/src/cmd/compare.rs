@@ -23,7 +23,8 @@ use crate::stats;
 #[command(after_help = "Examples:\n  \
     ranklab compare --qrels qrels.txt runs/bm25.trec runs/dense.trec\n  \
     ranklab compare --qrels qrels.txt base.trec a.trec b.trec -m recip_rank -m recall.5 --per-query\n  \
-    ranklab compare -c --format json --qrels qrels.txt base.trec new.trec\n\n\
+    ranklab compare -c --format json --qrels qrels.txt base.trec new.trec\n  \
+    ranklab compare --all-pairs --qrels qrels.txt a.trec b.trec c.trec\n\n\
     Measures (trec_eval syntax): num_ret num_rel num_rel_ret map Rprec recip_rank P recall ndcg ndcg_cut \
     success, recip_rank_cut (RR@k, ranklab's own); default: map recip_rank P.10 recall.100 ndcg_cut.10.\n\
     Exit codes: 0 ok, 2 error (fewer than two runs, unknown measure, runs over different queries without -c, bad file).")]
@@ -63,6 +64,12 @@ pub(crate) struct CompareArgs {
     #[arg(long, default_value_t = stats::DEFAULT_SEED)]
     pub seed: u64,
 
+    /// Compare every pair of runs (not only each with the first): Δ = b − a per pair and
+    /// measure, with CI, p and W/T/L, Holm-adjusted over all the comparisons (every pair under
+    /// every measure). Markdown, CSV or JSON.
+    #[arg(long)]
+    pub all_pairs: bool,
+
     /// Cutoff k of Judged@k and of the unjudged count per run: documents of each query's top k
     /// with / without a judgment (any grade) in the qrels. Markdown and JSON only.
     #[arg(long = "judged-at", value_name = "K", default_value_t = DEFAULT_JUDGED_K as u32,
@@ -81,7 +88,11 @@ pub(crate) fn run(args: CompareArgs) -> Result<Exit> {
         args.judged_k as usize,
     )?;
     let comparison = compare(plan, &args.qrels)?;
-    let text = comparison.render(args.format, args.per_query)?;
+    let text = if args.all_pairs {
+        crate::compare::all_pairs::render(&comparison, args.format)?
+    } else {
+        comparison.render(args.format, args.per_query)?
+    };
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
