@@ -64,6 +64,20 @@ pub(crate) struct TuneFile {
     pub epsilon: f64,
     /// Parameter path -> candidate values.
     pub space: BTreeMap<String, Vec<Value>>,
+    /// A BEIR collection (a folder, `${NAME}` variables expanded, relative to the file) instead
+    /// of the suite beside the file: its test queries are the tasks, `configuration` and
+    /// `shipped` name `ranklab beir` configurations, the measures are BEIR's (`nDCG@10`, ...)
+    /// and the report goes to `reports/beir/<collection>/`.
+    #[serde(default)]
+    pub collection: Option<String>,
+    /// Replaces the configuration's `fusion:` (e.g. to make `ranklab beir`'s RRF `fusion` a
+    /// weighted one); the configuration is then named `<configuration>-weighted`.
+    #[serde(default)]
+    pub fusion: Option<crate::suite::fusion::FusionSpec>,
+    /// The configuration the out-of-fold result is compared with (default: the suite's first
+    /// `ships:` entry, else the experiments file's baseline; `fusion` for a collection).
+    #[serde(default)]
+    pub shipped: Option<String>,
 }
 
 fn default_folds() -> usize {

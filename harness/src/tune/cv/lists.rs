@@ -152,9 +152,9 @@ pub(crate) struct Scorer {
 }
 
 impl Scorer {
-    /// The measure named `name` (a column of the suite's tables) for every task of `suite`.
-    pub(crate) fn new(suite: &Suite, name: &str, at: &str) -> Result<Scorer> {
-        let names = MeasureSet::Suite.names(suite.k);
+    /// The measure named `name` (a column of the tables of `set`) for every task of `suite`.
+    pub(crate) fn new(suite: &Suite, set: &MeasureSet, name: &str, at: &str) -> Result<Scorer> {
+        let names = set.names(suite.k);
         let Some(i) = names.iter().position(|n| n == name) else {
             bail!(
                 "{at}: measure {name:?} is not a column of the suite's tables; write one of {}",
@@ -162,11 +162,7 @@ impl Scorer {
             );
         };
         Ok(Scorer {
-            measures: suite
-                .tasks
-                .iter()
-                .map(|t| MeasureSet::Suite.for_task(t)[i])
-                .collect(),
+            measures: suite.tasks.iter().map(|t| set.for_task(t)[i]).collect(),
             judged: suite
                 .tasks
                 .iter()

@@ -92,7 +92,7 @@ pub(crate) fn markdown(o: &Outcome, spec: &FusionSpec) -> String {
     let mut md = format!(
         "# Tuning `{}`: `{}` on {}, {m}, {} task folds (seed {})\n\n",
         f.tune,
-        f.configuration,
+        o.configuration,
         o.suite,
         o.folds.len(),
         f.seed
@@ -109,7 +109,7 @@ pub(crate) fn markdown(o: &Outcome, spec: &FusionSpec) -> String {
         grid.join(" × "),
         o.plan.candidates(),
         o.tasks.len(),
-        f.configuration,
+        o.configuration,
         spec.describe(),
         f.epsilon
     );
@@ -247,7 +247,7 @@ pub(crate) fn json(o: &Outcome, spec: &FusionSpec) -> Json {
     json!({
         "tune": f.tune,
         "suite": o.suite,
-        "configuration": f.configuration,
+        "configuration": o.configuration,
         "as_written": spec.describe(),
         "measure": m,
         "seed": f.seed,

@@ -27,7 +27,110 @@ pub(crate) struct Request {
     pub live: bool,
 }
 
-/// The configuration `name` of the suite's experiments files, with its file and `file:line`.
+/// Where a tuning runs: the suite (or BEIR collection), the configuration tuned and the one it
+/// is compared with, the measures, the report folder, and the experiments file the tuned
+/// configuration belongs to (a stand-in named after the tuning file for a collection).
+struct Setting {
+    suite: Suite,
+    c: Configuration,
+    shipped: Configuration,
+    measures: crate::report::MeasureSet,
+    reports: PathBuf,
+    ex: Experiments,
+    /// A collection's corpus (a suite's is loaded from its folder).
+    corpus: Option<Corpus>,
+}
+
+/// Resolves the tuning file's suite or collection and its configurations.
+fn resolve(plan: &Plan, file: &Path, at: &dyn Fn(&str) -> String) -> Result<Setting> {
+    let f = &plan.file;
+    if let Some(coll) = &f.collection {
+        let dir = crate::root::dir_of(file)
+            .join(crate::engine_spec::expand_env(coll).with_context(|| at("collection"))?);
+        let reports = crate::suite::beir::default_reports();
+        let (coll, suite) = crate::suite::beir::load_judged(
+            &dir,
+            "test",
+            &reports,
+            crate::judgments::Selection::Human,
+        )
+        .with_context(|| at("collection"))?;
+        let mut c = crate::suite::beir::configuration(&f.configuration)
+            .with_context(|| at("configuration"))?;
+        if let Some(fusion) = &f.fusion {
+            c.fusion = Some(fusion.clone());
+            c.name = format!("{}-weighted", c.name);
+        }
+        let shipped = crate::suite::beir::configuration(f.shipped.as_deref().unwrap_or("fusion"))
+            .with_context(|| at("shipped"))?;
+        let ex = Experiments {
+            experiment: format!("tune-{}", f.tune),
+            baseline: None,
+            description: None,
+            configurations: vec![c.clone()],
+            distractors: None,
+            path: file.to_path_buf(),
+        };
+        let reports = reports.join(&suite.name);
+        return Ok(Setting {
+            suite,
+            c,
+            shipped,
+            measures: crate::report::MeasureSet::Fixed(crate::suite::beir::measures()),
+            reports,
+            ex,
+            corpus: Some(coll.corpus),
+        });
+    }
+    let dir = crate::root::dir_of(file).to_path_buf();
+    let suite = Suite::load(&dir).with_context(|| {
+        format!(
+            "{}: a tuning file sits beside its suite's suite.yaml (or names a BEIR `collection:`)",
+            file.display()
+        )
+    })?;
+    let Some((mut c, ex)) = find_configuration(&suite, &f.configuration)? else {
+        bail!(
+            "{}: configuration {:?} is in none of {}'s experiments files",
+            at("configuration"),
+            f.configuration,
+            suite.name
+        );
+    };
+    if let Some(fusion) = &f.fusion {
+        c.fusion = Some(fusion.clone());
+        c.name = format!("{}-weighted", c.name);
+    }
+    let shipped_name = match &f.shipped {
+        Some(s) => s.clone(),
+        None => crate::suite::shipped(&suite)?
+            .into_iter()
+            .next()
+            .map(|s| s.0)
+            .or_else(|| ex.baseline.clone())
+            .unwrap_or_else(|| ex.configurations[0].name.clone()),
+    };
+    let shipped = find_configuration(&suite, &shipped_name)?
+        .map(|x| x.0)
+        .with_context(|| {
+            format!(
+                "{}: the shipped configuration {shipped_name:?} is in no experiments file",
+                at("shipped")
+            )
+        })?;
+    let reports = crate::root::default("reports").join(&suite.name);
+    Ok(Setting {
+        suite,
+        c,
+        shipped,
+        measures: crate::report::MeasureSet::Suite,
+        reports,
+        ex,
+        corpus: None,
+    })
+}
+
+/// The configuration `name` of the suite's experiments files, with its experiments file.
 fn find_configuration(suite: &Suite, name: &str) -> Result<Option<(Configuration, Experiments)>> {
     let all = crate::suite::load_experiments(suite, &[])?;
     for ex in all {
@@ -44,6 +147,8 @@ pub(crate) struct Outcome {
     pub plan: Plan,
     /// The suite's name.
     pub suite: String,
+    /// The tuned configuration's name (`<configuration>-weighted` when the file sets `fusion:`).
+    pub configuration: String,
     /// Task ids, suite order.
     pub tasks: Vec<String>,
     /// The cross-validation.
@@ -65,39 +170,23 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
     let plan = file::load(&req.file)?;
     let text = ranklab_engine::input::read_text(&req.file)?;
     let at = |key: &str| format!("{}:{}", req.file.display(), line_of(&text, key));
-    let dir = crate::root::dir_of(&req.file).to_path_buf();
-    let suite = Suite::load(&dir).with_context(|| {
-        format!(
-            "{}: a tuning file sits beside its suite's suite.yaml",
-            req.file.display()
-        )
-    })?;
-    let Some((c, ex)) = find_configuration(&suite, &plan.file.configuration)? else {
-        bail!(
-            "{}: configuration {:?} is in none of {}'s experiments files",
-            at("configuration"),
-            plan.file.configuration,
-            suite.name
-        );
-    };
+    let Setting {
+        suite,
+        c,
+        shipped,
+        measures,
+        reports,
+        ex,
+        corpus,
+    } = resolve(&plan, &req.file, &at)?;
     let spec = lists::spec_of(&c, &at("configuration"))?;
-    let scorer = Scorer::new(&suite, &plan.file.measure, &at("measure"))?;
-    let shipped_name = crate::suite::shipped(&suite)?
-        .into_iter()
-        .next()
-        .map(|s| s.0)
-        .or_else(|| ex.baseline.clone())
-        .unwrap_or_else(|| ex.configurations[0].name.clone());
-    let shipped = find_configuration(&suite, &shipped_name)?
-        .map(|x| x.0)
-        .with_context(|| {
-            format!(
-                "{}: the shipped configuration {shipped_name:?} is in no experiments file",
-                suite.path.display()
-            )
-        })?;
-    let corpus = suite.load_corpus()?;
-    let runs = replay_once(req, &suite, &corpus, &c, &shipped, &ex)?;
+    let scorer = Scorer::new(&suite, &measures, &plan.file.measure, &at("measure"))?;
+    let shipped_name = shipped.name.clone();
+    let corpus = match corpus {
+        Some(c) => c,
+        None => suite.load_corpus()?,
+    };
+    let runs = replay_once(req, &suite, &corpus, &c, &shipped, &ex, &reports)?;
     let lists = lists::build(&plan, &spec, &runs[0], &runs[1], &corpus, c.depth());
     check_fast_path(&lists, &spec, &runs[2], &corpus, &c.name)?;
     let t0 = std::time::Instant::now();
@@ -126,6 +215,7 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
     let outcome = Outcome {
         plan,
         suite: suite.name.clone(),
+        configuration: c.name.clone(),
         tasks: suite.tasks.iter().map(|t| t.id.clone()).collect(),
         cv,
         folds,
@@ -135,7 +225,7 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
         power,
     };
     let md = render::markdown(&outcome, &spec);
-    write_outputs(req, &outcome, &c, &spec, &md, &suite, &ex)?;
+    write_outputs(req, &outcome, &c, &spec, &md, &reports, &ex)?;
     Ok((md, outcome))
 }
 
@@ -148,6 +238,7 @@ fn replay_once(
     c: &Configuration,
     shipped: &Configuration,
     ex: &Experiments,
+    reports: &Path,
 ) -> Result<Vec<ConfigRun>> {
     let mut configurations: Vec<Configuration> = lists::parts(c).into();
     configurations.push(c.clone());
@@ -167,9 +258,7 @@ fn replay_once(
     } else {
         crate::external::Mode::FromRecording
     };
-    let runs_dir = crate::root::default("reports")
-        .join(&suite.name)
-        .join("runs");
+    let runs_dir = reports.join("runs");
     let models = crate::replay::recorded_models(&mode, Some(&runs_dir))?;
     let engine = Engine::build(corpus, &[&tmp])?;
     let opts = ReplayOptions {
@@ -211,12 +300,11 @@ fn write_outputs(
     c: &Configuration,
     spec: &FusionSpec,
     md: &str,
-    suite: &Suite,
+    reports: &Path,
     ex: &Experiments,
 ) -> Result<()> {
     let json = serde_json::to_string_pretty(&render::json(o, spec))? + "\n";
-    let reports = crate::root::default("reports").join(&suite.name);
-    std::fs::create_dir_all(&reports).with_context(|| format!("creating {}", reports.display()))?;
+    std::fs::create_dir_all(reports).with_context(|| format!("creating {}", reports.display()))?;
     let stem = format!("tune-{}", o.plan.file.tune);
     crate::report::atomic::write(&reports.join(format!("{stem}.md")), md.as_bytes())?;
     crate::report::atomic::write(&reports.join(format!("{stem}.json")), json.as_bytes())?;
