@@ -64,7 +64,7 @@ plateau rule) scores the held-out tasks. It prints and writes reports/<suite>/tu
 .json: in-sample and out-of-fold values, each fold's choice, and out of fold against the \
 shipped configuration (Δ, CI, p, wins/ties/losses, power). --write adds the configuration chosen \
 on all tasks as tasks/<suite>/experiments-tune-<name>.yaml, only when the out-of-fold gain is \
-detectable (else exit 2, nothing written).
+detectable (else exit 2, no experiments file written; the report is).
 
 Exit codes: 0 ok; 2 bad input (every merge after --as-of, a bad date, an unknown record, an empty \
 window, no --suite while the tasks folder has no suite or several suites with a merges.yaml) or \

@@ -314,7 +314,7 @@ fn write_outputs(
     }
     if req.write {
         if !(o.paired.significant(stats::ALPHA) && o.paired.delta > 0.0) {
-            bail!("--write refused: the out-of-fold gain over {:?} is not detectable (Δ {:+.4}, p {}); nothing written", o.shipped.0, o.paired.delta, stats::format_p(o.paired.p_holm));
+            bail!("--write refused: the out-of-fold gain over {:?} is not detectable (Δ {:+.4}, p {}): no experiments file written (the report is)", o.shipped.0, o.paired.delta, stats::format_p(o.paired.p_holm));
         }
         let path = write_tuned(o, c, spec, ex)?;
         eprintln!("wrote {}", path.display());
