@@ -62,7 +62,8 @@ enum Command {
         /// `formats`, or a command name.
         topic: Option<String>,
     },
-    /// Tune the lifecycle/history penalty weights on an integer grid against recent merges.
+    /// Tune a configuration under task-fold cross-validation (a tuning FILE), or the
+    /// lifecycle/history penalty weights on an integer grid against recent merges.
     Tune(cmd::tune::TuneArgs),
     /// Maintain a suite's merges.yaml: `merges from-git` reads merges from the corpus's git
     /// history (commits with `Query:` trailers).

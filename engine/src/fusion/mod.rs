@@ -1,4 +1,5 @@
-//! Reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009).
+//! Reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009); weighted fusion of normalized
+//! scores is in [`weighted`].
 //!
 //! `score(d) = Σ_lists 1 / (k + rank_list(d))`, ranks 1-based, each list cut to `depth` first;
 //! a document absent from a list gets nothing from it. Documents with equal scores in a list share
@@ -7,6 +8,8 @@
 //! stored as f32. A fused hit keeps the section of the list that ranked it best (on equal ranks,
 //! the earlier list: lexical before semantic), which is the section a later rerank reads.
 //! The result is in the total order of [`crate::ranking`].
+
+pub mod weighted;
 
 use std::collections::HashMap;
 

@@ -22,6 +22,7 @@ use crate::metrics::{Measure, Selection};
 use crate::stats::{self, Options, Paired};
 use crate::trec::{evaluate_run, EvalOptions, Evaluation, Qrels};
 
+pub mod all_pairs;
 mod judged;
 mod power;
 mod render;

@@ -25,6 +25,7 @@ use crate::stats;
     ranklab compare --qrels qrels.txt runs/bm25.trec runs/dense.trec\n  \
     ranklab compare --qrels qrels.txt base.trec a.trec b.trec -m recip_rank -m recall.5 --per-query\n  \
     ranklab compare -c --format json --qrels qrels.txt base.trec new.trec\n  \
+    ranklab compare --all-pairs --qrels qrels.txt a.trec b.trec c.trec\n  \
     ranklab compare --qrels reports/brain/qrels.txt --html wiring.html --corpus corpora/brain --queries tasks/brain reports/brain/runs/legacy.trec reports/brain/runs/current.trec\n\n\
     Measures (trec_eval syntax): num_ret num_rel num_rel_ret map Rprec recip_rank P recall ndcg ndcg_cut \
     success, recip_rank_cut (RR@k, ranklab's own); default: map recip_rank P.10 recall.100 ndcg_cut.10.\n\
@@ -65,6 +66,12 @@ pub(crate) struct CompareArgs {
     #[arg(long, default_value_t = stats::DEFAULT_SEED)]
     pub seed: u64,
 
+    /// Compare every pair of runs (not only each with the first): Δ = b − a per pair and
+    /// measure, with CI, p and W/T/L, Holm-adjusted over all the comparisons (every pair under
+    /// every measure). Markdown, CSV or JSON.
+    #[arg(long)]
+    pub all_pairs: bool,
+
     /// Cutoff k of Judged@k and of the unjudged count per run: documents of each query's top k
     /// with / without a judgment (any grade) in the qrels. Markdown and JSON only.
     #[arg(long = "judged-at", value_name = "K", default_value_t = DEFAULT_JUDGED_K as u32,
@@ -98,7 +105,11 @@ pub(crate) fn run(args: CompareArgs) -> Result<Exit> {
         args.judged_k as usize,
     )?;
     let comparison = compare(plan, &args.qrels)?;
-    let text = comparison.render(args.format.0, args.per_query)?;
+    let text = if args.all_pairs {
+        crate::compare::all_pairs::render(&comparison, args.format.0)?
+    } else {
+        comparison.render(args.format.0, args.per_query)?
+    };
     let page = match &args.html {
         Some(_) => Some(crate::report::explorer::compare::page(
             &comparison,

@@ -1,4 +1,6 @@
-//! `ranklab tune`: tune the four penalty weights of the practice file against recent merges.
+//! `ranklab tune`: tune the four penalty weights of the practice file against recent merges;
+//! with a tuning FILE, a weighted fusion's weights and normalization under task-fold cross-validation
+//! ([`crate::tune::cv`]).
 //!
 //! It reads the merges of `merges.yaml` dated in `[as_of - window_days, as_of]`, replays the
 //! first stage of the shipped configuration (the one with `wiring: current`) once per merge
@@ -55,10 +57,34 @@ the weights.
 
 Example: ranklab tune --suite tasks/brain --window-days 90 --as-of 2026-11-30 --write --keep
 
+With a tuning FILE instead (ranklab tune tasks/docir/tune-fusion-weights.yaml --json out.json): \
+the named configuration's lists are computed once, every candidate of the file's grid is scored \
+on every task, and per seeded task fold the candidate chosen on the other folds' tasks (the same \
+plateau rule) scores the held-out tasks. It prints and writes reports/<suite>/tune-<name>.md and \
+.json: in-sample and out-of-fold values, each fold's choice, and out of fold against the \
+shipped configuration (Δ, CI, p, wins/ties/losses, power). --write adds the configuration chosen \
+on all tasks as tasks/<suite>/experiments-tune-<name>.yaml, only when the out-of-fold gain is \
+detectable (else exit 2, no experiments file written; the report is).
+
 Exit codes: 0 ok; 2 bad input (every merge after --as-of, a bad date, an unknown record, an empty \
 window, no --suite while the tasks folder has no suite or several suites with a merges.yaml) or \
 --write refused, nothing written.")]
 pub(crate) struct TuneArgs {
+    /// A tuning file beside a suite (e.g. tasks/docir/tune-fusion-weights.yaml): tune its
+    /// configuration's parameters under task-fold cross-validation and report the out-of-fold
+    /// result against the shipped configuration (docs/tuning.md). Without it, tune the penalty
+    /// weights against merges (the flags below).
+    #[arg(value_name = "FILE", conflicts_with_all = ["suite", "merges", "configuration", "keep", "force", "reports"])]
+    pub file: Option<PathBuf>,
+    /// With FILE: also write the JSON report to OUT.
+    #[arg(long, value_name = "OUT", requires = "file")]
+    pub json: Option<PathBuf>,
+    /// With FILE: compute model outputs (vectors) on this machine. By default they are read
+    /// from the suite's recording (reports/<suite>/runs/models/) first, the bits its committed
+    /// reports rest on, as `ranklab run --from-recording` does (int8 kernels differ between
+    /// CPUs in the last bits, enough to swap near-ties).
+    #[arg(long, requires = "file")]
+    pub live: bool,
     /// The suite: a directory holding suite.yaml, experiments*.yaml, merges.yaml, paired*.yaml
     /// and the practice file. Default: the only suite of the repository's tasks/ folder that has
     /// a merges.yaml (with none or several, tune asks for --suite).
@@ -87,7 +113,8 @@ pub(crate) struct TuneArgs {
     pub top: usize,
     /// Write the chosen weights to the practice file (atomically). Without it nothing changes.
     /// Refused when the rolling validation does not show tuning beating the current weights
-    /// (unless --force).
+    /// (unless --force). With FILE: write tasks/<suite>/experiments-tune-<name>.yaml with the
+    /// configuration chosen on all tasks, only when its out-of-fold gain is detectable.
     #[arg(long)]
     pub write: bool,
     /// With --write: write even when the rolling validation says tuning does not help.
@@ -114,6 +141,17 @@ pub(crate) struct TuneArgs {
 /// Runs the command: the checked request from the flags, then the tuning (which scores,
 /// renders and writes what is asked, see [`tune`]), then the report on stdout.
 pub(crate) fn run(args: TuneArgs) -> Result<Exit> {
+    if let Some(file) = &args.file {
+        let req = crate::tune::cv::session::Request {
+            file: file.clone(),
+            json: args.json.clone(),
+            write: args.write,
+            live: args.live,
+        };
+        let (md, _) = crate::tune::cv::session::tune(&req)?;
+        print!("{md}");
+        return Ok(Exit::Ok);
+    }
     let md = tune(&request(args)?)?;
     print!("{md}");
     Ok(Exit::Ok)

@@ -17,7 +17,6 @@ use ranklab_engine::corpus::Corpus;
 use ranklab_engine::dense::{
     embed_query, query_text, DenseIndex, EmbedderOptions, EmbeddingCache, LazyEmbedder,
 };
-use ranklab_engine::fusion::rrf_ranked;
 use ranklab_engine::lexical::{
     Analyzer, Bm25Params, IndexCache, LexicalIndex, CACHED_MIN_SECTIONS,
 };
@@ -31,6 +30,7 @@ use ranklab_engine::rerank::{
     ScoreCache, ShortlistRequest, ShortlistScores,
 };
 
+use crate::suite::fusion::fuse;
 use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Scorer, Suite};
 use ranklab_engine::policy::Wiring;
 
@@ -454,6 +454,8 @@ enum ListKey {
         analyzer: Analyzer,
         rrf_k: u32,
         depth: usize,
+        /// `FusionSpec::key`: `rrf` or the weighted fusion's normalization and weights.
+        fusion: String,
     },
     External {
         configuration: String,
@@ -503,6 +505,7 @@ fn list_key(c: &Configuration) -> ListKey {
             analyzer: p.analyzer,
             rrf_k: c.rrf().k.to_bits(),
             depth: c.depth(),
+            fusion: c.fusion.as_ref().map_or_else(|| "rrf".into(), |f| f.key()),
         },
         Retriever::External => ListKey::External {
             configuration: c.name.clone(),
@@ -557,7 +560,7 @@ impl TaskLists<'_, '_> {
                     depth: Some(self.max_depth),
                     ..c.clone()
                 })?;
-                let mut fused = rrf_ranked(&[&lex, &sem], c.rrf(), corpus.id_rank());
+                let mut fused = fuse(c.fusion.as_ref(), c.rrf(), &lex, &sem, corpus.id_rank());
                 fused.truncate(self.max_depth);
                 fused
             }
@@ -744,7 +747,7 @@ fn prefetch_fused(
                 if !finite(lex) || !finite(sem) {
                     return None;
                 }
-                let mut f = rrf_ranked(&[lex, sem], c.rrf(), id_rank);
+                let mut f = fuse(c.fusion.as_ref(), c.rrf(), lex, sem, id_rank);
                 f.truncate(max_depth);
                 Some(f)
             })

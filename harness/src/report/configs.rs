@@ -138,10 +138,10 @@ pub fn markdown(
         } else {
             dash()
         };
-        let rrf = if c.retriever == Retriever::Fusion {
-            c.rrf().k.to_string()
-        } else {
-            dash()
+        let rrf = match (&c.fusion, c.retriever) {
+            (Some(f), _) if f.method == crate::suite::fusion::Method::Weighted => f.describe(),
+            (_, Retriever::Fusion) => c.rrf().k.to_string(),
+            _ => dash(),
         };
         let (model, shortlist) = match &c.rerank {
             Some(s) => (rerank_cell(s, dir)?, s.shortlist.to_string()),
@@ -195,6 +195,14 @@ pub fn json(
             }
             if c.retriever == Retriever::Fusion {
                 o.insert("rrf_k".into(), num(c.rrf().k));
+            }
+            if let Some(f) = c.fusion.as_ref().filter(|f| f.method == crate::suite::fusion::Method::Weighted) {
+                let weights: serde_json::Map<String, serde_json::Value> =
+                    f.weights.iter().map(|(k, v)| (k.clone(), (*v).into())).collect();
+                o.insert(
+                    "fusion".into(),
+                    serde_json::json!({"method": "weighted", "normalize": f.normalize().name(), "weights": weights}),
+                );
             }
             o.insert("depth".into(), c.depth().into());
             if let Some(s) = &c.rerank {

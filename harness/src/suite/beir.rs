@@ -55,6 +55,7 @@ pub fn configuration(name: &str) -> Result<Configuration> {
         embedder: None,
         bm25: None,
         rrf_k: None,
+        fusion: None,
         depth: Some(100),
         rerank: None,
         wiring: Wiring::None,

@@ -28,6 +28,7 @@ pub mod beir;
 mod depth;
 mod discover;
 pub mod distractors;
+pub mod fusion;
 pub(crate) mod merges;
 mod names;
 
@@ -892,6 +893,9 @@ pub struct Configuration {
     /// RRF constant (fusion; default 60).
     #[serde(default)]
     pub rrf_k: Option<f32>,
+    /// How a fusion combines its lists (default RRF; `method: weighted` for a weighted sum).
+    #[serde(default)]
+    pub fusion: Option<fusion::FusionSpec>,
     /// Depth of each first-stage list (default 100).
     #[serde(default)]
     pub depth: Option<usize>,
@@ -983,6 +987,12 @@ fn check_configuration(c: &Configuration, at: &str, path: &Path) -> Result<()> {
         bail!("{at}: depth must be between 1 and {MAX_K}");
     }
     c.rrf().validate().with_context(|| at.to_string())?;
+    if let Some(f) = &c.fusion {
+        if c.retriever != Retriever::Fusion {
+            bail!("{at}: `fusion:` needs `retriever: fusion`");
+        }
+        f.check(at)?;
+    }
     if let Some(r) = &c.rerank {
         if r.shortlist == 0 {
             bail!("{at}: rerank shortlist must be at least 1");

@@ -290,6 +290,7 @@ impl Settings {
         differ(a.embedder == b.embedder, "embedder");
         differ(a.bm25 == b.bm25, "bm25");
         differ(a.rrf_k == b.rrf_k, "rrf_k");
+        differ(a.fusion == b.fusion, "fusion");
         differ(a.depth == b.depth, "depth");
         differ(a.rerank == b.rerank, "rerank");
         differ(a.wiring == b.wiring, "wiring");

@@ -1,4 +1,5 @@
-//! Tuning the lifecycle/history penalty weights against recent merges.
+//! Tuning: the lifecycle/history penalty weights against recent merges, and (in [`cv`]) any
+//! configuration parameter of a tuning file under task-fold cross-validation.
 //!
 //! - [`merges`]: the dated merges file, the window up to an as-of date, the train/held-out split;
 //! - [`grid`]: the integer grid of weights (integer units of hundredths, rules enforced);
@@ -12,6 +13,7 @@
 //! summation did. A candidate that breaks any paired assertion (under either wiring) is rejected.
 
 pub(crate) mod assemble;
+pub(crate) mod cv;
 pub(crate) mod from_git;
 pub(crate) mod grid;
 mod heatmap;

@@ -1,0 +1,183 @@
+//! A fusion configuration's `fusion:` field: reciprocal rank fusion (the default) or a weighted
+//! sum of normalized scores (`ranklab_engine::fusion::weighted`), and the one function that fuses
+//! a task's BM25 and dense lists under either.
+//!
+//! ```yaml
+//! fusion: { method: weighted, normalize: minmax, weights: { bm25: 0.3, dense: 0.7 } }
+//! ```
+//! The lists are the configuration's BM25 list and its bi-encoder's list, each at the
+//! configuration's `depth`; a list not named under `weights` has weight 0. Weights are finite
+//! and ≥ 0.
+
+use std::collections::BTreeMap;
+
+use anyhow::{bail, Result};
+use ranklab_engine::fusion::weighted::{weighted_ranked, Normalize};
+use ranklab_engine::fusion::{rrf_ranked, RrfParams};
+use ranklab_engine::ranking::Hit;
+use serde::Deserialize;
+
+/// The lists a weighted fusion can name, in the order they are added up.
+pub const LISTS: [&str; 2] = ["bm25", "dense"];
+
+/// How a fusion configuration combines its lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Reciprocal rank fusion with `rrf_k`.
+    Rrf,
+    /// Σ weight · normalized score.
+    Weighted,
+}
+
+/// The `fusion:` field of a configuration.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FusionSpec {
+    /// `rrf` or `weighted`.
+    pub method: Method,
+    /// The normalization of `weighted` (default `minmax`).
+    #[serde(default)]
+    pub normalize: Option<Normalize>,
+    /// The weight of each list (`weighted`; a list left out weighs 0).
+    #[serde(default)]
+    pub weights: BTreeMap<String, f64>,
+}
+
+impl FusionSpec {
+    /// The normalization (`minmax` by default).
+    pub fn normalize(&self) -> Normalize {
+        self.normalize.unwrap_or(Normalize::Minmax)
+    }
+
+    /// The weights in the order of [`LISTS`].
+    pub fn weight_vector(&self) -> [f64; 2] {
+        LISTS.map(|l| self.weights.get(l).copied().unwrap_or(0.0))
+    }
+
+    /// Checks the spec; `at` is the configuration's `file:line`.
+    pub fn check(&self, at: &str) -> Result<()> {
+        match self.method {
+            Method::Rrf => {
+                if self.normalize.is_some() || !self.weights.is_empty() {
+                    bail!("{at}: `fusion: {{ method: rrf }}` takes no `normalize` or `weights` (those are for `method: weighted`); RRF's constant is `rrf_k`");
+                }
+            }
+            Method::Weighted => {
+                for (name, w) in &self.weights {
+                    if !LISTS.contains(&name.as_str()) {
+                        bail!("{at}: fusion weight for {name:?}: a weighted fusion combines the lists {}; name only those", LISTS.join(" and "));
+                    }
+                    if !(w.is_finite() && *w >= 0.0) {
+                        bail!("{at}: fusion weight {name}: {w} must be a finite number >= 0 (write e.g. 0.3)");
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A key that differs whenever two specs fuse differently (for the list cache).
+    pub fn key(&self) -> String {
+        match self.method {
+            Method::Rrf => "rrf".into(),
+            Method::Weighted => {
+                let w = self
+                    .weight_vector()
+                    .map(|x| format!("{:016x}", x.to_bits()));
+                format!("weighted {} {}", self.normalize().name(), w.join(" "))
+            }
+        }
+    }
+
+    /// Text for tables: `weighted minmax (bm25 0.3, dense 0.7)`.
+    pub fn describe(&self) -> String {
+        match self.method {
+            Method::Rrf => "rrf".into(),
+            Method::Weighted => {
+                let w = self.weight_vector();
+                let parts: Vec<String> = LISTS
+                    .iter()
+                    .zip(w)
+                    .map(|(l, x)| format!("{l} {x}"))
+                    .collect();
+                format!(
+                    "weighted {} ({})",
+                    self.normalize().name(),
+                    parts.join(", ")
+                )
+            }
+        }
+    }
+}
+
+/// Fuses a task's BM25 list `lex` and dense list `sem` as `spec` says (RRF with `rrf` when no
+/// spec or `method: rrf`), in the total order of `ranklab_engine::ranking`.
+pub fn fuse(
+    spec: Option<&FusionSpec>,
+    rrf: RrfParams,
+    lex: &[Hit],
+    sem: &[Hit],
+    id_rank: &[u32],
+) -> Vec<Hit> {
+    match spec {
+        Some(s) if s.method == Method::Weighted => weighted_ranked(
+            &[lex, sem],
+            &s.weight_vector(),
+            s.normalize(),
+            rrf.depth,
+            id_rank,
+        ),
+        _ => rrf_ranked(&[lex, sem], rrf, id_rank),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(yaml: &str) -> FusionSpec {
+        yaml_serde::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn negative_and_unknown_weights_are_refused_at_the_line() {
+        let e = spec("{ method: weighted, weights: { bm25: -0.1, dense: 1 } }")
+            .check("x.yaml:7")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("x.yaml:7: fusion weight bm25: -0.1"), "{e}");
+        let e = spec("{ method: weighted, weights: { colbert: 1 } }")
+            .check("x.yaml:7")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"colbert\""), "{e}");
+        assert!(spec("{ method: rrf, weights: { bm25: 1 } }")
+            .check("a:1")
+            .is_err());
+        assert!(
+            spec("{ method: weighted, normalize: zscore, weights: { bm25: 0 } }")
+                .check("a:1")
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn weighted_and_rrf_differ_in_key_and_result() {
+        let a = spec("{ method: weighted, weights: { bm25: 0.3, dense: 0.7 } }");
+        let b = spec("{ method: weighted, weights: { bm25: 0.7, dense: 0.3 } }");
+        assert_ne!(a.key(), b.key());
+        assert_eq!(a.describe(), "weighted minmax (bm25 0.3, dense 0.7)");
+        // lex d0 > d1, sem d1 > d0: under a, dense wins (d1 0.7 > d0 0.3); under b, lexical.
+        let h = |doc, score| Hit {
+            doc,
+            score,
+            section: 0,
+        };
+        let lex = [h(0, 2.0), h(1, 1.0)];
+        let sem = [h(1, 0.9), h(0, 0.2)];
+        let p = RrfParams::default();
+        assert_eq!(fuse(Some(&a), p, &lex, &sem, &[0, 1])[0].doc, 1);
+        assert_eq!(fuse(Some(&b), p, &lex, &sem, &[0, 1])[0].doc, 0);
+    }
+}

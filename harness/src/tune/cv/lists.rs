@@ -1,0 +1,206 @@
+//! The lists a tuning scores its candidates on, computed once: the tuned configuration's BM25
+//! and dense lists of every task (one replay), normalized once per normalization the grid
+//! names; then every candidate is scored by re-weighting them (no replay per candidate).
+
+use std::collections::HashMap;
+
+use anyhow::{bail, Result};
+use ranklab_engine::corpus::Corpus;
+use ranklab_engine::fusion::weighted::{combine, normalize, table, Normalize, Table};
+use ranklab_engine::ranking::Hit;
+use rayon::prelude::*;
+
+use super::file::{normalize_of, Param, Plan, Value};
+use crate::metrics::{evaluate_ranking, Measure};
+use crate::replay::{ConfigRun, Ranked};
+use crate::report::MeasureSet;
+use crate::suite::fusion::{FusionSpec, Method};
+use crate::suite::{Configuration, Retriever, Suite};
+use ranklab_engine::policy::Wiring;
+
+/// The per-task tables of one tuning.
+pub(crate) struct Lists {
+    /// `tables[task][n]`: the task's lists normalized by `normalizations[n]`.
+    pub tables: Vec<Vec<Table>>,
+    /// The normalizations the grid uses (the configuration's own first).
+    pub normalizations: Vec<Normalize>,
+    /// The configuration's depth (fused lists are cut there).
+    pub depth: usize,
+}
+
+/// The configuration's weighted fusion spec, or why it cannot be tuned on the fast path.
+pub(crate) fn spec_of(c: &Configuration, at: &str) -> Result<FusionSpec> {
+    match &c.fusion {
+        Some(f) if f.method == Method::Weighted && c.retriever == Retriever::Fusion => {
+            if c.rerank.is_some() || c.wiring != Wiring::None {
+                bail!("{at}: configuration {:?} has a rerank stage or a wiring; ranklab tune varies only a weighted fusion's weights and normalization on lists computed once, so tune a configuration without them", c.name);
+            }
+            Ok(f.clone())
+        }
+        _ => bail!("{at}: configuration {:?} is not a weighted fusion; write it as `retriever: fusion` with `fusion: {{ method: weighted, ... }}` (docs/formats.md) to tune its weights", c.name),
+    }
+}
+
+/// The two single-list configurations whose lists `c` fuses (its BM25 and its bi-encoder, at
+/// its depth).
+pub(crate) fn parts(c: &Configuration) -> [Configuration; 2] {
+    let part = |retriever, suffix: &str| Configuration {
+        name: format!("{}~{suffix}", c.name),
+        retriever,
+        fusion: None,
+        rerank: None,
+        wiring: Wiring::None,
+        ..c.clone()
+    };
+    [
+        part(Retriever::Bm25, "bm25"),
+        part(Retriever::Dense, "dense"),
+    ]
+}
+
+fn hits(ranked: &[Ranked]) -> Vec<Hit> {
+    crate::replay::as_hits(ranked)
+}
+
+/// Normalizes the replayed parts (`bm25`, `dense`: per task, in suite order) once per
+/// normalization of the grid.
+pub(crate) fn build(
+    plan: &Plan,
+    spec: &FusionSpec,
+    bm25: &ConfigRun,
+    dense: &ConfigRun,
+    corpus: &Corpus,
+    depth: usize,
+) -> Lists {
+    let mut normalizations = vec![spec.normalize()];
+    for d in plan.dims.iter().filter(|d| d.param == Param::Normalize) {
+        for v in &d.values {
+            if let Value::Word(w) = v {
+                let n = normalize_of(w).expect("checked when the file was read");
+                if !normalizations.contains(&n) {
+                    normalizations.push(n);
+                }
+            }
+        }
+    }
+    let tables = bm25
+        .per_task
+        .iter()
+        .zip(&dense.per_task)
+        .map(|(l, s)| {
+            let (l, s) = (hits(l), hits(s));
+            normalizations
+                .iter()
+                .map(|&n| {
+                    let (a, b) = (normalize(&l, depth, n), normalize(&s, depth, n));
+                    table(&[&a, &b], corpus.len())
+                })
+                .collect()
+        })
+        .collect();
+    Lists {
+        tables,
+        normalizations,
+        depth,
+    }
+}
+
+/// A candidate as settings: the weights (in `LISTS` order) and the normalization's index in
+/// [`Lists::normalizations`].
+pub(crate) fn settings(
+    plan: &Plan,
+    spec: &FusionSpec,
+    lists: &Lists,
+    point: &[usize],
+) -> ([f64; 2], usize) {
+    let mut w = spec.weight_vector();
+    let mut n = 0;
+    for (d, &i) in plan.dims.iter().zip(point) {
+        match (d.param, &d.values[i]) {
+            (Param::Weight(l), Value::Number(x)) => w[l] = *x,
+            (Param::Normalize, Value::Word(word)) => {
+                let want = normalize_of(word).expect("checked");
+                n = lists
+                    .normalizations
+                    .iter()
+                    .position(|&x| x == want)
+                    .expect("built");
+            }
+            _ => unreachable!("values checked against their parameter"),
+        }
+    }
+    (w, n)
+}
+
+/// The fused ranking of task `t` under weights `w` and normalization `n`, cut at the depth.
+pub(crate) fn ranking(
+    lists: &Lists,
+    t: usize,
+    w: &[f64; 2],
+    n: usize,
+    corpus: &Corpus,
+) -> Vec<Hit> {
+    let mut hits = combine(&lists.tables[t][n], w, corpus.id_rank());
+    hits.truncate(lists.depth);
+    hits
+}
+
+/// What a task's ranking is scored with: the measure at the task's k and its judgments.
+pub(crate) struct Scorer {
+    measures: Vec<Measure>,
+    judged: Vec<HashMap<String, i32>>,
+}
+
+impl Scorer {
+    /// The measure named `name` (a column of the tables of `set`) for every task of `suite`.
+    pub(crate) fn new(suite: &Suite, set: &MeasureSet, name: &str, at: &str) -> Result<Scorer> {
+        let names = set.names(suite.k);
+        let Some(i) = names.iter().position(|n| n == name) else {
+            bail!(
+                "{at}: measure {name:?} is not a column of the suite's tables; write one of {}",
+                names.join(", ")
+            );
+        };
+        Ok(Scorer {
+            measures: suite.tasks.iter().map(|t| set.for_task(t)[i]).collect(),
+            judged: suite
+                .tasks
+                .iter()
+                .map(|t| t.expected.iter().map(|(k, v)| (k.clone(), *v)).collect())
+                .collect(),
+        })
+    }
+
+    /// Task `t`'s value of `hits`.
+    pub(crate) fn value(&self, t: usize, hits: &[Hit], corpus: &Corpus) -> f64 {
+        let ids: Vec<&str> = hits.iter().map(|h| corpus.id(h.doc)).collect();
+        evaluate_ranking(&[self.measures[t]], &ids, &self.judged[t], 1)[0]
+    }
+
+    /// Task `t`'s value of a replayed ranking.
+    pub(crate) fn value_ranked(&self, t: usize, ranked: &[Ranked], corpus: &Corpus) -> f64 {
+        self.value(t, &hits(ranked), corpus)
+    }
+}
+
+/// Every candidate's value on every task: `[candidate * tasks + task]`, candidates on rayon's
+/// pool (each value depends only on its candidate and task, so the result does not depend on
+/// the number of threads).
+pub(crate) fn score_grid(
+    plan: &Plan,
+    spec: &FusionSpec,
+    lists: &Lists,
+    scorer: &Scorer,
+    corpus: &Corpus,
+) -> Vec<f64> {
+    let tasks = lists.tables.len();
+    (0..plan.candidates())
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let (w, n) = settings(plan, spec, lists, &plan.point(c));
+            (0..tasks)
+                .map(|t| scorer.value(t, &ranking(lists, t, &w, n, corpus), corpus))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}

@@ -1,0 +1,355 @@
+//! One `ranklab tune FILE`: read the file and the suite, replay the lists once, score the grid,
+//! cross-validate, compare with the shipped configuration, render, write.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use ranklab_engine::corpus::Corpus;
+
+use super::file::{self, line_of, Plan};
+use super::lists::{self, Lists, Scorer};
+use super::{cross_validate, folds, render, CrossValidation};
+use crate::replay::{ConfigRun, ReplayOptions, Replayer};
+use crate::stats::{self, power};
+use crate::suite::fusion::FusionSpec;
+use crate::suite::{Configuration, Experiments, Suite};
+
+/// What `ranklab tune FILE` was asked.
+#[derive(Debug, Clone)]
+pub(crate) struct Request {
+    /// The tuning file.
+    pub file: PathBuf,
+    /// Also write the JSON here.
+    pub json: Option<PathBuf>,
+    /// Add the configuration tuned on all tasks to an experiments file (when detectable).
+    pub write: bool,
+    /// Compute model outputs here (`--live`) instead of reading the suite's recording first.
+    pub live: bool,
+}
+
+/// Where a tuning runs: the suite (or BEIR collection), the configuration tuned and the one it
+/// is compared with, the measures, the report folder, and the experiments file the tuned
+/// configuration belongs to (a stand-in named after the tuning file for a collection).
+struct Setting {
+    suite: Suite,
+    c: Configuration,
+    shipped: Configuration,
+    measures: crate::report::MeasureSet,
+    reports: PathBuf,
+    ex: Experiments,
+    /// A collection's corpus (a suite's is loaded from its folder).
+    corpus: Option<Corpus>,
+}
+
+/// Resolves the tuning file's suite or collection and its configurations.
+fn resolve(plan: &Plan, file: &Path, at: &dyn Fn(&str) -> String) -> Result<Setting> {
+    let f = &plan.file;
+    if let Some(coll) = &f.collection {
+        let dir = crate::root::dir_of(file)
+            .join(crate::engine_spec::expand_env(coll).with_context(|| at("collection"))?);
+        let reports = crate::suite::beir::default_reports();
+        let (coll, suite) = crate::suite::beir::load_judged(
+            &dir,
+            "test",
+            &reports,
+            crate::judgments::Selection::Human,
+        )
+        .with_context(|| at("collection"))?;
+        let mut c = crate::suite::beir::configuration(&f.configuration)
+            .with_context(|| at("configuration"))?;
+        if let Some(fusion) = &f.fusion {
+            c.fusion = Some(fusion.clone());
+            c.name = format!("{}-weighted", c.name);
+        }
+        let shipped = crate::suite::beir::configuration(f.shipped.as_deref().unwrap_or("fusion"))
+            .with_context(|| at("shipped"))?;
+        let ex = Experiments {
+            experiment: format!("tune-{}", f.tune),
+            baseline: None,
+            description: None,
+            configurations: vec![c.clone()],
+            distractors: None,
+            path: file.to_path_buf(),
+        };
+        let reports = reports.join(&suite.name);
+        return Ok(Setting {
+            suite,
+            c,
+            shipped,
+            measures: crate::report::MeasureSet::Fixed(crate::suite::beir::measures()),
+            reports,
+            ex,
+            corpus: Some(coll.corpus),
+        });
+    }
+    let dir = crate::root::dir_of(file).to_path_buf();
+    let suite = Suite::load(&dir).with_context(|| {
+        format!(
+            "{}: a tuning file sits beside its suite's suite.yaml (or names a BEIR `collection:`)",
+            file.display()
+        )
+    })?;
+    let Some((mut c, ex)) = find_configuration(&suite, &f.configuration)? else {
+        bail!(
+            "{}: configuration {:?} is in none of {}'s experiments files",
+            at("configuration"),
+            f.configuration,
+            suite.name
+        );
+    };
+    if let Some(fusion) = &f.fusion {
+        c.fusion = Some(fusion.clone());
+        c.name = format!("{}-weighted", c.name);
+    }
+    let shipped_name = match &f.shipped {
+        Some(s) => s.clone(),
+        None => crate::suite::shipped(&suite)?
+            .into_iter()
+            .next()
+            .map(|s| s.0)
+            .or_else(|| ex.baseline.clone())
+            .unwrap_or_else(|| ex.configurations[0].name.clone()),
+    };
+    let shipped = find_configuration(&suite, &shipped_name)?
+        .map(|x| x.0)
+        .with_context(|| {
+            format!(
+                "{}: the shipped configuration {shipped_name:?} is in no experiments file",
+                at("shipped")
+            )
+        })?;
+    let reports = crate::root::default("reports").join(&suite.name);
+    Ok(Setting {
+        suite,
+        c,
+        shipped,
+        measures: crate::report::MeasureSet::Suite,
+        reports,
+        ex,
+        corpus: None,
+    })
+}
+
+/// The configuration `name` of the suite's experiments files, with its experiments file.
+fn find_configuration(suite: &Suite, name: &str) -> Result<Option<(Configuration, Experiments)>> {
+    let all = crate::suite::load_experiments(suite, &[])?;
+    for ex in all {
+        if let Some(c) = ex.configurations.iter().find(|c| c.name == name) {
+            return Ok(Some((c.clone(), ex)));
+        }
+    }
+    Ok(None)
+}
+
+/// Everything the report says.
+pub(crate) struct Outcome {
+    /// The checked file.
+    pub plan: Plan,
+    /// The suite's name.
+    pub suite: String,
+    /// The tuned configuration's name (`<configuration>-weighted` when the file sets `fusion:`).
+    pub configuration: String,
+    /// Task ids, suite order.
+    pub tasks: Vec<String>,
+    /// The cross-validation.
+    pub cv: CrossValidation,
+    /// The folds.
+    pub folds: Vec<folds::Fold>,
+    /// The configuration as written: its per-task values.
+    pub written: Vec<f64>,
+    /// The shipped configuration's name and per-task values.
+    pub shipped: (String, Vec<f64>),
+    /// Out of fold against shipped.
+    pub paired: stats::Paired,
+    /// Power of that comparison.
+    pub power: power::Power,
+}
+
+/// Runs the tuning; returns the Markdown report and the outcome.
+pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
+    let plan = file::load(&req.file)?;
+    let text = ranklab_engine::input::read_text(&req.file)?;
+    let at = |key: &str| format!("{}:{}", req.file.display(), line_of(&text, key));
+    let Setting {
+        suite,
+        c,
+        shipped,
+        measures,
+        reports,
+        ex,
+        corpus,
+    } = resolve(&plan, &req.file, &at)?;
+    let spec = lists::spec_of(&c, &at("configuration"))?;
+    let scorer = Scorer::new(&suite, &measures, &plan.file.measure, &at("measure"))?;
+    let shipped_name = shipped.name.clone();
+    let corpus = match corpus {
+        Some(c) => c,
+        None => suite.load_corpus()?,
+    };
+    let runs = replay_once(req, &suite, &corpus, &c, &shipped, &ex, &reports)?;
+    let lists = lists::build(&plan, &spec, &runs[0], &runs[1], &corpus, c.depth());
+    check_fast_path(&lists, &spec, &runs[2], &corpus, &c.name)?;
+    let t0 = std::time::Instant::now();
+    let values = lists::score_grid(&plan, &spec, &lists, &scorer, &corpus);
+    let n = suite.tasks.len();
+    let folds = folds::split(n, plan.file.folds, plan.file.seed);
+    let sizes: Vec<usize> = plan.dims.iter().map(|d| d.values.len()).collect();
+    let cv = cross_validate(&sizes, &values, n, &folds, plan.file.epsilon);
+    eprintln!(
+        "tune: {} candidates x {} tasks scored and cross-validated over {} folds in {:.2} s",
+        plan.candidates(),
+        n,
+        folds.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    let per = |r: &ConfigRun| -> Vec<f64> {
+        (0..n)
+            .map(|t| scorer.value_ranked(t, &r.per_task[t], &corpus))
+            .collect()
+    };
+    let written = per(&runs[2]);
+    let shipped_values = per(runs.get(3).unwrap_or(&runs[2]));
+    let paired = stats::paired(&shipped_values, &cv.out_of_fold, &stats::Options::default())?;
+    let diffs = stats::differences(&shipped_values, &cv.out_of_fold)?;
+    let power = power::analyse(&diffs, stats::ALPHA);
+    let outcome = Outcome {
+        plan,
+        suite: suite.name.clone(),
+        configuration: c.name.clone(),
+        tasks: suite.tasks.iter().map(|t| t.id.clone()).collect(),
+        cv,
+        folds,
+        written,
+        shipped: (shipped_name, shipped_values),
+        paired,
+        power,
+    };
+    let md = render::markdown(&outcome, &spec);
+    write_outputs(req, &outcome, &c, &spec, &md, &reports, &ex)?;
+    Ok((md, outcome))
+}
+
+/// One replay of the configuration's two lists, the configuration as written and the shipped
+/// configuration (when it is another): runs in that order.
+fn replay_once(
+    req: &Request,
+    suite: &Suite,
+    corpus: &Corpus,
+    c: &Configuration,
+    shipped: &Configuration,
+    ex: &Experiments,
+    reports: &Path,
+) -> Result<Vec<ConfigRun>> {
+    let mut configurations: Vec<Configuration> = lists::parts(c).into();
+    configurations.push(c.clone());
+    if shipped.name != c.name {
+        configurations.push(shipped.clone());
+    }
+    let tmp = Experiments {
+        experiment: format!("tune-{}", c.name),
+        baseline: None,
+        description: None,
+        configurations,
+        distractors: None,
+        path: ex.path.clone(),
+    };
+    let mode = if req.live {
+        crate::external::Mode::Live
+    } else {
+        crate::external::Mode::FromRecording
+    };
+    let runs_dir = reports.join("runs");
+    let models = crate::replay::recorded_models(&mode, Some(&runs_dir))?;
+    let engine = Replayer::build(corpus, &[&tmp])?;
+    let opts = ReplayOptions {
+        external: mode,
+        recordings: Some(runs_dir),
+        ..Default::default()
+    };
+    let replay = crate::replay::replay_with(&engine, suite, &tmp, &opts)?;
+    engine.finish()?;
+    drop(models.finish());
+    Ok(replay.runs)
+}
+
+/// The fast path under the configuration's own settings must rank every task exactly as the
+/// replay did (documents and scores); a difference is an internal error.
+fn check_fast_path(
+    lists: &Lists,
+    spec: &FusionSpec,
+    run: &ConfigRun,
+    corpus: &Corpus,
+    name: &str,
+) -> Result<()> {
+    let w = spec.weight_vector();
+    for (t, ranked) in run.per_task.iter().enumerate() {
+        let fast = lists::ranking(lists, t, &w, 0, corpus);
+        let replayed = crate::replay::as_hits(ranked);
+        if fast != replayed {
+            bail!("internal error: the tuning's fast path ranks task {} of {name:?} differently from the replay; please report it", t + 1);
+        }
+    }
+    Ok(())
+}
+
+/// Writes reports/<suite>/tune-<name>.md and .json, `--json`, and with `--write` the tuned
+/// configuration (only when the out-of-fold gain is detectable).
+fn write_outputs(
+    req: &Request,
+    o: &Outcome,
+    c: &Configuration,
+    spec: &FusionSpec,
+    md: &str,
+    reports: &Path,
+    ex: &Experiments,
+) -> Result<()> {
+    let json = serde_json::to_string_pretty(&render::json(o, spec))? + "\n";
+    std::fs::create_dir_all(reports).with_context(|| format!("creating {}", reports.display()))?;
+    let stem = format!("tune-{}", o.plan.file.tune);
+    crate::report::atomic::write(&reports.join(format!("{stem}.md")), md.as_bytes())?;
+    crate::report::atomic::write(&reports.join(format!("{stem}.json")), json.as_bytes())?;
+    eprintln!("wrote {}/{stem}.md, .json", reports.display());
+    if let Some(p) = &req.json {
+        crate::report::atomic::write(p, json.as_bytes())?;
+    }
+    if req.write {
+        if !(o.paired.significant(stats::ALPHA) && o.paired.delta > 0.0) {
+            bail!("--write refused: the out-of-fold gain over {:?} is not detectable (Δ {:+.4}, p {}): no experiments file written (the report is)", o.shipped.0, o.paired.delta, stats::format_p(o.paired.p_holm));
+        }
+        let path = write_tuned(o, c, spec, ex)?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Writes `experiments-tune-<name>.yaml` beside the configuration's experiments file: the
+/// shipped configuration and the configuration tuned on every task, with its provenance.
+fn write_tuned(
+    o: &Outcome,
+    c: &Configuration,
+    spec: &FusionSpec,
+    ex: &Experiments,
+) -> Result<PathBuf> {
+    let dir = ex.path.parent().unwrap_or(Path::new("."));
+    let path = dir.join(format!("experiments-tune-{}.yaml", o.plan.file.tune));
+    let tuned = render::tuned_spec(o, spec);
+    let text = format!(
+        "experiment: tune-{t}\ndescription: >-\n  Tuned by `ranklab tune {file}`: {measure} out of fold {oof:.4} against {shipped} {sv:.4} (Δ {d:+.4}, p {p}, {folds} task folds, seed {seed}); the weights chosen on all {n} tasks.\nbaseline: {name}\nconfigurations:\n{written}{tuned_c}",
+        t = o.plan.file.tune,
+        file = o.plan.path.display(),
+        measure = o.plan.file.measure,
+        oof = o.paired.mean,
+        shipped = o.shipped.0,
+        sv = o.paired.baseline_mean,
+        d = o.paired.delta,
+        p = stats::format_p(o.paired.p_holm),
+        folds = o.folds.len(),
+        seed = o.plan.file.seed,
+        n = o.tasks.len(),
+        name = c.name,
+        written = render::configuration_yaml(c, &c.name, spec),
+        tuned_c = render::configuration_yaml(c, &format!("{}-tuned", c.name), &tuned),
+    );
+    crate::report::atomic::write(&path, text.as_bytes())?;
+    Ok(path)
+}
