@@ -61,6 +61,9 @@ fn gates_from_the_recording(extra: &[&str], suites: &[&str]) -> usize {
     let cache = dir.path().join("empty-cache");
     let (rc, v) = gate_json(dir.path(), &cache, extra);
     assert_eq!(rc, 0, "{v:#}");
+    // Nothing changed, so nothing is said to have: no configuration fingerprint, recording or
+    // record differs from the committed baseline's.
+    assert_eq!(v["inputs_changed"], false, "{}", v["banner"]);
     let m = &v["model_outputs"];
     assert_eq!(
         (m["computed"].as_u64(), m["cached"].as_u64()),

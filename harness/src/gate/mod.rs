@@ -87,7 +87,7 @@ fn short_sha(bytes: &[u8]) -> String {
 pub fn config_fingerprint(c: &Configuration) -> String {
     let mut canon = c.clone();
     let practice = canon.practice.take();
-    let mut text = format!("{canon:?}");
+    let mut text = without_absent_fields(&format!("{canon:?}"));
     if let Some(p) = practice {
         text.push_str("\u{1}practice\u{1}");
         match ranklab_engine::policy::Practice::load(&p) {
@@ -96,6 +96,40 @@ pub fn config_fingerprint(c: &Configuration) -> String {
         }
     }
     short_sha(text.as_bytes())
+}
+
+/// `text` (a `Debug` rendering) without its `, name: None` fields: a field added to the
+/// configuration type and left unset does not change the fingerprint of a configuration that
+/// does not use it (weighted fusion's `fusion` changed every fingerprint when it came).
+fn without_absent_fields(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(": None") {
+        let head = &rest[..i];
+        // The field's name runs back to the ", " or "{ " before it.
+        let name_start = head
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |j| j + 1);
+        let sep = &head[..name_start];
+        if !head[name_start..].is_empty() && (sep.ends_with(", ") || sep.ends_with("{ ")) {
+            let keep = if sep.ends_with(", ") {
+                &sep[..sep.len() - 2]
+            } else {
+                sep
+            };
+            out.push_str(keep);
+            rest = &rest[i + ": None".len()..];
+            // "{ a: None, b: 1 }" -> "{ b: 1 }": the comma after a first field goes too.
+            if sep.ends_with("{ ") {
+                rest = rest.strip_prefix(", ").unwrap_or(rest);
+            }
+        } else {
+            out.push_str(&rest[..i + ": None".len()]);
+            rest = &rest[i + ": None".len()..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The fingerprint of a task's query and cutoff (its judgments are recorded one by one).
@@ -506,6 +540,28 @@ impl ModelOutputs {
 mod tests {
     use super::*;
     use crate::suite::Task;
+
+    /// The absent fields go, wherever they stand; a present one and a `None` inside a value
+    /// (not a field) stay. Expected strings written by hand.
+    #[test]
+    fn absent_fields_leave_the_fingerprint_text() {
+        let cases = [
+            ("C { a: 1, b: None }", "C { a: 1 }"),
+            ("C { b: None, a: 1 }", "C { a: 1 }"),
+            (
+                "C { a: Some(R { x: None, y: 2 }), z: None }",
+                "C { a: Some(R { y: 2 }) }",
+            ),
+            (
+                "C { a: [None], b: Some(None) }",
+                "C { a: [None], b: Some(None) }",
+            ),
+            ("C { name: \"None\" }", "C { name: \"None\" }"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(without_absent_fields(text), want, "{text}");
+        }
+    }
 
     fn suite(tasks: Vec<Task>) -> Suite {
         Suite {
