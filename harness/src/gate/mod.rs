@@ -112,11 +112,7 @@ fn without_absent_fields(text: &str) -> String {
             .map_or(0, |j| j + 1);
         let sep = &head[..name_start];
         if !head[name_start..].is_empty() && (sep.ends_with(", ") || sep.ends_with("{ ")) {
-            let keep = if sep.ends_with(", ") {
-                &sep[..sep.len() - 2]
-            } else {
-                sep
-            };
+            let keep = sep.strip_suffix(", ").unwrap_or(sep);
             out.push_str(keep);
             rest = &rest[i + ": None".len()..];
             // "{ a: None, b: 1 }" -> "{ b: 1 }": the comma after a first field goes too.
