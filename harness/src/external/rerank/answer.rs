@@ -246,6 +246,24 @@ mod tests {
         assert!(e.contains("\"yes\" but no \"no\""), "{e}");
     }
 
+    /// Issue 42 case 2: a log-probability above 0 (a probability above 1, which no model
+    /// gives: what an edited recording holds) is refused naming the token; 0 itself (a
+    /// probability of 1) and minus infinity (a probability of 0) are a model's.
+    #[test]
+    fn a_log_probability_above_zero_is_refused_naming_the_token() {
+        let edited =
+            json!({"choices": [{"logprobs": {"top_logprobs": [{"yes": 0.7, "no": -2.0}]}}]});
+        let e = completions_score(&edited).unwrap_err();
+        assert!(e.contains("\"yes\"") && e.contains("above 0"), "{e}");
+        let chat = json!({"choices": [{"logprobs": {"content": [{"top_logprobs": [
+            {"token": "no", "logprob": 1e-3}, {"token": "yes", "logprob": -1.0}]}]}}]});
+        let e = chat_score(&chat).unwrap_err();
+        assert!(e.contains("\"no\"") && e.contains("above 0"), "{e}");
+        let certain =
+            json!({"choices": [{"logprobs": {"top_logprobs": [{"yes": 0.0, "no": -30.0}]}}]});
+        assert!(completions_score(&certain).is_ok());
+    }
+
     #[test]
     fn rerank_reads_cohere_voyage_and_tei_shapes_in_document_order() {
         let cohere = json!({"results": [{"index": 1, "relevance_score": 0.75},
