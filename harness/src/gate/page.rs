@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 
 use super::rankings::{first_relevant_by, per_task, Lists};
 use super::Subject;
-use crate::report::explorer::suite::{doc_info, page_tasks};
+use crate::report::explorer::suite::{doc_info, page_tasks, section_text};
 use crate::report::explorer::{self, Page, Side, SHOWN_DEPTH};
 
 /// The page of one gated configuration: `kept` (the baseline's rankings) against `now`, under
@@ -79,15 +79,7 @@ pub fn page(s: &Subject, configuration: &str, kept: &Lists, now: &Lists, verdict
         page.docs.entry(id).or_insert(info);
     }
     let corpus = &s.corpus;
-    page.add_snippets(|_, id| {
-        let doc = corpus.get(id)?;
-        let first = doc.sections.first()?;
-        Some(if first.heading == doc.title {
-            first.body.clone()
-        } else {
-            format!("{} {}", first.heading, first.body)
-        })
-    });
+    page.add_snippets(|_, id| section_text(corpus.get(id)?, 0));
     page
 }
 

@@ -76,15 +76,20 @@ pub fn page(
             .iter()
             .find_map(|run| run.per_task[t].iter().find(|r| r.doc == i))
             .map_or(0, |r| r.section);
-        let s = doc.sections.get(section).or(doc.sections.first())?;
-        // The title is shown apart: a heading that repeats it (a BEIR document's) is left out.
-        Some(if s.heading == doc.title {
-            s.body.clone()
-        } else {
-            format!("{} {}", s.heading, s.body)
-        })
+        section_text(doc, section)
     });
     page
+}
+
+/// The snippet's text of `doc`: its section `section` (else its first), heading and body. The
+/// title is shown apart: a heading that repeats it (a BEIR document's) is left out.
+pub fn section_text(doc: &ranklab_engine::corpus::Document, section: usize) -> Option<String> {
+    let s = doc.sections.get(section).or(doc.sections.first())?;
+    Some(if s.heading == doc.title {
+        s.body.clone()
+    } else {
+        format!("{} {}", s.heading, s.body)
+    })
 }
 
 /// The page's tasks of `suite`: id, query, cutoff and judgments (no snippets yet).
