@@ -34,6 +34,7 @@ use crate::suite::fusion::fuse;
 use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Scorer, Suite};
 use ranklab_engine::policy::Wiring;
 
+pub mod query_costs;
 pub mod scale;
 pub mod tuned;
 pub mod values;

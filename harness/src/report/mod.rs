@@ -496,7 +496,15 @@ fn markdown(
 ) -> Result<(String, plots::Plots)> {
     let mut md = String::new();
     writeln!(md, "# {} — {}\n", suite.name, ex.experiment)?;
-    writeln!(md, "**Decision:** {}\n", p.decision)?;
+    let cost = costs.and_then(|c| {
+        decision::cost_sentence(&p.computed, crate::stats::ALPHA, &|name| {
+            costs::cold_p50(c, &ex.experiment, name)
+        })
+    });
+    match cost {
+        Some(cost) => writeln!(md, "**Decision:** {} {cost}\n", p.decision)?,
+        None => writeln!(md, "**Decision:** {}\n", p.decision)?,
+    }
     if let Some(d) = &ex.description {
         writeln!(md, "{}\n", d.trim())?;
     }
@@ -540,7 +548,12 @@ fn markdown(
     if let Some(costs) = costs {
         let configs: Vec<&crate::suite::Configuration> =
             replay.runs.iter().map(|r| &r.config).collect();
-        md.push_str(&costs::section(&configs, &replay.models, costs));
+        md.push_str(&costs::section(
+            &configs,
+            &replay.models,
+            costs,
+            &ex.experiment,
+        ));
     }
     md.push_str(&adr::model_identities(&replay.models));
     writeln!(md, "## Rank of the first expected document, per task\n")?;
