@@ -260,7 +260,12 @@ fn markdown(
     if let Some(costs) = costs {
         let configs: Vec<&crate::suite::Configuration> =
             replay.runs.iter().map(|r| &r.config).collect();
-        md.push_str(&costs::section(&configs, &replay.models, costs, &ex.experiment));
+        md.push_str(&costs::section(
+            &configs,
+            &replay.models,
+            costs,
+            &ex.experiment,
+        ));
     }
     md.push_str(&adr::model_identities(&replay.models));
     writeln!(md, "## Rank of the first expected document, per task\n")?;
