@@ -110,6 +110,7 @@ pub mod corpus;
 pub mod dense;
 pub mod error;
 pub mod fusion;
+pub mod learn;
 pub use ranklab_input as input;
 pub mod leftovers;
 pub mod lexical;
