@@ -62,7 +62,8 @@ pub(crate) struct TuneFile {
     /// (default 0.001).
     #[serde(default = "default_epsilon")]
     pub epsilon: f64,
-    /// Parameter path -> candidate values.
+    /// Parameter path -> candidate values (empty with `learn:`).
+    #[serde(default)]
     pub space: BTreeMap<String, Vec<Value>>,
     /// A BEIR collection (a folder, `${NAME}` variables expanded, relative to the file) instead
     /// of the suite beside the file: its test queries are the tasks, `configuration` and
@@ -74,6 +75,9 @@ pub(crate) struct TuneFile {
     /// weighted one); the configuration is then named `<configuration>-weighted`.
     #[serde(default)]
     pub fusion: Option<crate::suite::fusion::FusionSpec>,
+    /// Train a learned ranker per fold instead of searching a grid ([`super::learned`]).
+    #[serde(default)]
+    pub learn: Option<super::learned::LearnSpec>,
     /// The configuration the out-of-fold result is compared with (default: the suite's first
     /// `ships:` entry, else the experiments file's baseline; `fusion` for a collection).
     #[serde(default)]
@@ -176,6 +180,17 @@ pub(crate) fn load(path: &Path) -> Result<Plan> {
     }
     if !(file.epsilon >= 0.0 && file.epsilon < 1.0) {
         bail!("{}: epsilon must be in [0, 1), e.g. 0.001", at("epsilon"));
+    }
+    if let Some(l) = &file.learn {
+        l.check(&at("learn"))?;
+        if !file.space.is_empty() {
+            bail!("{}: a tuning file with `learn:` trains a model and has no `space:`; remove one of them", at("space"));
+        }
+        return Ok(Plan {
+            path: path.to_path_buf(),
+            dims: Vec::new(),
+            file,
+        });
     }
     if file.space.is_empty() {
         bail!(
