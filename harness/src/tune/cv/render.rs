@@ -176,6 +176,7 @@ pub(crate) fn markdown(o: &Outcome, spec: &FusionSpec) -> String {
             None => "no noise estimate (every difference is zero)".to_string(),
         },
         match (detectable, p.delta > 0.0) {
+            (true, true) if f.learn.is_some() => format!("The learned ranker is detectably better out of fold (the model trained on all tasks: `tune-{}.model.json`).", f.tune),
             (true, true) => "The tuned configuration is detectably better out of fold: `--write` adds it.".to_string(),
             (true, false) => format!("Tuning is detectably worse out of fold: keep `{}`.", o.shipped.0),
             _ => format!("No detectable out-of-fold difference: keep `{}`; `--write` writes nothing.", o.shipped.0),

@@ -344,6 +344,9 @@ fn write_outputs(
     if let Some(p) = &req.json {
         crate::report::atomic::write(p, json.as_bytes())?;
     }
+    if req.write && o.plan.file.learn.is_some() {
+        bail!("--write: a learned tuning writes its model (reports/<suite>/tune-{}.model.json), not an experiments file; the report is written", o.plan.file.tune);
+    }
     if req.write {
         if !(o.paired.significant(stats::ALPHA) && o.paired.delta > 0.0) {
             bail!("--write refused: the out-of-fold gain over {:?} is not detectable (Δ {:+.4}, p {}): no experiments file written (the report is)", o.shipped.0, o.paired.delta, stats::format_p(o.paired.p_holm));
