@@ -183,6 +183,7 @@ pub(crate) fn load(path: &Path) -> Result<Plan> {
     }
     if let Some(l) = &file.learn {
         l.check(&at("learn"))?;
+        super::learned::target_of(&file.measure, 1, &at("measure"))?;
         if !file.space.is_empty() {
             bail!("{}: a tuning file with `learn:` trains a model and has no `space:`; remove one of them", at("space"));
         }
@@ -303,6 +304,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains(":4: folds: 1"), "{e}");
+    }
+
+    #[test]
+    fn a_learned_tuning_refuses_an_untrainable_measure_and_a_space_at_their_lines() {
+        let e = load_text("tune: x\nconfiguration: c\nmeasure: recall@5\nlearn: { method: lambdamart, features: [bm25] }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tune-x.yaml:3: measure \"recall@5\""), "{e}");
+        let e = load_text("tune: x\nconfiguration: c\nmeasure: MRR\nlearn: { method: lambdamart, features: [bm25, bm25] }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("tune-x.yaml:4: feature \"bm25\" is listed twice"),
+            "{e}"
+        );
+        let e = load_text("tune: x\nconfiguration: c\nmeasure: MRR\nlearn: { method: lambdamart, features: [bm25] }\nspace:\n  fusion.normalize: [rank]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("tune-x.yaml:5: a tuning file with `learn:`"),
+            "{e}"
+        );
     }
 
     #[test]
