@@ -91,6 +91,7 @@
 //! - [`lexical`]: tantivy BM25 over sections; a document ranks by its best section.
 //! - [`dense`]: a bi-encoder over sections ([`dense::Embedder`]), exact cosine top-k, on-disk cache.
 //! - [`fusion`]: reciprocal rank fusion of document rankings.
+//! - [`learn`]: learning to rank (coordinate ascent, LambdaMART) over a feature matrix.
 //! - [`rerank`]: a cross-encoder ([`rerank::CrossEncoder`]) that reorders a shortlist.
 //! - [`policy`]: lifecycle/history demotion, legacy and current wiring.
 //! - [`ranking`]: the hit type and the one total order every ranking uses.
@@ -110,6 +111,7 @@ pub mod corpus;
 pub mod dense;
 pub mod error;
 pub mod fusion;
+pub mod learn;
 pub use ranklab_input as input;
 pub mod leftovers;
 pub mod lexical;

@@ -62,7 +62,8 @@ pub(crate) struct TuneFile {
     /// (default 0.001).
     #[serde(default = "default_epsilon")]
     pub epsilon: f64,
-    /// Parameter path -> candidate values.
+    /// Parameter path -> candidate values (empty with `learn:`).
+    #[serde(default)]
     pub space: BTreeMap<String, Vec<Value>>,
     /// A BEIR collection (a folder, `${NAME}` variables expanded, relative to the file) instead
     /// of the suite beside the file: its test queries are the tasks, `configuration` and
@@ -74,6 +75,9 @@ pub(crate) struct TuneFile {
     /// weighted one); the configuration is then named `<configuration>-weighted`.
     #[serde(default)]
     pub fusion: Option<crate::suite::fusion::FusionSpec>,
+    /// Train a learned ranker per fold instead of searching a grid ([`super::learned`]).
+    #[serde(default)]
+    pub learn: Option<super::learned::LearnSpec>,
     /// The configuration the out-of-fold result is compared with (default: the suite's first
     /// `ships:` entry, else the experiments file's baseline; `fusion` for a collection).
     #[serde(default)]
@@ -176,6 +180,18 @@ pub(crate) fn load(path: &Path) -> Result<Plan> {
     }
     if !(file.epsilon >= 0.0 && file.epsilon < 1.0) {
         bail!("{}: epsilon must be in [0, 1), e.g. 0.001", at("epsilon"));
+    }
+    if let Some(l) = &file.learn {
+        l.check(&at("learn"))?;
+        super::learned::target_of(&file.measure, 1, &at("measure"))?;
+        if !file.space.is_empty() {
+            bail!("{}: a tuning file with `learn:` trains a model and has no `space:`; remove one of them", at("space"));
+        }
+        return Ok(Plan {
+            path: path.to_path_buf(),
+            dims: Vec::new(),
+            file,
+        });
     }
     if file.space.is_empty() {
         bail!(
@@ -288,6 +304,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains(":4: folds: 1"), "{e}");
+    }
+
+    #[test]
+    fn a_learned_tuning_refuses_an_untrainable_measure_and_a_space_at_their_lines() {
+        let e = load_text("tune: x\nconfiguration: c\nmeasure: recall@5\nlearn: { method: lambdamart, features: [bm25] }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tune-x.yaml:3: measure \"recall@5\""), "{e}");
+        let e = load_text("tune: x\nconfiguration: c\nmeasure: MRR\nlearn: { method: lambdamart, features: [bm25, bm25] }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("tune-x.yaml:4: feature \"bm25\" is listed twice"),
+            "{e}"
+        );
+        let e = load_text("tune: x\nconfiguration: c\nmeasure: MRR\nlearn: { method: lambdamart, features: [bm25] }\nspace:\n  fusion.normalize: [rank]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("tune-x.yaml:5: a tuning file with `learn:`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -8,8 +8,10 @@
 //! that of a candidate chosen without it. [`session`] compares the out-of-fold values with the
 //! shipped configuration's and writes the report ([`render`]).
 
+pub(crate) mod features;
 pub(crate) mod file;
 pub(crate) mod folds;
+pub(crate) mod learned;
 pub(crate) mod lists;
 pub(crate) mod plateau;
 pub(crate) mod render;

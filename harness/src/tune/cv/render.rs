@@ -23,6 +23,14 @@ fn chosen(o: &Outcome, c: usize) -> Vec<(String, Value)> {
 }
 
 fn chosen_text(o: &Outcome, c: usize) -> String {
+    if let Some(k) = o.models.get(c) {
+        let who = if c == o.folds.len() {
+            "the model trained on all tasks"
+        } else {
+            "its model"
+        };
+        return format!("{who}, `{}`", &k[..12]);
+    }
     chosen(o, c)
         .iter()
         .map(|(p, v)| format!("{p} {v}"))
@@ -31,6 +39,9 @@ fn chosen_text(o: &Outcome, c: usize) -> String {
 }
 
 fn chosen_json(o: &Outcome, c: usize) -> Json {
+    if let Some(k) = o.models.get(c) {
+        return json!({ "model": k });
+    }
     let m: Map<String, Json> = chosen(o, c)
         .into_iter()
         .map(|(p, v)| {
@@ -103,7 +114,17 @@ pub(crate) fn markdown(o: &Outcome, spec: &FusionSpec) -> String {
         .iter()
         .map(|d| format!("`{}` ({} values)", d.path, d.values.len()))
         .collect();
-    let _ = writeln!(
+    if let Some(l) = &f.learn {
+        let _ = writeln!(
+            md,
+            "Learned: {}, trained on the features of `{}`'s lists ({}). Per fold, a model is trained on the other folds' tasks only and scores the fold's held-out tasks: out of fold, no task is scored by a model that saw it. The model trained on all tasks is `tune-{}.model.json`.\n",
+            l.describe(f.seed),
+            o.configuration,
+            spec.describe(),
+            f.tune
+        );
+    } else {
+        let _ = writeln!(
         md,
         "Grid: {} = {} candidates, each scored on the {} tasks from lists computed once (`{}` as written: {}). Per fold, the candidate is chosen on the other folds' tasks by the plateau rule (ε {}) and scores the fold's held-out tasks: out of fold, no task is scored by a choice that saw it.\n",
         grid.join(" × "),
@@ -113,6 +134,7 @@ pub(crate) fn markdown(o: &Outcome, spec: &FusionSpec) -> String {
         spec.describe(),
         f.epsilon
     );
+    }
     let _ = writeln!(md, "| | {m} |\n|---|---:|");
     let _ = writeln!(
         md,
@@ -154,6 +176,7 @@ pub(crate) fn markdown(o: &Outcome, spec: &FusionSpec) -> String {
             None => "no noise estimate (every difference is zero)".to_string(),
         },
         match (detectable, p.delta > 0.0) {
+            (true, true) if f.learn.is_some() => format!("The learned ranker is detectably better out of fold (the model trained on all tasks: `tune-{}.model.json`).", f.tune),
             (true, true) => "The tuned configuration is detectably better out of fold: `--write` adds it.".to_string(),
             (true, false) => format!("Tuning is detectably worse out of fold: keep `{}`.", o.shipped.0),
             _ => format!("No detectable out-of-fold difference: keep `{}`; `--write` writes nothing.", o.shipped.0),
@@ -253,6 +276,7 @@ pub(crate) fn json(o: &Outcome, spec: &FusionSpec) -> Json {
         "seed": f.seed,
         "epsilon": f.epsilon,
         "candidates": o.plan.candidates(),
+        "learn": f.learn.as_ref().map(|l| l.describe(f.seed)),
         "folds": folds,
         "per_task": per_task,
         "out_of_fold": { m.clone(): p.mean },

@@ -163,6 +163,8 @@ pub(crate) struct Outcome {
     pub paired: stats::Paired,
     /// Power of that comparison.
     pub power: power::Power,
+    /// A learned tuning's model keys (per fold, then all tasks); empty for a grid.
+    pub models: Vec<String>,
 }
 
 /// Runs the tuning; returns the Markdown report and the outcome.
@@ -187,17 +189,41 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
         None => suite.load_corpus()?,
     };
     let runs = replay_once(req, &suite, &corpus, &c, &shipped, &ex, &reports)?;
-    let lists = lists::build(&plan, &spec, &runs[0], &runs[1], &corpus, c.depth());
-    check_fast_path(&lists, &spec, &runs[2], &corpus, &c.name)?;
-    let t0 = std::time::Instant::now();
-    let values = lists::score_grid(&plan, &spec, &lists, &scorer, &corpus);
     let n = suite.tasks.len();
     let folds = folds::split(n, plan.file.folds, plan.file.seed);
-    let sizes: Vec<usize> = plan.dims.iter().map(|d| d.values.len()).collect();
-    let cv = cross_validate(&sizes, &values, n, &folds, plan.file.epsilon);
+    let t0 = std::time::Instant::now();
+    let (cv, learned) = match &plan.file.learn {
+        Some(l) => {
+            let x = super::learned::run(
+                l,
+                &plan,
+                &suite,
+                &runs[0],
+                &runs[1],
+                &scorer,
+                &corpus,
+                c.depth(),
+                &folds,
+                &at,
+            )?;
+            (x.cv.clone(), Some(x))
+        }
+        None => {
+            let lists = lists::build(&plan, &spec, &runs[0], &runs[1], &corpus, c.depth());
+            check_fast_path(&lists, &spec, &runs[2], &corpus, &c.name)?;
+            let values = lists::score_grid(&plan, &spec, &lists, &scorer, &corpus);
+            let sizes: Vec<usize> = plan.dims.iter().map(|d| d.values.len()).collect();
+            let cv = cross_validate(&sizes, &values, n, &folds, plan.file.epsilon);
+            (cv, None)
+        }
+    };
     eprintln!(
         "tune: {} candidates x {} tasks scored and cross-validated over {} folds in {:.2} s",
-        plan.candidates(),
+        if learned.is_some() {
+            folds.len() + 1
+        } else {
+            plan.candidates()
+        },
         n,
         folds.len(),
         t0.elapsed().as_secs_f64()
@@ -223,9 +249,15 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
         shipped: (shipped_name, shipped_values),
         paired,
         power,
+        models: learned.as_ref().map(|x| x.keys.clone()).unwrap_or_default(),
     };
     let md = render::markdown(&outcome, &spec);
     write_outputs(req, &outcome, &c, &spec, &md, &reports, &ex)?;
+    if let Some(x) = &learned {
+        let p = reports.join(format!("tune-{}.model.json", outcome.plan.file.tune));
+        crate::report::atomic::write(&p, x.all.to_json().as_bytes())?;
+        eprintln!("wrote {}", p.display());
+    }
     Ok((md, outcome))
 }
 
@@ -311,6 +343,9 @@ fn write_outputs(
     eprintln!("wrote {}/{stem}.md, .json", reports.display());
     if let Some(p) = &req.json {
         crate::report::atomic::write(p, json.as_bytes())?;
+    }
+    if req.write && o.plan.file.learn.is_some() {
+        bail!("--write: a learned tuning writes its model (reports/<suite>/tune-{}.model.json), not an experiments file; the report is written", o.plan.file.tune);
     }
     if req.write {
         if !(o.paired.significant(stats::ALPHA) && o.paired.delta > 0.0) {
