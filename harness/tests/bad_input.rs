@@ -600,6 +600,7 @@ fn rust_type_names() -> &'static [String] {
                     .find(|(_, l)| {
                         let l = l
                             .trim_start_matches("pub(crate) ")
+                            .trim_start_matches("pub(super) ")
                             .trim_start_matches("pub ");
                         l.starts_with("struct ") || l.starts_with("enum ")
                     })
@@ -608,6 +609,7 @@ fn rust_type_names() -> &'static [String] {
                 };
                 let item = item
                     .trim_start_matches("pub(crate) ")
+                    .trim_start_matches("pub(super) ")
                     .trim_start_matches("pub ");
                 let (kind, rest) = item.split_once(' ').unwrap_or(("", ""));
                 let name: String = rest
