@@ -34,6 +34,7 @@ use crate::suite::fusion::fuse;
 use crate::suite::{Configuration, Experiments, RerankSpec, Retriever, Scorer, Suite};
 use ranklab_engine::policy::Wiring;
 
+pub mod interpolated;
 pub mod scale;
 pub mod tuned;
 pub mod values;
@@ -1199,7 +1200,11 @@ fn rank_every_task(
                 None => hits.iter().map(plain).collect(),
                 Some(r) => {
                     let key = (r.model_key(), list_key(c));
-                    order_by_rerank(&shortlists[ti][&key].rerank(&hits, r.shortlist)?)
+                    let scores = &shortlists[ti][&key];
+                    match r.interpolate {
+                        None => order_by_rerank(&scores.rerank(&hits, r.shortlist)?),
+                        Some(a) => interpolated::order(c, &hits, scores, r.shortlist, a, corpus)?,
+                    }
                 }
             };
             let ranked = match (c.wiring, w) {

@@ -564,6 +564,10 @@ pub struct RerankSpec {
     /// Fine-tune the model on the suite's own tasks first, cross-validated by task
     /// (`model:` only; see [`crate::finetune`]).
     pub finetune: Option<FinetuneSpec>,
+    /// `interpolate: α`: the shortlist ordered by α · reranker + (1 − α) · first stage, both
+    /// normalized over the shortlist (`ranklab_engine::fusion::interpolate`); `None`: by the
+    /// reranker alone.
+    pub interpolate: Option<f64>,
 }
 
 /// `finetune: { folds, epochs, negatives, seed }` of a rerank stage: the suite's tasks split
@@ -754,6 +758,8 @@ struct RerankFields {
     batch: Option<usize>,
     #[serde(default)]
     finetune: Option<FinetuneSpec>,
+    #[serde(default)]
+    interpolate: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -816,6 +822,7 @@ impl TryFrom<RerankFields> for RerankSpec {
             shortlist: f.shortlist,
             batch: f.batch,
             finetune: f.finetune,
+            interpolate: f.interpolate,
         })
     }
 }
@@ -868,6 +875,7 @@ impl RerankSpec {
             shortlist,
             batch: None,
             finetune: None,
+            interpolate: None,
         }
     }
 }
@@ -1004,6 +1012,11 @@ fn check_configuration(c: &Configuration, at: &str, path: &Path) -> Result<()> {
             let dir = path.parent().unwrap_or(Path::new("."));
             ranklab_engine::rerank::prompt::PromptTemplate::from_file(&dir.join(p))
                 .with_context(|| format!("{at}: rerank prompt"))?;
+        }
+        if let Some(a) = r.interpolate {
+            if !(0.0..=1.0).contains(&a) {
+                bail!("{at}: rerank interpolate {a} must be between 0 and 1 (the reranker's weight α; the first stage gets 1 − α), e.g. `interpolate: 0.5`");
+            }
         }
         if r.shortlist > c.depth() {
             bail!("{at}: rerank shortlist {} is larger than the first-stage depth {}; lower it or raise `depth`", r.shortlist, c.depth());
