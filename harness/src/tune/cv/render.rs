@@ -85,7 +85,7 @@ fn mean(v: &[f64]) -> f64 {
 }
 
 /// The Markdown report.
-pub(crate) fn markdown(o: &Outcome, spec: &FusionSpec) -> String {
+pub(crate) fn markdown(o: &Outcome, as_written: &str) -> String {
     let f = &o.plan.file;
     let m = &f.measure;
     let p = &o.paired;
@@ -110,7 +110,7 @@ pub(crate) fn markdown(o: &Outcome, spec: &FusionSpec) -> String {
         o.plan.candidates(),
         o.tasks.len(),
         o.configuration,
-        spec.describe(),
+        as_written,
         f.epsilon
     );
     let _ = writeln!(md, "| | {m} |\n|---|---:|");
@@ -216,7 +216,7 @@ fn tasks_table(md: &mut String, o: &Outcome) {
 }
 
 /// The JSON report.
-pub(crate) fn json(o: &Outcome, spec: &FusionSpec) -> Json {
+pub(crate) fn json(o: &Outcome, as_written: &str) -> Json {
     let f = &o.plan.file;
     let m = f.measure.clone();
     let p = &o.paired;
@@ -248,7 +248,7 @@ pub(crate) fn json(o: &Outcome, spec: &FusionSpec) -> Json {
         "tune": f.tune,
         "suite": o.suite,
         "configuration": o.configuration,
-        "as_written": spec.describe(),
+        "as_written": as_written,
         "measure": m,
         "seed": f.seed,
         "epsilon": f.epsilon,

@@ -30,15 +30,15 @@ pub(crate) struct Request {
 /// Where a tuning runs: the suite (or BEIR collection), the configuration tuned and the one it
 /// is compared with, the measures, the report folder, and the experiments file the tuned
 /// configuration belongs to (a stand-in named after the tuning file for a collection).
-struct Setting {
-    suite: Suite,
-    c: Configuration,
-    shipped: Configuration,
-    measures: crate::report::MeasureSet,
-    reports: PathBuf,
-    ex: Experiments,
+pub(super) struct Setting {
+    pub suite: Suite,
+    pub c: Configuration,
+    pub shipped: Configuration,
+    pub measures: crate::report::MeasureSet,
+    pub reports: PathBuf,
+    pub ex: Experiments,
     /// A collection's corpus (a suite's is loaded from its folder).
-    corpus: Option<Corpus>,
+    pub corpus: Option<Corpus>,
 }
 
 /// Resolves the tuning file's suite or collection and its configurations.
@@ -170,6 +170,14 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
     let plan = file::load(&req.file)?;
     let text = ranklab_engine::input::read_text(&req.file)?;
     let at = |key: &str| format!("{}:{}", req.file.display(), line_of(&text, key));
+    let setting = resolve(&plan, &req.file, &at)?;
+    if plan
+        .dims
+        .iter()
+        .any(|d| d.param == file::Param::Interpolate)
+    {
+        return super::interp::tune(req, plan, setting, &at);
+    }
     let Setting {
         suite,
         c,
@@ -178,7 +186,7 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
         reports,
         ex,
         corpus,
-    } = resolve(&plan, &req.file, &at)?;
+    } = setting;
     let spec = lists::spec_of(&c, &at("configuration"))?;
     let scorer = Scorer::new(&suite, &measures, &plan.file.measure, &at("measure"))?;
     let shipped_name = shipped.name.clone();
@@ -224,7 +232,7 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
         paired,
         power,
     };
-    let md = render::markdown(&outcome, &spec);
+    let md = render::markdown(&outcome, &spec.describe());
     write_outputs(req, &outcome, &c, &spec, &md, &reports, &ex)?;
     Ok((md, outcome))
 }
@@ -245,6 +253,20 @@ fn replay_once(
     if shipped.name != c.name {
         configurations.push(shipped.clone());
     }
+    replay_these(req, suite, corpus, c, configurations, ex, reports)
+}
+
+/// One replay of `configurations` (named after `c`), from the suite's recordings unless
+/// `--live`.
+pub(super) fn replay_these(
+    req: &Request,
+    suite: &Suite,
+    corpus: &Corpus,
+    c: &Configuration,
+    configurations: Vec<Configuration>,
+    ex: &Experiments,
+    reports: &Path,
+) -> Result<Vec<ConfigRun>> {
     let tmp = Experiments {
         experiment: format!("tune-{}", c.name),
         baseline: None,
@@ -303,7 +325,26 @@ fn write_outputs(
     reports: &Path,
     ex: &Experiments,
 ) -> Result<()> {
-    let json = serde_json::to_string_pretty(&render::json(o, spec))? + "\n";
+    write_reports(req, o, md, &render::json(o, &spec.describe()), reports)?;
+    if req.write {
+        if !(o.paired.significant(stats::ALPHA) && o.paired.delta > 0.0) {
+            bail!("--write refused: the out-of-fold gain over {:?} is not detectable (Δ {:+.4}, p {}): no experiments file written (the report is)", o.shipped.0, o.paired.delta, stats::format_p(o.paired.p_holm));
+        }
+        let path = write_tuned(o, c, spec, ex)?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Writes reports/<suite>/tune-<name>.md and .json, and `--json`.
+pub(super) fn write_reports(
+    req: &Request,
+    o: &Outcome,
+    md: &str,
+    json: &serde_json::Value,
+    reports: &Path,
+) -> Result<()> {
+    let json = serde_json::to_string_pretty(json)? + "\n";
     std::fs::create_dir_all(reports).with_context(|| format!("creating {}", reports.display()))?;
     let stem = format!("tune-{}", o.plan.file.tune);
     crate::report::atomic::write(&reports.join(format!("{stem}.md")), md.as_bytes())?;
@@ -311,13 +352,6 @@ fn write_outputs(
     eprintln!("wrote {}/{stem}.md, .json", reports.display());
     if let Some(p) = &req.json {
         crate::report::atomic::write(p, json.as_bytes())?;
-    }
-    if req.write {
-        if !(o.paired.significant(stats::ALPHA) && o.paired.delta > 0.0) {
-            bail!("--write refused: the out-of-fold gain over {:?} is not detectable (Δ {:+.4}, p {}): no experiments file written (the report is)", o.shipped.0, o.paired.delta, stats::format_p(o.paired.p_holm));
-        }
-        let path = write_tuned(o, c, spec, ex)?;
-        eprintln!("wrote {}", path.display());
     }
     Ok(())
 }
