@@ -16,7 +16,7 @@ use ranklab_engine::models::remote::Remote;
 
 use crate::paired::beside::{check_beside, PairedResult};
 use crate::replay::scale::Curve;
-use crate::replay::{Replay, Replayer};
+use crate::replay::{query_costs, Replay, Replayer};
 use crate::report::{costs, render_with, scale, shown, MeasureSet, Rendered};
 use crate::suite::{Experiments, Suite};
 
@@ -99,6 +99,11 @@ impl SuiteRun {
             cost_plan,
         )?
         .map(|bytes| (costs_dir.join(costs::COSTS_FILE), bytes));
+        let costs_file =
+            match measure_per_query(&corpus, &suite, &experiments, &mut costs, cost_plan)? {
+                Some(bytes) => Some((costs_dir.join(costs::COSTS_FILE), bytes)),
+                None => costs_file,
+            };
         Ok(SuiteRun {
             suite,
             corpus,
@@ -244,4 +249,35 @@ fn note_stale_recordings(corpus: &Corpus, experiments: &[Experiments], runs: &Pa
             );
         }
     }
+}
+
+/// `--measure-costs` with no model named also measures the cost per query of each
+/// configuration that has none in the cost file yet ([`query_costs`]), on a replayer of its
+/// own; returns the cost file's new bytes (None: not asked, or nothing to measure).
+fn measure_per_query(
+    corpus: &Corpus,
+    suite: &Suite,
+    experiments: &[Experiments],
+    costs: &mut costs::Costs,
+    plan: &costs::CostPlan,
+) -> Result<Option<Vec<u8>>> {
+    if !plan.measure.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(None);
+    }
+    let measured = |ex: &str, c: &str| {
+        costs
+            .file
+            .configurations
+            .iter()
+            .any(|r| r.experiment == ex && r.configuration == c)
+    };
+    let chosen = query_costs::to_measure(suite, experiments, plan.live, &measured);
+    if chosen.is_empty() {
+        return Ok(None);
+    }
+    let refs: Vec<&Experiments> = chosen.iter().map(|(ex, _)| *ex).collect();
+    let mut engine = Replayer::build(corpus, &refs)?;
+    let rows = query_costs::measure(&mut engine, suite, &chosen, &plan.command)?;
+    costs::merge_query_costs(&mut costs.file, rows);
+    Ok(Some(costs.file.to_bytes()?))
 }

@@ -15,6 +15,10 @@
 //!   file and the report it wrote, a second `--measure-costs` with every model measured writes
 //!   nothing, and naming a model no configuration uses is refused before anything runs.
 //!
+//! - the same `--measure-costs` measures each configuration's cost per query (one row per
+//!   configuration, percentiles ordered) and the report shows them; a second one, every
+//!   configuration measured, writes nothing.
+//!
 //! No assertion is on a timing: figures are checked for being finite and ≥ 0 only.
 
 use std::collections::BTreeMap;
@@ -73,6 +77,7 @@ fn the_cost_section_renders_a_fixture_file_as_written_by_hand() {
         &configs,
         &models("L12 identity A", "colbert identity B"),
         &fixture_costs(),
+        "costs",
     );
     assert!(md.starts_with("## Cost per scored pair\n\nMilliseconds per scored (query, section) pair of each rerank configuration's model, from `costs.json` beside this report: `ranklab bench --from-recording --measure-costs` (`just costs` in a checkout of ranklab) measures them and `ranklab bench` only reads them"), "{md}");
     // 52.041 -> 52.0; 0.0061669 -> 0.00617; 20 x 52.041 = 1040.82 -> 1041; 8 x 52.041 =
@@ -103,6 +108,7 @@ fn a_changed_identity_shows_as_not_measured() {
         &configs,
         &models("L12 identity A2", "colbert identity B"),
         &c,
+        "costs",
     );
     assert!(
         md.contains("| fusion+L12@20 | ms-marco-MiniLM-L-12-v2 | 20 | not measured | not measured | — | — |"),
@@ -123,6 +129,7 @@ fn a_changed_identity_shows_as_not_measured() {
             "colbert identity measured before its settings changed",
         ),
         &c,
+        "costs",
     );
     assert!(
         md.contains(
@@ -132,7 +139,7 @@ fn a_changed_identity_shows_as_not_measured() {
     );
     // A report with no rerank configuration has no cost section.
     let first: Vec<&Configuration> = ex.configurations.iter().take(1).collect();
-    assert_eq!(section(&first, &BTreeMap::new(), &c), "");
+    assert_eq!(section(&first, &BTreeMap::new(), &c, "costs"), "");
 }
 
 const BM25_ONLY: &str = "experiment: retrieval
@@ -188,6 +195,50 @@ fn l12_identity() -> String {
     )
     .unwrap();
     ce.identity().to_string()
+}
+
+/// `--measure-costs` wrote a cost per query for both configurations of `RERANK_2` (experiment
+/// `retrieval`, 35 tasks), with ordered nearest-rank percentiles (p50 ≤ p95 ≤ p99 ≤ max), the
+/// warm pass no slower than cold at the median would be a timing assertion and is not made; the
+/// report shows each row's figures as the file holds them (three significant digits).
+fn per_query_rows_cover_every_configuration(measured: &costs::CostFile, md: &str) {
+    let names: Vec<(&str, &str)> = measured
+        .configurations
+        .iter()
+        .map(|r| (r.experiment.as_str(), r.configuration.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [("retrieval", "bm25"), ("retrieval", "bm25+L12@2")],
+        "sorted by experiment then configuration"
+    );
+    for r in &measured.configurations {
+        assert_eq!(r.tasks, 35);
+        assert_eq!(r.command, "ranklab bench --measure-costs");
+        for p in [r.per_query_ms, r.per_query_ms_warm] {
+            assert!(
+                p.p50 > 0.0 && p.p50 <= p.p95 && p.p95 <= p.p99 && p.p99 <= p.max,
+                "{r:?}"
+            );
+        }
+        assert!(
+            r.qps.is_finite() && r.qps > 0.0 && r.qps_warm > 0.0,
+            "{r:?}"
+        );
+        let line = format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.configuration,
+            costs::sig3(r.per_query_ms.p50),
+            costs::sig3(r.per_query_ms.p95),
+            costs::sig3(r.per_query_ms.p99),
+            costs::sig3(r.per_query_ms_warm.p50),
+            costs::sig3(r.per_query_ms_warm.p99),
+            costs::sig3(r.qps),
+            costs::sig3(r.qps_warm),
+        );
+        assert!(md.contains(&line), "{line}\n{md}");
+    }
+    assert!(md.contains("## Cost per query"), "{md}");
 }
 
 fn bench(dir: &Path, args: &[&str]) -> std::process::Output {
@@ -284,6 +335,7 @@ fn measure_costs_times_every_shortlisted_pair_and_bench_keeps_the_figures() {
         costs::sig3(m.model_load_s)
     );
     assert!(md.contains(&row), "{row}\n{md}");
+    per_query_rows_cover_every_configuration(&measured, &md);
 
     let bytes = std::fs::read(&file).unwrap();
     bench(tmp.path(), &["bench"]);

@@ -10,7 +10,8 @@ use ranklab_engine::fusion::weighted::Normalize;
 use ranklab_engine::ranking::Hit;
 use ranklab_engine::rerank::ShortlistScores;
 
-use super::{plain, Ranked};
+use super::output::plain;
+use super::Ranked;
 use crate::suite::Configuration;
 
 /// The normalization an interpolating rerank stage of `c` uses.

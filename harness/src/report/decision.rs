@@ -171,6 +171,51 @@ pub fn decision(
     out
 }
 
+/// A cold query that costs more than this many times the baseline's "costs more" (below it, the
+/// difference is within what two measurements of one configuration differ by on a loaded machine).
+pub const COSTS_MORE: f64 = 1.2;
+
+/// The Decision's cost sentence: every configuration that is not detectably better than the
+/// baseline on any Δ measure and whose cold p50 per query (`cold_p50`, from `costs.json`) is
+/// more than [`COSTS_MORE`] times the baseline's. None when the baseline's cost is not measured
+/// or no configuration is such.
+pub fn cost_sentence(
+    c: &Computed,
+    alpha: f64,
+    cold_p50: &dyn Fn(&str) -> Option<f64>,
+) -> Option<String> {
+    let base = cold_p50(c.baseline_name()).filter(|b| *b > 0.0)?;
+    let dearer: Vec<String> = (0..c.names.len())
+        .filter(|&i| i != c.baseline)
+        .filter(|&i| {
+            !c.delta_measures.iter().any(|&m| {
+                c.paired[m][i]
+                    .as_ref()
+                    .is_some_and(|p| detectable(p, alpha) && p.delta > 0.0)
+            })
+        })
+        .filter_map(|i| {
+            let ms = cold_p50(&c.names[i])?;
+            (ms > base * COSTS_MORE).then(|| {
+                format!(
+                    "`{}` ({} ms, {}×)",
+                    c.names[i],
+                    super::costs::sig3(ms),
+                    super::costs::sig3(ms / base)
+                )
+            })
+        })
+        .collect();
+    if dearer.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Not detectably better and dearer per query (cold p50, against the baseline's {} ms; section Cost per query): {}.",
+        super::costs::sig3(base),
+        dearer.join(", ")
+    ))
+}
+
 /// "On MRR against `base`: `x` wins 6, ties 18, loses no task; ..." for Δ measure `m`, every
 /// configuration but the baseline, with up to [`LISTED`] lost tasks and their first expected
 /// document's rank (baseline -> configuration); `explain` says what those ranks are (the first
@@ -283,6 +328,26 @@ mod tests {
             paired,
             options: Options::default(),
         }
+    }
+
+    /// The cost sentence, by hand: `fusion+ce` is not detectably better (4 tasks), 1000 ms
+    /// against fusion's 10 ms is 100× (> 1.2×): named; at 11 ms (1.1×) it is not; with no
+    /// baseline measurement there is no sentence.
+    #[test]
+    fn a_dearer_configuration_that_is_not_better_is_named_with_its_ratio() {
+        let c = computed(
+            &[[1.0, 1.0], [1.0, 1.0], [0.0, 0.1], [1.0, 0.5]],
+            &[[1.0, 1.0], [0.0, 1.0 / 9.0], [1.0, 1.0 / 3.0], [1.0, 0.5]],
+        );
+        let ms = |base: Option<f64>, other: f64| {
+            move |n: &str| if n == "fusion" { base } else { Some(other) }
+        };
+        assert_eq!(
+            cost_sentence(&c, 0.05, &ms(Some(10.0), 1000.0)).as_deref(),
+            Some("Not detectably better and dearer per query (cold p50, against the baseline's 10.0 ms; section Cost per query): `fusion+ce` (1000 ms, 100×).")
+        );
+        assert_eq!(cost_sentence(&c, 0.05, &ms(Some(10.0), 11.0)), None);
+        assert_eq!(cost_sentence(&c, 0.05, &ms(None, 1000.0)), None);
     }
 
     #[test]

@@ -154,7 +154,7 @@ pub struct MeasureContext {
 /// folds' models, each timed on its own tasks' pairs, the figures summed over the folds (the
 /// load: every fold model's).
 pub fn measure(work: &Work, ctx: &MeasureContext) -> Result<Cost> {
-    let machine = machine();
+    let machine = crate::replay::query_costs::machine();
     let measured_at = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
     let scratch = scratch_root(&ctx.cache_root)?;
     let store = ModelStore::at(scratch.path());
@@ -313,22 +313,4 @@ fn scratch_root(real: &Path) -> Result<tempfile::TempDir> {
             .with_context(|| format!("linking {d}/ into {}", scratch.path().display()))?;
     }
     Ok(scratch)
-}
-
-/// `2 cores (x86_64 linux), load average 2.61 at the start`.
-fn machine() -> String {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let load = std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().map(str::to_string));
-    let mut s = format!(
-        "{cores} core{} ({} {})",
-        if cores == 1 { "" } else { "s" },
-        std::env::consts::ARCH,
-        std::env::consts::OS
-    );
-    if let Some(l) = load {
-        s.push_str(&format!(", load average {l} at the start"));
-    }
-    s
 }

@@ -39,6 +39,10 @@ pub struct CostFile {
     pub about: String,
     /// The measurements, sorted by model key.
     pub models: Vec<Cost>,
+    /// Each configuration's cost per query, end to end (`--measure-costs` with no model named),
+    /// sorted by experiment then configuration; absent from the file when none was measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub configurations: Vec<crate::replay::query_costs::QueryCost>,
 }
 
 /// One model's measurement on one suite's shortlists.
@@ -176,7 +180,7 @@ pub struct CostPlan {
 }
 
 /// The `about` text of a cost file `--measure-costs` writes.
-const ABOUT: &str = "Milliseconds per scored (query, section) pair of each rerank model on this suite's shortlists, cold (the model computes every pair) and warm (served from the score cache). Written only by `ranklab bench --measure-costs` (`just costs`) and `ranklab run --measure-costs` (`just costs-finetune`); `ranklab bench` and `ranklab run` read it into the reports. See docs/reports.md.";
+const ABOUT: &str = "Milliseconds per scored (query, section) pair of each rerank model on this suite's shortlists, cold (the model computes every pair) and warm (served from the score cache); and (`configurations`) each configuration's milliseconds per query end to end (p50/p95/p99, one task at a time, cold and warm), queries per second of a replay of every task, and the peak resident memory. Written only by `ranklab bench --measure-costs` (`just costs`) and `ranklab run --measure-costs` (`just costs-finetune`); `ranklab bench` and `ranklab run` read it into the reports. See docs/reports.md.";
 
 /// Measures the models `plan` asks for on the suite's replays (`replays[i]` of
 /// `experiments[i]`), updates `costs` and returns the new file's bytes (None: nothing measured).
@@ -292,6 +296,22 @@ fn choose<'w>(
     Ok(chosen)
 }
 
+/// Puts the per-query measurements `new` into `file`, replacing the rows of the same
+/// (experiment, configuration) and keeping the others (another command's experiments); sorted by
+/// experiment then configuration.
+pub fn merge_query_costs(file: &mut CostFile, new: Vec<crate::replay::query_costs::QueryCost>) {
+    file.configurations.retain(|old| {
+        !new.iter()
+            .any(|n| n.experiment == old.experiment && n.configuration == old.configuration)
+    });
+    file.configurations.extend(new);
+    file.configurations.sort_by(|a, b| {
+        (a.experiment.as_str(), a.configuration.as_str())
+            .cmp(&(b.experiment.as_str(), b.configuration.as_str()))
+    });
+    file.about = ABOUT.to_string();
+}
+
 /// `x` with three significant digits (`25.3`, `0.0123`, `506`; `0` for 0).
 pub fn sig3(x: f64) -> String {
     if x == 0.0 {
@@ -308,9 +328,11 @@ pub fn section(
     configs: &[&Configuration],
     models: &BTreeMap<String, String>,
     costs: &Costs,
+    experiment: &str,
 ) -> String {
+    let per_query = query_section(configs, costs, experiment);
     if configs.iter().all(|c| c.rerank.is_none()) {
-        return String::new();
+        return per_query;
     }
     let mut md = String::from("## Cost per scored pair\n\n");
     let _ = writeln!(
@@ -379,7 +401,83 @@ pub fn section(
         let _ = writeln!(md, "- `{key}`: {note}.");
     }
     md.push('\n');
+    md.push_str(&per_query);
     md
+}
+
+/// The measured cost per query of `experiment`'s configurations, in `configs` order (the
+/// rows `costs.json` holds for it; none: "").
+fn query_costs_of<'a>(
+    configs: &[&Configuration],
+    costs: &'a Costs,
+    experiment: &str,
+) -> Vec<(String, Option<&'a crate::replay::query_costs::QueryCost>)> {
+    configs
+        .iter()
+        .map(|c| {
+            let row = costs
+                .file
+                .configurations
+                .iter()
+                .find(|r| r.experiment == experiment && r.configuration == c.name);
+            (c.name.clone(), row)
+        })
+        .collect()
+}
+
+/// The `## Cost per query` section: each configuration's whole ranking of one query, cold and
+/// warm, from `costs.json`; empty when none of the experiment's configurations was measured.
+fn query_section(configs: &[&Configuration], costs: &Costs, experiment: &str) -> String {
+    let rows = query_costs_of(configs, costs, experiment);
+    let Some(first) = rows.iter().find_map(|(_, r)| *r) else {
+        return String::new();
+    };
+    let mut md = String::from(
+        "## Cost per query
+
+",
+    );
+    let _ = writeln!(
+        md,
+        "Milliseconds for the whole ranking of one task (first stage, fusion, rerank, penalties), each task alone through the replay's own code, from `{COSTS_FILE}` beside this report (measured by `{}` on {}, {}; `ranklab bench` only reads them). **Cold**: every query vector and pair the task needs computed by the model, as for a query never seen; **warm**: the same task again, every model output served from the caches. Percentiles are nearest-rank over the tasks. **qps**: tasks per second of one replay of every task at once (BM25 and fusion in parallel, the models' pairs pooled). **Peak MiB**: the process's resident high-water mark over the cold passes (corpus, indexes and loaded models included).\n",
+        first.command, first.machine, first.measured_at
+    );
+    md.push_str("| configuration | cold p50 ms | cold p95 ms | cold p99 ms | warm p50 ms | warm p99 ms | qps cold | qps warm | peak MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (name, row) in &rows {
+        let name = crate::report::table::md_cell(name);
+        match row {
+            Some(r) => {
+                let _ = writeln!(
+                    md,
+                    "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    sig3(r.per_query_ms.p50),
+                    sig3(r.per_query_ms.p95),
+                    sig3(r.per_query_ms.p99),
+                    sig3(r.per_query_ms_warm.p50),
+                    sig3(r.per_query_ms_warm.p99),
+                    sig3(r.qps),
+                    sig3(r.qps_warm),
+                    r.peak_rss_mib.map_or("—".to_string(), sig3),
+                );
+            }
+            None => {
+                let _ = writeln!(md, "| {name} | not measured | | | | | | | |");
+            }
+        }
+    }
+    md.push('\n');
+    md
+}
+
+/// The cold p50 milliseconds per query of `name` in `experiment`, if measured (for the
+/// Decision's cost sentence).
+pub fn cold_p50(costs: &Costs, experiment: &str, name: &str) -> Option<f64> {
+    costs
+        .file
+        .configurations
+        .iter()
+        .find(|r| r.experiment == experiment && r.configuration == name)
+        .map(|r| r.per_query_ms.p50)
 }
 
 /// "1,043 pairs, measured 2026-12-02 13:40 UTC by `ranklab bench …` on 2 cores (…)".

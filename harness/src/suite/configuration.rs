@@ -1,0 +1,155 @@
+//! One configuration of an experiments file: its first stage, its optional rerank stage and its
+//! wiring, and the checks it must pass.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use ranklab_engine::fusion::RrfParams;
+use ranklab_engine::lexical::{Analyzer, Bm25Params};
+use ranklab_engine::policy::Wiring;
+use serde::Deserialize;
+
+use super::{fusion, RerankSpec, Retriever, MAX_BATCH, MAX_K};
+
+/// One configuration to replay.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Configuration {
+    /// Name (unique in the file); names the run file.
+    pub name: String,
+    /// First stage (`external` when `engine` is given; then it may be left out).
+    #[serde(default = "external_unless_given")]
+    pub retriever: Retriever,
+    /// An external engine as the first stage (command or HTTP adapter).
+    #[serde(default)]
+    pub engine: Option<crate::engine_spec::EngineSpec>,
+    /// Bi-encoder model id (dense, fusion).
+    #[serde(default)]
+    pub embedder: Option<String>,
+    /// BM25 parameters (default k1 0.9, b 0.4).
+    #[serde(default)]
+    pub bm25: Option<Bm25Params>,
+    /// RRF constant (fusion; default 60).
+    #[serde(default)]
+    pub rrf_k: Option<f32>,
+    /// How a fusion combines its lists (default RRF; `method: weighted` for a weighted sum).
+    #[serde(default)]
+    pub fusion: Option<fusion::FusionSpec>,
+    /// Depth of each first-stage list (default 100).
+    #[serde(default)]
+    pub depth: Option<usize>,
+    /// Optional cross-encoder stage.
+    #[serde(default)]
+    pub rerank: Option<RerankSpec>,
+    /// Lifecycle policy wiring.
+    #[serde(default)]
+    pub wiring: Wiring,
+    /// The practice file with the penalty weights (wiring legacy/current), relative to the
+    /// experiments file (default: `search-practice.yaml` beside it).
+    #[serde(default)]
+    pub practice: Option<PathBuf>,
+}
+
+fn external_unless_given() -> Retriever {
+    Retriever::External
+}
+
+/// Default depth of first-stage lists and of written runs.
+pub const DEFAULT_DEPTH: usize = 100;
+/// Default bi-encoder.
+pub const DEFAULT_EMBEDDER: &str = "bge-small-en-v1.5";
+
+impl Configuration {
+    /// The configured depth.
+    pub fn depth(&self) -> usize {
+        self.depth.unwrap_or(DEFAULT_DEPTH)
+    }
+    /// BM25 parameters.
+    pub fn bm25(&self) -> Bm25Params {
+        self.bm25.unwrap_or_default()
+    }
+    /// RRF parameters.
+    pub fn rrf(&self) -> RrfParams {
+        RrfParams {
+            k: self.rrf_k.unwrap_or(60.0),
+            depth: self.depth(),
+        }
+    }
+    /// The BM25 analyzer, when the retriever uses BM25 (bm25 and fusion).
+    pub fn analyzer(&self) -> Option<Analyzer> {
+        match self.retriever {
+            Retriever::Bm25 | Retriever::Fusion => Some(self.bm25().analyzer),
+            Retriever::Dense | Retriever::External => None,
+        }
+    }
+    /// The bi-encoder id, when the retriever uses one (dense and fusion).
+    pub fn embedder(&self) -> Option<&str> {
+        match self.retriever {
+            Retriever::Bm25 | Retriever::External => None,
+            _ => Some(self.embedder.as_deref().unwrap_or(DEFAULT_EMBEDDER)),
+        }
+    }
+}
+
+/// Checks one configuration of an experiments file (`path`); `at` is its `file:line`.
+pub(super) fn check_configuration(c: &Configuration, at: &str, path: &Path) -> Result<()> {
+    if c.name.is_empty()
+        || c.name.contains(['/', '\\', '\0'])
+        || c.name.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        bail!("{at}: configuration name {:?} must be non-empty, without white space, control characters or slashes (it names a file and is printed in tables and on the terminal)", c.name);
+    }
+    if c.depth() == 0 || c.depth() > MAX_K {
+        bail!("{at}: depth must be between 1 and {MAX_K}");
+    }
+    c.rrf().validate().with_context(|| at.to_string())?;
+    if let Some(f) = &c.fusion {
+        if c.retriever != Retriever::Fusion {
+            bail!("{at}: `fusion:` needs `retriever: fusion`");
+        }
+        f.check(at)?;
+    }
+    if let Some(r) = &c.rerank {
+        if r.shortlist == 0 {
+            bail!("{at}: rerank shortlist must be at least 1");
+        }
+        if r.batch == Some(0) || r.batch() > MAX_BATCH {
+            bail!("{at}: rerank batch must be between 1 and {MAX_BATCH}");
+        }
+        if let Some(p) = &r.prompt {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            ranklab_engine::rerank::prompt::PromptTemplate::from_file(&dir.join(p))
+                .with_context(|| format!("{at}: rerank prompt"))?;
+        }
+        if let Some(a) = r.interpolate {
+            if !(0.0..=1.0).contains(&a) {
+                bail!("{at}: rerank interpolate {a} must be between 0 and 1 (the reranker's weight α; the first stage gets 1 − α), e.g. `interpolate: 0.5`");
+            }
+        }
+        if r.shortlist > c.depth() {
+            bail!("{at}: rerank shortlist {} is larger than the first-stage depth {}; lower it or raise `depth`", r.shortlist, c.depth());
+        }
+        if c.wiring != Wiring::None {
+            bail!("{at}: `rerank` and `wiring` cannot be combined: a reranked list mixes cross-encoder logits (inside the shortlist) with first-stage scores (below it), and a wiring would normalize across both scales; use one per configuration");
+        }
+    }
+    match (&c.engine, c.retriever) {
+        (None, Retriever::External) => bail!(
+            "{at}: configuration {:?} has neither `retriever` (bm25 | dense | fusion) nor `engine` (an external engine, see docs/engines.md)",
+            c.name
+        ),
+        (Some(_), r) if r != Retriever::External => bail!(
+            "{at}: configuration {:?} has both `retriever` and `engine`; an external engine is the first stage, remove `retriever`",
+            c.name
+        ),
+        (Some(e), _) => e
+            .check()
+            .with_context(|| format!("{at}: configuration {:?}", c.name))?,
+        (None, _) => {}
+    }
+    let p = c.bm25();
+    if !(p.k1.is_finite() && p.k1 >= 0.0 && (0.0..=1.0).contains(&p.b)) {
+        bail!("{at}: bm25 needs k1 >= 0 and 0 <= b <= 1");
+    }
+    Ok(())
+}
