@@ -219,7 +219,7 @@ fn dimension(path: &str, values: &[Value], at: &str) -> Result<Dimension> {
     let param = match path.strip_prefix("fusion.weights.") {
         Some(list) => match LISTS.iter().position(|l| *l == list) {
             Some(i) => Param::Weight(i),
-            None => bail!("{at}: {path}: a weighted fusion combines the lists {}; write fusion.weights.bm25 or fusion.weights.dense", LISTS.join(" and ")),
+            None => bail!("{at}: {path}: a weighted fusion combines the lists {}; write fusion.weights.bm25 or fusion.weights.dense{}", LISTS.join(" and "), crate::suite::fusion::did_you_mean(list)),
         },
         None if path == "fusion.normalize" => Param::Normalize,
         None if path == "rerank.interpolate" => Param::Interpolate,
