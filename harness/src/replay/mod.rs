@@ -8,6 +8,7 @@
 //! files written from it rank identically when trec_eval reads them back.
 
 mod first_stage;
+pub mod interpolated;
 mod models;
 mod output;
 mod prefetch;
