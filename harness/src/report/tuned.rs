@@ -1,7 +1,8 @@
 //! What a tuning says about an experiment's Decision: when `ranklab tune FILE` has written a
 //! report (`tune-<name>.json`, in the suite's report folder where `ranklab tune` writes it)
-//! whose tuned configuration is one of this experiment's, the Decision ends with one sentence
-//! per such tuning: whether the configuration tuned per fold beats the shipped one out of fold
+//! whose tuned configuration is one of this experiment's, or whose shipped configuration (what
+//! the tuning is compared with) is this experiment's baseline, the Decision ends with one
+//! sentence per such tuning: whether the configuration tuned per fold beats the shipped one out of fold
 //! (detectable: p < α and Δ > 0), with the figures the tuning report gives. Reports of
 //! experiments that no tuning names are left as they are. Tunings are read in file-name order.
 
@@ -13,7 +14,8 @@ use serde_json::Value;
 use crate::stats::{format_p, format_signed, ALPHA};
 use crate::suite::{Experiments, Suite};
 
-/// The sentences of the tunings in `dir` whose configuration `ex` holds (empty when none).
+/// The sentences of the tunings in `dir` whose configuration `ex` holds or whose shipped
+/// configuration is `ex`'s baseline (empty when none).
 pub fn sentences(dir: &Path, ex: &Experiments) -> Result<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(String::new());
@@ -36,7 +38,8 @@ pub fn sentences(dir: &Path, ex: &Experiments) -> Result<String> {
         let Some(name) = j["configuration"].as_str() else {
             continue;
         };
-        if ex.configurations.iter().any(|c| c.name == name) {
+        let shipped = j["shipped"]["configuration"].as_str();
+        if ex.configurations.iter().any(|c| c.name == name) || shipped == Some(ex.baseline()) {
             out.push(sentence(&j, &path).with_context(|| {
                 format!("{}: a tuning report without its figures", path.display())
             })?);
@@ -59,10 +62,20 @@ fn sentence(j: &Value, path: &Path) -> Option<String> {
         format!("does not detectably beat `{shipped}` out of fold")
     };
     let file = path.file_name()?.to_str()?.trim_end_matches(".json");
+    // A learned tuning trains a ranker over the configuration's lists, it sets no parameter.
+    let what = match j["learn"].as_str() {
+        Some(learn) => format!(
+            "a learned ranker ({learn}) over `{}`'s lists, trained per fold,",
+            j["configuration"].as_str()?
+        ),
+        None => format!(
+            "`{}` with its parameters chosen per fold",
+            j["configuration"].as_str()?
+        ),
+    };
     Some(format!(
-        "Tuned (`{file}`, {} task folds): `{}` with its parameters chosen per fold {verdict}: {m} {:.4} against {:.4} (Δ {}, 95% CI [{}, {}], p {}).",
+        "Tuned (`{file}`, {} task folds): {what} {verdict}: {m} {:.4} against {:.4} (Δ {}, 95% CI [{}, {}], p {}).",
         j["folds"].as_array()?.len(),
-        j["configuration"].as_str()?,
         j["out_of_fold"][m].as_f64()?,
         j["shipped"][m].as_f64()?,
         format_signed(delta),
@@ -89,6 +102,19 @@ mod tests {
             "shipped": {"configuration": "fusion", "MRR": 0.7},
             "comparison": {"delta": delta, "ci": [0.01, 0.2], "p": p},
         })
+    }
+
+    /// A learned tuning is named as the ranker it trained over the configuration's lists, not
+    /// as the configuration's parameters (by hand).
+    #[test]
+    fn a_learned_tuning_is_named_as_a_learned_ranker() {
+        let mut j = report(0.1351, 0.0057);
+        j["learn"] = "LambdaMART over bm25".into();
+        let s = sentence(&j, Path::new("tune-learned.json")).unwrap();
+        assert!(
+            s.starts_with("Tuned (`tune-learned`, 3 task folds): a learned ranker (LambdaMART over bm25) over `wsum`'s lists, trained per fold, beats `fusion` out of fold: MRR 0.8000 against 0.7000"),
+            "{s}"
+        );
     }
 
     /// The verdict follows p < 0.05 and the sign of Δ, as the tuning report's own does.
