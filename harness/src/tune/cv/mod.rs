@@ -8,7 +8,7 @@
 //! that of a candidate chosen without it. [`session`] compares the out-of-fold values with the
 //! shipped configuration's and writes the report ([`render`]).
 
-pub(crate) mod features;
+pub(crate) use crate::replay::features;
 pub(crate) mod file;
 pub(crate) mod folds;
 pub(crate) mod learned;
