@@ -223,3 +223,19 @@ pub(crate) fn rank(model: &Model, rows: &TaskRows, depth: usize, corpus: &Corpus
     hits.truncate(depth);
     hits
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The columns a model file may name (checked when an experiments file is read) are exactly
+    /// those the feature names give here, in the order of docs/tuning.md's table.
+    #[test]
+    fn the_suite_checks_model_columns_against_these() {
+        let all: Vec<String> = NAMES.iter().map(|n| n.to_string()).collect();
+        assert_eq!(
+            columns(&all, "x").unwrap(),
+            crate::suite::learned::KNOWN_COLUMNS.to_vec()
+        );
+    }
+}
