@@ -145,7 +145,7 @@ pub(super) fn check_configuration(c: &Configuration, at: &str, path: &Path) -> R
     }
     match (&c.engine, c.retriever) {
         (None, Retriever::External) => bail!(
-            "{at}: configuration {:?} has neither `retriever` (bm25 | dense | fusion) nor `engine` (an external engine, see docs/engines.md)",
+            "{at}: configuration {:?} has neither `retriever` (bm25 | dense | fusion | learned) nor `engine` (an external engine, see docs/engines.md)",
             c.name
         ),
         (Some(_), r) if r != Retriever::External => bail!(
