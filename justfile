@@ -84,6 +84,7 @@ test: setup models engines
     cargo clippy --workspace --all-targets -- -D warnings
     cargo test --workspace --release
     just pytrec
+    just ranx
     just colbert-python
     just llama-server-tests
     just python
@@ -97,6 +98,14 @@ pytrec:
     test -x target/pytrec-venv/bin/python || python3 -m venv target/pytrec-venv
     target/pytrec-venv/bin/python -c 'import pytrec_eval' 2>/dev/null || target/pytrec-venv/bin/pip install -q pytrec-eval-terrier==0.5.11
     RANKLAB_PYTREC_PYTHON="$PWD/target/pytrec-venv/bin/python" cargo test --release -p ranklab --test pytrec_random -- --ignored
+
+# ranklab's weighted-fusion tuning against ranx 0.3.21's optimize_fusion (pinned, in a venv under
+# target/, as bench/ranx-fusion/run.sh makes it): equal MRR and best on ranx's grid, and the
+# weight vectors ranx drops are exactly the float-sum ones (harness/tests/ranx_agreement.rs).
+ranx:
+    test -x target/ranx-venv/bin/python || python3 -m venv target/ranx-venv
+    target/ranx-venv/bin/python -c 'import ranx' 2>/dev/null || target/ranx-venv/bin/pip install -q ranx==0.3.21
+    cargo test --release -p ranklab --test ranx_agreement -- --nocapture
 
 # ranklab's ColBERT reranker against the same model file run by Python onnxruntime 1.32.0 +
 # tokenizers + numpy (pinned, in a venv under target/): 100 SciFact pairs, equal ids, scores within

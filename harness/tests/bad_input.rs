@@ -600,6 +600,7 @@ fn rust_type_names() -> &'static [String] {
                     .find(|(_, l)| {
                         let l = l
                             .trim_start_matches("pub(crate) ")
+                            .trim_start_matches("pub(super) ")
                             .trim_start_matches("pub ");
                         l.starts_with("struct ") || l.starts_with("enum ")
                     })
@@ -608,6 +609,7 @@ fn rust_type_names() -> &'static [String] {
                 };
                 let item = item
                     .trim_start_matches("pub(crate) ")
+                    .trim_start_matches("pub(super) ")
                     .trim_start_matches("pub ");
                 let (kind, rest) = item.split_once(' ').unwrap_or(("", ""));
                 let name: String = rest
@@ -998,28 +1000,30 @@ impl Drop for HttpFixture {
     }
 }
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "a long scenario not yet split into steps (issue 43)"
-)]
-#[test]
-fn every_bad_http_engine_exits_2_naming_configuration_and_task() {
-    let server = HttpFixture::start();
-    let port = server.port.clone();
-    // An experiments file whose `ext` posts to `path` with `extra` fields.
-    let ex = move |path: &str, extra: &str| -> &'static [u8] {
-        let text = format!(
-            "experiment: e\nbaseline: bm25\nconfigurations:\n  - name: bm25\n    retriever: bm25\n  - name: ext\n    engine:\n      http: {{ url: \"http://127.0.0.1:{port}{path}\", body: '{{\"query\": {{\"match\": {{\"text\": \"{{{{query}}}}\"}}}}, \"size\": {{{{k}}}}}}', preset: opensearch, retries: 1{extra} }}\n"
-        );
-        Box::leak(text.into_bytes().into_boxed_slice())
-    };
-    let case = |name, yaml: &'static [u8], expect| Case {
+/// An experiments file whose `ext` posts to `path` on the fixture server's `port` with `extra`
+/// fields.
+fn http_experiments(port: &str, path: &str, extra: &str) -> &'static [u8] {
+    let text = format!(
+        "experiment: e\nbaseline: bm25\nconfigurations:\n  - name: bm25\n    retriever: bm25\n  - name: ext\n    engine:\n      http: {{ url: \"http://127.0.0.1:{port}{path}\", body: '{{\"query\": {{\"match\": {{\"text\": \"{{{{query}}}}\"}}}}, \"size\": {{{{k}}}}}}', preset: opensearch, retries: 1{extra} }}\n"
+    );
+    Box::leak(text.into_bytes().into_boxed_slice())
+}
+
+/// One HTTP case: `yaml` as the experiments file, replayed with `ranklab run`.
+fn http_case(name: &'static str, yaml: &'static [u8], expect: Expect) -> Case {
+    Case {
         name,
         edits: vec![Write(EXPERIMENTS, yaml)],
         args: RUN,
         expect,
-    };
-    let cases = vec![
+    }
+}
+
+/// What the engine answers (or fails to): retried, counted as errors, refused responses.
+fn http_response_cases(port: &str) -> Vec<Case> {
+    let ex = |path: &str, extra: &str| http_experiments(port, path, extra);
+    let case = http_case;
+    vec![
         case("http: a working engine", ex("/ok", ""), Accepted),
         case(
             "http: retried 503s that then succeed",
@@ -1090,6 +1094,14 @@ fn every_bad_http_engine_exits_2_naming_configuration_and_task() {
                 says: &["engine errors: 3 (first: T1: request failed"],
             },
         ),
+    ]
+}
+
+/// What the configuration says wrongly, refused at load with its line.
+fn http_configuration_cases(port: &str) -> Vec<Case> {
+    let ex = |path: &str, extra: &str| http_experiments(port, path, extra);
+    let case = http_case;
+    vec![
         case(
             "http: an unknown preset",
             ex("/ok", ", preset: algolia")
@@ -1122,7 +1134,14 @@ fn every_bad_http_engine_exits_2_naming_configuration_and_task() {
                 says: &["`concurrency: 0`", "write 1 or more"],
             },
         ),
-    ];
+    ]
+}
+
+#[test]
+fn every_bad_http_engine_exits_2_naming_configuration_and_task() {
+    let server = HttpFixture::start();
+    let mut cases = http_response_cases(&server.port);
+    cases.extend(http_configuration_cases(&server.port));
     let pristine = common::fixture("bad_input");
     let failed: Vec<String> = cases
         .iter()

@@ -376,17 +376,11 @@ fn gate_as(dir: &Path, name: Option<&str>, user: &str, args: &[&str]) -> std::pr
         .unwrap()
 }
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "a long scenario not yet split into steps (issue 43)"
-)]
-#[test]
-fn update_refuses_a_regression_and_accept_regressions_records_who_when_and_why() {
-    let dir = recorded();
-    let d = dir.path();
-    // legacy MRR is 0.7000 now (derived in gate_cli.rs); a baseline of 0.7500 makes it a
-    // REGRESSION, and an expectation that legacy ranks howto-deploy-platform first for F1 fails
-    // (the paired assertion of tasks/fx/paired.yaml: legacy ranks it second).
+/// The recorded fixture's baseline with a regression in it: legacy MRR is 0.7000 now (derived
+/// in gate_cli.rs); a baseline of 0.7500 makes it a REGRESSION, and an expectation that legacy
+/// ranks howto-deploy-platform first for F1 fails (the paired assertion of tasks/fx/paired.yaml:
+/// legacy ranks it second). Returns the baseline's text.
+fn regressed_baseline(d: &Path) -> String {
     let b = baseline(d).replace(
         r#""legacy", "metric": "MRR", "value": 0.7000"#,
         r#""legacy", "metric": "MRR", "value": 0.7500"#,
@@ -398,6 +392,14 @@ fn update_refuses_a_regression_and_accept_regressions_records_who_when_and_why()
     );
     set_baseline(d, &b);
 
+    b
+}
+
+#[test]
+fn update_refuses_a_regression_and_leaves_the_baseline_byte_identical() {
+    let dir = recorded();
+    let d = dir.path();
+    let b = regressed_baseline(d);
     // Refused: exit 2 (a refused write, README "Exit codes"), nothing written, the row and the
     // expectation named.
     let (c, j) = gate_json(d, &["--update"]);
@@ -433,7 +435,13 @@ fn update_refuses_a_regression_and_accept_regressions_records_who_when_and_why()
     let o = gate(d, &["--update", "--accept-regressions", " "]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert_eq!(baseline(d), b);
+}
 
+#[test]
+fn accept_regressions_records_who_when_and_why_and_the_next_gate_shows_it() {
+    let dir = recorded();
+    let d = dir.path();
+    regressed_baseline(d);
     // Accepted: who (git user.name), when (UTC, between the two clock readings), why.
     let t0 = chrono::Utc::now().timestamp();
     let o = gate_as(
@@ -514,8 +522,10 @@ fn update_refuses_a_regression_and_accept_regressions_records_who_when_and_why()
         stdout(&o)
     );
     assert_eq!(j["expectations"][0]["verdict"], "accepted");
+}
 
-    // Without a git user name, $USER.
+#[test]
+fn without_a_git_user_name_an_acceptance_names_the_user() {
     let dir = recorded();
     let d = dir.path();
     let b = baseline(d).replace(

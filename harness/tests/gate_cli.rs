@@ -140,10 +140,6 @@ fn line_of(text: &str, needle: &str) -> usize {
     text.lines().position(|l| l.contains(needle)).expect(needle) + 1
 }
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "a long scenario not yet split into steps (issue 43)"
-)]
 #[test]
 fn update_records_the_gated_rows_and_a_gate_on_unchanged_inputs_passes() {
     let dir = recorded();
@@ -199,14 +195,28 @@ fn update_records_the_gated_rows_and_a_gate_on_unchanged_inputs_passes() {
     let o = gate(dir.path(), &["--update"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(baseline(dir.path()), b);
+}
 
-    // An LLM's grade of a document nobody judged (it would make F1's second document
-    // relevant): the gate ignores it, says so, and its verdict and output are unchanged.
+/// An LLM's grade of a document nobody judged (it would make F1's second document relevant),
+/// in the fixture's `judgments.yaml`.
+fn add_llm_grade(dir: &Path) {
     std::fs::write(
-        dir.path().join("tasks/fx/judgments.yaml"),
+        dir.join("tasks/fx/judgments.yaml"),
         "suite: fx\njudgments:\n  - { task: F1, document: adr-cache-redis, grade: 3, judge: \"llm:m@0123456789ab\", at: \"2026-12-02T10:00:00Z\", expected: 2.9 }\n",
     )
     .unwrap();
+}
+
+/// Paired: the gate's stdout on the recorded baseline, without and with an LLM's grade in
+/// `judgments.yaml`; the gate ignores the grade, says so on stderr, and its verdict and output
+/// are unchanged.
+#[test]
+fn the_gate_ignores_an_llm_grade_and_says_so() {
+    let dir = recorded();
+    let o = gate(dir.path(), &[]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    add_llm_grade(dir.path());
     let with_llm = gate(dir.path(), &[]);
     assert_eq!(code(&with_llm), 0, "{}", stderr(&with_llm));
     assert_eq!(stdout(&with_llm), out);
@@ -217,7 +227,13 @@ fn update_records_the_gated_rows_and_a_gate_on_unchanged_inputs_passes() {
         "{}",
         stderr(&with_llm)
     );
+}
 
+#[test]
+fn an_update_with_llm_grades_records_them_and_an_update_without_drops_them() {
+    let dir = recorded();
+    let b = baseline(dir.path());
+    add_llm_grade(dir.path());
     // Recorded with the LLM's grades (`--update --judgments all`): the baseline says so, and
     // every later gate takes them. Paired: the suite hash with the grade differs from the one
     // without it, so a gate that ignored it would see changed judgments and print a banner.

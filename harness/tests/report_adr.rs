@@ -133,12 +133,28 @@ fn wtl(base: &[f64], other: &[f64]) -> (u64, u64, u64) {
     w
 }
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "a long scenario not yet split into steps (issue 43)"
-)]
-#[test]
-fn the_report_carries_win_tie_loss_first_documents_parameters_and_numbers() {
+/// The configurations of the docir experiment `params` ([`DOCIR`]).
+const CONFIGS: [&str; 3] = ["anserini", "robertson", "flat"];
+
+/// What `ranklab run` wrote for the docir experiment `params`, read back: the JSON and Markdown
+/// reports, and the qrels and run files the test computes its oracle from.
+struct Written {
+    json: serde_json::Value,
+    md: String,
+    qrels: BTreeMap<String, Vec<String>>,
+    runs: BTreeMap<&'static str, BTreeMap<String, Vec<String>>>,
+    tasks: Vec<String>,
+}
+
+impl Written {
+    /// The rank of the first relevant document of `t` in `c`'s run file (None: not retrieved).
+    fn rank(&self, c: &str, t: &str) -> Option<usize> {
+        first_rank(self.runs[c].get(t).map_or(&[][..], |v| v), &self.qrels[t])
+    }
+}
+
+/// Runs the docir experiment `params` on a temporary copy and reads back what it wrote.
+fn run_docir() -> Written {
     let tmp = tempfile::tempdir().unwrap();
     copy_suite(
         &tmp.path().join("tasks"),
@@ -156,16 +172,33 @@ fn the_report_carries_win_tie_loss_first_documents_parameters_and_numbers() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("params.json")).unwrap()).unwrap();
     let md = std::fs::read_to_string(dir.join("params.md")).unwrap();
     let qrels = read_qrels(&dir.join("qrels.txt"));
-    let configs = ["anserini", "robertson", "flat"];
-    let runs: BTreeMap<&str, BTreeMap<String, Vec<String>>> = configs
+    let runs: BTreeMap<&str, BTreeMap<String, Vec<String>>> = CONFIGS
         .iter()
         .map(|c| (*c, read_run(&dir.join("runs").join(format!("{c}.trec")))))
         .collect();
     let tasks: Vec<String> = qrels.keys().cloned().collect();
-    let rank = |c: &str, t: &str| first_rank(runs[c].get(t).map_or(&[][..], |v| v), &qrels[t]);
 
-    // Per-task rows: ranks are numbers (null when not retrieved), `<c> first` is the run's
-    // first document exactly when the expected one is not first.
+    Written {
+        json,
+        md,
+        qrels,
+        runs,
+        tasks,
+    }
+}
+
+/// Per-task rows: ranks are numbers (null when not retrieved), `<c> first` is the run's
+/// first document exactly when the expected one is not first.
+fn check_first_documents(w: &Written) {
+    let Written {
+        json,
+        md,
+        runs,
+        tasks,
+        ..
+    } = w;
+    let rank = |c: &str, t: &str| w.rank(c, t);
+    let configs = CONFIGS;
     let rows = json["tasks"].as_array().unwrap();
     assert_eq!(rows.len(), tasks.len());
     let mut some_first = 0;
@@ -208,8 +241,18 @@ fn the_report_carries_win_tie_loss_first_documents_parameters_and_numbers() {
         some_first > 0,
         "no task where the expected document was not first"
     );
+}
 
-    // Win/tie/loss on recall@5 and MRR, from the run files.
+/// Win/tie/loss on recall@5 and MRR, and the decision's lost tasks, from the run files.
+fn check_win_tie_loss_and_decision(w: &Written) {
+    let Written {
+        json,
+        md,
+        qrels,
+        runs,
+        tasks,
+    } = w;
+    let rank = |c: &str, t: &str| w.rank(c, t);
     for c in ["robertson", "flat"] {
         let values = |cfg: &str, f: &dyn Fn(&[String], &[String]) -> f64| -> Vec<f64> {
             tasks
@@ -262,8 +305,12 @@ fn the_report_carries_win_tie_loss_first_documents_parameters_and_numbers() {
         "**Decision:** {}",
         json["decision"].as_str().unwrap()
     )));
+}
 
-    // Parameters: the experiments file plus the documented defaults.
+/// Parameters: the experiments file plus the documented defaults; the p columns say which is
+/// which.
+fn check_parameters(w: &Written) {
+    let Written { json, md, .. } = w;
     let params = json["configurations"].as_array().unwrap();
     let by: BTreeMap<&str, &serde_json::Value> = params
         .iter()
@@ -287,6 +334,14 @@ fn the_report_carries_win_tie_loss_first_documents_parameters_and_numbers() {
         md.contains("| p (raw) recall@5 | p (Holm) recall@5 |"),
         "{md}"
     );
+}
+
+#[test]
+fn the_report_carries_win_tie_loss_first_documents_parameters_and_numbers() {
+    let w = run_docir();
+    check_first_documents(&w);
+    check_win_tie_loss_and_decision(&w);
+    check_parameters(&w);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009); weighted fusion of normalized
-//! scores is in [`weighted`].
+//! scores is in [`weighted`], and the interpolation of a reranker's scores with the first stage's
+//! over a shortlist in [`interpolate`].
 //!
 //! `score(d) = Σ_lists 1 / (k + rank_list(d))`, ranks 1-based, each list cut to `depth` first;
 //! a document absent from a list gets nothing from it. Documents with equal scores in a list share
@@ -9,6 +10,7 @@
 //! the earlier list: lexical before semantic), which is the section a later rerank reads.
 //! The result is in the total order of [`crate::ranking`].
 
+pub mod interpolate;
 pub mod weighted;
 
 use std::collections::HashMap;

@@ -442,10 +442,6 @@ fn oracle(m: Measure, rels: &[i32], judged: &HashMap<String, i32>, level: i32) -
 /// Ports of trec_eval's dense loops for the measures beyond the original twelve (m_bpref.c,
 /// m_infap.c, m_map_cut.c, m_rel_P.c, m_unjudged.c, m_binG.c, m_rbp_resid.c,
 /// m_iprec_at_recall.c, m_Rprec_mult.c, m_num_nonrel_judged_ret.c). `None`: not covered here.
-#[allow(
-    clippy::too_many_lines,
-    reason = "a long scenario not yet split into steps (issue 43)"
-)]
 fn oracle_more(
     m: Measure,
     rels: &[i32],
@@ -457,59 +453,8 @@ fn oracle_more(
     let num_rel_ret = rels.iter().filter(|&&r| is_rel(r)).count();
     let num_ret = rels.len();
     let v = match m {
-        Bpref => {
-            let num_nonrel = judged.values().filter(|&&r| r >= 0 && r < level).count();
-            let (mut nonrel, mut sum) = (0usize, 0.0);
-            for &r in rels {
-                if r < 0 {
-                    continue;
-                }
-                if r < level {
-                    nonrel += 1;
-                } else if nonrel > 0 {
-                    sum += 1.0 - nonrel.min(num_rel) as f64 / num_nonrel.min(num_rel) as f64;
-                } else {
-                    sum += 1.0;
-                }
-            }
-            if num_rel > 0 {
-                sum / num_rel as f64
-            } else {
-                sum
-            }
-        }
-        InfAp => {
-            let (mut rel, mut nonrel, mut unj, mut sum) = (0usize, 0usize, 0usize, 0.0);
-            for (j, &r) in rels.iter().enumerate() {
-                if r == NONPOOL {
-                    continue;
-                }
-                if r == -2 {
-                    unj += 1;
-                    continue;
-                }
-                if r < level {
-                    nonrel += 1;
-                } else {
-                    rel += 1;
-                    if j == 0 {
-                        sum += 1.0;
-                    } else {
-                        let fj = j as f64;
-                        sum += 1.0 / (fj + 1.0)
-                            + (fj / (fj + 1.0))
-                                * ((rel - 1 + nonrel + unj) as f64 / fj)
-                                * (((rel - 1) as f64 + 0.00001)
-                                    / ((rel - 1 + nonrel) as f64 + 0.00002));
-                    }
-                }
-            }
-            if num_rel > 0 {
-                sum / num_rel as f64
-            } else {
-                sum
-            }
-        }
+        Bpref => oracle_bpref(rels, judged, level, num_rel),
+        InfAp => oracle_infap(rels, level, num_rel),
         MapCut(k) => {
             let (mut so_far, mut sum) = (0, 0.0);
             for (i, &r) in rels.iter().enumerate().take(k) {
@@ -567,30 +512,7 @@ fn oracle_more(
             if num_ret == 0 {
                 return Some(None);
             }
-            let cut = (x.get() * num_rel as f64).round() as usize;
-            if cut > num_rel_ret {
-                0.0
-            } else {
-                // the C loop, backwards from the last document
-                let mut int_p = num_rel_ret as f64 / num_ret as f64;
-                let mut so_far = num_rel_ret;
-                let mut value = None;
-                let mut i = num_ret;
-                while i > 0 && so_far > 0 {
-                    let p = so_far as f64 / i as f64;
-                    if int_p < p {
-                        int_p = p;
-                    }
-                    if is_rel(rels[i - 1]) {
-                        if so_far == cut && value.is_none() {
-                            value = Some(int_p);
-                        }
-                        so_far -= 1;
-                    }
-                    i -= 1;
-                }
-                value.unwrap_or(int_p)
-            }
+            oracle_iprec_at_recall(x.get(), rels, level, num_rel, num_rel_ret)
         }
         RprecMult(x) => {
             let cut = (x.get() * num_rel as f64 + 0.9) as usize;
@@ -607,6 +529,99 @@ fn oracle_more(
         _ => return Some(None),
     };
     Some(Some(v))
+}
+
+/// The `bpref` arm of [`oracle_more`] (its C loop, as there).
+fn oracle_bpref(rels: &[i32], judged: &HashMap<String, i32>, level: i32, num_rel: usize) -> f64 {
+    let num_nonrel = judged.values().filter(|&&r| r >= 0 && r < level).count();
+    let (mut nonrel, mut sum) = (0usize, 0.0);
+    for &r in rels {
+        if r < 0 {
+            continue;
+        }
+        if r < level {
+            nonrel += 1;
+        } else if nonrel > 0 {
+            sum += 1.0 - nonrel.min(num_rel) as f64 / num_nonrel.min(num_rel) as f64;
+        } else {
+            sum += 1.0;
+        }
+    }
+    if num_rel > 0 {
+        sum / num_rel as f64
+    } else {
+        sum
+    }
+}
+
+/// The `infap` arm of [`oracle_more`] (its C loop, as there).
+fn oracle_infap(rels: &[i32], level: i32, num_rel: usize) -> f64 {
+    let (mut rel, mut nonrel, mut unj, mut sum) = (0usize, 0usize, 0usize, 0.0);
+    for (j, &r) in rels.iter().enumerate() {
+        if r == NONPOOL {
+            continue;
+        }
+        if r == -2 {
+            unj += 1;
+            continue;
+        }
+        if r < level {
+            nonrel += 1;
+        } else {
+            rel += 1;
+            if j == 0 {
+                sum += 1.0;
+            } else {
+                let fj = j as f64;
+                sum += 1.0 / (fj + 1.0)
+                    + (fj / (fj + 1.0))
+                        * ((rel - 1 + nonrel + unj) as f64 / fj)
+                        * (((rel - 1) as f64 + 0.00001) / ((rel - 1 + nonrel) as f64 + 0.00002));
+            }
+        }
+    }
+    if num_rel > 0 {
+        sum / num_rel as f64
+    } else {
+        sum
+    }
+}
+
+/// The `iprec_at_recall` arm of [`oracle_more`] for a non-empty run (trec_eval's C loop,
+/// backwards from the last document).
+fn oracle_iprec_at_recall(
+    x: f64,
+    rels: &[i32],
+    level: i32,
+    num_rel: usize,
+    num_rel_ret: usize,
+) -> f64 {
+    let is_rel = |r: i32| r >= 0 && r >= level;
+    let num_ret = rels.len();
+    let cut = (x * num_rel as f64).round() as usize;
+    if cut > num_rel_ret {
+        0.0
+    } else {
+        // the C loop, backwards from the last document
+        let mut int_p = num_rel_ret as f64 / num_ret as f64;
+        let mut so_far = num_rel_ret;
+        let mut value = None;
+        let mut i = num_ret;
+        while i > 0 && so_far > 0 {
+            let p = so_far as f64 / i as f64;
+            if int_p < p {
+                int_p = p;
+            }
+            if is_rel(rels[i - 1]) {
+                if so_far == cut && value.is_none() {
+                    value = Some(int_p);
+                }
+                so_far -= 1;
+            }
+            i -= 1;
+        }
+        value.unwrap_or(int_p)
+    }
 }
 
 fn oracle_base(m: Measure, rels: &[i32], judged: &HashMap<String, i32>, level: i32) -> f64 {

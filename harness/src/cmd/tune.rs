@@ -62,9 +62,12 @@ the named configuration's lists are computed once, every candidate of the file's
 on every task, and per seeded task fold the candidate chosen on the other folds' tasks (the same \
 plateau rule) scores the held-out tasks. It prints and writes reports/<suite>/tune-<name>.md and \
 .json: in-sample and out-of-fold values, each fold's choice, and out of fold against the \
-shipped configuration (Δ, CI, p, wins/ties/losses, power). --write adds the configuration chosen \
-on all tasks as tasks/<suite>/experiments-tune-<name>.yaml, only when the out-of-fold gain is \
-detectable (else exit 2, no experiments file written; the report is).
+shipped configuration (Δ, CI, p, wins/ties/losses, power). Paths: fusion.weights.bm25, \
+fusion.weights.dense, fusion.normalize; or rerank.interpolate alone (a rerank stage's weight \
+against the first stage, e.g. tasks/docir/tune-interpolate.yaml). --write adds the configuration \
+chosen on all tasks as tasks/<suite>/experiments-tune-<name>.yaml, only when the out-of-fold gain \
+is detectable (else exit 2, no experiments file written; the report is); not yet for \
+rerank.interpolate.
 
 Exit codes: 0 ok; 2 bad input (every merge after --as-of, a bad date, an unknown record, an empty \
 window, no --suite while the tasks folder has no suite or several suites with a merges.yaml) or \

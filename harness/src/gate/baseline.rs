@@ -24,18 +24,17 @@
 //! by `--update`) are per-task checks: the document must be ranked within the top `within` of
 //! the configuration for that task.
 //!
-//! The file is rendered by hand, not by a serializer, so that its diff is reviewable: suites in
-//! name order, rows in (suite, configuration, metric) order, one row per line, every number with
-//! exactly four decimals (trec_eval's precision). Values and tolerances are held as integers in
+//! The file is written with serde_json in a layout that keeps its diff reviewable
+//! (`gate/baseline_json.rs`): suites in name order, rows in (suite, configuration, metric)
+//! order, one row per line, every number with exactly four decimals (trec_eval's precision). Values and tolerances are held as integers in
 //! units of 1e-4 ([`Fixed`]), so comparing a value with its baseline never depends on how a
 //! float was rounded. Reading checks every field; errors name the file and line.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A number with four decimals, held as an integer count of 1e-4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -120,22 +119,13 @@ pub const MAX_COUNT: f64 = 1e9;
 pub const DEFAULT_TOLERANCE: Fixed = Fixed(10);
 
 /// What a baseline entry was measured on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// A suite under `tasks/` (always gated).
     Suite,
     /// A BEIR collection (gated only when `--beir DIR` names it).
     Beir,
-}
-
-impl Kind {
-    fn as_str(self) -> &'static str {
-        match self {
-            Kind::Suite => "suite",
-            Kind::Beir => "beir",
-        }
-    }
 }
 
 /// The fingerprint of one suite's inputs when the baseline was recorded.
@@ -562,38 +552,10 @@ impl Baseline {
         Ok(())
     }
 
-    /// The file's text: stable order, one row per line, four decimals.
+    /// The file's text: stable order, one row per line, four decimals (written with serde_json
+    /// in the layout of [`super::baseline_json`]).
     pub fn render(&self) -> String {
-        let mut s = String::new();
-        s.push_str("{\n");
-        let _ = writeln!(s, "  \"about\": {},", json_str(ABOUT));
-        s.push_str("  \"suites\": {");
-        let suites = self.suites.iter().map(|(name, e)| suite_line(name, e));
-        push_lines(&mut s, "    ", "\n  ", suites.collect());
-        s.push_str("},\n  \"rows\": [");
-        push_lines(
-            &mut s,
-            "    ",
-            "\n  ",
-            self.rows.values().map(row_line).collect(),
-        );
-        s.push(']');
-        if !self.expectations.is_empty() {
-            s.push_str(",\n  \"expectations\": [");
-            let lines = self.expectations.iter().map(expectation_line);
-            push_lines(&mut s, "    ", "\n  ", lines.collect());
-            s.push(']');
-        }
-        if !self.inputs.is_empty() {
-            // One record, task or judged task per line, so that a diff of the baseline shows
-            // which ones changed.
-            s.push_str(",\n  \"inputs\": {");
-            let blocks = self.inputs.iter().map(|(name, i)| inputs_block(name, i));
-            push_lines(&mut s, "    ", "\n  ", blocks.collect());
-            s.push('}');
-        }
-        s.push_str("\n}\n");
-        s
+        super::baseline_json::render(self, ABOUT)
     }
 
     /// The suites named by rows, in name order.
@@ -675,132 +637,6 @@ fn expectation_acceptance(at: &str, a: RawAccepted) -> Result<ExpectationAccepta
         rank: a.rank,
         who: a.who(),
     })
-}
-
-/// Writes each item on a line of its own after `indent`, the items separated by commas; after
-/// the last, `close` (a line break and the closing bracket's indent).
-fn push_lines(s: &mut String, indent: &str, close: &str, items: Vec<String>) {
-    let n = items.len();
-    for (i, it) in items.into_iter().enumerate() {
-        let _ = write!(s, "\n{indent}{it}{}", if i + 1 < n { "," } else { close });
-    }
-}
-
-/// A suite's entry: `"brain": { "kind": "suite", "corpus_sha256": ..., "suite_sha256": ... }`.
-fn suite_line(name: &str, e: &SuiteEntry) -> String {
-    format!(
-        "{}: {{ \"kind\": \"{}\", \"corpus_sha256\": \"{}\", \"suite_sha256\": \"{}\"{} }}",
-        json_str(name),
-        e.kind.as_str(),
-        e.corpus_sha256,
-        e.suite_sha256,
-        if e.llm_grades {
-            ", \"llm_grades\": true"
-        } else {
-            ""
-        },
-    )
-}
-
-/// A row: its key, value and tolerance, then the optional fields it has.
-fn row_line(r: &Row) -> String {
-    let spread = r
-        .spread
-        .map_or(String::new(), |x| format!(", \"spread\": {}", x.show()));
-    let rise = if r.rise_fails {
-        ", \"rise\": \"fails\""
-    } else {
-        ""
-    };
-    let config = r
-        .config
-        .as_ref()
-        .map_or(String::new(), |c| format!(", \"config\": \"{c}\""));
-    let accepted = r.accepted.as_ref().map_or(String::new(), |a| {
-        format!(
-            ", \"accepted\": {{ \"from\": {}, \"to\": {}, {} }}",
-            a.from.show(),
-            a.to.show(),
-            who(&a.who)
-        )
-    });
-    format!(
-        "{{ \"suite\": {}, \"configuration\": {}, \"metric\": {}, \"value\": {}, \"tolerance\": {}{spread}{rise}{config}{accepted} }}",
-        json_str(&r.suite),
-        json_str(&r.configuration),
-        json_str(&r.metric),
-        r.value.show(),
-        r.tolerance.show(),
-    )
-}
-
-/// A per-task expectation, with its acceptance if it has one.
-fn expectation_line(e: &Expectation) -> String {
-    let accepted = e.accepted.as_ref().map_or(String::new(), |a| {
-        format!(
-            ", \"accepted\": {{ \"rank\": {}, {} }}",
-            a.rank.map_or("null".to_string(), |r| r.to_string()),
-            who(&a.who)
-        )
-    });
-    format!(
-        "{{ \"suite\": {}, \"configuration\": {}, \"task\": {}, \"document\": {}, \"within\": {}{accepted} }}",
-        json_str(&e.suite),
-        json_str(&e.configuration),
-        json_str(&e.task),
-        json_str(&e.document),
-        e.within,
-    )
-}
-
-/// A suite's `inputs` block: its records, tasks and judgments, one per line.
-fn inputs_block(name: &str, inp: &Inputs) -> String {
-    let pairs = |m: &BTreeMap<String, String>| {
-        m.iter()
-            .map(|(k, v)| format!("{}: {}", json_str(k), json_str(v)))
-            .collect::<Vec<_>>()
-    };
-    let judged = inp
-        .judgments
-        .iter()
-        .map(|(t, docs)| {
-            let inner = docs
-                .iter()
-                .map(|(d, g)| format!("{}: {g}", json_str(d)))
-                .collect::<Vec<_>>()
-                .join(", ");
-            format!("{}: {{ {inner} }}", json_str(t))
-        })
-        .collect();
-    let mut s = format!("{}: {{", json_str(name));
-    let mut maps = vec![
-        ("records", pairs(&inp.records)),
-        ("tasks", pairs(&inp.tasks)),
-        ("judgments", judged),
-    ];
-    if !inp.recordings.is_empty() {
-        maps.push(("recordings", pairs(&inp.recordings)));
-    }
-    for (i, (key, items)) in maps.into_iter().enumerate() {
-        if i > 0 {
-            s.push(',');
-        }
-        let _ = write!(s, "\n      \"{key}\": {{");
-        push_lines(&mut s, "        ", "\n      ", items);
-        s.push('}');
-    }
-    s.push_str("\n    }");
-    s
-}
-
-/// `"by": ..., "at": ..., "why": ...` of an acceptance.
-fn who(a: &Accepted) -> String {
-    format!(
-        "\"by\": {}, \"at\": {}, \"why\": {}",
-        json_str(&a.by),
-        json_str(&a.at),
-        json_str(&a.why)
-    )
 }
 
 /// The 1-based line of the first line holding every needle; failing that, of the first needle

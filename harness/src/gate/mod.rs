@@ -18,6 +18,7 @@
 //! inputs.
 
 pub mod baseline;
+mod baseline_json;
 pub mod changes;
 pub mod measure;
 pub mod page;

@@ -9,6 +9,7 @@
 
 pub(crate) mod features;
 mod first_stage;
+pub mod interpolated;
 mod models;
 mod output;
 mod prefetch;

@@ -1,17 +1,18 @@
 //! What a configuration costs per query, end to end: the whole ranking of one task (first
 //! stage, fusion, rerank, penalties) timed through the replay's own code ([`replay_with`] on a
-//! suite of that one task), and the queries per second of a replay of every task at once (the
-//! replay's own concurrency: BM25 and fusion on rayon's pool, the models' pairs pooled).
+//! suite of that one task), and queries per second.
 //!
-//! Each configuration of each experiments file is measured on its own, in four passes over the
-//! suite's tasks, the models loaded before any pass (one warm-up task, untimed):
-//! 1. **cold, per query** — each task alone, its query vectors and pairs through empty caches
-//!    held in memory, so every model output of that query is computed, as for a query a
-//!    deployment has never seen;
-//! 2. **warm, per query** — the same task again right after, every output served from those
-//!    caches (the pass must compute nothing, or the measurement is refused);
-//! 3. **cold, throughput** — every task in one replay through empty caches: tasks / seconds;
-//! 4. **warm, throughput** — that replay again from the filled caches.
+//! Each configuration of each experiments file is measured on its own, the models loaded
+//! before (one warm-up task, untimed), its caches emptied once (held in memory: the disk caches
+//! are not touched):
+//! 1. **cold, per query** — each task alone, in suite order: every query vector and pair it
+//!    needs is computed (none is in the caches yet, unless an earlier task asked the same), as
+//!    for a query a deployment has never seen;
+//! 2. **warm, per query** — the same task again at once, every output served from the caches
+//!    (the pass must compute nothing, or the measurement is refused);
+//! 3. **throughput** — cold: tasks one at a time, the tasks over the sum of their cold times;
+//!    warm: one replay of every task at once from the filled caches (the replay's concurrency:
+//!    BM25 and fusion on rayon's pool, the pairs pooled), tasks over its seconds.
 //!
 //! Peak memory is the process's resident high-water mark (`VmHWM`) over the cold passes, reset
 //! first through `/proc/self/clear_refs`: corpus, indexes and loaded models included. Latency
@@ -44,11 +45,11 @@ pub struct QueryCost {
     pub per_query_ms: Percentiles,
     /// Milliseconds per query, warm: every model output served from the caches.
     pub per_query_ms_warm: Percentiles,
-    /// Queries per second of one replay of every task, cold.
+    /// Queries per second cold, one at a time: tasks over the sum of their cold times.
     pub qps: f64,
-    /// Queries per second of that replay, warm.
+    /// Queries per second warm, of one replay of every task at once (the replay's concurrency).
     pub qps_warm: f64,
-    /// The process's peak resident memory over the cold passes, in MiB (None where Linux's
+    /// The process's peak resident memory over the per-query passes, in MiB (None where Linux's
     /// `/proc/self/status` is not there to say).
     pub peak_rss_mib: Option<f64>,
     /// When it was measured (`2026-12-05 01:40 UTC`).
@@ -186,30 +187,29 @@ fn measure_one(
         fresh_caches(engine);
         replay_with(engine, &one_task(0), ex, &opts)?;
     }
+    fresh_caches(engine);
     reset_peak();
     let (mut cold, mut warm) = (Vec::new(), Vec::new());
     for ti in 0..suite.tasks.len() {
         let s = one_task(ti);
-        fresh_caches(engine);
         cold.push(timed(|| replay_with(engine, &s, ex, &opts))?);
         let before = computed(engine);
         warm.push(timed(|| replay_with(engine, &s, ex, &opts))?);
         check_served(engine, before, &ex.configurations[0].name)?;
     }
-    fresh_caches(engine);
-    let all_cold = timed(|| replay_with(engine, suite, ex, &opts))?;
     let peak_rss_mib = peak_rss_mib();
     let before = computed(engine);
     let all_warm = timed(|| replay_with(engine, suite, ex, &opts))?;
     check_served(engine, before, &ex.configurations[0].name)?;
     let qps = |ms: f64| suite.tasks.len() as f64 / (ms / 1e3).max(f64::MIN_POSITIVE);
+    let cold_total: f64 = cold.iter().sum();
     Ok(QueryCost {
         configuration: ex.configurations[0].name.clone(),
         experiment: ex.experiment.clone(),
         tasks: suite.tasks.len(),
         per_query_ms: Percentiles::of(&cold),
         per_query_ms_warm: Percentiles::of(&warm),
-        qps: qps(all_cold),
+        qps: qps(cold_total),
         qps_warm: qps(all_warm),
         peak_rss_mib,
         measured_at,

@@ -219,7 +219,13 @@ fn rank_every_task(
                 None => hits.iter().map(plain).collect(),
                 Some(r) => {
                     let key = (r.model_key(), list_key(c));
-                    order_by_rerank(&shortlists[ti][&key].rerank(&hits, r.shortlist)?)
+                    let scores = &shortlists[ti][&key];
+                    match r.interpolate {
+                        None => order_by_rerank(&scores.rerank(&hits, r.shortlist)?),
+                        Some(a) => {
+                            super::interpolated::order(c, &hits, scores, r.shortlist, a, corpus)?
+                        }
+                    }
                 }
             };
             let ranked = match (c.wiring, w) {

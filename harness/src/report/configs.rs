@@ -83,6 +83,10 @@ fn rerank_cell(spec: &RerankSpec, dir: &Path) -> anyhow::Result<String> {
         }
         _ => rerank_model_text(&spec.model),
     };
+    let model = match spec.interpolate {
+        Some(a) => format!("{model}; interpolate {a} with the first stage"),
+        None => model,
+    };
     Ok(match prompt_of(spec, dir)? {
         Some(p) => format!(
             "{model}; prompt {}, sha256 `{}`",
@@ -211,6 +215,11 @@ pub fn json(
                 if let Some(p) = prompt_of(s, dir)? {
                     rerank["prompt"] =
                         serde_json::json!({"source": prompt_source(s), "sha256": p.hash()});
+                }
+                if let Some(a) = s.interpolate {
+                    rerank["interpolate"] = a.into();
+                    rerank["normalize"] =
+                        crate::replay::interpolated::normalization(c).name().into();
                 }
                 o.insert("rerank".into(), rerank);
             }

@@ -28,6 +28,7 @@ pub mod stats_section;
 mod suite_report;
 mod tables;
 mod trec_files;
+pub mod tuned;
 pub use ranklab_eval::table;
 pub mod warranty;
 mod write;

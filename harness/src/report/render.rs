@@ -44,6 +44,10 @@ pub fn render_with(
     // Rankings index into the corpus plus the ids external engines returned outside it.
     let all = replay.corpus_view(corpus);
     let mut parts = Parts::compute(&all, corpus, suite, ex, replay, set, paired)?;
+    let tuned = super::tuned::sentences(&super::tuned::folder(suite), ex)?;
+    if !tuned.is_empty() {
+        parts.decision = format!("{} {tuned}", parts.decision);
+    }
     let practice = |c: &crate::suite::Configuration| shown(&ex.practice_path(c));
     let stem = &ex.experiment;
     let (md, plots) = markdown(&parts, &all, suite, ex, replay, paired, &practice, costs)?;

@@ -128,6 +128,11 @@ pub(super) fn check_configuration(c: &Configuration, at: &str, path: &Path) -> R
             ranklab_engine::rerank::prompt::PromptTemplate::from_file(&dir.join(p))
                 .with_context(|| format!("{at}: rerank prompt"))?;
         }
+        if let Some(a) = r.interpolate {
+            if !(0.0..=1.0).contains(&a) {
+                bail!("{at}: rerank interpolate {a} must be between 0 and 1 (the reranker's weight α; the first stage gets 1 − α), e.g. `interpolate: 0.5`");
+            }
+        }
         if r.shortlist > c.depth() {
             bail!("{at}: rerank shortlist {} is larger than the first-stage depth {}; lower it or raise `depth`", r.shortlist, c.depth());
         }

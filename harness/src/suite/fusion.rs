@@ -66,7 +66,7 @@ impl FusionSpec {
             Method::Weighted => {
                 for (name, w) in &self.weights {
                     if !LISTS.contains(&name.as_str()) {
-                        bail!("{at}: fusion weight for {name:?}: a weighted fusion combines the lists {}; name only those", LISTS.join(" and "));
+                        bail!("{at}: fusion weight for {name:?}: a weighted fusion combines the lists {}; name only those{}", LISTS.join(" and "), did_you_mean(name));
                     }
                     if !(w.is_finite() && *w >= 0.0) {
                         bail!("{at}: fusion weight {name}: {w} must be a finite number >= 0 (write e.g. 0.3)");
@@ -109,6 +109,32 @@ impl FusionSpec {
             }
         }
     }
+}
+
+/// `; did you mean "bm25"?` when `name` is within two edits of a list's name, else empty.
+pub fn did_you_mean(name: &str) -> String {
+    LISTS
+        .iter()
+        .map(|l| (edits(name, l), *l))
+        .filter(|&(d, _)| d <= 2)
+        .min()
+        .map_or_else(String::new, |(_, l)| format!("; did you mean {l:?}?"))
+}
+
+/// Levenshtein distance (insertions, deletions, substitutions), by characters.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// Fuses a task's BM25 list `lex` and dense list `sem` as `spec` says (RRF with `rrf` when no
@@ -160,6 +186,22 @@ mod tests {
                 .check("a:1")
                 .is_ok()
         );
+    }
+
+    /// By hand: "bm52" -> "bm25" is 2 substitutions, "dnese" -> "dense" 2, "colbert" is 6 or
+    /// more from both names (no suggestion).
+    #[test]
+    fn an_unknown_list_name_gets_the_nearest_known_one() {
+        assert_eq!(edits("bm52", "bm25"), 2);
+        assert_eq!(edits("dense", "dense"), 0);
+        assert_eq!(edits("", "bm25"), 4);
+        let e = spec("{ method: weighted, weights: { bm52: 1 } }")
+            .check("x.yaml:3")
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("; did you mean \"bm25\"?"), "{e}");
+        assert_eq!(did_you_mean("dnese"), "; did you mean \"dense\"?");
+        assert_eq!(did_you_mean("colbert"), "");
     }
 
     #[test]

@@ -32,6 +32,10 @@ pub struct RerankSpec {
     /// Fine-tune the model on the suite's own tasks first, cross-validated by task
     /// (`model:` only; see [`crate::finetune`]).
     pub finetune: Option<FinetuneSpec>,
+    /// `interpolate: α`: the shortlist ordered by α · reranker + (1 − α) · first stage, both
+    /// normalized over the shortlist (`ranklab_engine::fusion::interpolate`); `None`: by the
+    /// reranker alone.
+    pub interpolate: Option<f64>,
 }
 
 /// What scores a rerank stage's pairs.
@@ -59,6 +63,8 @@ struct RerankFields {
     batch: Option<usize>,
     #[serde(default)]
     finetune: Option<FinetuneSpec>,
+    #[serde(default)]
+    interpolate: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -121,6 +127,7 @@ impl TryFrom<RerankFields> for RerankSpec {
             shortlist: f.shortlist,
             batch: f.batch,
             finetune: f.finetune,
+            interpolate: f.interpolate,
         })
     }
 }
@@ -173,6 +180,7 @@ impl RerankSpec {
             shortlist,
             batch: None,
             finetune: None,
+            interpolate: None,
         }
     }
 }

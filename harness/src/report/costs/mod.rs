@@ -180,7 +180,7 @@ pub struct CostPlan {
 }
 
 /// The `about` text of a cost file `--measure-costs` writes.
-const ABOUT: &str = "Milliseconds per scored (query, section) pair of each rerank model on this suite's shortlists, cold (the model computes every pair) and warm (served from the score cache); and (`configurations`) each configuration's milliseconds per query end to end (p50/p95/p99, one task at a time, cold and warm), queries per second of a replay of every task, and the peak resident memory. Written only by `ranklab bench --measure-costs` (`just costs`) and `ranklab run --measure-costs` (`just costs-finetune`); `ranklab bench` and `ranklab run` read it into the reports. See docs/reports.md.";
+const ABOUT: &str = "Milliseconds per scored (query, section) pair of each rerank model on this suite's shortlists, cold (the model computes every pair) and warm (served from the score cache); and (`configurations`) each configuration's milliseconds per query end to end (p50/p95/p99, one task at a time, cold and warm), queries per second (cold one at a time, warm a replay of every task), and the peak resident memory. Written only by `ranklab bench --measure-costs` (`just costs`) and `ranklab run --measure-costs` (`just costs-finetune`); `ranklab bench` and `ranklab run` read it into the reports. See docs/reports.md.";
 
 /// Measures the models `plan` asks for on the suite's replays (`replays[i]` of
 /// `experiments[i]`), updates `costs` and returns the new file's bytes (None: nothing measured).
@@ -439,7 +439,7 @@ fn query_section(configs: &[&Configuration], costs: &Costs, experiment: &str) ->
     );
     let _ = writeln!(
         md,
-        "Milliseconds for the whole ranking of one task (first stage, fusion, rerank, penalties), each task alone through the replay's own code, from `{COSTS_FILE}` beside this report (measured by `{}` on {}, {}; `ranklab bench` only reads them). **Cold**: every query vector and pair the task needs computed by the model, as for a query never seen; **warm**: the same task again, every model output served from the caches. Percentiles are nearest-rank over the tasks. **qps**: tasks per second of one replay of every task at once (BM25 and fusion in parallel, the models' pairs pooled). **Peak MiB**: the process's resident high-water mark over the cold passes (corpus, indexes and loaded models included).\n",
+        "Milliseconds for the whole ranking of one task (first stage, fusion, rerank, penalties), each task alone through the replay's own code, from `{COSTS_FILE}` beside this report (measured by `{}` on {}, {}; `ranklab bench` only reads them). **Cold**: every query vector and pair the task needs computed by the model, as for a query never seen; **warm**: the same task again, every model output served from the caches. Percentiles are nearest-rank over the tasks. **qps cold**: one query at a time, the tasks over the sum of their cold times; **qps warm**: one replay of every task at once from the filled caches (BM25 and fusion in parallel, the models' pairs pooled). **Peak MiB**: the process's resident high-water mark over the per-query passes (corpus, indexes and loaded models included).\n",
         first.command, first.machine, first.measured_at
     );
     md.push_str("| configuration | cold p50 ms | cold p95 ms | cold p99 ms | warm p50 ms | warm p99 ms | qps cold | qps warm | peak MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");

@@ -9,6 +9,7 @@
 //!   fusion.weights.bm25: [0, 0.5, 1]
 //!   fusion.weights.dense: [0, 0.5, 1]
 //! ```
+//! or, for a configuration with a rerank stage, `rerank.interpolate: [0, 0.1, ..., 1]` alone.
 //! The file sits beside the suite's `suite.yaml`. Every check names the file and line.
 
 use std::collections::BTreeMap;
@@ -101,6 +102,8 @@ pub(crate) enum Param {
     Weight(usize),
     /// `fusion.normalize`.
     Normalize,
+    /// `rerank.interpolate`: the reranker's weight α (see [`super::interp`]).
+    Interpolate,
 }
 
 /// One dimension of the grid.
@@ -203,6 +206,12 @@ pub(crate) fn load(path: &Path) -> Result<Plan> {
     for (p, values) in &file.space {
         dims.push(dimension(p, values, &at(p))?);
     }
+    if dims.iter().any(|d| d.param == Param::Interpolate) && dims.len() > 1 {
+        bail!(
+            "{}: `rerank.interpolate` is tuned alone (on the shortlist's scores computed once); move the other paths to another tuning file",
+            at("rerank.interpolate")
+        );
+    }
     let plan = Plan {
         path: path.to_path_buf(),
         dims,
@@ -226,10 +235,11 @@ fn dimension(path: &str, values: &[Value], at: &str) -> Result<Dimension> {
     let param = match path.strip_prefix("fusion.weights.") {
         Some(list) => match LISTS.iter().position(|l| *l == list) {
             Some(i) => Param::Weight(i),
-            None => bail!("{at}: {path}: a weighted fusion combines the lists {}; write fusion.weights.bm25 or fusion.weights.dense", LISTS.join(" and ")),
+            None => bail!("{at}: {path}: a weighted fusion combines the lists {}; write fusion.weights.bm25 or fusion.weights.dense{}", LISTS.join(" and "), crate::suite::fusion::did_you_mean(list)),
         },
         None if path == "fusion.normalize" => Param::Normalize,
-        None => bail!("{at}: {path:?} cannot be tuned (yet): the paths ranklab tune varies on lists computed once are fusion.weights.bm25, fusion.weights.dense and fusion.normalize"),
+        None if path == "rerank.interpolate" => Param::Interpolate,
+        None => bail!("{at}: {path:?} cannot be tuned (yet): the paths ranklab tune varies on lists computed once are fusion.weights.bm25, fusion.weights.dense, fusion.normalize and rerank.interpolate"),
     };
     if values.is_empty() {
         bail!("{at}: {path} lists no value; write at least one, e.g. [0, 0.5, 1]");
@@ -243,6 +253,10 @@ fn dimension(path: &str, values: &[Value], at: &str) -> Result<Dimension> {
             (Param::Normalize, Value::Word(w)) if normalize_of(w).is_some() => {}
             (Param::Normalize, _) => {
                 bail!("{at}: {path}: {v} is not a normalization (minmax | zscore | rank)")
+            }
+            (Param::Interpolate, Value::Number(x)) if (0.0..=1.0).contains(x) => {}
+            (Param::Interpolate, _) => {
+                bail!("{at}: {path}: {v} is not a reranker weight α (a number in [0, 1])")
             }
         }
     }
@@ -326,6 +340,27 @@ mod tests {
             e.contains("tune-x.yaml:5: a tuning file with `learn:`"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn an_interpolation_outside_zero_one_or_beside_weights_is_refused() {
+        let e = load_text(
+            "tune: x\nconfiguration: c\nmeasure: MRR\nspace:\n  rerank.interpolate: [0, 1.5]\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("tune-x.yaml:5: rerank.interpolate: 1.5"), "{e}");
+        let e = load_text("tune: x\nconfiguration: c\nmeasure: MRR\nspace:\n  fusion.weights.bm25: [0]\n  rerank.interpolate: [0, 1]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("tune-x.yaml:6: `rerank.interpolate` is tuned alone"),
+            "{e}"
+        );
+        assert!(load_text(
+            "tune: x\nconfiguration: c\nmeasure: MRR\nspace:\n  rerank.interpolate: [0, 0.5, 1]\n"
+        )
+        .is_ok());
     }
 
     #[test]

@@ -6,11 +6,13 @@
 //! chosen on the other folds' tasks only by the plateau rule ([`plateau`]) and the fold's
 //! held-out tasks are scored with it. The out-of-fold value of a task is therefore always
 //! that of a candidate chosen without it. [`session`] compares the out-of-fold values with the
-//! shipped configuration's and writes the report ([`render`]).
+//! shipped configuration's and writes the report ([`render`]). A tuning of `rerank.interpolate`
+//! ([`interp`]) re-weights a rerank stage's shortlist scores the same way.
 
 pub(crate) use crate::replay::features;
 pub(crate) mod file;
 pub(crate) mod folds;
+pub(crate) mod interp;
 pub(crate) mod learned;
 pub(crate) mod lists;
 pub(crate) mod plateau;

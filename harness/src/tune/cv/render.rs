@@ -96,7 +96,7 @@ fn mean(v: &[f64]) -> f64 {
 }
 
 /// The Markdown report.
-pub(crate) fn markdown(o: &Outcome, spec: &FusionSpec) -> String {
+pub(crate) fn markdown(o: &Outcome, as_written: &str) -> String {
     let f = &o.plan.file;
     let m = &f.measure;
     let p = &o.paired;
@@ -120,7 +120,7 @@ pub(crate) fn markdown(o: &Outcome, spec: &FusionSpec) -> String {
             "Learned: {}, trained on the features of `{}`'s lists ({}). Per fold, a model is trained on the other folds' tasks only and scores the fold's held-out tasks: out of fold, no task is scored by a model that saw it. The model trained on all tasks is `tune-{}.model.json`.\n",
             l.describe(f.seed),
             o.configuration,
-            spec.describe(),
+            as_written,
             f.tune
         );
     } else {
@@ -131,7 +131,7 @@ pub(crate) fn markdown(o: &Outcome, spec: &FusionSpec) -> String {
         o.plan.candidates(),
         o.tasks.len(),
         o.configuration,
-        spec.describe(),
+        as_written,
         f.epsilon
     );
     }
@@ -239,7 +239,7 @@ fn tasks_table(md: &mut String, o: &Outcome) {
 }
 
 /// The JSON report.
-pub(crate) fn json(o: &Outcome, spec: &FusionSpec) -> Json {
+pub(crate) fn json(o: &Outcome, as_written: &str) -> Json {
     let f = &o.plan.file;
     let m = f.measure.clone();
     let p = &o.paired;
@@ -271,7 +271,7 @@ pub(crate) fn json(o: &Outcome, spec: &FusionSpec) -> Json {
         "tune": f.tune,
         "suite": o.suite,
         "configuration": o.configuration,
-        "as_written": spec.describe(),
+        "as_written": as_written,
         "measure": m,
         "seed": f.seed,
         "epsilon": f.epsilon,

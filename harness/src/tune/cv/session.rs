@@ -30,15 +30,15 @@ pub(crate) struct Request {
 /// Where a tuning runs: the suite (or BEIR collection), the configuration tuned and the one it
 /// is compared with, the measures, the report folder, and the experiments file the tuned
 /// configuration belongs to (a stand-in named after the tuning file for a collection).
-struct Setting {
-    suite: Suite,
-    c: Configuration,
-    shipped: Configuration,
-    measures: crate::report::MeasureSet,
-    reports: PathBuf,
-    ex: Experiments,
+pub(super) struct Setting {
+    pub suite: Suite,
+    pub c: Configuration,
+    pub shipped: Configuration,
+    pub measures: crate::report::MeasureSet,
+    pub reports: PathBuf,
+    pub ex: Experiments,
     /// A collection's corpus (a suite's is loaded from its folder).
-    corpus: Option<Corpus>,
+    pub corpus: Option<Corpus>,
 }
 
 /// Resolves the tuning file's suite or collection and its configurations.
@@ -172,6 +172,14 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
     let plan = file::load(&req.file)?;
     let text = ranklab_engine::input::read_text(&req.file)?;
     let at = |key: &str| format!("{}:{}", req.file.display(), line_of(&text, key));
+    let setting = resolve(&plan, &req.file, &at)?;
+    if plan
+        .dims
+        .iter()
+        .any(|d| d.param == file::Param::Interpolate)
+    {
+        return super::interp::tune(req, plan, setting, &at);
+    }
     let Setting {
         suite,
         c,
@@ -180,7 +188,7 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
         reports,
         ex,
         corpus,
-    } = resolve(&plan, &req.file, &at)?;
+    } = setting;
     let spec = lists::spec_of(&c, &at("configuration"))?;
     let scorer = Scorer::new(&suite, &measures, &plan.file.measure, &at("measure"))?;
     let shipped_name = shipped.name.clone();
@@ -251,7 +259,7 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
         power,
         models: learned.as_ref().map(|x| x.keys.clone()).unwrap_or_default(),
     };
-    let md = render::markdown(&outcome, &spec);
+    let md = render::markdown(&outcome, &spec.describe());
     write_outputs(req, &outcome, &c, &spec, &md, &reports, &ex)?;
     if let Some(x) = &learned {
         let p = reports.join(format!("tune-{}.model.json", outcome.plan.file.tune));
@@ -277,6 +285,20 @@ fn replay_once(
     if shipped.name != c.name {
         configurations.push(shipped.clone());
     }
+    replay_these(req, suite, corpus, c, configurations, ex, reports)
+}
+
+/// One replay of `configurations` (named after `c`), from the suite's recordings unless
+/// `--live`.
+pub(super) fn replay_these(
+    req: &Request,
+    suite: &Suite,
+    corpus: &Corpus,
+    c: &Configuration,
+    configurations: Vec<Configuration>,
+    ex: &Experiments,
+    reports: &Path,
+) -> Result<Vec<ConfigRun>> {
     let tmp = Experiments {
         experiment: format!("tune-{}", c.name),
         baseline: None,
@@ -335,15 +357,7 @@ fn write_outputs(
     reports: &Path,
     ex: &Experiments,
 ) -> Result<()> {
-    let json = serde_json::to_string_pretty(&render::json(o, spec))? + "\n";
-    std::fs::create_dir_all(reports).with_context(|| format!("creating {}", reports.display()))?;
-    let stem = format!("tune-{}", o.plan.file.tune);
-    crate::report::atomic::write(&reports.join(format!("{stem}.md")), md.as_bytes())?;
-    crate::report::atomic::write(&reports.join(format!("{stem}.json")), json.as_bytes())?;
-    eprintln!("wrote {}/{stem}.md, .json", reports.display());
-    if let Some(p) = &req.json {
-        crate::report::atomic::write(p, json.as_bytes())?;
-    }
+    write_reports(req, o, md, &render::json(o, &spec.describe()), reports)?;
     if req.write && o.plan.file.learn.is_some() {
         bail!("--write: a learned tuning writes its model (reports/<suite>/tune-{}.model.json), not an experiments file; the report is written", o.plan.file.tune);
     }
@@ -353,6 +367,26 @@ fn write_outputs(
         }
         let path = write_tuned(o, c, spec, ex)?;
         eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Writes reports/<suite>/tune-<name>.md and .json, and `--json`.
+pub(super) fn write_reports(
+    req: &Request,
+    o: &Outcome,
+    md: &str,
+    json: &serde_json::Value,
+    reports: &Path,
+) -> Result<()> {
+    let json = serde_json::to_string_pretty(json)? + "\n";
+    std::fs::create_dir_all(reports).with_context(|| format!("creating {}", reports.display()))?;
+    let stem = format!("tune-{}", o.plan.file.tune);
+    crate::report::atomic::write(&reports.join(format!("{stem}.md")), md.as_bytes())?;
+    crate::report::atomic::write(&reports.join(format!("{stem}.json")), json.as_bytes())?;
+    eprintln!("wrote {}/{stem}.md, .json", reports.display());
+    if let Some(p) = &req.json {
+        crate::report::atomic::write(p, json.as_bytes())?;
     }
     Ok(())
 }
