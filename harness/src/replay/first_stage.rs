@@ -11,7 +11,7 @@ use ranklab_engine::ranking::{check_finite, Hit};
 
 use super::prefetch::prefetch;
 use super::shortlists::ShortlistKey;
-use super::{ConfigRun, Replayer};
+use super::{features, ConfigRun, Ranked, Replayer};
 use crate::suite::fusion::fuse;
 use crate::suite::{Configuration, Experiments, Retriever, Suite};
 
@@ -37,6 +37,10 @@ pub(super) enum ListKey {
         fusion: String,
     },
     External {
+        configuration: String,
+    },
+    /// A learned configuration's ranking (names are unique in a replay).
+    Learned {
         configuration: String,
     },
 }
@@ -87,6 +91,9 @@ pub(super) fn list_key(c: &Configuration) -> ListKey {
             fusion: c.fusion.as_ref().map_or_else(|| "rrf".into(), |f| f.key()),
         },
         Retriever::External => ListKey::External {
+            configuration: c.name.clone(),
+        },
+        Retriever::Learned => ListKey::Learned {
             configuration: c.name.clone(),
         },
     }
@@ -143,12 +150,46 @@ impl TaskLists<'_, '_> {
                 fused.truncate(self.max_depth);
                 fused
             }
+            Retriever::Learned => self.learned(c)?,
             Retriever::External => unreachable!("external lists come from crate::external"),
         };
         check_finite(&self.query, &list, |d| corpus.id(d))?;
         let out = list.iter().take(c.depth()).cloned().collect();
         self.lists.insert(key, list);
         Ok(out)
+    }
+
+    /// `retriever: learned`: the union of the BM25 and bi-encoder lists at `c`'s depth, ranked
+    /// by its model on the features `ranklab tune` trained it on ([`features::task_rows`]).
+    fn learned(&mut self, c: &Configuration) -> Result<Vec<Hit>> {
+        let model = c.learned.as_ref().expect("read with the experiments file");
+        let part = |retriever| Configuration {
+            retriever,
+            ..c.clone()
+        };
+        let ranked = |hits: Vec<Hit>| -> Vec<Ranked> {
+            hits.into_iter()
+                .map(|h| Ranked {
+                    doc: h.doc,
+                    score: h.score,
+                    section: h.section,
+                    rerank_score: None,
+                })
+                .collect()
+        };
+        let lex = ranked(self.get(&part(Retriever::Bm25))?);
+        let sem = ranked(self.get(&part(Retriever::Dense))?);
+        let corpus = self.engine.corpus;
+        let rows = features::task_rows(
+            &model.features,
+            &lex,
+            &sem,
+            corpus,
+            c.depth(),
+            &BTreeMap::new(),
+            features::newest(corpus),
+        );
+        Ok(features::rank(model, &rows, c.depth(), corpus))
     }
 
     fn query_vec(&mut self, model: &str) -> Result<Vec<f32>> {

@@ -48,7 +48,10 @@ fn prefetched_lists<'x>(
         if external.contains_key(&ci) {
             continue;
         }
-        if matches!(c.retriever, Retriever::Bm25 | Retriever::Fusion) {
+        if matches!(
+            c.retriever,
+            Retriever::Bm25 | Retriever::Fusion | Retriever::Learned
+        ) {
             let lexical = Configuration {
                 retriever: Retriever::Bm25,
                 depth: Some(max_depth),
@@ -56,7 +59,10 @@ fn prefetched_lists<'x>(
             };
             bm25.entry(list_key(&lexical)).or_insert(c.bm25());
         }
-        if matches!(c.retriever, Retriever::Dense | Retriever::Fusion) {
+        if matches!(
+            c.retriever,
+            Retriever::Dense | Retriever::Fusion | Retriever::Learned
+        ) {
             let model = c.embedder().unwrap_or_default().to_string();
             dense.entry(model).or_insert(&c.name);
         }

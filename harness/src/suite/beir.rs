@@ -60,6 +60,8 @@ pub fn configuration(name: &str) -> Result<Configuration> {
         rerank: None,
         wiring: Wiring::None,
         practice: None,
+        model: None,
+        learned: None,
     };
     Ok(match name {
         "bm25" => base,

@@ -48,6 +48,13 @@ pub struct Configuration {
     /// experiments file (default: `search-practice.yaml` beside it).
     #[serde(default)]
     pub practice: Option<PathBuf>,
+    /// The model file of `retriever: learned` (as `ranklab tune` writes it), relative to the
+    /// experiments file.
+    #[serde(default)]
+    pub model: Option<PathBuf>,
+    /// That model, read when the experiments file is read.
+    #[serde(skip)]
+    pub learned: Option<std::sync::Arc<ranklab_engine::learn::Model>>,
 }
 
 fn external_unless_given() -> Retriever {
@@ -78,7 +85,7 @@ impl Configuration {
     /// The BM25 analyzer, when the retriever uses BM25 (bm25 and fusion).
     pub fn analyzer(&self) -> Option<Analyzer> {
         match self.retriever {
-            Retriever::Bm25 | Retriever::Fusion => Some(self.bm25().analyzer),
+            Retriever::Bm25 | Retriever::Fusion | Retriever::Learned => Some(self.bm25().analyzer),
             Retriever::Dense | Retriever::External => None,
         }
     }
@@ -133,9 +140,17 @@ pub(super) fn check_configuration(c: &Configuration, at: &str, path: &Path) -> R
             bail!("{at}: `rerank` and `wiring` cannot be combined: a reranked list mixes cross-encoder logits (inside the shortlist) with first-stage scores (below it), and a wiring would normalize across both scales; use one per configuration");
         }
     }
+    match (&c.model, c.retriever) {
+        (None, Retriever::Learned) => bail!("{at}: configuration {:?} is `retriever: learned` without `model:`; name a model file `ranklab tune` wrote, e.g. `model: ../../reports/<suite>/tune-<name>.model.json`", c.name),
+        (Some(_), r) if r != Retriever::Learned => bail!("{at}: `model:` needs `retriever: learned`"),
+        _ => {}
+    }
+    if c.retriever == Retriever::Learned && (c.fusion.is_some() || c.rrf_k.is_some()) {
+        bail!("{at}: `retriever: learned` ranks by its model; remove `fusion:` and `rrf_k:`");
+    }
     match (&c.engine, c.retriever) {
         (None, Retriever::External) => bail!(
-            "{at}: configuration {:?} has neither `retriever` (bm25 | dense | fusion) nor `engine` (an external engine, see docs/engines.md)",
+            "{at}: configuration {:?} has neither `retriever` (bm25 | dense | fusion | learned) nor `engine` (an external engine, see docs/engines.md)",
             c.name
         ),
         (Some(_), r) if r != Retriever::External => bail!(

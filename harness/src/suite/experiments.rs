@@ -98,6 +98,12 @@ impl Experiments {
             Some(_) => {}
             None => ex.baseline = Some(ex.configurations[0].name.clone()),
         }
+        for c in &mut ex.configurations {
+            if let Some(m) = &c.model {
+                let at = format!("{}:{}", path.display(), lines.of("name", &c.name));
+                c.learned = Some(super::learned::load_model(m, &at, path)?);
+            }
+        }
         Ok(ex)
     }
 

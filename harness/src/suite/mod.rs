@@ -22,6 +22,7 @@ mod experiments;
 mod finetune;
 pub mod fusion;
 mod judging;
+pub mod learned;
 mod llm_endpoint;
 pub(crate) mod merges;
 mod names;

@@ -252,7 +252,11 @@ impl Settings {
     fn of(c: &Configuration, ex: &Experiments) -> Settings {
         let mut config = c.clone();
         config.depth = Some(c.depth());
-        config.bm25 = matches!(c.retriever, Retriever::Bm25 | Retriever::Fusion).then(|| c.bm25());
+        config.bm25 = matches!(
+            c.retriever,
+            Retriever::Bm25 | Retriever::Fusion | Retriever::Learned
+        )
+        .then(|| c.bm25());
         config.rrf_k = (c.retriever == Retriever::Fusion).then(|| c.rrf().k);
         config.embedder = c.embedder().map(str::to_string);
         if let Some(r) = &mut config.rerank {
@@ -261,6 +265,11 @@ impl Settings {
             let base = ex.path.parent().unwrap_or(Path::new("."));
             r.prompt = r.prompt.as_ref().map(|p| absolute(&base.join(p)));
         }
+        // A model file is named relative to the experiments file that names it.
+        config.model = c
+            .model
+            .as_ref()
+            .map(|m| absolute(&ex.path.parent().unwrap_or(Path::new(".")).join(m)));
         config.practice = (c.wiring != Wiring::None).then(|| absolute(&ex.practice_path(c)));
         let engine_base = c
             .engine

@@ -12,6 +12,8 @@ pub enum Retriever {
     Dense,
     /// RRF of BM25 and the bi-encoder.
     Fusion,
+    /// A learned model (`model:`) over the union of the BM25 and bi-encoder lists.
+    Learned,
     /// An engine outside ranklab (`engine:`), see [`crate::external`].
     External,
 }

@@ -89,6 +89,7 @@ fn settings(md: &mut String, o: &Outcome<'_>) {
             Retriever::Bm25 => "bm25",
             Retriever::Dense => "dense",
             Retriever::Fusion => "fusion",
+            Retriever::Learned => "learned",
             Retriever::External => "external",
         },
         inp.config.depth(),

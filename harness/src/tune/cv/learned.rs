@@ -24,11 +24,10 @@ use ranklab_engine::learn::{
     coordinate_ascent, lambdamart, Model, Normalization, Query, Scorer as ModelScorer, Target,
     FORMAT,
 };
-use ranklab_engine::ranking::{cmp_ranked, Hit};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::features::{self, TaskRows};
+use super::features::{self, rank, TaskRows};
 use super::folds::Fold;
 use super::lists::Scorer;
 
@@ -248,25 +247,6 @@ pub(crate) fn train_cached(
         crate::report::atomic::write(p, m.to_json().as_bytes())?;
     }
     Ok((m, k))
-}
-
-/// Task `t`'s ranking under `model`, cut at `depth`.
-pub(crate) fn rank(model: &Model, rows: &TaskRows, depth: usize, corpus: &Corpus) -> Vec<Hit> {
-    let mut hits: Vec<Hit> = rows
-        .docs
-        .iter()
-        .zip(&rows.sections)
-        .zip(&rows.query.features)
-        .map(|((&doc, &section), x)| Hit {
-            doc,
-            score: model.score(x) as f32,
-            section,
-        })
-        .collect();
-    let id_rank = corpus.id_rank();
-    hits.sort_unstable_by(|a, b| cmp_ranked(a, b, id_rank));
-    hits.truncate(depth);
-    hits
 }
 
 /// What the cross-validation of a learned ranker produced.

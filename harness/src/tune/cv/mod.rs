@@ -9,7 +9,7 @@
 //! shipped configuration's and writes the report ([`render`]). A tuning of `rerank.interpolate`
 //! ([`interp`]) re-weights a rerank stage's shortlist scores the same way.
 
-pub(crate) mod features;
+pub(crate) use crate::replay::features;
 pub(crate) mod file;
 pub(crate) mod folds;
 pub(crate) mod interp;

@@ -20,7 +20,8 @@ use std::collections::BTreeMap;
 
 use anyhow::{bail, Result};
 use ranklab_engine::corpus::{Corpus, History, Lifecycle};
-use ranklab_engine::learn::Query;
+use ranklab_engine::learn::{Model, Query};
+use ranklab_engine::ranking::{cmp_ranked, Hit};
 
 use crate::replay::{ConfigRun, Ranked};
 
@@ -81,7 +82,7 @@ fn index(list: &[Ranked], depth: usize) -> ListIndex {
 }
 
 /// The newest `updated_at` of the corpus (the reference of `age`).
-fn newest(corpus: &Corpus) -> Option<chrono::NaiveDate> {
+pub(crate) fn newest(corpus: &Corpus) -> Option<chrono::NaiveDate> {
     corpus.docs.iter().filter_map(|d| d.updated_at).max()
 }
 
@@ -141,51 +142,100 @@ pub(crate) fn build(
     grades: &[BTreeMap<String, i32>],
 ) -> Vec<TaskRows> {
     let now = newest(corpus);
-    let id_rank = corpus.id_rank();
     bm25.per_task
         .iter()
         .zip(&dense.per_task)
         .zip(grades)
-        .map(|((l, s), g)| {
-            let (li, si) = (index(l, depth), index(s, depth));
-            let mut section: BTreeMap<usize, usize> = BTreeMap::new();
-            for r in s[..s.len().min(depth)]
-                .iter()
-                .chain(&l[..l.len().min(depth)])
-            {
-                section.insert(r.doc, r.section);
-            }
-            let mut docs: Vec<usize> = section.keys().copied().collect();
-            // Tie order of the rankings: document id descending.
-            docs.sort_unstable_by(|a, b| id_rank[*b].cmp(&id_rank[*a]));
-            let lists = [("bm25", &li), ("dense", &si)];
-            let features = docs
-                .iter()
-                .map(|&d| {
-                    columns
-                        .iter()
-                        .map(|c| value(c, d, corpus, &lists, now))
-                        .collect()
-                })
-                .collect();
-            let labels = docs
-                .iter()
-                .map(|&d| f64::from(g.get(corpus.id(d)).copied().unwrap_or(0).max(0)))
-                .collect();
-            TaskRows {
-                sections: docs.iter().map(|d| section[d]).collect(),
-                query: Query {
-                    features,
-                    labels,
-                    tie: docs.iter().map(|&d| u32::MAX - id_rank[d]).collect(),
-                    ideal: g
-                        .values()
-                        .filter(|&&x| x > 0)
-                        .map(|&x| f64::from(x))
-                        .collect(),
-                },
-                docs,
-            }
-        })
+        .map(|((l, s), g)| task_rows(columns, l, s, corpus, depth, g, now))
         .collect()
+}
+
+/// One task's rows from its BM25 list `l` and dense list `s` (each cut at `depth`); `g` maps a
+/// document id to its grade (empty when scoring, not training); `now` is [`newest`]. The one
+/// feature computation both `ranklab tune` and the replay of `retriever: learned` use.
+pub(crate) fn task_rows(
+    columns: &[String],
+    l: &[Ranked],
+    s: &[Ranked],
+    corpus: &Corpus,
+    depth: usize,
+    g: &BTreeMap<String, i32>,
+    now: Option<chrono::NaiveDate>,
+) -> TaskRows {
+    let id_rank = corpus.id_rank();
+    let (li, si) = (index(l, depth), index(s, depth));
+    let mut section: BTreeMap<usize, usize> = BTreeMap::new();
+    for r in s[..s.len().min(depth)]
+        .iter()
+        .chain(&l[..l.len().min(depth)])
+    {
+        section.insert(r.doc, r.section);
+    }
+    let mut docs: Vec<usize> = section.keys().copied().collect();
+    // Tie order of the rankings: document id descending.
+    docs.sort_unstable_by(|a, b| id_rank[*b].cmp(&id_rank[*a]));
+    let lists = [("bm25", &li), ("dense", &si)];
+    let features = docs
+        .iter()
+        .map(|&d| {
+            columns
+                .iter()
+                .map(|c| value(c, d, corpus, &lists, now))
+                .collect()
+        })
+        .collect();
+    let labels = docs
+        .iter()
+        .map(|&d| f64::from(g.get(corpus.id(d)).copied().unwrap_or(0).max(0)))
+        .collect();
+    TaskRows {
+        sections: docs.iter().map(|d| section[d]).collect(),
+        query: Query {
+            features,
+            labels,
+            tie: docs.iter().map(|&d| u32::MAX - id_rank[d]).collect(),
+            ideal: g
+                .values()
+                .filter(|&&x| x > 0)
+                .map(|&x| f64::from(x))
+                .collect(),
+        },
+        docs,
+    }
+}
+
+/// A task's ranking under `model` (score descending, then document id descending), cut at
+/// `depth`: what `ranklab tune` measures and what `retriever: learned` replays.
+pub(crate) fn rank(model: &Model, rows: &TaskRows, depth: usize, corpus: &Corpus) -> Vec<Hit> {
+    let mut hits: Vec<Hit> = rows
+        .docs
+        .iter()
+        .zip(&rows.sections)
+        .zip(&rows.query.features)
+        .map(|((&doc, &section), x)| Hit {
+            doc,
+            score: model.score(x) as f32,
+            section,
+        })
+        .collect();
+    let id_rank = corpus.id_rank();
+    hits.sort_unstable_by(|a, b| cmp_ranked(a, b, id_rank));
+    hits.truncate(depth);
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The columns a model file may name (checked when an experiments file is read) are exactly
+    /// those the feature names give here, in the order of docs/tuning.md's table.
+    #[test]
+    fn the_suite_checks_model_columns_against_these() {
+        let all: Vec<String> = NAMES.iter().map(|n| n.to_string()).collect();
+        assert_eq!(
+            columns(&all, "x").unwrap(),
+            crate::suite::learned::KNOWN_COLUMNS.to_vec()
+        );
+    }
 }

@@ -1,0 +1,207 @@
+//! `retriever: learned, model: FILE` replays the ranking the tuning's all-tasks model gives.
+//!
+//! Oracle, independent of the replay's feature and scoring code (`replay/features.rs`,
+//! `ranklab_engine::learn`): the features are computed here by hand, as docs/tuning.md's
+//! feature table defines them, from the committed BM25 and bge-small runs of
+//! `tasks/docir/experiments.yaml` (`reports/docir/runs/bm25.trec`, `dense.trec`: default BM25
+//! and bge-small at depth 100, the lists `tune-learned-lambdamart.yaml`'s `wsum` fuses) and the
+//! corpus records; the model's score is computed by walking the model file's JSON trees here
+//! (z-score with its normalization, then shrinkage times each tree's leaf, summed in order);
+//! the ranking is score (as f32) descending, then document id descending.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use ranklab_engine::corpus::{Corpus, History, Lifecycle};
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A run file as task -> [(document id, score)] in file order.
+fn read_run(path: &Path) -> BTreeMap<String, Vec<(String, f32)>> {
+    let mut out: BTreeMap<String, Vec<(String, f32)>> = BTreeMap::new();
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        out.entry(f[0].to_string())
+            .or_default()
+            .push((f[2].to_string(), f[4].parse().unwrap()));
+    }
+    out
+}
+
+/// (score, 1-based rank) of `id` in `list` cut at 100, else (the list's minimum, 101).
+fn in_list(list: &[(String, f32)], id: &str) -> (f64, f64) {
+    let cut = &list[..list.len().min(100)];
+    match cut.iter().position(|(d, _)| d == id) {
+        Some(i) => (f64::from(cut[i].1), (i + 1) as f64),
+        None => (
+            cut.iter()
+                .map(|x| f64::from(x.1))
+                .fold(f64::INFINITY, f64::min),
+            101.0,
+        ),
+    }
+}
+
+/// The model's score of a raw row, walking the JSON by hand.
+fn score(model: &Value, row: &[f64]) -> f64 {
+    let mean = model["normalization"]["mean"].as_array().unwrap();
+    let scale = model["normalization"]["scale"].as_array().unwrap();
+    let x: Vec<f64> = row
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v - mean[i].as_f64().unwrap()) / scale[i].as_f64().unwrap())
+        .collect();
+    let shrinkage = model["shrinkage"].as_f64().unwrap();
+    let mut s = 0.0;
+    for tree in model["trees"].as_array().unwrap() {
+        let nodes = tree["nodes"].as_array().unwrap();
+        let mut n = &nodes[0];
+        while n.get("value").is_none() {
+            let f = n["feature"].as_u64().unwrap() as usize;
+            let next = if x[f] <= n["threshold"].as_f64().unwrap() {
+                "left"
+            } else {
+                "right"
+            };
+            n = &nodes[n[next].as_u64().unwrap() as usize];
+        }
+        s += shrinkage * n["value"].as_f64().unwrap();
+    }
+    s
+}
+
+#[test]
+fn a_learned_configuration_ranks_as_the_tunings_all_tasks_model() {
+    let root = root();
+    let model: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("reports/docir/tune-learned-lambdamart.model.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(model["method"], "lambdamart");
+    let want_features = [
+        "bm25",
+        "bm25.rank",
+        "dense",
+        "dense.rank",
+        "lifecycle.active",
+        "lifecycle.superseded",
+        "lifecycle.deprecated",
+        "history.first-class",
+        "history.amendment",
+        "history.editorial-only",
+        "history.versions",
+        "age",
+    ];
+    assert_eq!(model["features"], serde_json::json!(want_features));
+
+    // Replay the experiments file into a fresh report tree (recorded model outputs copied).
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path().join("reports");
+    common::copy_dir(
+        &root.join("reports/docir/runs/models"),
+        &reports.join("docir/runs/models"),
+    );
+    let o = common::ranklab(
+        &root,
+        &[
+            "run",
+            "tasks/docir",
+            "-x",
+            "tasks/docir/experiments-learned.yaml",
+            "--from-recording",
+            "--reports",
+            reports.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let replayed = read_run(&reports.join("docir/runs/lambdamart.trec"));
+
+    let bm25 = read_run(&root.join("reports/docir/runs/bm25.trec"));
+    let dense = read_run(&root.join("reports/docir/runs/dense.trec"));
+    let corpus = Corpus::load(&root.join("corpora/docir")).unwrap();
+    let newest = corpus.docs.iter().filter_map(|d| d.updated_at).max();
+    let one = |b: bool| if b { 1.0 } else { 0.0 };
+    assert_eq!(replayed.len(), 35);
+    for (task, got) in &replayed {
+        let (l, s) = (&bm25[task], &dense[task]);
+        let mut ids: Vec<&str> = l.iter().chain(s).map(|(d, _)| d.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut want: Vec<(String, f32)> = ids
+            .iter()
+            .map(|&id| {
+                let d = corpus.docs.iter().find(|d| d.id == id).unwrap();
+                let (bs, br) = in_list(l, id);
+                let (ds, dr) = in_list(s, id);
+                let age = match (newest, d.updated_at) {
+                    (Some(n), Some(u)) => (n - u).num_days() as f64,
+                    _ => 0.0,
+                };
+                let row = [
+                    bs,
+                    br,
+                    ds,
+                    dr,
+                    one(d.lifecycle == Lifecycle::Active),
+                    one(d.lifecycle == Lifecycle::Superseded),
+                    one(d.lifecycle == Lifecycle::Deprecated),
+                    one(d.history == History::FirstClass),
+                    one(d.history == History::Amendment),
+                    one(d.history == History::EditorialOnly),
+                    (d.lifecycle_log.len() + 1) as f64,
+                    age,
+                ];
+                (id.to_string(), score(&model, &row) as f32)
+            })
+            .collect();
+        // Score descending, then document id descending (byte order).
+        want.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+        assert_eq!(got, &want, "task {task}");
+    }
+}
+
+/// A missing model file and one that is not a model: exit 2, the experiments file:line of the
+/// configuration and the model file named, nothing written.
+#[test]
+fn a_bad_model_file_is_refused_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks");
+    common::copy_suite(&tasks, "docir", &[], &[]);
+    let body = "experiment: bad\nconfigurations:\n  - name: fusion\n    retriever: fusion\n  - name: lm\n    retriever: learned\n    model: lm.model.json\n";
+    std::fs::write(tasks.join("docir/experiments-bad.yaml"), body).unwrap();
+    let run = || {
+        common::ranklab(
+            dir.path(),
+            &[
+                "run",
+                "tasks/docir",
+                "-x",
+                "tasks/docir/experiments-bad.yaml",
+            ],
+        )
+    };
+    let o = run();
+    common::assert_bad_input(
+        &o,
+        "tasks/docir/experiments-bad.yaml:5:",
+        &["model file tasks/docir/lm.model.json", "No such file"],
+    );
+    std::fs::write(tasks.join("docir/lm.model.json"), "{\"format\": \"x\"}").unwrap();
+    let o = run();
+    common::assert_bad_input(
+        &o,
+        "tasks/docir/experiments-bad.yaml:5:",
+        &[
+            "model file tasks/docir/lm.model.json",
+            "not a learned model",
+        ],
+    );
+    assert!(!dir.path().join("reports").exists());
+}
