@@ -121,17 +121,38 @@ use Expect::{Accepted, AcceptedSaying, CheckFails, Fails};
 
 mod common;
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "a long scenario not yet split into steps (issue 43)"
-)]
-fn cases() -> Vec<Case> {
-    let case = |name, edits, args, expect| Case {
+/// One table row.
+fn case(
+    name: &'static str,
+    edits: Vec<Edit>,
+    args: &'static [&'static str],
+    expect: Expect,
+) -> Case {
+    Case {
         name,
         edits,
         args,
         expect,
-    };
+    }
+}
+
+/// Every bad (or accepted) input, in the order of the smaller tables below.
+fn cases() -> Vec<Case> {
+    [
+        cases_suite_and_experiments(),
+        cases_task_files(),
+        cases_corpus_beir_trec(),
+        cases_baseline_and_cli(),
+        cases_suggestions_and_types(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// suite.yaml and experiments.yaml.
+#[rustfmt::skip] // a table: one case per line or two (rustfmt would spread each over six)
+fn cases_suite_and_experiments() -> Vec<Case> {
     vec![
         // ---- suite.yaml
         case("suite: invalid UTF-8", vec![Write(SUITE, b"suite: p\ncorpus: ../../corpus\nk: 5\ntasks:\n  - id: T1\n    query: caf\xe9 capture\n    expected: alpha\n")], RUN,
@@ -207,6 +228,13 @@ fn cases() -> Vec<Case> {
             Fails { at: "tasks/p/experiments.yaml:6", says: &["has no {query} placeholder"] }),
         case("experiments: duplicate key", vec![Sub(EXPERIMENTS, "    retriever: bm25\n  - name: current", "    retriever: bm25\n    retriever: bm25\n  - name: current")], RUN,
             Fails { at: "tasks/p/experiments.yaml:6", says: &["duplicate key `retriever`", "remove one"] }),
+    ]
+}
+
+/// paired.yaml, merges.yaml, search-practice.yaml and judgments.yaml (with `ranklab judge`).
+#[rustfmt::skip] // a table: one case per line or two (rustfmt would spread each over six)
+fn cases_task_files() -> Vec<Case> {
+    vec![
         // ---- paired.yaml
         case("paired: same record twice", vec![Sub(PAIRED, "below: beta", "below: alpha")], CHECK,
             Fails { at: "tasks/p/paired.yaml:4", says: &["name two different records"] }),
@@ -279,6 +307,13 @@ fn cases() -> Vec<Case> {
             Fails { at: "tasks/p/pool.yaml", says: &["ranklab pool"] }),
         case("judge: empty --judge", vec![], &["judge", "tasks/p", "--judge", " "],
             Fails { at: "--judge", says: &["name who judges"] }),
+    ]
+}
+
+/// The corpus's front matter, BEIR files, and TREC runs and qrels.
+#[rustfmt::skip] // a table: one case per line or two (rustfmt would spread each over six)
+fn cases_corpus_beir_trec() -> Vec<Case> {
+    vec![
         // ---- corpus front matter
         case("corpus: 0-byte record", vec![Write(BETA, b"")], RUN,
             Fails { at: "corpus/beta.md:1", says: &["delete the file or write it"] }),
@@ -361,6 +396,13 @@ fn cases() -> Vec<Case> {
             Fails { at: "trec/qrels.txt:2", says: &["keep one judgment per (query, document)"] }),
         case("trec: qrels line with three fields", vec![Sub(QRELS, "q1 0 d1 1", "q1 d1 1")], EVAL,
             Fails { at: "trec/qrels.txt:1", says: &["expected 4 fields `qid iter docno rel`"] }),
+    ]
+}
+
+/// The gate baseline JSON and command-line arguments (with trec_eval's flags, issue 13).
+#[rustfmt::skip] // a table: one case per line or two (rustfmt would spread each over six)
+fn cases_baseline_and_cli() -> Vec<Case> {
+    vec![
         // ---- gate baseline JSON
         case("baseline: byte-order mark", vec![Map(BASELINE, bom)], GATE, Accepted),
         case("baseline: CRLF line ends", vec![Map(BASELINE, crlf)], GATE, Accepted),
@@ -441,6 +483,13 @@ fn cases() -> Vec<Case> {
         case("eval: every flag trec_eval has", vec![], &["eval", "-q", "-c", "-l", "1", "-n", "-M", "10", "-N", "100", "-J", "-D", "0", "-R", "qrels", "-T", "trec_results", "-m", "all_trec", "trec/qrels.txt", "trec/run.trec"], Accepted),
         case("eval: a flag given twice (the last wins, as trec_eval)", vec![], &["eval", "-l", "2", "-l", "1", "-q", "-q", "trec/qrels.txt", "trec/run.trec"], Accepted),
         // ---- end of issue 13's block ----
+    ]
+}
+
+/// Messages that suggest, and values of the wrong type (issue 15).
+#[rustfmt::skip] // a table: one case per line or two (rustfmt would spread each over six)
+fn cases_suggestions_and_types() -> Vec<Case> {
+    vec![
         // ---- issue 15: messages that suggest; no Rust type name (every case is also checked
         // for one, see rust_type_name) ----
         case("suggest: a configuration one letter off", vec![Sub(PAIRED, "configuration: bm25", "configuration: bm52")], CHECK,
@@ -511,7 +560,6 @@ fn cases() -> Vec<Case> {
             Fails { at: "baseline.json:7:", says: &["expected a number"] }),
         case("types: baseline rows is a number", vec![Sub(BASELINE, "\"rows\": [", "\"rows\": 5, \"x\": [")], GATE,
             Fails { at: "baseline.json:6:", says: &["expected a sequence"] }),
-
     ]
 }
 
