@@ -128,17 +128,8 @@ fn row<'a>(out: &'a str, label: &str) -> Vec<&'a str> {
         .collect()
 }
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "a long scenario not yet split into steps (issue 43)"
-)]
-#[test]
-fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
-    let dir = common::fixture_copy("gate");
-    let before = practice(dir.path());
-    let o = tune(dir.path(), &[]);
-    let out = stdout(&o);
-    assert_eq!(code(&o), 0, "{out}{}", stderr(&o));
+/// The window, the train/held-out split and the grid (its size and rejections, derived).
+fn assert_window_and_grid(dir: &Path, out: &str) {
     assert!(
         out.contains("7 of 12 merged in the window 2026-08-02..=2026-11-30"),
         "{out}"
@@ -147,20 +138,24 @@ fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
     // Derived: the grid's size and the rejections (53,361 and 6,468 when this was written).
     let pairs = ordered_pairs();
     let candidates = thousands(pairs.len() * pairs.len());
-    let rejected = thousands(derived_rejections(dir.path()));
+    let rejected = thousands(derived_rejections(dir));
     assert!(
         out.contains(&format!(
             "{candidates} candidates, {rejected} rejected by the 1 paired assertions"
         )),
         "{candidates} / {rejected}: {out}"
     );
+}
+
+/// The chosen row against the edge of the plateau, and the plain order's choice.
+fn assert_chosen_row(out: &str) {
     // weights, then window MRR/recall, train MRR/recall, held-out MRR/recall, suite
     // MRR/recall, paired.
-    let chosen = row(&out, "chosen");
+    let chosen = row(out, "chosen");
     // The robust choice is tied with the best of the plain order (row 1 of the top list, the
     // edge of the plateau) on window MRR and recall, but is not that point. Snapshot (recorded
     // from this program): that edge is 0.55/0.65/0.00/0.05.
-    let first = row(&out, "1 |");
+    let first = row(out, "1 |");
     assert_eq!(first[1..5], ["0.55", "0.65", "0.00", "0.05"], "{out}");
     assert_eq!(chosen[5..7], first[5..7], "{out}");
     assert_ne!(chosen[1..5], first[1..5], "{out}");
@@ -186,16 +181,20 @@ fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
     );
     // Snapshot, as the row above.
     assert!(out.contains("The plain order (smaller weights first) would take 0.55 / 0.65 / 0.00 / 0.05, with margins 1, 1, 1, 1 steps of 0.05."), "{out}");
+}
+
+/// The current weights' row.
+fn assert_current_row(dir: &Path, out: &str) {
     // The current weights (the practice file's): their suite MRR and recall@5 are derived from
     // the `current` run file; the window, train and held-out figures are a snapshot.
-    let (suite_mrr, suite_recall) = derived_current_suite_figures(dir.path());
+    let (suite_mrr, suite_recall) = derived_current_suite_figures(dir);
     assert_eq!(
-        row(&out, "current")[11..13],
+        row(out, "current")[11..13],
         [suite_mrr, suite_recall],
         "{out}"
     );
     assert_eq!(
-        row(&out, "current"),
+        row(out, "current"),
         [
             "current (practice file)",
             "0.30",
@@ -213,9 +212,13 @@ fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
             "all hold as expected"
         ]
     );
+}
+
+/// The train-only choice, the rolling validation and the recommendation (nothing written).
+fn assert_train_only_and_rolling_validation(o: &Output, out: &str) {
     // Snapshot.
     assert_eq!(
-        row(&out, "selected on train only")[1..5],
+        row(out, "selected on train only")[1..5],
         ["0.75", "0.75", "0.50", "0.50"]
     );
     // Snapshot. Rolling validation: eight folds, one per pair of consecutive merge days; M10 is the
@@ -238,20 +241,17 @@ fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
     );
     assert!(out.contains("Nothing written"), "{out}");
     assert!(
-        stderr(&o).contains("scored 53,361 candidates"),
+        stderr(o).contains("scored 53,361 candidates"),
         "{}",
-        stderr(&o)
+        stderr(o)
     );
-    assert_eq!(
-        practice(dir.path()),
-        before,
-        "without --write nothing changes"
-    );
+}
 
-    // Same inputs, same bytes: again, and on a single thread.
-    assert_eq!(stdout(&tune(dir.path(), &[])), out);
+/// Same inputs, same bytes: again, and on a single thread.
+fn assert_same_bytes_again_and_on_one_thread(dir: &Path, out: &str) {
+    assert_eq!(stdout(&tune(dir, &[])), out);
     let one = Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .current_dir(dir.path())
+        .current_dir(dir)
         .args([
             "tune",
             "--suite",
@@ -265,6 +265,26 @@ fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
         .output()
         .unwrap();
     assert_eq!(stdout(&one), out);
+}
+
+#[test]
+fn tune_prints_in_sample_and_held_out_figures_for_chosen_and_current_weights() {
+    let dir = common::fixture_copy("gate");
+    let before = practice(dir.path());
+    let o = tune(dir.path(), &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}{}", stderr(&o));
+    assert_window_and_grid(dir.path(), &out);
+    assert_chosen_row(&out);
+    assert_current_row(dir.path(), &out);
+    assert_train_only_and_rolling_validation(&o, &out);
+    assert_eq!(
+        practice(dir.path()),
+        before,
+        "without --write nothing changes"
+    );
+
+    assert_same_bytes_again_and_on_one_thread(dir.path(), &out);
 }
 
 #[test]
