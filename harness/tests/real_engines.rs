@@ -349,80 +349,65 @@ configurations:
     );
 }
 
-/// Issue 14, item 5: the old and the new engine side by side. MiniSearch at two settings stands
-/// for an engine at its last release (`minisearch-old`: no boost) and at HEAD (`minisearch-new`:
-/// `--boost-title 3`); a `paired.yaml` names them as its `legacy` and `current` halves, and
-/// `check`, `run`, `compare` and `gate` work between them.
-///
-/// Oracle: each assertion's outcome under each half is recomputed here from MiniSearch asked
-/// directly (with and without `boost: { title: 3 }`), and the expectations written in the file
-/// were read from the same direct calls; the test also flips one expectation and checks that
-/// `check` and `gate` then fail (both halves of the pair can fail).
-#[allow(
-    clippy::too_many_lines,
-    reason = "a long scenario not yet split into steps (issue 43)"
-)]
-#[test]
-fn paired_assertions_compare_and_gate_work_between_two_external_configurations() {
-    let engine = examples("minisearch");
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let corpus = std::path::absolute(root().join("corpora/docir")).unwrap();
-    let cwd = std::path::absolute(&engine).unwrap();
-    let experiments = format!(
-        "experiment: release\nbaseline: minisearch-old\nconfigurations:\n  - name: minisearch-old\n    engine: {{ command: [node, serve.js, {c}], cwd: {w} }}\n  - name: minisearch-new\n    engine: {{ command: [node, serve.js, {c}, --boost-title, \"3\"], cwd: {w} }}\n",
-        c = corpus.display(),
-        w = cwd.display()
-    );
-    let tasks = suite_dir(dir, &experiments);
-    // (id, query, above, below, legacy, current), from MiniSearch asked directly.
-    let assertions = [
-        (
-            "slow-checkout",
-            "figure out where the time goes when a merchant complains that checkout is slow",
-            "pay-observability",
-            "pay-fees-pricing",
-            "inverted",
-            "holds",
-        ),
-        (
-            "double-charging",
-            "stop double charging when the client retries a capture",
-            "pay-idempotency-v2",
-            "pay-retries-backoff",
-            "inverted",
-            "holds",
-        ),
-        (
-            "marketplace",
-            "let a marketplace take payments for the sellers it signs up without holding their credentials",
-            "pay-oauth-platforms",
-            "pay-3ds-stepup",
-            "holds",
-            "inverted",
-        ),
-    ];
-    let paired = |flip: bool| {
-        let mut y = String::from(
-            "suite: suite.yaml\nlegacy: minisearch-old\ncurrent: minisearch-new\nassertions:\n",
-        );
-        for (i, (id, q, above, below, legacy, current)) in assertions.iter().enumerate() {
-            let current = match (flip && i == 2, *current) {
-                (true, "holds") => "inverted",
-                (true, _) => "holds",
-                (false, c) => c,
-            };
-            y.push_str(&format!(
-                "  - id: {id}\n    query: {q}\n    above: {above}\n    below: {below}\n    legacy: {legacy}\n    current: {current}\n"
-            ));
-        }
-        std::fs::write(tasks.join("paired.yaml"), y).unwrap();
-    };
-    paired(false);
+/// (id, query, above, below, legacy, current) of the two MiniSearch settings' paired file, from
+/// MiniSearch asked directly.
+const TWO_SETTINGS_ASSERTIONS: [(&str, &str, &str, &str, &str, &str); 3] = [
+    (
+        "slow-checkout",
+        "figure out where the time goes when a merchant complains that checkout is slow",
+        "pay-observability",
+        "pay-fees-pricing",
+        "inverted",
+        "holds",
+    ),
+    (
+        "double-charging",
+        "stop double charging when the client retries a capture",
+        "pay-idempotency-v2",
+        "pay-retries-backoff",
+        "inverted",
+        "holds",
+    ),
+    (
+        "marketplace",
+        "let a marketplace take payments for the sellers it signs up without holding their credentials",
+        "pay-oauth-platforms",
+        "pay-3ds-stepup",
+        "holds",
+        "inverted",
+    ),
+];
 
+/// Writes the paired file of [`TWO_SETTINGS_ASSERTIONS`]; with `flip`, the third assertion's
+/// `current` expectation is the wrong one.
+fn write_two_settings_paired(tasks: &Path, flip: bool) {
+    let mut y = String::from(
+        "suite: suite.yaml\nlegacy: minisearch-old\ncurrent: minisearch-new\nassertions:\n",
+    );
+    for (i, (id, q, above, below, legacy, current)) in TWO_SETTINGS_ASSERTIONS.iter().enumerate() {
+        let current = match (flip && i == 2, *current) {
+            (true, "holds") => "inverted",
+            (true, _) => "holds",
+            (false, c) => c,
+        };
+        y.push_str(&format!(
+            "  - id: {id}\n    query: {q}\n    above: {above}\n    below: {below}\n    legacy: {legacy}\n    current: {current}\n"
+        ));
+    }
+    std::fs::write(tasks.join("paired.yaml"), y).unwrap();
+}
+
+/// `check` prints, for each assertion and half, the ranks and outcome MiniSearch gives when
+/// asked directly; flipping one expectation fails `check` (exit 1).
+fn assert_check_matches_minisearch_and_a_flip_fails(
+    engine: &Path,
+    corpus: &Path,
+    dir: &Path,
+    tasks: &Path,
+) {
     // The oracle: ranks of `above` and `below` in MiniSearch's own answers at both settings.
     let mut rows = Vec::new();
-    for (id, q, above, below, legacy, current) in assertions {
+    for (id, q, above, below, legacy, current) in TWO_SETTINGS_ASSERTIONS {
         for (half, config, options, expected) in [
             ("legacy", "minisearch-old", "{}", legacy),
             (
@@ -432,7 +417,7 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
                 current,
             ),
         ] {
-            let d = judged_directly(&engine, &corpus, q, (above, below), options);
+            let d = judged_directly(engine, corpus, q, (above, below), options);
             let actual = d.outcome;
             assert_eq!(
                 actual, expected,
@@ -453,7 +438,7 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
     }
 
     // Flipping one expectation fails `check` (exit 1).
-    paired(true);
+    write_two_settings_paired(tasks, true);
     let out = Command::new(env!("CARGO_BIN_EXE_ranklab"))
         .args(["check", "tasks/docir"])
         .current_dir(dir)
@@ -466,10 +451,12 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
         stdout.contains("| marketplace | current (`minisearch-new`) |") && stdout.contains("FAIL"),
         "{stdout}"
     );
-    paired(false);
+    write_two_settings_paired(tasks, false);
+}
 
-    // Both replayed on the suite's tasks; their run files are what MiniSearch answers, and
-    // `compare` pairs them.
+/// Both replayed on the suite's tasks; their run files are what MiniSearch answers, and
+/// `compare` pairs them.
+fn assert_runs_and_compare_match_minisearch(engine: &Path, corpus: &Path, dir: &Path) {
     ranklab(
         dir,
         &["run", "tasks/docir", "--reports", "reports", "--record"],
@@ -482,7 +469,7 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
         let run =
             std::fs::read_to_string(dir.join(format!("reports/docir/runs/{config}.trec"))).unwrap();
         for (task, query) in sample_tasks() {
-            let direct = minisearch_directly_with(&engine, &corpus, &query, options);
+            let direct = minisearch_directly_with(engine, corpus, &query, options);
             assert_eq!(run_ids(&run, &task), direct, "{config} {task}: {query}");
         }
     }
@@ -502,10 +489,12 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
         stdout.contains("minisearch-old") && stdout.contains("minisearch-new"),
         "{stdout}"
     );
+}
 
-    // `check --from-recording`: with no engine able to start (no `node` on PATH, which fails a
-    // live check), the same verdicts and dependence table as the live check, from the
-    // recordings alone.
+/// `check --from-recording`: with no engine able to start (no `node` on PATH, which fails a
+/// live check), the same verdicts and dependence table as the live check, from the
+/// recordings alone.
+fn assert_check_from_recording_equals_live(dir: &Path) {
     let live = ranklab(dir, &["check", "tasks/docir"], &[]);
     let no_node = [("PATH", "/nonexistent")];
     let failed = Command::new(env!("CARGO_BIN_EXE_ranklab"))
@@ -536,9 +525,12 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
         String::from_utf8_lossy(&recorded.stdout),
         String::from_utf8_lossy(&live.stdout)
     );
+}
 
-    // The gate: both configurations' rows and the paired file's verdicts from the recordings
-    // (its queries are suite tasks, so the recordings hold their answers).
+/// The gate: both configurations' rows and the paired file's verdicts from the recordings
+/// (its queries are suite tasks, so the recordings hold their answers); a flipped expectation
+/// fails it.
+fn assert_gate_between_the_two_settings(dir: &Path, tasks: &Path) {
     let gate = |extra: &[&str]| {
         let mut args = vec![
             "gate",
@@ -576,7 +568,7 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
         ),
         "{stdout}"
     );
-    paired(true);
+    write_two_settings_paired(tasks, true);
     let out = gate(&[]);
     assert_eq!(
         out.status.code(),
@@ -586,26 +578,46 @@ fn paired_assertions_compare_and_gate_work_between_two_external_configurations()
     );
 }
 
-/// The recipe "The engine at the last release beside the engine at HEAD" of docs/engines.md,
-/// run as written: its commands and its experiments file are read from that guide (so it cannot
-/// drift from what works), in a temporary git repository laid out like ranklab's (the docir
-/// suite and corpus, MiniSearch's adapter) with two commits of the engine: `v1.4.0` (the
-/// adapter as shipped) and HEAD (titles boosted 3x). The one step not run as written is `npm
-/// ci` (it needs the registry): each checkout gets this repository's installed `node_modules`.
+/// Issue 14, item 5: the old and the new engine side by side. MiniSearch at two settings stands
+/// for an engine at its last release (`minisearch-old`: no boost) and at HEAD (`minisearch-new`:
+/// `--boost-title 3`); a `paired.yaml` names them as its `legacy` and `current` halves, and
+/// `check`, `run`, `compare` and `gate` work between them.
 ///
-/// Then, with no engine able to start (the worktree removed, HEAD's adapter moved away), the
-/// gate and the reports come from the recordings alone, paired assertions included: their
-/// verdicts equal MiniSearch's answers asked directly at both settings; a flipped expectation
-/// fails the gate (exit 1); an assertion whose query was never recorded stops it (exit 2).
-#[allow(
-    clippy::too_many_lines,
-    reason = "a long scenario not yet split into steps (issue 43)"
-)]
+/// Oracle: each assertion's outcome under each half is recomputed here from MiniSearch asked
+/// directly (with and without `boost: { title: 3 }`), and the expectations written in the file
+/// were read from the same direct calls; the test also flips one expectation and checks that
+/// `check` and `gate` then fail (both halves of the pair can fail).
 #[test]
-fn the_guides_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
+fn paired_assertions_compare_and_gate_work_between_two_external_configurations() {
     let engine = examples("minisearch");
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("ranklab");
+    let dir = tmp.path();
+    let corpus = std::path::absolute(root().join("corpora/docir")).unwrap();
+    let cwd = std::path::absolute(&engine).unwrap();
+    let experiments = format!(
+        "experiment: release\nbaseline: minisearch-old\nconfigurations:\n  - name: minisearch-old\n    engine: {{ command: [node, serve.js, {c}], cwd: {w} }}\n  - name: minisearch-new\n    engine: {{ command: [node, serve.js, {c}, --boost-title, \"3\"], cwd: {w} }}\n",
+        c = corpus.display(),
+        w = cwd.display()
+    );
+    let tasks = suite_dir(dir, &experiments);
+    write_two_settings_paired(&tasks, false);
+    assert_check_matches_minisearch_and_a_flip_fails(&engine, &corpus, dir, &tasks);
+    assert_runs_and_compare_match_minisearch(&engine, &corpus, dir);
+    assert_check_from_recording_equals_live(dir);
+    assert_gate_between_the_two_settings(dir, &tasks);
+}
+
+/// The guide's release recipe: its section, commands (the indented lines outside fenced
+/// blocks), experiments file (the yaml block) and that file's path.
+struct Recipe {
+    section: String,
+    commands: Vec<String>,
+    yaml: String,
+    yaml_path: String,
+}
+
+/// Reads the release recipe from docs/engines.md.
+fn release_recipe() -> Recipe {
     let guide = std::fs::read_to_string(root().join("docs/engines.md")).unwrap();
     let section = guide
         .split("\n## The engine at the last release beside the engine at HEAD\n")
@@ -644,9 +656,51 @@ fn the_guides_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
             && commands.iter().any(|c| c.starts_with("ranklab gate")),
         "{commands:?}"
     );
+    Recipe {
+        section: section.to_string(),
+        commands,
+        yaml: yaml.to_string(),
+        yaml_path: yaml_path.to_string(),
+    }
+}
 
-    // The repository: docir's suite and corpus, the adapter, committed and tagged v1.4.0; then
-    // HEAD's engine boosts titles.
+/// A shell in the recipe's repository: the built `ranklab` first on PATH, a cache under `tmp`,
+/// and a git identity.
+fn recipe_sh(tmp: &Path, dir: &Path, cmd: &str) -> std::process::Output {
+    let bin = Path::new(env!("CARGO_BIN_EXE_ranklab")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new("sh")
+        .args(["-c", cmd])
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("RANKLAB_CACHE", tmp.join("cache"))
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap()
+}
+
+/// [`recipe_sh`], which must succeed; its standard output.
+fn recipe_ok(tmp: &Path, dir: &Path, cmd: &str) -> String {
+    let out = recipe_sh(tmp, dir, cmd);
+    assert!(
+        out.status.success(),
+        "{cmd}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// The repository: docir's suite and corpus, the adapter, committed and tagged v1.4.0; then
+/// HEAD's engine boosts titles.
+fn release_repository(tmp: &Path, repo: &Path, engine: &Path) {
     let copy = |from: &Path, to: &Path| {
         let st = Command::new("cp")
             .arg("-r")
@@ -673,37 +727,9 @@ fn the_guides_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
         .unwrap();
     }
     std::fs::write(repo.join(".gitignore"), "node_modules/\nreports/\n").unwrap();
-    let sh = |dir: &Path, cmd: &str| -> std::process::Output {
-        let bin = Path::new(env!("CARGO_BIN_EXE_ranklab")).parent().unwrap();
-        let path = format!(
-            "{}:{}",
-            bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        Command::new("sh")
-            .args(["-c", cmd])
-            .current_dir(dir)
-            .env("PATH", path)
-            .env("RANKLAB_CACHE", tmp.path().join("cache"))
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap()
-    };
-    let ok = |dir: &Path, cmd: &str| {
-        let out = sh(dir, cmd);
-        assert!(
-            out.status.success(),
-            "{cmd}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).to_string()
-    };
-    ok(
-        &repo,
+    recipe_ok(
+        tmp,
+        repo,
         "git init -q && git add -A && git commit -qm v1.4.0 && git tag v1.4.0",
     );
     let serve = repo.join("examples/engines/minisearch/serve.js");
@@ -719,12 +745,15 @@ fn the_guides_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
         text.replace(old_options, "const options = { boost: { title: 3 } };"),
     )
     .unwrap();
-    ok(&repo, "git commit -qam 'boost titles'");
+    recipe_ok(tmp, repo, "git commit -qam 'boost titles'");
+}
 
-    // The recipe, step by step; experiments file and paired.yaml as the guide describes.
+/// The recipe's setup steps (the worktree, `npm ci`, the experiments file); the commands left
+/// to run.
+fn recipe_setup(tmp: &Path, repo: &Path, engine: &Path, recipe: &Recipe) -> Vec<String> {
     let modules = std::path::absolute(engine.join("node_modules")).unwrap();
     let mut rest = Vec::new();
-    for c in &commands {
+    for c in &recipe.commands {
         if c.contains("npm ci") {
             // Instead of `npm ci` in the worktree (no registry in a test): the installed modules.
             let dir = c
@@ -740,18 +769,18 @@ fn the_guides_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
             )
             .unwrap();
         } else if c.starts_with("git worktree add") {
-            ok(&repo, &format!("{c} -q"));
-            std::fs::write(repo.join(yaml_path), yaml).unwrap();
+            recipe_ok(tmp, repo, &format!("{c} -q"));
+            std::fs::write(repo.join(&recipe.yaml_path), &recipe.yaml).unwrap();
         } else {
             rest.push(c.clone());
         }
     }
-    let (old, new) = ("minisearch-v1.4", "minisearch-head");
-    assert!(
-        yaml.contains(old) && yaml.contains(new) && section.contains(&format!("legacy: {old}")),
-        "the recipe names {old} and {new}"
-    );
-    let corpus = std::path::absolute(root().join("corpora/docir")).unwrap();
+    rest
+}
+
+/// The recipe's paired file (suite queries; the expectations come from MiniSearch asked
+/// directly, without and with the title boost) and the verdict rows it must produce.
+fn release_paired(engine: &Path, corpus: &Path, old: &str, new: &str) -> (String, Vec<String>) {
     // (id, query, above, below): suite queries; the expectations come from MiniSearch asked
     // directly, without and with the title boost.
     let assertions = [
@@ -777,10 +806,10 @@ fn the_guides_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
     let mut rows = Vec::new();
     let mut y = format!("suite: suite.yaml\nlegacy: {old}\ncurrent: {new}\nassertions:\n");
     for (id, q, above, below) in assertions {
-        let l = judged_directly(&engine, &corpus, q, (above, below), "{}");
+        let l = judged_directly(engine, corpus, q, (above, below), "{}");
         let c = judged_directly(
-            &engine,
-            &corpus,
+            engine,
+            corpus,
             q,
             (above, below),
             r#"{"boost": {"title": 3}}"#,
@@ -801,10 +830,113 @@ fn the_guides_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
         ));
     }
     assert!(y.contains("legacy: inverted\n    current: holds"), "{y}");
+    (y, rows)
+}
+
+/// No engine can start any more (the worktree is gone and HEAD's adapter moved away): the gate
+/// and the report from the recordings hold the verdict rows; a flipped expectation fails the
+/// gate; an unrecorded query stops it.
+fn assert_release_gate_needs_no_engine(
+    tmp: &Path,
+    repo: &Path,
+    yaml_path: &str,
+    y: &str,
+    rows: &[String],
+) {
+    let ok = |dir: &Path, cmd: &str| recipe_ok(tmp, dir, cmd);
+    let paired = repo.join("tasks/docir/paired.yaml");
+    // No engine can start any more: the worktree is gone and HEAD's adapter moved away.
+    ok(repo, "git worktree remove --force ../engine-v1.4");
+    std::fs::rename(
+        repo.join("examples/engines/minisearch"),
+        repo.join("examples/engines/minisearch-moved"),
+    )
+    .unwrap();
+    let gate = ok(repo, "ranklab gate --from-recording");
+    for row in rows {
+        assert!(
+            gate.contains(row.as_str()),
+            "gate --from-recording: {row}\n{gate}"
+        );
+    }
+    // The report rendered from the recordings holds the same verdicts.
+    ok(
+        repo,
+        &format!(
+            "ranklab run tasks/docir -x {yaml_path} --from-recording --reports again --recordings reports"
+        ),
+    );
+    let report = std::fs::read_to_string(repo.join("again/docir/release.md")).unwrap();
+    for row in rows {
+        assert!(report.contains(row.as_str()), "report: {row}\n{report}");
+    }
+    // A flipped expectation fails the gate, from the recordings.
+    std::fs::write(
+        &paired,
+        y.replacen("current: holds", "current: inverted", 1),
+    )
+    .unwrap();
+    let out = recipe_sh(tmp, repo, "ranklab gate --from-recording");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // A query the recordings do not hold stops the gate (exit 2) naming it; nothing is asked.
+    std::fs::write(
+        &paired,
+        format!(
+            "{y}  - id: unrecorded\n    query: rotate the webhook signing secret\n    above: pay-webhook-signing-v2\n    below: pay-webhook-replay\n    legacy: holds\n    current: holds\n"
+        ),
+    )
+    .unwrap();
+    let out = recipe_sh(tmp, repo, "ranklab gate --from-recording");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("paired.yaml:")
+            && err.contains("assertion \"unrecorded\"")
+            && err.contains("rotate the webhook signing secret")
+            && err.contains("--from-recording asks no engine"),
+        "{err}"
+    );
+}
+
+/// The recipe "The engine at the last release beside the engine at HEAD" of docs/engines.md,
+/// run as written: its commands and its experiments file are read from that guide (so it cannot
+/// drift from what works), in a temporary git repository laid out like ranklab's (the docir
+/// suite and corpus, MiniSearch's adapter) with two commits of the engine: `v1.4.0` (the
+/// adapter as shipped) and HEAD (titles boosted 3x). The one step not run as written is `npm
+/// ci` (it needs the registry): each checkout gets this repository's installed `node_modules`.
+///
+/// Then, with no engine able to start (the worktree removed, HEAD's adapter moved away), the
+/// gate and the reports come from the recordings alone, paired assertions included: their
+/// verdicts equal MiniSearch's answers asked directly at both settings; a flipped expectation
+/// fails the gate (exit 1); an assertion whose query was never recorded stops it (exit 2).
+#[test]
+fn the_guides_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
+    let engine = examples("minisearch");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("ranklab");
+    let recipe = release_recipe();
+    release_repository(tmp.path(), &repo, &engine);
+
+    // The recipe, step by step; experiments file and paired.yaml as the guide describes.
+    let rest = recipe_setup(tmp.path(), &repo, &engine, &recipe);
+    let (old, new) = ("minisearch-v1.4", "minisearch-head");
+    assert!(
+        recipe.yaml.contains(old)
+            && recipe.yaml.contains(new)
+            && recipe.section.contains(&format!("legacy: {old}")),
+        "the recipe names {old} and {new}"
+    );
+    let corpus = std::path::absolute(root().join("corpora/docir")).unwrap();
+    let (y, rows) = release_paired(&engine, &corpus, old, new);
     let paired = repo.join("tasks/docir/paired.yaml");
     std::fs::write(&paired, &y).unwrap();
     for c in &rest {
-        let out = ok(&repo, c);
+        let out = recipe_ok(tmp.path(), &repo, c);
         if c.starts_with("ranklab compare") {
             assert!(out.contains(old) && out.contains(new), "{out}");
         }
@@ -823,61 +955,5 @@ fn the_guides_release_recipe_works_as_written_and_its_gate_needs_no_engine() {
             assert_eq!(run_ids(&run, &task), direct, "{config} {task}: {query}");
         }
     }
-
-    // No engine can start any more: the worktree is gone and HEAD's adapter moved away.
-    ok(&repo, "git worktree remove --force ../engine-v1.4");
-    std::fs::rename(
-        repo.join("examples/engines/minisearch"),
-        repo.join("examples/engines/minisearch-moved"),
-    )
-    .unwrap();
-    let gate = ok(&repo, "ranklab gate --from-recording");
-    for row in &rows {
-        assert!(
-            gate.contains(row.as_str()),
-            "gate --from-recording: {row}\n{gate}"
-        );
-    }
-    // The report rendered from the recordings holds the same verdicts.
-    ok(
-        &repo,
-        &format!(
-            "ranklab run tasks/docir -x {yaml_path} --from-recording --reports again --recordings reports"
-        ),
-    );
-    let report = std::fs::read_to_string(repo.join("again/docir/release.md")).unwrap();
-    for row in &rows {
-        assert!(report.contains(row.as_str()), "report: {row}\n{report}");
-    }
-    // A flipped expectation fails the gate, from the recordings.
-    std::fs::write(
-        &paired,
-        y.replacen("current: holds", "current: inverted", 1),
-    )
-    .unwrap();
-    let out = sh(&repo, "ranklab gate --from-recording");
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    // A query the recordings do not hold stops the gate (exit 2) naming it; nothing is asked.
-    std::fs::write(
-        &paired,
-        format!(
-            "{y}  - id: unrecorded\n    query: rotate the webhook signing secret\n    above: pay-webhook-signing-v2\n    below: pay-webhook-replay\n    legacy: holds\n    current: holds\n"
-        ),
-    )
-    .unwrap();
-    let out = sh(&repo, "ranklab gate --from-recording");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("paired.yaml:")
-            && err.contains("assertion \"unrecorded\"")
-            && err.contains("rotate the webhook signing secret")
-            && err.contains("--from-recording asks no engine"),
-        "{err}"
-    );
+    assert_release_gate_needs_no_engine(tmp.path(), &repo, &recipe.yaml_path, &y, &rows);
 }
