@@ -109,18 +109,8 @@ configurations:
     engine: { command: [node, ../../overlap.js, ../../corpus] }
 ";
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "a long scenario not yet split into steps (issue 43)"
-)]
-#[test]
-fn the_documented_clients_work_and_their_recordings_reproduce_the_reports_and_gate() {
-    let tmp = common::fixture_copy("bad_input");
-    let dir = tmp.path();
-    std::fs::write(dir.join("overlap.py"), doc_block("python")).unwrap();
-    std::fs::write(dir.join("overlap.js"), doc_block("javascript")).unwrap();
-    std::fs::write(dir.join("tasks/p/experiments.yaml"), EXPERIMENTS).unwrap();
-
+/// The documented clients' run files list what each client answers when asked directly.
+fn assert_runs_list_what_the_clients_answer(dir: &Path) {
     let out = ranklab(dir, &["run", "tasks/p", "--reports", "reports", "--record"]);
     assert!(
         out.status.success(),
@@ -147,8 +137,11 @@ fn the_documented_clients_work_and_their_recordings_reproduce_the_reports_and_ga
     }
     let report = std::fs::read_to_string(dir.join("reports/p/e.md")).unwrap();
     assert!(report.contains("`py` (version overlap.py 1)"), "{report}");
+}
 
-    // From the recording, with no engine at all: the same bytes.
+/// From the recording, with no engine at all: the same bytes. The recording does not hold the
+/// expanded secret. Returns the recorded report tree.
+fn assert_the_recording_reproduces_the_reports(dir: &Path) -> common::Tree {
     let recorded = common::tree(&dir.join("reports"));
     for (path, bytes) in &recorded {
         assert!(
@@ -179,9 +172,12 @@ fn the_documented_clients_work_and_their_recordings_reproduce_the_reports_and_ga
         recorded == common::tree(&dir.join("reports")),
         "reports from the recording differ"
     );
+    recorded
+}
 
-    // `bench --from-recording` into an empty report tree: refused, naming --recordings; with
-    // `--recordings reports`, the same bytes (recordings included) in the new tree.
+/// `bench --from-recording` into an empty report tree: refused, naming --recordings; with
+/// `--recordings reports`, the same bytes (recordings included) in the new tree.
+fn assert_bench_from_recording(dir: &Path, recorded: &common::Tree) {
     let bench = |extra: &[&str]| {
         let mut args = vec![
             "bench",
@@ -212,11 +208,13 @@ fn the_documented_clients_work_and_their_recordings_reproduce_the_reports_and_ga
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        recorded == common::tree(&dir.join("fresh")),
+        *recorded == common::tree(&dir.join("fresh")),
         "bench --from-recording --recordings into an empty tree differs from the recorded reports"
     );
+}
 
-    // The gate on the recording: passes; a degraded recorded ranking fails it.
+/// The gate on the recording: passes; a degraded recorded ranking fails it.
+fn assert_gate_on_the_recording(dir: &Path) {
     let gate = |extra: &[&str]| {
         let mut args = vec![
             "gate",
@@ -266,8 +264,10 @@ fn the_documented_clients_work_and_their_recordings_reproduce_the_reports_and_ga
         String::from_utf8_lossy(&out.stdout)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("py"));
+}
 
-    // A live run beside the (degraded) recording says what changed.
+/// A live run beside the (degraded) recording says what changed.
+fn assert_a_live_run_says_what_changed(dir: &Path) {
     std::fs::write(dir.join("overlap.py"), doc_block("python")).unwrap();
     std::fs::write(dir.join("overlap.js"), doc_block("javascript")).unwrap();
     let out = ranklab(
@@ -284,6 +284,21 @@ fn the_documented_clients_work_and_their_recordings_reproduce_the_reports_and_ga
         err.contains("js: every task ranks as in the recording"),
         "{err}"
     );
+}
+
+#[test]
+fn the_documented_clients_work_and_their_recordings_reproduce_the_reports_and_gate() {
+    let tmp = common::fixture_copy("bad_input");
+    let dir = tmp.path();
+    std::fs::write(dir.join("overlap.py"), doc_block("python")).unwrap();
+    std::fs::write(dir.join("overlap.js"), doc_block("javascript")).unwrap();
+    std::fs::write(dir.join("tasks/p/experiments.yaml"), EXPERIMENTS).unwrap();
+
+    assert_runs_list_what_the_clients_answer(dir);
+    let recorded = assert_the_recording_reproduces_the_reports(dir);
+    assert_bench_from_recording(dir, &recorded);
+    assert_gate_on_the_recording(dir);
+    assert_a_live_run_says_what_changed(dir);
 }
 
 /// An engine that answers every task with the same five hits: four records of the bad_input
