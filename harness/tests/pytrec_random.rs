@@ -320,23 +320,20 @@ fn set_map_and_unjudged_duplicate_match_pytrec_eval() {
     assert!(compared > 50, "only {compared} measures compared");
 }
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "a long scenario not yet split into steps (issue 43)"
-)]
-#[test]
-#[ignore = "needs pytrec-eval-terrier: run `just pytrec`"]
-fn random_cases_match_pytrec_eval() {
-    let py = python();
-    let dir = tempfile::tempdir().unwrap();
+/// A written case: its name, qrels file, run file, the qrels restricted to the run's queries
+/// (file), and the texts of the qrels and of the restricted qrels.
+type RandomCase = (String, PathBuf, PathBuf, PathBuf, String, String);
+
+/// Writes the seeded cases into `dir`: the manifest entries for the oracle, and the cases.
+fn write_random_cases(dir: &Path) -> (Vec<serde_json::Value>, Vec<RandomCase>) {
     let mut rng = Rng(SEED);
     let mut manifest_cases = Vec::new();
     let mut cases = Vec::new();
     for i in 0..CASES {
         let (qrels, run) = case(&mut rng);
         let name = format!("c{i:03}");
-        let qp = dir.path().join(format!("{name}.qrels"));
-        let rp = dir.path().join(format!("{name}.run"));
+        let qp = dir.join(format!("{name}.qrels"));
+        let rp = dir.join(format!("{name}.run"));
         std::fs::write(&qp, &qrels).unwrap();
         std::fs::write(&rp, &run).unwrap();
         // the qrels restricted to the run's queries, for the configurations without -c
@@ -346,13 +343,108 @@ fn random_cases_match_pytrec_eval() {
             .filter(|l| rq.contains(l.split_whitespace().next().unwrap()))
             .map(|l| format!("{l}\n"))
             .collect();
-        let ip = dir.path().join(format!("{name}.inter.qrels"));
+        let ip = dir.join(format!("{name}.inter.qrels"));
         std::fs::write(&ip, &inter).unwrap();
         manifest_cases.push(serde_json::json!({
             "name": name, "qrels": qp, "run": rp,
         }));
         cases.push((name, qp, rp, ip, qrels, inter));
     }
+    (manifest_cases, cases)
+}
+
+/// Compares ranklab's per-query values with pytrec_eval's; returns pytrec_eval's sums per
+/// measure over the queries.
+fn compare_per_query(
+    name: &str,
+    c: &Config,
+    got: &BTreeMap<(String, String), String>,
+    per_query: &serde_json::Map<String, serde_json::Value>,
+    queries: &[String],
+    failures: &mut Vec<String>,
+    compared: &mut usize,
+) -> BTreeMap<String, f64> {
+    let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+    for q in queries {
+        let Some(values) = per_query.get(q).and_then(|v| v.as_object()) else {
+            failures.push(format!("{name} {}: pytrec_eval has no query {q}", c.name));
+            continue;
+        };
+        for (m, v) in values {
+            let v = v.as_f64().unwrap();
+            *sums.entry(m.clone()).or_default() += v;
+            if m.starts_with("gm_") {
+                continue; // trec_eval prints gm_* in the summary only
+            }
+            if skipped(m) {
+                continue;
+            }
+            match got.get(&(q.clone(), m.clone())) {
+                // set_map to the last digit: no rounding-boundary leeway (issue 25)
+                Some(g) if same(m, g, v) && (m != "set_map" || *g == format!("{v:6.4}")) => {
+                    *compared += 1
+                }
+                Some(g) => failures.push(format!(
+                    "{name} {} {q} {m}: ranklab {g}, pytrec_eval {v}",
+                    c.name
+                )),
+                None if c.name == "default" => {}
+                None => failures.push(format!("{name} {} {q} {m}: ranklab prints nothing", c.name)),
+            }
+        }
+    }
+    sums
+}
+
+/// Compares ranklab's summary (`all`) values with those derived from pytrec_eval's per-query
+/// values (`sums` over `n` queries): the differences, and how many values agree.
+fn compare_summary(
+    name: &str,
+    c: &Config,
+    got: &BTreeMap<(String, String), String>,
+    sums: &BTreeMap<String, f64>,
+    n: f64,
+    qrels_text: &str,
+) -> (Vec<String>, usize) {
+    let mut failures = Vec::new();
+    let mut compared = 0usize;
+    for (m, sum) in sums {
+        if skipped(m) {
+            continue;
+        }
+        let Some(g) = got.get(&("all".to_string(), m.clone())) else {
+            continue;
+        };
+        let want = if m == "num_rel" && c.complete {
+            qrels_text
+                .lines()
+                .filter(|l| l.split_whitespace().nth(3).unwrap().parse::<i32>().unwrap() > 0)
+                .count() as f64
+        } else if is_count(m) {
+            *sum
+        } else if m.starts_with("gm_") {
+            (sum / n).exp()
+        } else {
+            sum / n
+        };
+        if same(m, g, want) {
+            compared += 1;
+        } else {
+            failures.push(format!(
+                "{name} {} all {m}: ranklab {g}, from pytrec_eval {want}",
+                c.name
+            ));
+        }
+    }
+    (failures, compared)
+}
+
+#[test]
+#[ignore = "needs pytrec-eval-terrier: run `just pytrec`"]
+fn random_cases_match_pytrec_eval() {
+    let py = python();
+    let dir = tempfile::tempdir().unwrap();
+    let (manifest_cases, cases) = write_random_cases(dir.path());
     let configs: Vec<serde_json::Value> = CONFIGS
         .iter()
         .map(|c| serde_json::json!({"name": c.name, "level": c.level, "complete": c.complete, "max_docs": c.max_docs}))
@@ -383,69 +475,19 @@ fn random_cases_match_pytrec_eval() {
             let got = parse_lines(&String::from_utf8(out.stdout).unwrap());
             let per_query = oracle["results"][name][c.name].as_object().unwrap();
             let queries = qrels_queries(qrels_text);
-            let mut sums: BTreeMap<String, f64> = BTreeMap::new();
-            for q in &queries {
-                let Some(values) = per_query.get(q).and_then(|v| v.as_object()) else {
-                    failures.push(format!("{name} {}: pytrec_eval has no query {q}", c.name));
-                    continue;
-                };
-                for (m, v) in values {
-                    let v = v.as_f64().unwrap();
-                    *sums.entry(m.clone()).or_default() += v;
-                    if m.starts_with("gm_") {
-                        continue; // trec_eval prints gm_* in the summary only
-                    }
-                    if skipped(m) {
-                        continue;
-                    }
-                    match got.get(&(q.clone(), m.clone())) {
-                        // set_map to the last digit: no rounding-boundary leeway (issue 25)
-                        Some(g)
-                            if same(m, g, v) && (m != "set_map" || *g == format!("{v:6.4}")) =>
-                        {
-                            compared += 1
-                        }
-                        Some(g) => failures.push(format!(
-                            "{name} {} {q} {m}: ranklab {g}, pytrec_eval {v}",
-                            c.name
-                        )),
-                        None if c.name == "default" => {}
-                        None => failures
-                            .push(format!("{name} {} {q} {m}: ranklab prints nothing", c.name)),
-                    }
-                }
-            }
-            let n = queries.len() as f64;
-            for (m, sum) in &sums {
-                if skipped(m) {
-                    continue;
-                }
-                let Some(g) = got.get(&("all".to_string(), m.clone())) else {
-                    continue;
-                };
-                let want = if m == "num_rel" && c.complete {
-                    qrels_text
-                        .lines()
-                        .filter(|l| {
-                            l.split_whitespace().nth(3).unwrap().parse::<i32>().unwrap() > 0
-                        })
-                        .count() as f64
-                } else if is_count(m) {
-                    *sum
-                } else if m.starts_with("gm_") {
-                    (sum / n).exp()
-                } else {
-                    sum / n
-                };
-                if same(m, g, want) {
-                    compared += 1;
-                } else {
-                    failures.push(format!(
-                        "{name} {} all {m}: ranklab {g}, from pytrec_eval {want}",
-                        c.name
-                    ));
-                }
-            }
+            let sums = compare_per_query(
+                name,
+                c,
+                &got,
+                per_query,
+                &queries,
+                &mut failures,
+                &mut compared,
+            );
+            let (differences, agree) =
+                compare_summary(name, c, &got, &sums, queries.len() as f64, qrels_text);
+            failures.extend(differences);
+            compared += agree;
             let num_q = got.get(&("all".to_string(), "num_q".to_string()));
             assert_eq!(
                 num_q.map(String::as_str),
