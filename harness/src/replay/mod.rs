@@ -7,6 +7,7 @@
 //! total order of `ranklab_engine::ranking` (score descending, then id descending), so the run
 //! files written from it rank identically when trec_eval reads them back.
 
+pub mod costs;
 pub(crate) mod features;
 mod first_stage;
 pub mod interpolated;
