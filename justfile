@@ -23,7 +23,8 @@ models:
 # nodejs npm (the example engines), cmake (llama-cpp-python's build), chromium chromium-driver
 # (the judging page's and the ranking explorer's browser tests). Then the venvs under target/ (just ray-venv, just
 # llama-venv) and cargo-fuzz. Without apt-get it names what to install by hand and stops.
-# Install what `just test` and `just bench` need (Debian/Ubuntu; what is present is skipped).
+# Install what `just test` needs (Debian/Ubuntu; what is present is skipped); `just bench` needs
+# only `system-packages` (pip for the model wheels).
 setup: system-packages ray-venv llama-venv cargo-fuzz
 
 # The apt packages of `just setup`, each only when the command it provides is missing.
@@ -181,7 +182,7 @@ python:
 # Regenerate reports/ from every suite under tasks/ (real tantivy, real ONNX models). External
 # engines (tasks/docir/experiments-engines.yaml) are rendered from their committed recordings, so
 # no engine needs to run; `just record` asks the live engines and re-records them.
-bench: setup models
+bench: system-packages models
     cargo run --release -q -p ranklab -- bench --from-recording
 
 # The example engines' Node packages (examples/engines/*: MiniSearch, node-postgres).
