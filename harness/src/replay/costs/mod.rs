@@ -362,9 +362,6 @@ mod tests {
         ] {
             assert_eq!(sig3(x), want, "{x}");
         }
-        assert_eq!(thousands(1043), "1,043");
-        assert_eq!(thousands(700), "700");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 
     /// An endpoint stage's work (no pairs: `choose` reads only the key, the scorer and the

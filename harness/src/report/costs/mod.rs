@@ -194,3 +194,16 @@ fn thousands(n: usize) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::thousands;
+
+    /// By hand: thousands separated by commas.
+    #[test]
+    fn thousands_by_hand() {
+        assert_eq!(thousands(1043), "1,043");
+        assert_eq!(thousands(700), "700");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}
