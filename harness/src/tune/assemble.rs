@@ -385,14 +385,19 @@ pub(crate) fn suite_with_merges(tasks: &Path) -> Result<PathBuf> {
     }
 }
 
-/// The configuration to tune, its experiments file and its practice file.
+/// The configuration to tune, its experiments file and its practice file: searched in the
+/// suite's `experiments.yaml` first, then in the other experiments files by name.
 fn shipped_configuration(
     suite: &Suite,
     name: Option<&str>,
 ) -> Result<(Configuration, PathBuf, PathBuf)> {
     let mut found: Vec<(Configuration, PathBuf, PathBuf)> = Vec::new();
     let mut names = Vec::new();
-    for f in experiment_files(suite)? {
+    // The suite's own experiments.yaml first: a configuration it names (`current`) is the one
+    // tuned, whatever another experiments file that repeats the name sorts before it.
+    let mut files = experiment_files(suite)?;
+    files.sort_by_key(|f| f.file_name().is_none_or(|n| n != "experiments.yaml"));
+    for f in files {
         let ex = Experiments::load(&f)?;
         for c in &ex.configurations {
             names.push(c.name.clone());
