@@ -1,6 +1,6 @@
 //! `ranklab tune`: tune the four penalty weights of the practice file against recent merges;
 //! with a tuning FILE, a weighted fusion's weights and normalization under task-fold cross-validation
-//! ([`crate::tune::cv`]).
+//! ([`crate::tune::cv`]), or (`split: time`) the same penalty tuning described by a file.
 //!
 //! It reads the merges of `merges.yaml` dated in `[as_of - window_days, as_of]`, replays the
 //! first stage of the shipped configuration (the one with `wiring: current`) once per merge
@@ -67,7 +67,11 @@ fusion.weights.dense, fusion.normalize; or rerank.interpolate alone (a rerank st
 against the first stage, e.g. tasks/docir/tune-interpolate.yaml). --write adds the configuration \
 chosen on all tasks as tasks/<suite>/experiments-tune-<name>.yaml, only when the out-of-fold gain \
 is detectable (else exit 2, no experiments file written; the report is); not yet for \
-rerank.interpolate.
+rerank.interpolate. A tuning file with `split: time` and the four paths penalty.superseded, \
+penalty.deprecated, penalty.amendment, penalty.editorial_only (one grid 0, u, ..., m·u) runs \
+this penalty tuning instead, on the file's window_days, as_of and rolling (e.g. \
+tasks/brain/tune-penalty-weights.yaml: the report of --suite tasks/brain --as-of 2026-12-01 as \
+reports/brain/tune-penalty-weights.*; --write, --keep and --force as above).
 
 Exit codes: 0 ok; 2 bad input (every merge after --as-of, a bad date, an unknown record, an empty \
 window, no --suite while the tasks folder has no suite or several suites with a merges.yaml) or \
@@ -77,7 +81,7 @@ pub(crate) struct TuneArgs {
     /// configuration's parameters under task-fold cross-validation and report the out-of-fold
     /// result against the shipped configuration (docs/tuning.md). Without it, tune the penalty
     /// weights against merges (the flags below).
-    #[arg(value_name = "FILE", conflicts_with_all = ["suite", "merges", "configuration", "keep", "force", "reports"])]
+    #[arg(value_name = "FILE", conflicts_with_all = ["suite", "merges", "configuration", "reports", "window_days", "as_of", "unit", "max_units", "top", "epsilon", "folds"])]
     pub file: Option<PathBuf>,
     /// With FILE: also write the JSON report to OUT.
     #[arg(long, value_name = "OUT", requires = "file")]
@@ -150,9 +154,10 @@ pub(crate) fn run(args: TuneArgs) -> Result<Exit> {
             json: args.json.clone(),
             write: args.write,
             live: args.live,
+            keep: args.keep,
+            force: args.force,
         };
-        let (md, _) = crate::tune::cv::session::tune(&req)?;
-        print!("{md}");
+        print!("{}", crate::tune::cv::session::run(&req)?);
         return Ok(Exit::Ok);
     }
     let md = tune(&request(args)?)?;
@@ -207,5 +212,6 @@ fn request(args: TuneArgs) -> Result<Request> {
         epsilon: args.epsilon,
         folds: args.folds,
         reports: args.reports,
+        stem: "tuning".to_string(),
     })
 }

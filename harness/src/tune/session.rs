@@ -45,8 +45,11 @@ pub(crate) struct Request {
     pub(crate) epsilon: f64,
     /// Folds of the rolling validation.
     pub(crate) folds: usize,
-    /// Write `<dir>/<suite>/tuning.{md,csv,json}` and `tuning.heatmap.svg` there.
+    /// Write `<dir>/<suite>/<stem>.{md,csv,json}` and `<stem>.heatmap.svg` there.
     pub(crate) reports: Option<PathBuf>,
+    /// The report files' stem: `tuning` for `--suite`, `tune-<name>` for a tuning file
+    /// (`tune/cv/penalty.rs`); the Markdown's heat map link follows it.
+    pub(crate) stem: String,
 }
 
 /// Runs a tuning and returns its report (Markdown, a pure function of the inputs). Timing goes
@@ -103,7 +106,7 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
         top: req.top,
     };
     let map = heatmap::map(&problem, grid, chosen.hundredths);
-    let mut md = render(&outcome);
+    let mut md = render(&outcome, &req.stem);
     let practice_path = &inputs.practice_path;
     let changes = chosen.hundredths != robust::hundredths_of(&current_w).unwrap_or([u16::MAX; 4]);
     if req.write && changes && !rolling.beats && !req.force && !req.keep {
@@ -115,7 +118,7 @@ pub(crate) fn tune(req: &Request) -> Result<String> {
         );
     }
     if let Some(dir) = &req.reports {
-        write_reports(dir, &outcome, &map, &md)?;
+        write_reports(dir, &req.stem, &outcome, &map, &md)?;
     }
     md.push_str(&if req.write {
         write_practice(req, &outcome, changes)?
@@ -217,11 +220,11 @@ fn validate(
 }
 
 /// The report's Markdown up to what was written: [`report::markdown`], then the sensitivity
-/// table and the heat map's section.
-fn render(o: &Outcome<'_>) -> String {
+/// table and the heat map's section (the image `<stem>.heatmap.svg`).
+fn render(o: &Outcome<'_>, stem: &str) -> String {
     let mut md = report::markdown(o);
     md.push_str(&format!(
-        "## Sensitivity around the chosen weights\n\nWindow MRR with one weight moved by one or two grid steps, the others at the chosen values (`-`: off the grid or against the rules; `x`: breaks a paired assertion).\n\n{}\n## Heat map\n\n![window MRR over superseded × deprecated](tuning.heatmap.svg)\n\nWindow MRR over the two lifecycle weights on the grid, the history weights at the chosen amendment {:.2} and editorial_only {:.2}; the chosen point (orange) and the current weights (white) are marked.\n",
+        "## Sensitivity around the chosen weights\n\nWindow MRR with one weight moved by one or two grid steps, the others at the chosen values (`-`: off the grid or against the rules; `x`: breaks a paired assertion).\n\n{}\n## Heat map\n\n![window MRR over superseded × deprecated]({stem}.heatmap.svg)\n\nWindow MRR over the two lifecycle weights on the grid, the history weights at the chosen amendment {:.2} and editorial_only {:.2}; the chosen point (orange) and the current weights (white) are marked.\n",
         heatmap::sensitivity(o.problem, o.grid, o.chosen.hundredths),
         o.chosen.weights.amendment,
         o.chosen.weights.editorial_only
@@ -229,9 +232,15 @@ fn render(o: &Outcome<'_>) -> String {
     md
 }
 
-/// Writes `<dir>/<suite>/tuning.{heatmap.svg,csv,json,md}`: the four files replace their
+/// Writes `<dir>/<suite>/<stem>.{heatmap.svg,csv,json,md}`: the four files replace their
 /// predecessors in one step.
-fn write_reports(dir: &Path, o: &Outcome<'_>, map: &heatmap::Map, md: &str) -> Result<()> {
+fn write_reports(
+    dir: &Path,
+    stem: &str,
+    o: &Outcome<'_>,
+    map: &heatmap::Map,
+    md: &str,
+) -> Result<()> {
     let name = &o.inputs.suite.name;
     let svg = heatmap::svg(
         map,
@@ -240,15 +249,18 @@ fn write_reports(dir: &Path, o: &Outcome<'_>, map: &heatmap::Map, md: &str) -> R
         &o.inputs.practice.weights,
     );
     let (csv, json) = report::tables(o);
+    let names = ["heatmap.svg", "csv", "json", "md"].map(|ext| format!("{stem}.{ext}"));
     crate::report::atomic::write_dir(
         &dir.join(name),
         [
-            ("tuning.heatmap.svg", svg.as_bytes()),
-            ("tuning.csv", csv.as_bytes()),
-            ("tuning.json", json.as_bytes()),
-            ("tuning.md", md.as_bytes()),
+            svg.as_bytes(),
+            csv.as_bytes(),
+            json.as_bytes(),
+            md.as_bytes(),
         ]
-        .map(|(p, b)| (Path::new(p), b)),
+        .iter()
+        .zip(&names)
+        .map(|(b, p)| (Path::new(p.as_str()), *b)),
     )
 }
 

@@ -83,6 +83,20 @@ pub(crate) struct TuneFile {
     /// `ships:` entry, else the experiments file's baseline; `fusion` for a collection).
     #[serde(default)]
     pub shipped: Option<String>,
+    /// How the choice is validated: `tasks` (seeded task folds, the default) or `time` (the
+    /// penalty weights on the suite's dated merges: a time split and a rolling check, as
+    /// `ranklab tune --suite` does; [`super::penalty`]).
+    #[serde(default)]
+    pub split: Option<String>,
+    /// With `split: time`: the window, in days up to `as_of` (default 90).
+    #[serde(default)]
+    pub window_days: Option<u32>,
+    /// With `split: time`: the window's last day, YYYY-MM-DD (default: today).
+    #[serde(default)]
+    pub as_of: Option<String>,
+    /// With `split: time`: folds of the rolling check (default 8).
+    #[serde(default)]
+    pub rolling: Option<usize>,
 }
 
 fn default_folds() -> usize {
@@ -124,8 +138,10 @@ pub(crate) struct Plan {
     pub file: TuneFile,
     /// Where it was read from.
     pub path: PathBuf,
-    /// The grid's dimensions, in path order.
+    /// The grid's dimensions, in path order (empty for a learned or a time-split tuning).
     pub dims: Vec<Dimension>,
+    /// With `split: time`: the penalty tuning's settings ([`super::penalty`]).
+    pub time: Option<super::penalty::TimeSplit>,
 }
 
 impl Plan {
@@ -174,6 +190,20 @@ pub(crate) fn load(path: &Path) -> Result<Plan> {
             file.tune
         );
     }
+    match file.split.as_deref() {
+        None | Some("tasks") => {
+            for key in ["window_days", "as_of", "rolling"] {
+                if line_of(&text, key) > 0 {
+                    bail!("{}: `{key}` belongs to `split: time` (the penalty weights on dated merges); remove it or write `split: time`", at(key));
+                }
+            }
+        }
+        Some("time") => return super::penalty::plan(file, path, &text),
+        Some(other) => bail!(
+            "{}: split: {other:?} is not a split; write `split: tasks` (seeded task folds, the default) or `split: time` (the penalty weights on the suite's dated merges: a time split and a rolling check)",
+            at("split")
+        ),
+    }
     if file.folds < 2 {
         bail!(
             "{}: folds: {} — cross-validation needs at least 2 folds (5 is usual)",
@@ -194,6 +224,7 @@ pub(crate) fn load(path: &Path) -> Result<Plan> {
             path: path.to_path_buf(),
             dims: Vec::new(),
             file,
+            time: None,
         });
     }
     if file.space.is_empty() {
@@ -216,6 +247,7 @@ pub(crate) fn load(path: &Path) -> Result<Plan> {
         path: path.to_path_buf(),
         dims,
         file,
+        time: None,
     };
     let n = plan
         .dims
@@ -239,6 +271,7 @@ fn dimension(path: &str, values: &[Value], at: &str) -> Result<Dimension> {
         },
         None if path == "fusion.normalize" => Param::Normalize,
         None if path == "rerank.interpolate" => Param::Interpolate,
+        None if path.starts_with("penalty.") => bail!("{at}: {path}: the penalty weights are tuned on the suite's dated merges; add `split: time` (docs/tuning.md)"),
         None => bail!("{at}: {path:?} cannot be tuned (yet): the paths ranklab tune varies on lists computed once are fusion.weights.bm25, fusion.weights.dense, fusion.normalize and rerank.interpolate"),
     };
     if values.is_empty() {

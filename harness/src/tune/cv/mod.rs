@@ -7,7 +7,9 @@
 //! held-out tasks are scored with it. The out-of-fold value of a task is therefore always
 //! that of a candidate chosen without it. [`session`] compares the out-of-fold values with the
 //! shipped configuration's and writes the report ([`render`]). A tuning of `rerank.interpolate`
-//! ([`interp`]) re-weights a rerank stage's shortlist scores the same way.
+//! ([`interp`]) re-weights a rerank stage's shortlist scores the same way. A file with
+//! `split: time` ([`penalty`]) tunes the lifecycle/history penalty weights on dated merges
+//! through [`crate::tune::session`], the implementation `ranklab tune --suite` runs.
 
 pub(crate) use crate::replay::features;
 pub(crate) mod file;
@@ -15,6 +17,7 @@ pub(crate) mod folds;
 pub(crate) mod interp;
 pub(crate) mod learned;
 pub(crate) mod lists;
+pub(crate) mod penalty;
 pub(crate) mod plateau;
 pub(crate) mod render;
 pub(crate) mod session;

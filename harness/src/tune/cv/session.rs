@@ -25,6 +25,26 @@ pub(crate) struct Request {
     pub write: bool,
     /// Compute model outputs here (`--live`) instead of reading the suite's recording first.
     pub live: bool,
+    /// `split: time`: with `--write`, keep the current weights and record the tuning.
+    pub keep: bool,
+    /// `split: time`: with `--write`, write even when the rolling check does not back it.
+    pub force: bool,
+}
+
+/// Runs the tuning the file asks for and returns its Markdown report: a `split: time` file
+/// through the penalty tuning ([`super::penalty`]), any other through [`tune`].
+pub(crate) fn run(req: &Request) -> Result<String> {
+    let plan = file::load(&req.file)?;
+    if let Some(t) = &plan.time {
+        return super::penalty::tune(req, &plan, t);
+    }
+    if req.keep || req.force {
+        bail!(
+            "{}: --keep and --force apply to the penalty weights (`split: time`); this tuning writes an experiments file",
+            req.file.display()
+        );
+    }
+    Ok(tune(req)?.0)
 }
 
 /// Where a tuning runs: the suite (or BEIR collection), the configuration tuned and the one it
