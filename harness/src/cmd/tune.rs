@@ -66,8 +66,9 @@ shipped configuration (Δ, CI, p, wins/ties/losses, power). Paths: fusion.weight
 fusion.weights.dense, fusion.normalize; or rerank.interpolate alone (a rerank stage's weight \
 against the first stage, e.g. tasks/docir/tune-interpolate.yaml). --write adds the configuration \
 chosen on all tasks as tasks/<suite>/experiments-tune-<name>.yaml, only when the out-of-fold gain \
-is detectable (else exit 2, no experiments file written; the report is); not yet for \
-rerank.interpolate. A tuning file with `split: time` and the four paths penalty.superseded, \
+is detectable (else exit 2, no experiments file written; the report is); for \
+rerank.interpolate the configuration with the chosen α, for a learned tuning (learn:) a \
+`retriever: learned` configuration with the model copied to tasks/<suite>/models/. A tuning file with `split: time` and the four paths penalty.superseded, \
 penalty.deprecated, penalty.amendment, penalty.editorial_only (one grid 0, u, ..., m·u) runs \
 this penalty tuning instead, on the file's window_days, as_of and rolling (e.g. \
 tasks/brain/tune-penalty-weights.yaml: the report of --suite tasks/brain --as-of 2026-12-01 as \

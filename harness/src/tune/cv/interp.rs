@@ -184,7 +184,9 @@ pub(super) fn tune(
         &reports,
     )?;
     if req.write {
-        bail!("--write refused: writing a tuned `rerank.interpolate` into an experiments file is not built yet; the report is written, copy the chosen α into the configuration by hand");
+        super::write::check_detectable(&outcome)?;
+        let path = super::write::interpolated(&outcome, &c, &ex, alphas[outcome.cv.all])?;
+        eprintln!("wrote {}", path.display());
     }
     Ok((md, outcome))
 }

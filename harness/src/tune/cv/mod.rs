@@ -21,6 +21,7 @@ pub(crate) mod penalty;
 pub(crate) mod plateau;
 pub(crate) mod render;
 pub(crate) mod session;
+pub(crate) mod write;
 
 use folds::Fold;
 

@@ -245,14 +245,13 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
             (cv, None)
         }
     };
+    let scored = if learned.is_some() {
+        folds.len() + 1
+    } else {
+        plan.candidates()
+    };
     eprintln!(
-        "tune: {} candidates x {} tasks scored and cross-validated over {} folds in {:.2} s",
-        if learned.is_some() {
-            folds.len() + 1
-        } else {
-            plan.candidates()
-        },
-        n,
+        "tune: {scored} candidates x {n} tasks scored and cross-validated over {} folds in {:.2} s",
         folds.len(),
         t0.elapsed().as_secs_f64()
     );
@@ -280,12 +279,15 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
         models: learned.as_ref().map(|x| x.keys.clone()).unwrap_or_default(),
     };
     let md = render::markdown(&outcome, &spec.describe());
-    write_outputs(req, &outcome, &c, &spec, &md, &reports, &ex)?;
-    if let Some(x) = &learned {
-        let p = reports.join(format!("tune-{}.model.json", outcome.plan.file.tune));
-        crate::report::atomic::write(&p, x.all.to_json().as_bytes())?;
-        eprintln!("wrote {}", p.display());
-    }
+    let model = learned.as_ref().map(|x| x.all.to_json());
+    write_outputs(
+        req,
+        &outcome,
+        (&c, &spec, &ex),
+        &md,
+        &reports,
+        model.as_deref(),
+    )?;
     Ok((md, outcome))
 }
 
@@ -366,26 +368,31 @@ fn check_fast_path(
     Ok(())
 }
 
-/// Writes reports/<suite>/tune-<name>.md and .json, `--json`, and with `--write` the tuned
-/// configuration (only when the out-of-fold gain is detectable).
+/// Writes reports/<suite>/tune-<name>.md and .json, `--json`, a learned tuning's model
+/// (`tune-<name>.model.json`), and with `--write` the tuned configuration (only when the
+/// out-of-fold gain is detectable, [`super::write`]).
+/// `tuned` is the configuration, its fusion and its experiments file.
 fn write_outputs(
     req: &Request,
     o: &Outcome,
-    c: &Configuration,
-    spec: &FusionSpec,
+    tuned: (&Configuration, &FusionSpec, &Experiments),
     md: &str,
     reports: &Path,
-    ex: &Experiments,
+    model: Option<&str>,
 ) -> Result<()> {
+    let (c, spec, ex) = tuned;
     write_reports(req, o, md, &render::json(o, &spec.describe()), reports)?;
-    if req.write && o.plan.file.learn.is_some() {
-        bail!("--write: a learned tuning writes its model (reports/<suite>/tune-{}.model.json), not an experiments file; the report is written", o.plan.file.tune);
+    if let Some(m) = model {
+        let p = reports.join(format!("tune-{}.model.json", o.plan.file.tune));
+        crate::report::atomic::write(&p, m.as_bytes())?;
+        eprintln!("wrote {}", p.display());
     }
     if req.write {
-        if !(o.paired.significant(stats::ALPHA) && o.paired.delta > 0.0) {
-            bail!("--write refused: the out-of-fold gain over {:?} is not detectable (Δ {:+.4}, p {}): no experiments file written (the report is)", o.shipped.0, o.paired.delta, stats::format_p(o.paired.p_holm));
-        }
-        let path = write_tuned(o, c, spec, ex)?;
+        super::write::check_detectable(o)?;
+        let path = match model {
+            Some(m) => super::write::learned(o, c, spec, ex, m)?,
+            None => write_tuned(o, c, spec, ex)?,
+        };
         eprintln!("wrote {}", path.display());
     }
     Ok(())
@@ -423,7 +430,7 @@ fn write_tuned(
     let path = dir.join(format!("experiments-tune-{}.yaml", o.plan.file.tune));
     let tuned = render::tuned_spec(o, spec);
     let text = format!(
-        "experiment: tune-{t}\ndescription: >-\n  Tuned by `ranklab tune {file}`: {measure} out of fold {oof:.4} against {shipped} {sv:.4} (Δ {d:+.4}, p {p}, {folds} task folds, seed {seed}); the weights chosen on all {n} tasks.\nbaseline: {name}\nconfigurations:\n{written}{tuned_c}",
+        "experiment: tuned-{t}\ndescription: >-\n  Tuned by `ranklab tune {file}`: {measure} out of fold {oof:.4} against {shipped} {sv:.4} (Δ {d:+.4}, p {p}, {folds} task folds, seed {seed}); the weights chosen on all {n} tasks.\nbaseline: {name}\nconfigurations:\n{written}{tuned_c}",
         t = o.plan.file.tune,
         file = o.plan.path.display(),
         measure = o.plan.file.measure,

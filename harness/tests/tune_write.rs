@@ -1,0 +1,151 @@
+//! `ranklab tune FILE --write` for a `rerank.interpolate` tuning and a learned tuning, on a
+//! copy of docir (its experiments files and recorded model outputs):
+//!
+//! - when the out-of-fold gain over the shipped configuration is detectable, `--write` adds
+//!   `experiments-tune-<name>.yaml` (and, for a learned tuning, the model beside the suite,
+//!   `models/tune-<name>.model.json`, byte for byte the model the tuning wrote to reports/);
+//!   the oracle that the written configuration is the one tuned on all tasks: replayed by
+//!   `ranklab run` (the replay, another code path than the tuning's fast path), it reaches the
+//!   in-sample value the tuning's JSON reports;
+//! - when the gain is not detectable, `--write` says so, exits 2 and writes no experiments file
+//!   and no model beside the suite (the report is written).
+//!
+//! Detectable here: the interpolation against `fusion+smollm2@20` (MRR 0.2081 in
+//! reports/docir/retrieval.md), and docir's LambdaMART against `fusion` (p 0.0057 in
+//! reports/docir/tune-learned-lambdamart.md); not detectable: the interpolation against
+//! `fusion` (p 0.41, tune-interpolate.md) and coordinate ascent against `fusion` (p 0.0594,
+//! tune-learned-ca.md).
+
+use std::path::Path;
+
+mod common;
+use common::{code, ranklab, stderr};
+
+fn repo() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A scratch root holding docir's suite, its experiments files named here, and the recorded
+/// model outputs; `tuning` is written as `tasks/docir/tune-x.yaml`.
+fn scratch(tuning: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        "experiments.yaml",
+        "experiments-interpolate.yaml",
+        "experiments-fusion-weights.yaml",
+    ];
+    let bodies: Vec<(&str, String)> = files
+        .iter()
+        .map(|f| {
+            let body = std::fs::read_to_string(repo().join("tasks/docir").join(f)).unwrap();
+            (*f, body)
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = bodies.iter().map(|(f, b)| (*f, b.as_str())).collect();
+    common::copy_suite(&dir.path().join("tasks"), "docir", &refs, &[]);
+    common::copy_dir(
+        &repo().join("reports/docir/runs/models"),
+        &dir.path().join("reports/docir/runs/models"),
+    );
+    std::fs::write(dir.path().join("tasks/docir/tune-x.yaml"), tuning).unwrap();
+    dir
+}
+
+fn json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Tunes, writes, then replays the written experiments file and returns (the tuning's in-sample
+/// value, the replayed value of `tuned`).
+fn write_and_replay(dir: &Path, tuned: &str) -> (f64, f64) {
+    let o = ranklab(dir, &["tune", "tasks/docir/tune-x.yaml", "--write"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let written = dir.join("tasks/docir/experiments-tune-x.yaml");
+    let text = std::fs::read_to_string(&written).unwrap();
+    assert!(
+        text.contains("Tuned by `ranklab tune tasks/docir/tune-x.yaml`"),
+        "{text}"
+    );
+    let o = ranklab(
+        dir,
+        &[
+            "run",
+            "tasks/docir",
+            "-x",
+            "tasks/docir/experiments-tune-x.yaml",
+            "--from-recording",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let in_sample = json(&dir.join("reports/docir/tune-x.json"))["in_sample"]["MRR"]
+        .as_f64()
+        .unwrap();
+    let run = json(&dir.join("reports/docir/tuned-x.json"));
+    let row = run["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["configuration"] == tuned)
+        .unwrap_or_else(|| panic!("no row {tuned} in {run}"));
+    (in_sample, row["MRR"].as_f64().unwrap())
+}
+
+/// Runs `--write` on a tuning whose gain is not detectable: exit 2, nothing beside the suite.
+fn assert_refused(dir: &Path) {
+    let o = ranklab(dir, &["tune", "tasks/docir/tune-x.yaml", "--write"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("--write refused: the out-of-fold gain over \"fusion\" is not detectable"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("tasks/docir/experiments-tune-x.yaml").exists());
+    assert!(!dir.join("tasks/docir/models").exists());
+    assert!(dir.join("reports/docir/tune-x.md").is_file());
+}
+
+const INTERP: &str = "tune: x\nconfiguration: fusion+L12@20~0.5\nmeasure: MRR\nfolds: 5\nseed: 42\nspace:\n  rerank.interpolate: [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1]\n";
+
+#[test]
+fn write_adds_the_interpolation_chosen_on_all_tasks_only_when_detectable() {
+    let dir = scratch(&format!("{INTERP}shipped: fusion+smollm2@20\n"));
+    let (in_sample, replayed) = write_and_replay(dir.path(), "fusion+L12@20~0.5-tuned");
+    assert!(
+        (in_sample - replayed).abs() < 5e-5,
+        "{in_sample} vs {replayed}"
+    );
+    let text =
+        std::fs::read_to_string(dir.path().join("tasks/docir/experiments-tune-x.yaml")).unwrap();
+    let chosen = json(&dir.path().join("reports/docir/tune-x.json"))["in_sample"]["chosen"]
+        ["rerank.interpolate"]
+        .as_f64()
+        .unwrap();
+    assert!(text.contains(&format!("interpolate: {chosen}")), "{text}");
+
+    let dir = scratch(INTERP);
+    assert_refused(dir.path());
+}
+
+#[test]
+fn write_adds_the_learned_model_beside_the_suite_only_when_detectable() {
+    let lm = std::fs::read_to_string(repo().join("tasks/docir/tune-learned-lambdamart.yaml"))
+        .unwrap()
+        .replace("tune: learned-lambdamart", "tune: x");
+    let dir = scratch(&lm);
+    let (in_sample, replayed) = write_and_replay(dir.path(), "wsum-learned");
+    assert!(
+        (in_sample - replayed).abs() < 5e-5,
+        "{in_sample} vs {replayed}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("tasks/docir/models/tune-x.model.json")).unwrap(),
+        std::fs::read(dir.path().join("reports/docir/tune-x.model.json")).unwrap()
+    );
+
+    let ca = std::fs::read_to_string(repo().join("tasks/docir/tune-learned-ca.yaml"))
+        .unwrap()
+        .replace("tune: learned-ca", "tune: x");
+    let dir = scratch(&ca);
+    assert_refused(dir.path());
+}
