@@ -136,10 +136,18 @@ pub(crate) fn markdown(o: &Outcome, as_written: &str) -> String {
     );
     }
     let _ = writeln!(md, "| | {m} |\n|---|---:|");
+    // The configuration whose lists were tuned, by the name the header gives it
+    // (`<configuration>-weighted` when the file sets `fusion:`), so that it is never read as
+    // the shipped configuration of the same base name.
     let _ = writeln!(
         md,
-        "| `{}` as written (in-sample) | {:.4} |",
-        f.configuration,
+        "| `{}` as written{} (in-sample) | {:.4} |",
+        o.configuration,
+        if f.learn.is_some() {
+            ", whose lists give the features"
+        } else {
+            ""
+        },
         mean(&o.written)
     );
     let _ = writeln!(
