@@ -2,7 +2,7 @@
 //! `tests/fixtures/gate/` (suite `fx`, the one `tune_cli.rs` tunes with `--suite`):
 //!
 //! - paired: the file form and `ranklab tune --suite` over the same window and grid print the
-//!   same report and write the same report files and practice file (the heat map's link names
+//!   same report and write the same report files (and `--json OUT`) and practice file (the heat map's link names
 //!   each form's own file, the one difference); the oracle for the file form is the `--suite`
 //!   form, whose figures `tune_cli.rs` derives by hand. The other direction: the file's own
 //!   window is what it tunes on (a file over a year's window does not print the 120-day
@@ -60,7 +60,10 @@ fn the_file_form_and_the_suite_form_print_and_write_the_same_tuning() {
     );
     assert_eq!(code(&a), 0, "{}", stderr(&a));
     let f = write_file(file_form.path(), 120, "time");
-    let b = ranklab(file_form.path(), &["tune", f, "--write", "--keep"]);
+    let b = ranklab(
+        file_form.path(),
+        &["tune", f, "--write", "--keep", "--json", "out.json"],
+    );
     assert_eq!(code(&b), 0, "{}", stderr(&b));
 
     let (sa, sb) = (stdout(&a), stdout(&b));
@@ -80,6 +83,10 @@ fn the_file_form_and_the_suite_form_print_and_write_the_same_tuning() {
             "{ext}"
         );
     }
+    assert_eq!(
+        read(&file_form.path().join("out.json")),
+        read(&ra.join("tuning.json"))
+    );
     let md = String::from_utf8(read(&rb.join("tune-p.md"))).unwrap();
     let md_suite = String::from_utf8(read(&ra.join("tuning.md"))).unwrap();
     assert_eq!(
