@@ -107,3 +107,20 @@ fn a_rerank_weight_needs_a_rerank_stage_and_unknown_lists_get_a_suggestion() {
     assert!(e.contains("x.yaml:5: fusion weight for \"rernak\""), "{e}");
     assert!(e.contains("did you mean \"rerank\"?"), "{e}");
 }
+
+/// The committed docir model trained with the `cross-encoder` and `colbert` features
+/// (`tune-learned-models.yaml`) is refused as `retriever: learned` at the configuration's line,
+/// with what to do, rather than replayed without its model columns.
+#[test]
+fn a_model_with_model_features_is_refused_as_a_learned_configuration() {
+    let model = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../reports/docir/tune-learned-models.model.json")
+        .canonicalize()
+        .unwrap();
+    let e = refused(&format!(
+        "  - name: m\n    retriever: learned\n    model: {}\n",
+        model.display()
+    ));
+    assert!(e.contains("x.yaml:5:"), "{e}");
+    assert!(e.contains("is computed by `ranklab tune` only"), "{e}");
+}
