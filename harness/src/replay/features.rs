@@ -12,9 +12,17 @@
 //! | `lifecycle` | `lifecycle.active`, `lifecycle.superseded`, `lifecycle.deprecated` (one-hot) |
 //! | `history` | `history.first-class`, `history.amendment`, `history.editorial-only` (one-hot), `history.versions` (lifecycle log entries + 1) |
 //! | `age` | `age`: days between the record's `updated_at` and the newest `updated_at` of the corpus (0 without a date) |
+//! | `cross-encoder` | `cross-encoder` (ms-marco-MiniLM-L-12-v2's logit over the configuration's shortlist), `cross-encoder.rank` (1-based, by logit) |
+//! | `colbert` | `colbert` (answerai-colbert-small-v1's MaxSim over the configuration's shortlist), `colbert.rank` |
 //!
 //! A document missing from a list gets that list's minimum score over its `depth` documents
-//! and rank `depth + 1` (0 and `depth + 1` when the list is empty).
+//! and rank `depth + 1` (0 and `depth + 1` when the list is empty). For `cross-encoder` and
+//! `colbert` the list is the configuration's rerank shortlist (its `shortlist` documents, cut
+//! from the list its rerank stage reads, `shortlist_from` for a fusion weighing `rerank`),
+//! scored by that model through the score cache or the recordings: a document outside the
+//! shortlist gets the minimum score over the shortlist and rank `shortlist + 1`. These two are
+//! computed by `ranklab tune` only: a model file using them is not replayable as
+//! `retriever: learned` yet (the suite refuses it when the experiments file is read).
 
 use std::collections::BTreeMap;
 
@@ -25,8 +33,15 @@ use ranklab_engine::ranking::{cmp_ranked, Hit};
 
 use crate::replay::{ConfigRun, Ranked};
 
-/// The feature names a tuning file may list.
+/// The feature names a tuning file may list that `retriever: learned` replays.
 pub(crate) const NAMES: [&str; 5] = ["bm25", "dense", "lifecycle", "history", "age"];
+
+/// The model features (name, the model scoring the configuration's shortlist): computed by a
+/// tuning from the shortlist's scores.
+pub(crate) const MODEL_FEATURES: [(&str, &str); 2] = [
+    ("cross-encoder", "ms-marco-MiniLM-L-12-v2"),
+    ("colbert", "answerai-colbert-small-v1"),
+];
 
 /// The columns of `names`, in order; `at` is the file:line for an error.
 pub(crate) fn columns(names: &[String], at: &str) -> Result<Vec<String>> {
@@ -43,8 +58,10 @@ pub(crate) fn columns(names: &[String], at: &str) -> Result<Vec<String>> {
                 "history.versions",
             ],
             "age" => vec!["age"],
-            "external" | "cross-encoder" | "colbert" => bail!("{at}: feature {n:?} is not computed by a learned tuning yet (it reads the bm25 and dense lists and the records); list some of {}", NAMES.join(", ")),
-            _ => bail!("{at}: unknown feature {n:?}; write some of {}", NAMES.join(", ")),
+            "cross-encoder" => vec!["cross-encoder", "cross-encoder.rank"],
+            "colbert" => vec!["colbert", "colbert.rank"],
+            "external" => bail!("{at}: feature \"external\" (an engine's score and rank) is not computed by a learned tuning yet; list some of {}, cross-encoder, colbert", NAMES.join(", ")),
+            _ => bail!("{at}: unknown feature {n:?}; write some of {}, cross-encoder, colbert", NAMES.join(", ")),
         };
         if cols.iter().any(|c| out.iter().any(|o: &String| o == c)) {
             bail!("{at}: feature {n:?} is listed twice; list it once");
@@ -64,6 +81,10 @@ struct ListIndex {
 }
 
 fn index(list: &[Ranked], depth: usize) -> ListIndex {
+    index_hits(&crate::replay::as_hits(list), depth)
+}
+
+fn index_hits(list: &[Hit], depth: usize) -> ListIndex {
     let cut = &list[..list.len().min(depth)];
     let at = cut
         .iter()
@@ -131,12 +152,24 @@ pub(crate) struct TaskRows {
     pub query: Query,
 }
 
-/// Every task's rows from the replayed `bm25` and `dense` runs (suite order); `grades[t]`
-/// maps a document id to its grade.
+/// A model's scores over a configuration's shortlist: the feature name (`colbert`), the replay
+/// of the configuration with that model as its rerank stage, and the shortlist's width.
+pub(crate) struct ModelList<'a> {
+    /// The feature name ([`MODEL_FEATURES`]).
+    pub name: &'static str,
+    /// The replayed rerank configuration (its `rerank_score`s are the shortlist's scores).
+    pub run: &'a ConfigRun,
+    /// The shortlist's width.
+    pub width: usize,
+}
+
+/// Every task's rows from the replayed `bm25` and `dense` runs (suite order) and the model
+/// lists; `grades[t]` maps a document id to its grade.
 pub(crate) fn build(
     columns: &[String],
     bm25: &ConfigRun,
     dense: &ConfigRun,
+    models: &[ModelList],
     corpus: &Corpus,
     depth: usize,
     grades: &[BTreeMap<String, i32>],
@@ -146,7 +179,17 @@ pub(crate) fn build(
         .iter()
         .zip(&dense.per_task)
         .zip(grades)
-        .map(|((l, s), g)| task_rows(columns, l, s, corpus, depth, g, now))
+        .enumerate()
+        .map(|(t, ((l, s), g))| {
+            let extra: Vec<(&str, ListIndex)> = models
+                .iter()
+                .map(|m| {
+                    let list = super::fused::rerank_list(&m.run.per_task[t], corpus.id_rank());
+                    (m.name, index_hits(&list, m.width))
+                })
+                .collect();
+            task_rows_with(columns, l, s, &extra, corpus, depth, g, now)
+        })
         .collect()
 }
 
@@ -157,6 +200,21 @@ pub(crate) fn task_rows(
     columns: &[String],
     l: &[Ranked],
     s: &[Ranked],
+    corpus: &Corpus,
+    depth: usize,
+    g: &BTreeMap<String, i32>,
+    now: Option<chrono::NaiveDate>,
+) -> TaskRows {
+    task_rows_with(columns, l, s, &[], corpus, depth, g, now)
+}
+
+/// [`task_rows`] with the model lists' indexes (`extra`: feature name, index).
+#[allow(clippy::too_many_arguments)]
+fn task_rows_with(
+    columns: &[String],
+    l: &[Ranked],
+    s: &[Ranked],
+    extra: &[(&str, ListIndex)],
     corpus: &Corpus,
     depth: usize,
     g: &BTreeMap<String, i32>,
@@ -174,7 +232,8 @@ pub(crate) fn task_rows(
     let mut docs: Vec<usize> = section.keys().copied().collect();
     // Tie order of the rankings: document id descending.
     docs.sort_unstable_by(|a, b| id_rank[*b].cmp(&id_rank[*a]));
-    let lists = [("bm25", &li), ("dense", &si)];
+    let mut lists = vec![("bm25", &li), ("dense", &si)];
+    lists.extend(extra.iter().map(|(n, x)| (*n, x)));
     let features = docs
         .iter()
         .map(|&d| {
@@ -227,6 +286,104 @@ pub(crate) fn rank(model: &Model, rows: &TaskRows, depth: usize, corpus: &Corpus
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ranklab_engine::corpus::markdown::parse_record;
+
+    fn run(per_task: Vec<Vec<Ranked>>) -> ConfigRun {
+        ConfigRun {
+            config: yaml_serde::from_str("name: x\nretriever: bm25").unwrap(),
+            per_task: vec![per_task.into_iter().next().unwrap()],
+            weights: None,
+        }
+    }
+
+    fn r(doc: usize, score: f32, rerank_score: Option<f32>) -> Ranked {
+        Ranked {
+            doc,
+            score,
+            section: 0,
+            rerank_score,
+        }
+    }
+
+    /// Four records a..d (ordinals 0..3). By hand: the BM25 list is a 3.0, b 2.0, c 1.0, d 0.5
+    /// (depth 4); the dense list holds d 0.9 alone. The ColBERT run reranked a shortlist of
+    /// width 2: b 7.5, a 7.0 (its `rerank_score`s, the values the score cache gave; c and d
+    /// below the shortlist have none). Columns: a (7.0, rank 2), b (7.5, rank 1), c and d
+    /// outside the shortlist at its minimum 7.0 and rank width + 1 = 3. Cross-encoder logits
+    /// over the same shortlist: a -1.0, b -9.0: a rank 1, b rank 2, c and d -9.0 and 3.
+    #[test]
+    fn model_columns_are_the_shortlist_scores_and_the_minimum_outside_it() {
+        let docs = ["a", "b", "c", "d"]
+            .map(|id| {
+                parse_record(
+                    std::path::Path::new(&format!("{id}.md")),
+                    format!("---\nid: {id}\ntitle: {id}\n---\ntext\n").as_bytes(),
+                )
+                .unwrap()
+            })
+            .to_vec();
+        let corpus = Corpus::new("t", docs).unwrap();
+        let bm25 = run(vec![vec![
+            r(0, 3.0, None),
+            r(1, 2.0, None),
+            r(2, 1.0, None),
+            r(3, 0.5, None),
+        ]]);
+        let dense = run(vec![vec![r(3, 0.9, None)]]);
+        let colbert = run(vec![vec![
+            r(1, 7.5, Some(7.5)),
+            r(0, 7.0, Some(7.0)),
+            r(2, 1.0, None),
+            r(3, 0.5, None),
+        ]]);
+        let ce = run(vec![vec![
+            r(0, -1.0, Some(-1.0)),
+            r(1, -9.0, Some(-9.0)),
+            r(2, 1.0, None),
+        ]]);
+        let models = [
+            ModelList {
+                name: "colbert",
+                run: &colbert,
+                width: 2,
+            },
+            ModelList {
+                name: "cross-encoder",
+                run: &ce,
+                width: 2,
+            },
+        ];
+        let names = ["colbert".to_string(), "cross-encoder".to_string()];
+        let cols = columns(&names, "x").unwrap();
+        assert_eq!(
+            cols,
+            [
+                "colbert",
+                "colbert.rank",
+                "cross-encoder",
+                "cross-encoder.rank"
+            ]
+        );
+        let rows = build(
+            &cols,
+            &bm25,
+            &dense,
+            &models,
+            &corpus,
+            4,
+            &[BTreeMap::new()],
+        );
+        let got: BTreeMap<&str, Vec<f64>> = rows[0]
+            .docs
+            .iter()
+            .zip(&rows[0].query.features)
+            .map(|(&d, x)| (corpus.id(d), x.clone()))
+            .collect();
+        assert_eq!(got["a"], [7.0, 2.0, -1.0, 1.0]);
+        assert_eq!(got["b"], [7.5, 1.0, -9.0, 2.0]);
+        assert_eq!(got["c"], [7.0, 3.0, -9.0, 3.0]);
+        assert_eq!(got["d"], [7.0, 3.0, -9.0, 3.0]);
+    }
 
     /// The columns a model file may name (checked when an experiments file is read) are exactly
     /// those the feature names give here, in the order of docs/tuning.md's table.

@@ -10,6 +10,7 @@
 pub mod costs;
 pub(crate) mod features;
 mod first_stage;
+pub(crate) mod fused;
 pub mod interpolated;
 mod models;
 mod output;

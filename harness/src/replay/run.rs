@@ -143,6 +143,8 @@ pub fn replay_with(
         &mut first_stage,
         &shortlists,
     )?;
+    // 3b. A weighted fusion that weighs its rerank stage's scores: fused after the rerank.
+    super::fused::fuse_rerank_lists(engine, suite, &mut runs)?;
     let mut models = models_used(engine, ex);
     for (_, t) in &tuned {
         let s = &t.summary;

@@ -114,7 +114,8 @@ pub(super) fn check_configuration(c: &Configuration, at: &str, path: &Path) -> R
         if c.retriever != Retriever::Fusion {
             bail!("{at}: `fusion:` needs `retriever: fusion`");
         }
-        f.check(at)?;
+        let interpolates = c.rerank.as_ref().is_some_and(|r| r.interpolate.is_some());
+        f.check_with(c.rerank.is_some(), interpolates, at)?;
     }
     if let Some(r) = &c.rerank {
         if r.shortlist == 0 {

@@ -6,8 +6,12 @@
 //! fusion: { method: weighted, normalize: minmax, weights: { bm25: 0.3, dense: 0.7 } }
 //! ```
 //! The lists are the configuration's BM25 list and its bi-encoder's list, each at the
-//! configuration's `depth`; a list not named under `weights` has weight 0. Weights are finite
-//! and ≥ 0.
+//! configuration's `depth`, and, when `weights` names `rerank`, the scores its `rerank:` stage
+//! gives its shortlist (a document outside the shortlist gets that list's minimum, as for any
+//! missing document). The shortlist is then cut from the list `shortlist_from` names (`rrf`,
+//! the reciprocal rank fusion of the two, by default; `bm25` or `dense`), which is the
+//! configuration's first stage, so it does not depend on the weights. A list not named under
+//! `weights` has weight 0. Weights are finite and ≥ 0.
 
 use std::collections::BTreeMap;
 
@@ -17,8 +21,36 @@ use ranklab_engine::fusion::{rrf_ranked, RrfParams};
 use ranklab_engine::ranking::Hit;
 use serde::Deserialize;
 
-/// The lists a weighted fusion can name, in the order they are added up.
-pub const LISTS: [&str; 2] = ["bm25", "dense"];
+/// The lists a weighted fusion can name, in the order they are added up (`rerank`: the
+/// configuration's rerank stage's scores over its shortlist).
+pub const LISTS: [&str; 3] = ["bm25", "dense", "rerank"];
+
+/// The index of `rerank` in [`LISTS`].
+pub const RERANK: usize = 2;
+
+/// The list a `rerank` list's shortlist is cut from (`shortlist_from:`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShortlistFrom {
+    /// The reciprocal rank fusion of BM25 and dense (with `rrf_k`).
+    #[default]
+    Rrf,
+    /// The BM25 list.
+    Bm25,
+    /// The bi-encoder's list.
+    Dense,
+}
+
+impl ShortlistFrom {
+    /// The name written in configuration files.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShortlistFrom::Rrf => "rrf",
+            ShortlistFrom::Bm25 => "bm25",
+            ShortlistFrom::Dense => "dense",
+        }
+    }
+}
 
 /// How a fusion configuration combines its lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -42,6 +74,9 @@ pub struct FusionSpec {
     /// The weight of each list (`weighted`; a list left out weighs 0).
     #[serde(default)]
     pub weights: BTreeMap<String, f64>,
+    /// Where a `rerank` list's shortlist is cut from (default `rrf`); only with `rerank` named.
+    #[serde(default)]
+    pub shortlist_from: Option<ShortlistFrom>,
 }
 
 impl FusionSpec {
@@ -50,23 +85,62 @@ impl FusionSpec {
         self.normalize.unwrap_or(Normalize::Minmax)
     }
 
-    /// The weights in the order of [`LISTS`].
-    pub fn weight_vector(&self) -> [f64; 2] {
+    /// The weights in the order of [`LISTS`] (0 for a list not named).
+    pub fn weight_vector(&self) -> [f64; 3] {
         LISTS.map(|l| self.weights.get(l).copied().unwrap_or(0.0))
+    }
+
+    /// Whether the weights name the rerank stage's list (then it is fused, and the rerank stage
+    /// no longer reorders the shortlist by itself).
+    pub fn names_rerank(&self) -> bool {
+        self.method == Method::Weighted && self.weights.contains_key(LISTS[RERANK])
+    }
+
+    /// How many lists are fused: 2 (bm25, dense), 3 with `rerank`.
+    pub fn list_count(&self) -> usize {
+        if self.names_rerank() {
+            3
+        } else {
+            2
+        }
+    }
+
+    /// The list a `rerank` list's shortlist is cut from.
+    pub fn shortlist_from(&self) -> ShortlistFrom {
+        self.shortlist_from.unwrap_or_default()
+    }
+
+    /// Checks the spec against the rest of its configuration (`has_rerank`: it has a `rerank:`
+    /// stage; `interpolates`: that stage has `interpolate:`); `at` is its `file:line`.
+    pub fn check_with(&self, has_rerank: bool, interpolates: bool, at: &str) -> Result<()> {
+        self.check(at)?;
+        if self.names_rerank() && !has_rerank {
+            bail!("{at}: fusion weight for \"rerank\" names the scores of the configuration's rerank stage, and it has none; add `rerank: {{ model: ..., shortlist: N }}` or remove the weight");
+        }
+        if self.names_rerank() && interpolates {
+            bail!("{at}: a fusion that weighs the \"rerank\" list already combines the reranker with the first stages; remove `interpolate` from `rerank:`");
+        }
+        if self.shortlist_from.is_some() && !self.names_rerank() {
+            bail!("{at}: `shortlist_from` says where the \"rerank\" list's shortlist is cut from; it needs a weight for \"rerank\" (or remove it)");
+        }
+        Ok(())
     }
 
     /// Checks the spec; `at` is the configuration's `file:line`.
     pub fn check(&self, at: &str) -> Result<()> {
         match self.method {
             Method::Rrf => {
-                if self.normalize.is_some() || !self.weights.is_empty() {
+                if self.normalize.is_some()
+                    || !self.weights.is_empty()
+                    || self.shortlist_from.is_some()
+                {
                     bail!("{at}: `fusion: {{ method: rrf }}` takes no `normalize` or `weights` (those are for `method: weighted`); RRF's constant is `rrf_k`");
                 }
             }
             Method::Weighted => {
                 for (name, w) in &self.weights {
                     if !LISTS.contains(&name.as_str()) {
-                        bail!("{at}: fusion weight for {name:?}: a weighted fusion combines the lists {}; name only those{}", LISTS.join(" and "), did_you_mean(name));
+                        bail!("{at}: fusion weight for {name:?}: a weighted fusion combines the lists {} (the rerank stage's scores); name only those{}", LISTS.join(", "), did_you_mean(name));
                     }
                     if !(w.is_finite() && *w >= 0.0) {
                         bail!("{at}: fusion weight {name}: {w} must be a finite number >= 0 (write e.g. 0.3)");
@@ -77,14 +151,21 @@ impl FusionSpec {
         Ok(())
     }
 
-    /// A key that differs whenever two specs fuse differently (for the list cache).
+    /// A key that differs whenever two specs give different first-stage lists (for the list
+    /// cache and the shortlists): a spec naming `rerank` has its shortlist's list as its first
+    /// stage (`rrf` shares RRF's list and so its shortlist scores), and fuses after reranking.
     pub fn key(&self) -> String {
         match self.method {
             Method::Rrf => "rrf".into(),
+            Method::Weighted if self.names_rerank() => match self.shortlist_from() {
+                ShortlistFrom::Rrf => "rrf".into(),
+                from => format!("list {}", from.name()),
+            },
             Method::Weighted => {
-                let w = self
-                    .weight_vector()
-                    .map(|x| format!("{:016x}", x.to_bits()));
+                let w = self.weight_vector()[..2]
+                    .iter()
+                    .map(|x| format!("{:016x}", x.to_bits()))
+                    .collect::<Vec<_>>();
                 format!("weighted {} {}", self.normalize().name(), w.join(" "))
             }
         }
@@ -99,10 +180,16 @@ impl FusionSpec {
                 let parts: Vec<String> = LISTS
                     .iter()
                     .zip(w)
+                    .take(self.list_count())
                     .map(|(l, x)| format!("{l} {x}"))
                     .collect();
+                let from = if self.names_rerank() {
+                    format!("; shortlist from {}", self.shortlist_from().name())
+                } else {
+                    String::new()
+                };
                 format!(
-                    "weighted {} ({})",
+                    "weighted {} ({}{from})",
                     self.normalize().name(),
                     parts.join(", ")
                 )
@@ -138,7 +225,9 @@ fn edits(a: &str, b: &str) -> usize {
 }
 
 /// Fuses a task's BM25 list `lex` and dense list `sem` as `spec` says (RRF with `rrf` when no
-/// spec or `method: rrf`), in the total order of `ranklab_engine::ranking`.
+/// spec or `method: rrf`), in the total order of `ranklab_engine::ranking`. For a spec naming
+/// `rerank` this is the first stage the shortlist is cut from (`shortlist_from`); the fusion
+/// with the reranker's list is [`fuse_reranked`], after the shortlist is scored.
 pub fn fuse(
     spec: Option<&FusionSpec>,
     rrf: RrfParams,
@@ -147,15 +236,40 @@ pub fn fuse(
     id_rank: &[u32],
 ) -> Vec<Hit> {
     match spec {
+        Some(s) if s.names_rerank() => match s.shortlist_from() {
+            ShortlistFrom::Rrf => rrf_ranked(&[lex, sem], rrf, id_rank),
+            ShortlistFrom::Bm25 => lex[..lex.len().min(rrf.depth)].to_vec(),
+            ShortlistFrom::Dense => sem[..sem.len().min(rrf.depth)].to_vec(),
+        },
         Some(s) if s.method == Method::Weighted => weighted_ranked(
             &[lex, sem],
-            &s.weight_vector(),
+            &s.weight_vector()[..2],
             s.normalize(),
             rrf.depth,
             id_rank,
         ),
         _ => rrf_ranked(&[lex, sem], rrf, id_rank),
     }
+}
+
+/// The weighted fusion of `lex`, `sem` and the reranker's list `rr` (the shortlist's documents
+/// by their reranker scores, in the total order), each cut at `depth`: what a spec naming
+/// `rerank` ranks a task by.
+pub fn fuse_reranked(
+    spec: &FusionSpec,
+    depth: usize,
+    lists: [&[Hit]; 3],
+    id_rank: &[u32],
+) -> Vec<Hit> {
+    let mut out = weighted_ranked(
+        &lists,
+        &spec.weight_vector(),
+        spec.normalize(),
+        depth,
+        id_rank,
+    );
+    out.truncate(depth);
+    out
 }
 
 #[cfg(test)]

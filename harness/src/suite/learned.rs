@@ -57,6 +57,9 @@ fn check(m: &Model) -> std::result::Result<(), String> {
         .iter()
         .find(|f| !KNOWN_COLUMNS.contains(&f.as_str()))
     {
+        if ["cross-encoder", "colbert"].contains(&f.trim_end_matches(".rank")) {
+            return Err(format!("feature {f:?} (a model's score over a rerank shortlist) is computed by `ranklab tune` only; a model using it is not replayable as `retriever: learned` yet, train one without it"));
+        }
         return Err(format!("unknown feature {f:?}"));
     }
     let norm = &m.normalization;

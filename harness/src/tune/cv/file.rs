@@ -76,6 +76,10 @@ pub(crate) struct TuneFile {
     /// weighted one); the configuration is then named `<configuration>-weighted`.
     #[serde(default)]
     pub fusion: Option<crate::suite::fusion::FusionSpec>,
+    /// Replaces (or adds) the configuration's rerank stage (e.g. ColBERT over BM25's top 100,
+    /// whose scores a fusion weighing `rerank` or a learned ranker's `colbert` feature reads).
+    #[serde(default)]
+    pub rerank: Option<crate::suite::RerankSpec>,
     /// Train a learned ranker per fold instead of searching a grid ([`super::learned`]).
     #[serde(default)]
     pub learn: Option<super::learned::LearnSpec>,
@@ -267,12 +271,12 @@ fn dimension(path: &str, values: &[Value], at: &str) -> Result<Dimension> {
     let param = match path.strip_prefix("fusion.weights.") {
         Some(list) => match LISTS.iter().position(|l| *l == list) {
             Some(i) => Param::Weight(i),
-            None => bail!("{at}: {path}: a weighted fusion combines the lists {}; write fusion.weights.bm25 or fusion.weights.dense{}", LISTS.join(" and "), crate::suite::fusion::did_you_mean(list)),
+            None => bail!("{at}: {path}: a weighted fusion combines the lists {}; write fusion.weights.<one of them>{}", LISTS.join(", "), crate::suite::fusion::did_you_mean(list)),
         },
         None if path == "fusion.normalize" => Param::Normalize,
         None if path == "rerank.interpolate" => Param::Interpolate,
         None if path.starts_with("penalty.") => bail!("{at}: {path}: the penalty weights are tuned on the suite's dated merges; add `split: time` (docs/tuning.md)"),
-        None => bail!("{at}: {path:?} cannot be tuned (yet): the paths ranklab tune varies on lists computed once are fusion.weights.bm25, fusion.weights.dense, fusion.normalize and rerank.interpolate"),
+        None => bail!("{at}: {path:?} cannot be tuned (yet): the paths ranklab tune varies on lists computed once are fusion.weights.bm25, fusion.weights.dense, fusion.weights.rerank, fusion.normalize and rerank.interpolate"),
     };
     if values.is_empty() {
         bail!("{at}: {path} lists no value; write at least one, e.g. [0, 0.5, 1]");

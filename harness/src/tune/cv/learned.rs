@@ -314,6 +314,47 @@ pub(crate) fn cross_validate(
 
 /// The learned half of `ranklab tune FILE`: features from the replayed `bm25` and `dense`
 /// runs, one model per fold, the out-of-fold values. `at(key)` gives a key's file:line.
+/// The configurations whose replays give the model features' lists (`cross-encoder`,
+/// `colbert`): `c`'s rerank stage with that model, over the list its shortlist is cut from
+/// (`shortlist_from` for a fusion weighing `rerank`, else `c`'s own first stage), with the
+/// feature name and the shortlist's width. `at` is the `learn` key's file:line.
+pub(crate) fn model_parts(
+    spec: &LearnSpec,
+    c: &crate::suite::Configuration,
+    at: &str,
+) -> Result<Vec<(&'static str, crate::suite::Configuration, usize)>> {
+    let mut out = Vec::new();
+    for (name, model) in features::MODEL_FEATURES {
+        if !spec.features.iter().any(|f| f == name) {
+            continue;
+        }
+        let Some(r) = &c.rerank else {
+            bail!("{at}: feature {name:?} is a model's score over the configuration's rerank shortlist, and {:?} has no rerank stage; give it one (e.g. `rerank: {{ model: {model}, shortlist: 100 }}` in the tuning file)", c.name);
+        };
+        let base = match c
+            .fusion
+            .as_ref()
+            .and_then(|f| super::lists::rerank_part(c, f))
+        {
+            Some(p) => p,
+            None => crate::suite::Configuration {
+                wiring: ranklab_engine::policy::Wiring::None,
+                ..c.clone()
+            },
+        };
+        let part = crate::suite::Configuration {
+            name: format!("{}~{name}", c.name),
+            rerank: Some(crate::suite::RerankSpec {
+                batch: r.batch,
+                ..crate::suite::RerankSpec::cross_encoder(model, r.shortlist)
+            }),
+            ..base
+        };
+        out.push((name, part, r.shortlist));
+    }
+    Ok(out)
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     spec: &LearnSpec,
@@ -321,6 +362,7 @@ pub(crate) fn run(
     suite: &crate::suite::Suite,
     bm25: &crate::replay::ConfigRun,
     dense: &crate::replay::ConfigRun,
+    models: &[features::ModelList],
     scorer: &Scorer,
     corpus: &Corpus,
     depth: usize,
@@ -329,7 +371,7 @@ pub(crate) fn run(
 ) -> Result<Learned> {
     let columns = spec.check(&at("learn"))?;
     let target = target_of(&plan.file.measure, depth, &at("measure"))?;
-    let rows = features::build(&columns, bm25, dense, corpus, depth, &grades(suite));
+    let rows = features::build(&columns, bm25, dense, models, corpus, depth, &grades(suite));
     cross_validate(
         spec,
         plan.file.seed,

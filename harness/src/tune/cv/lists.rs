@@ -1,6 +1,9 @@
 //! The lists a tuning scores its candidates on, computed once: the tuned configuration's BM25
-//! and dense lists of every task (one replay), normalized once per normalization the grid
-//! names; then every candidate is scored by re-weighting them (no replay per candidate).
+//! and dense lists of every task (one replay) and, when its fusion weighs `rerank`, its rerank
+//! stage's scores over the shortlist (read from the replay of the configuration as written,
+//! whose shortlist does not depend on the weights), normalized once per normalization the grid
+//! names; then every candidate is scored by re-weighting them (no replay, no model, per
+//! candidate).
 
 use std::collections::HashMap;
 
@@ -32,8 +35,8 @@ pub(crate) struct Lists {
 pub(crate) fn spec_of(c: &Configuration, at: &str) -> Result<FusionSpec> {
     match &c.fusion {
         Some(f) if f.method == Method::Weighted && c.retriever == Retriever::Fusion => {
-            if c.rerank.is_some() || c.wiring != Wiring::None {
-                bail!("{at}: configuration {:?} has a rerank stage or a wiring; ranklab tune varies only a weighted fusion's weights and normalization on lists computed once, so tune a configuration without them", c.name);
+            if (c.rerank.is_some() && !f.names_rerank()) || c.wiring != Wiring::None {
+                bail!("{at}: configuration {:?} has a rerank stage its fusion does not weigh, or a wiring; ranklab tune varies only a weighted fusion's weights and normalization on lists computed once, so tune a configuration without them (or weigh the rerank stage's list: `weights: {{ ..., rerank: 0.2 }}`)", c.name);
             }
             Ok(f.clone())
         }
@@ -62,16 +65,43 @@ fn hits(ranked: &[Ranked]) -> Vec<Hit> {
     crate::replay::as_hits(ranked)
 }
 
-/// Normalizes the replayed parts (`bm25`, `dense`: per task, in suite order) once per
-/// normalization of the grid.
+/// The plain rerank stage whose shortlist scores a fusion weighing `rerank` reads: `c`'s rerank
+/// stage over the list its shortlist is cut from (`shortlist_from`), not fused. Its run holds
+/// the reranker's score of every shortlisted document (the fused run keeps them only for the
+/// documents within its depth).
+pub(crate) fn rerank_part(c: &Configuration, spec: &FusionSpec) -> Option<Configuration> {
+    use crate::suite::fusion::ShortlistFrom;
+    if !spec.names_rerank() {
+        return None;
+    }
+    let (retriever, fusion) = match spec.shortlist_from() {
+        ShortlistFrom::Rrf => (Retriever::Fusion, None),
+        ShortlistFrom::Bm25 => (Retriever::Bm25, None),
+        ShortlistFrom::Dense => (Retriever::Dense, None),
+    };
+    Some(Configuration {
+        name: format!("{}~rerank", c.name),
+        retriever,
+        fusion,
+        wiring: Wiring::None,
+        ..c.clone()
+    })
+}
+
+/// Normalizes the replayed parts (`bm25`, `dense`: per task, in suite order; and, when the
+/// spec weighs `rerank`, the reranker's list read from `reranked`, the run of [`rerank_part`])
+/// once per normalization of the grid.
 pub(crate) fn build(
     plan: &Plan,
     spec: &FusionSpec,
-    bm25: &ConfigRun,
-    dense: &ConfigRun,
+    runs: [&ConfigRun; 2],
+    reranked: Option<&ConfigRun>,
     corpus: &Corpus,
     depth: usize,
 ) -> Lists {
+    let [bm25, dense] = runs;
+    let empty = vec![Vec::new(); bm25.per_task.len()];
+    let reranked = reranked.map_or(&empty, |r| &r.per_task);
     let mut normalizations = vec![spec.normalize()];
     for d in plan.dims.iter().filter(|d| d.param == Param::Normalize) {
         for v in &d.values {
@@ -87,13 +117,18 @@ pub(crate) fn build(
         .per_task
         .iter()
         .zip(&dense.per_task)
-        .map(|(l, s)| {
-            let (l, s) = (hits(l), hits(s));
+        .zip(reranked)
+        .map(|((l, s), w)| {
+            let mut parts = vec![hits(l), hits(s)];
+            if spec.names_rerank() {
+                parts.push(crate::replay::fused::rerank_list(w, corpus.id_rank()));
+            }
             normalizations
                 .iter()
                 .map(|&n| {
-                    let (a, b) = (normalize(&l, depth, n), normalize(&s, depth, n));
-                    table(&[&a, &b], corpus.len())
+                    let normalized: Vec<_> = parts.iter().map(|p| normalize(p, depth, n)).collect();
+                    let refs: Vec<_> = normalized.iter().collect();
+                    table(&refs, corpus.len())
                 })
                 .collect()
         })
@@ -112,7 +147,7 @@ pub(crate) fn settings(
     spec: &FusionSpec,
     lists: &Lists,
     point: &[usize],
-) -> ([f64; 2], usize) {
+) -> ([f64; 3], usize) {
     let mut w = spec.weight_vector();
     let mut n = 0;
     for (d, &i) in plan.dims.iter().zip(point) {
@@ -136,7 +171,7 @@ pub(crate) fn settings(
 pub(crate) fn ranking(
     lists: &Lists,
     t: usize,
-    w: &[f64; 2],
+    w: &[f64; 3],
     n: usize,
     corpus: &Corpus,
 ) -> Vec<Hit> {
@@ -203,4 +238,19 @@ pub(crate) fn score_grid(
                 .collect::<Vec<_>>()
         })
         .collect()
+}
+
+/// A grid may vary `fusion.weights.rerank` only when the configuration's fusion weighs its
+/// rerank stage (else there is no such list); `at` gives a key's file:line.
+pub(crate) fn check_paths(
+    plan: &Plan,
+    spec: &FusionSpec,
+    at: &dyn Fn(&str) -> String,
+) -> Result<()> {
+    for d in &plan.dims {
+        if d.param == Param::Weight(crate::suite::fusion::RERANK) && !spec.names_rerank() {
+            bail!("{}: {}: the configuration's fusion does not weigh its rerank stage's list; add `rerank: <weight>` to its `fusion.weights` and a `rerank:` stage (docs/formats.md)", at(&d.path), d.path);
+        }
+    }
+    Ok(())
 }

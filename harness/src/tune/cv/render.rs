@@ -77,6 +77,7 @@ pub(crate) fn configuration_yaml(c: &Configuration, name: &str, spec: &FusionSpe
     let w: Vec<String> = LISTS
         .iter()
         .zip(spec.weight_vector())
+        .take(spec.list_count())
         .map(|(l, x)| format!("{l}: {x}"))
         .collect();
     format!(

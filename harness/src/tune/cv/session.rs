@@ -77,10 +77,7 @@ fn resolve(plan: &Plan, file: &Path, at: &dyn Fn(&str) -> String) -> Result<Sett
         .with_context(|| at("collection"))?;
         let mut c = crate::suite::beir::configuration(&f.configuration)
             .with_context(|| at("configuration"))?;
-        if let Some(fusion) = &f.fusion {
-            c.fusion = Some(fusion.clone());
-            c.name = format!("{}-weighted", c.name);
-        }
+        overrides(f, &mut c, at)?;
         let shipped = crate::suite::beir::configuration(f.shipped.as_deref().unwrap_or("fusion"))
             .with_context(|| at("shipped"))?;
         let ex = Experiments {
@@ -117,10 +114,7 @@ fn resolve(plan: &Plan, file: &Path, at: &dyn Fn(&str) -> String) -> Result<Sett
             suite.name
         );
     };
-    if let Some(fusion) = &f.fusion {
-        c.fusion = Some(fusion.clone());
-        c.name = format!("{}-weighted", c.name);
-    }
+    overrides(f, &mut c, at)?;
     let shipped_name = match &f.shipped {
         Some(s) => s.clone(),
         None => crate::suite::shipped(&suite)?
@@ -148,6 +142,21 @@ fn resolve(plan: &Plan, file: &Path, at: &dyn Fn(&str) -> String) -> Result<Sett
         ex,
         corpus: None,
     })
+}
+
+/// The tuning file's `rerank:` and `fusion:` put in place of the configuration's (then named
+/// `<configuration>-weighted`), checked together.
+fn overrides(f: &file::TuneFile, c: &mut Configuration, at: &dyn Fn(&str) -> String) -> Result<()> {
+    if let Some(r) = &f.rerank {
+        c.rerank = Some(r.clone());
+    }
+    if let Some(fusion) = &f.fusion {
+        c.fusion = Some(fusion.clone());
+        c.name = format!("{}-weighted", c.name);
+        let interpolates = c.rerank.as_ref().is_some_and(|r| r.interpolate.is_some());
+        fusion.check_with(c.rerank.is_some(), interpolates, &at("fusion"))?;
+    }
+    Ok(())
 }
 
 /// The configuration `name` of the suite's experiments files, with its experiments file.
@@ -216,33 +225,32 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
         Some(c) => c,
         None => suite.load_corpus()?,
     };
-    let runs = replay_once(req, &suite, &corpus, &c, &shipped, &ex, &reports)?;
+    let replayed = Replayed::new(
+        req,
+        &plan,
+        (&suite, &corpus),
+        (&c, &shipped),
+        (&ex, &reports),
+        &at,
+    )?;
+    let (runs, reranked) = (&replayed.runs, replayed.reranked.as_ref());
     let n = suite.tasks.len();
     let folds = folds::split(n, plan.file.folds, plan.file.seed);
     let t0 = std::time::Instant::now();
     let (cv, learned) = match &plan.file.learn {
         Some(l) => {
-            let x = super::learned::run(
-                l,
-                &plan,
-                &suite,
-                &runs[0],
-                &runs[1],
-                &scorer,
-                &corpus,
-                c.depth(),
-                &folds,
-                &at,
-            )?;
+            let x = replayed.learn(l, &plan, (&suite, &corpus), &scorer, c.depth(), &folds, &at)?;
             (x.cv.clone(), Some(x))
         }
         None => {
-            let lists = lists::build(&plan, &spec, &runs[0], &runs[1], &corpus, c.depth());
-            check_fast_path(&lists, &spec, &runs[2], &corpus, &c.name)?;
-            let values = lists::score_grid(&plan, &spec, &lists, &scorer, &corpus);
-            let sizes: Vec<usize> = plan.dims.iter().map(|d| d.values.len()).collect();
-            let cv = cross_validate(&sizes, &values, n, &folds, plan.file.epsilon);
-            (cv, None)
+            lists::check_paths(&plan, &spec, &at)?;
+            let grid = Grid {
+                plan: &plan,
+                spec: &spec,
+                scorer: &scorer,
+                corpus: &corpus,
+            };
+            (grid.cross_validate(runs, reranked, &c, &folds)?, None)
         }
     };
     let scored = if learned.is_some() {
@@ -291,23 +299,130 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
     Ok((md, outcome))
 }
 
+/// The runs of one tuning's replay: `runs` (bm25, dense, the configuration as written, the
+/// shipped one), the plain rerank stage a fusion weighing `rerank` reads, and a learned
+/// ranker's model lists (feature name, shortlist width, run).
+struct Replayed {
+    runs: Vec<ConfigRun>,
+    reranked: Option<ConfigRun>,
+    models: Vec<(&'static str, usize, ConfigRun)>,
+}
+
+impl Replayed {
+    fn new(
+        req: &Request,
+        plan: &Plan,
+        (suite, corpus): (&Suite, &Corpus),
+        (c, shipped): (&Configuration, &Configuration),
+        (ex, reports): (&Experiments, &Path),
+        at: &dyn Fn(&str) -> String,
+    ) -> Result<Replayed> {
+        let parts = match &plan.file.learn {
+            Some(l) => super::learned::model_parts(l, c, &at("learn"))?,
+            None => Vec::new(),
+        };
+        let extra = parts.iter().map(|m| m.1.clone()).collect();
+        let (runs, reranked, model_runs) =
+            replay_once(req, (suite, corpus), (c, shipped), ex, reports, extra)?;
+        let models = parts
+            .into_iter()
+            .zip(model_runs)
+            .map(|((name, _, width), run)| (name, width, run))
+            .collect();
+        Ok(Replayed {
+            runs,
+            reranked,
+            models,
+        })
+    }
+
+    /// A learned tuning's cross-validation on these runs ([`super::learned::run`]).
+    #[allow(clippy::too_many_arguments)]
+    fn learn(
+        &self,
+        l: &super::learned::LearnSpec,
+        plan: &Plan,
+        (suite, corpus): (&Suite, &Corpus),
+        scorer: &Scorer,
+        depth: usize,
+        folds: &[folds::Fold],
+        at: &dyn Fn(&str) -> String,
+    ) -> Result<super::learned::Learned> {
+        let (bm25, dense) = (&self.runs[0], &self.runs[1]);
+        let models = self.models();
+        super::learned::run(
+            l, plan, suite, bm25, dense, &models, scorer, corpus, depth, folds, at,
+        )
+    }
+
+    fn models(&self) -> Vec<super::features::ModelList<'_>> {
+        self.models
+            .iter()
+            .map(|(name, width, run)| super::features::ModelList {
+                name,
+                run,
+                width: *width,
+            })
+            .collect()
+    }
+}
+
+/// A weighted-fusion grid over lists computed once.
+struct Grid<'a> {
+    plan: &'a Plan,
+    spec: &'a FusionSpec,
+    scorer: &'a Scorer,
+    corpus: &'a Corpus,
+}
+
+impl Grid<'_> {
+    /// Every candidate scored on every task from the replayed parts (`runs`: bm25, dense, the
+    /// configuration as written; `reranked`: the plain rerank stage), checked against the
+    /// replay, then cross-validated over `folds`.
+    fn cross_validate(
+        &self,
+        runs: &[ConfigRun],
+        reranked: Option<&ConfigRun>,
+        c: &Configuration,
+        folds: &[folds::Fold],
+    ) -> Result<CrossValidation> {
+        let (plan, spec, corpus) = (self.plan, self.spec, self.corpus);
+        let parts = [&runs[0], &runs[1]];
+        let lists = lists::build(plan, spec, parts, reranked, corpus, c.depth());
+        check_fast_path(&lists, spec, &runs[2], corpus, &c.name)?;
+        let values = lists::score_grid(plan, spec, &lists, self.scorer, corpus);
+        let sizes: Vec<usize> = plan.dims.iter().map(|d| d.values.len()).collect();
+        let n = runs[0].per_task.len();
+        Ok(cross_validate(&sizes, &values, n, folds, plan.file.epsilon))
+    }
+}
+
 /// One replay of the configuration's two lists, the configuration as written and the shipped
-/// configuration (when it is another): runs in that order.
+/// configuration (when it is another): runs in that order; and apart, the plain rerank stage a
+/// fusion weighing `rerank` reads its shortlist scores from ([`lists::rerank_part`]).
+/// `extra` (a learned ranker's model lists) are replayed too and returned last, in order.
 fn replay_once(
     req: &Request,
-    suite: &Suite,
-    corpus: &Corpus,
-    c: &Configuration,
-    shipped: &Configuration,
+    (suite, corpus): (&Suite, &Corpus),
+    (c, shipped): (&Configuration, &Configuration),
     ex: &Experiments,
     reports: &Path,
-) -> Result<Vec<ConfigRun>> {
+    extra: Vec<Configuration>,
+) -> Result<(Vec<ConfigRun>, Option<ConfigRun>, Vec<ConfigRun>)> {
     let mut configurations: Vec<Configuration> = lists::parts(c).into();
     configurations.push(c.clone());
     if shipped.name != c.name {
         configurations.push(shipped.clone());
     }
-    replay_these(req, suite, corpus, c, configurations, ex, reports)
+    let rerank = c.fusion.as_ref().and_then(|f| lists::rerank_part(c, f));
+    let has_rerank = rerank.is_some();
+    configurations.extend(rerank);
+    let n_extra = extra.len();
+    configurations.extend(extra);
+    let mut runs = replay_these(req, suite, corpus, c, configurations, ex, reports)?;
+    let extra_runs = runs.split_off(runs.len() - n_extra);
+    let reranked = if has_rerank { runs.pop() } else { None };
+    Ok((runs, reranked, extra_runs))
 }
 
 /// One replay of `configurations` (named after `c`), from the suite's recordings unless
@@ -386,6 +501,9 @@ fn write_outputs(
         let p = reports.join(format!("tune-{}.model.json", o.plan.file.tune));
         crate::report::atomic::write(&p, m.as_bytes())?;
         eprintln!("wrote {}", p.display());
+    }
+    if req.write && spec.names_rerank() {
+        bail!("--write: writing a fusion that weighs its rerank stage into an experiments file is not built yet; the report is written, copy the chosen weights into the configuration by hand");
     }
     if req.write {
         super::write::check_detectable(o)?;
