@@ -3,9 +3,12 @@
 //!   pinned file back byte for byte. Oracle: the file ONNX Runtime's quantizer wrote, so every
 //!   quantization rule (scales, zero points, rounding, layout) and every copied byte is checked
 //!   against the tool that made the graph, not against ranklab's own reader;
-//! - the export of changed weights scores within the int8 model's own error: on the same pairs,
-//!   |int8 export − float model| (the float model run by candle's `Bert`, the oracle) stays
-//!   within what the pinned int8 graph shows against its own float weights;
+//! - the export of weights changed by more than an int8 step scores within the int8 model's own
+//!   error: on the same pairs, |int8 export − float model| (the float model run by candle's
+//!   `Bert`, the oracle) stays within what the pinned int8 graph shows against its own float
+//!   weights. Real fold models change their weights by 1–15% of a step, which rounding mostly
+//!   undoes: their exports do not meet this (measured in docs/speed.md, "Fold models as int8
+//!   exports"), and no test here claims they do;
 //! - a truncated or foreign cached export is exported again, a sound one is used as it is.
 
 use std::cell::Cell;
@@ -30,9 +33,10 @@ fn the_starting_weights_export_to_the_pinned_graph_byte_for_byte() {
     assert_eq!(first, None, "first differing byte");
 }
 
-/// The starting weights changed as fine-tuning changes them, deterministically: every value
-/// scaled by 1 + 0.03·sin(0.7·i), so every tensor's range (its scale, a table's zero point)
-/// moves and the export must quantize anew.
+/// The starting weights changed deterministically, by far more than fine-tuning changes them:
+/// every value scaled by 1 + 0.03·sin(0.7·i) (up to several int8 steps for the larger values),
+/// so every tensor's range (its scale, a table's zero point) moves and the export must quantize
+/// anew.
 fn changed(w: &Weights) -> Weights {
     w.iter()
         .map(|(name, t)| {
@@ -64,7 +68,7 @@ const PASSAGES: [&str; 4] = [
 ];
 
 #[test]
-fn an_export_scores_within_the_int8_models_own_error_against_its_float_weights() {
+fn an_export_of_weights_changed_beyond_an_int8_step_scores_within_the_int8_models_own_error() {
     let dir = models::ensure_model(MODEL).unwrap();
     let start = dequantize(&dir.file("model.onnx")).unwrap();
     let tok = tokenizer(&dir.path, 512).unwrap();
