@@ -268,6 +268,14 @@ beir-finetune dir=(shared + "/scifact"):
     RAYON_NUM_THREADS=1 cargo run --release -q -p ranklab -- beir {{dir}} --configs bm25,dense,fusion,bm25+ce,bm25+ce@20,bm25+ce-ft,bm25+ce-ft@20,bm25+colbert,bm25+colbert@20
     bash bench/scifact-finetune/carry.sh keep
 
+# SciFact's fine-tuned rows with the fold models scored as int8 exports (bm25+ce-ft-int8: the same
+# fold models as beir-finetune, trained only when missing; scored through ONNX Runtime like bm25+ce,
+# minutes instead of hours). docs/beir.md, docs/speed.md.
+beir-finetune-int8 dir=(shared + "/scifact"):
+    bash bench/scifact-finetune/carry.sh bring
+    RAYON_NUM_THREADS=1 cargo run --release -q -p ranklab -- beir {{dir}} --configs bm25,dense,fusion,bm25+ce,bm25+ce@20,bm25+ce-ft-int8,bm25+ce-ft-int8@20,bm25+colbert,bm25+colbert@20
+    bash bench/scifact-finetune/carry.sh keep
+
 # What a stopped `just beir-finetune` finished, kept in bench/scifact-finetune/carry/ for the next
 # machine: the fold models' heads (training records, no weights) and the score files.
 beir-finetune-keep:

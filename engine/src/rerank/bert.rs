@@ -151,7 +151,7 @@ pub fn dequantize_graph(graph: &Graph) -> std::result::Result<Weights, String> {
 }
 
 /// `/bert/encoder/layer.0/attention/self/query/MatMul_quant` → `bert.encoder.layer.0.attention.self.query`.
-fn parameter_of(node: &str) -> Option<String> {
+pub(crate) fn parameter_of(node: &str) -> Option<String> {
     let path = node.trim_start_matches('/');
     let (module, _op) = path.rsplit_once('/')?;
     Some(module.replace('/', "."))

@@ -10,6 +10,8 @@
 //!   pair by its yes/no answer to the [`prompt`] (see [`llm`]).
 //! - [`prompt`]: the yes/no prompt of LLM rerankers (in-process and over an endpoint) and how
 //!   a score is read from the answer position.
+//! - [`int8`]: a fine-tuned fold model exported into the pinned int8 graph and scored through
+//!   ONNX Runtime like the off-the-shelf model.
 //! - [`LazyCrossEncoder`]: loads the model only when a pair misses the cache.
 //! - [`ScoreCache`]: scores on disk keyed by cross-encoder identity, query sha256 and passage
 //!   sha256; damaged entries are detected and recomputed.
@@ -35,6 +37,7 @@ pub mod finetune;
 pub mod finetuned;
 pub mod grade;
 pub mod grade_cache;
+pub mod int8;
 mod lazy;
 pub mod llm;
 pub mod prompt;

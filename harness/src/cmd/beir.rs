@@ -36,7 +36,9 @@ pub(crate) struct BeirArgs {
     /// queries reranked by a model trained one epoch on the other folds' queries, one BM25 hard
     /// negative per positive; on SciFact about 3 hours on 2 cores the first time, under 2 with
     /// RAYON_NUM_THREADS=1 (pairs scored side by side: just beir-finetune), the folds'
-    /// models and scores cached as they finish; with --cluster the folds train on the cluster), bm25+colbert and
+    /// models and scores cached as they finish; with --cluster the folds train on the cluster),
+    /// bm25+ce-ft-int8 and bm25+ce-ft-int8@N (the same fold models scored as int8 exports
+    /// through ONNX Runtime, as fast as bm25+ce: just beir-finetune-int8), bm25+colbert and
     /// bm25+colbert@N (the same with the late-interaction answerai-colbert-small-v1; on
     /// SciFact about 30 min on 2 cores the first time, and a token-vector cache of about 2 GB).
     #[arg(

@@ -148,11 +148,7 @@ pub fn replay_with(
     let mut models = models_used(engine, ex);
     for (_, t) in &tuned {
         let s = &t.summary;
-        let folds: Vec<String> = s
-            .folds
-            .iter()
-            .map(|f| ranklab_engine::rerank::finetuned::FinetunedCrossEncoder::identity_of(&f.key))
-            .collect();
+        let folds: Vec<String> = s.folds.iter().map(|f| f.identity.clone()).collect();
         models.insert(
             s.model_key.clone(),
             format!("{}{}{}", s.base, tuned::PER_FOLD, folds.join(", ")),

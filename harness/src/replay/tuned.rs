@@ -15,18 +15,19 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use ranklab_engine::models::remote::{Remote, Shard, WorkKind, WorkRequest};
-use ranklab_engine::models::ModelStore;
+use ranklab_engine::models::{ModelDir, ModelStore};
 use ranklab_engine::ranking::Hit;
 use ranklab_engine::rerank::bert::{dequantize, tokenizer, Weights};
 use ranklab_engine::rerank::finetune::{pairs_input, train, Hyper, Pair};
 use ranklab_engine::rerank::finetuned::{self, FinetunedCrossEncoder};
+use ranklab_engine::rerank::int8::{self, Int8FinetunedCrossEncoder};
 use ranklab_engine::rerank::{Candidate, LazyCrossEncoder, ScoreCache};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{best_sections, first_stage_of, Replayer, RerankModel};
 use crate::finetune::{folds_with_merges, Fold, TaskData};
-use crate::suite::{Configuration, FinetuneSpec, Suite};
+use crate::suite::{Configuration, FinetuneSpec, Precision, Suite};
 
 /// The models fine-tuning starts from: the MiniLM cross-encoder architecture the float model
 /// implements (`ranklab_engine::rerank::bert`).
@@ -309,9 +310,10 @@ pub fn prepare(
                 spec.folds
             ),
         };
-        let scorer = lazy_scorer(&cache_dir, &key, &dir.path, Some(again))?;
+        let scorer = lazy_scorer(&cache_dir, &key, &dir, spec.precision, Some(again))?;
         let cache = ScoreCache::open(&store.scores_dir(), &scorer)?;
         summaries.push(FoldSummary {
+            identity: fold_identity(&key, spec.precision, &dir),
             tasks: fold
                 .held_out
                 .iter()
@@ -395,66 +397,90 @@ pub struct Retrain {
     pub what: String,
 }
 
-/// The fold model `key` as a scorer, loaded from its file on the first pair the score cache
-/// misses; when the file is not there, trained by `again` first (or, without it, an error).
+/// The scorer identity of the fold model `key` scored at `precision` (`base`: the pinned
+/// model it was trained from, whose graph an int8 export is written into).
+pub fn fold_identity(key: &str, precision: Option<Precision>, base: &ModelDir) -> String {
+    match precision {
+        Some(Precision::Int8) => Int8FinetunedCrossEncoder::identity_of(key, &base.sha256),
+        _ => FinetunedCrossEncoder::identity_of(key),
+    }
+}
+
+/// The fold model `key` as a scorer at `precision`, loaded from its file on the first pair the
+/// score cache misses (at int8, its export from the cache, exported first when missing or
+/// broken); when the file is needed and not there, trained by `again` first (or, without it,
+/// an error).
 pub fn lazy_scorer(
     cache_dir: &Path,
     key: &str,
-    model_dir: &Path,
+    model: &ModelDir,
+    precision: Option<Precision>,
     again: Option<Retrain>,
 ) -> Result<LazyCrossEncoder> {
-    let (cache_dir, key_owned, model_dir) = (
-        cache_dir.to_path_buf(),
-        key.to_string(),
-        model_dir.to_path_buf(),
-    );
+    let (cache_dir, key_owned, model) = (cache_dir.to_path_buf(), key.to_string(), model.clone());
     Ok(LazyCrossEncoder::new(
-        FinetunedCrossEncoder::identity_of(key),
+        fold_identity(key, precision, &model),
         Box::new(move || {
-            let model_error = |message: String| ranklab_engine::Error::Model {
-                model: key_owned.clone(),
-                message,
-            };
-            let loaded = match finetuned::load(&cache_dir, &key_owned) {
-                Ok(found) => found,
-                Err(e) if again.is_some() => {
-                    eprintln!("{e}; training the model again");
-                    None
-                }
-                Err(e) => return Err(e),
-            };
-            let weights = match (loaded, &again) {
-                (Some((weights, _)), _) => weights,
-                (None, None) => {
-                    return Err(model_error(
-                        "the fine-tuned model's file is gone from the cache; run again to train it"
-                            .into(),
-                    ))
-                }
-                (None, Some(t)) => {
-                    let start = dequantize(&model_dir.join("model.onnx"))?;
-                    let tok = tokenizer(&model_dir, 512)?;
-                    let (key, file, _) =
-                        train_file(&start, &t.base, &t.pairs, &tok, &t.hyper, &t.what)
-                            .map_err(|e| model_error(format!("{e:#}")))?;
-                    if key != key_owned {
-                        return Err(model_error(format!(
-                            "training again gave the model {key}, not {key_owned}"
-                        )));
-                    }
-                    ranklab_engine::atomic::write(&finetuned::path_of(&cache_dir, &key), &file)?;
-                    finetuned::load(&cache_dir, &key)?
-                        .ok_or_else(|| model_error("the model just trained is not on disk".into()))?
-                        .0
-                }
-            };
-            let tok = tokenizer(&model_dir, 512)?;
+            let weights = || fold_weights(&cache_dir, &key_owned, &model.path, again.as_ref());
+            if precision == Some(Precision::Int8) {
+                let export = int8::ensure_export(&cache_dir, &key_owned, &model, weights)?;
+                return Ok(Box::new(Int8FinetunedCrossEncoder::load(
+                    &key_owned,
+                    &model.sha256,
+                    &export,
+                )?)
+                    as Box<dyn ranklab_engine::rerank::CrossEncoder>);
+            }
+            let tok = tokenizer(&model.path, 512)?;
             Ok(
-                Box::new(FinetunedCrossEncoder::new(&key_owned, weights, tok)?)
+                Box::new(FinetunedCrossEncoder::new(&key_owned, weights()?, tok)?)
                     as Box<dyn ranklab_engine::rerank::CrossEncoder>,
             )
         }),
     ))
+}
+
+/// The weights of the fold model `key`: from its file under `cache_dir`, or trained by `again`
+/// when the file is missing or broken (without `again`, an error).
+fn fold_weights(
+    cache_dir: &Path,
+    key: &str,
+    model_dir: &Path,
+    again: Option<&Retrain>,
+) -> ranklab_engine::Result<Weights> {
+    let model_error = |message: String| ranklab_engine::Error::Model {
+        model: key.to_string(),
+        message,
+    };
+    let loaded = match finetuned::load(cache_dir, key) {
+        Ok(found) => found,
+        Err(e) if again.is_some() => {
+            eprintln!("{e}; training the model again");
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    match (loaded, again) {
+        (Some((weights, _)), _) => Ok(weights),
+        (None, None) => Err(model_error(
+            "the fine-tuned model's file is gone from the cache; run again to train it".into(),
+        )),
+        (None, Some(t)) => {
+            let start = dequantize(&model_dir.join("model.onnx"))?;
+            let tok = tokenizer(model_dir, 512)?;
+            let (trained, file, _) = train_file(&start, &t.base, &t.pairs, &tok, &t.hyper, &t.what)
+                .map_err(|e| model_error(format!("{e:#}")))?;
+            if trained != key {
+                return Err(model_error(format!(
+                    "training again gave the model {trained}, not {key}"
+                )));
+            }
+            ranklab_engine::atomic::write(&finetuned::path_of(cache_dir, key), &file)?;
+            Ok(finetuned::load(cache_dir, key)?
+                .ok_or_else(|| model_error("the model just trained is not on disk".into()))?
+                .0)
+        }
+    }
 }
 
 /// Trains one fold with a progress bar, timing each epoch.
@@ -629,6 +655,9 @@ pub struct Summary {
 /// One fold, for the report.
 #[derive(Debug, Clone)]
 pub struct FoldSummary {
+    /// Its scorer's identity (the score cache's key; the float or int8 model, see
+    /// [`fold_identity`]).
+    pub identity: String,
     /// Ids of the tasks it reranks.
     pub tasks: Vec<String>,
     /// Its model's key.

@@ -35,12 +35,16 @@ pub const FINETUNE: super::FinetuneSpec = super::FinetuneSpec {
     seed: 42,
     lr: None,
     batch: None,
+    precision: None,
 };
 
 /// The second stages `ranklab beir` puts on BM25: the configuration's prefix and the model
 /// reranking BM25's top 100 (or, with `@N`, its top N).
 /// `bm25+ce-ft` is listed before `bm25+ce`, whose prefix it shares.
-const RERANKERS: [(&str, &str); 3] = [
+/// `bm25+ce-ft-int8` is `bm25+ce-ft` with its fold models scored as int8 exports (the same
+/// fold models: training does not depend on how they score).
+const RERANKERS: [(&str, &str); 4] = [
+    ("bm25+ce-ft-int8", "ms-marco-MiniLM-L-12-v2"),
     ("bm25+ce-ft", "ms-marco-MiniLM-L-12-v2"),
     ("bm25+ce", "ms-marco-MiniLM-L-12-v2"),
     ("bm25+colbert", "answerai-colbert-small-v1"),
@@ -84,12 +88,19 @@ pub fn configuration(name: &str) -> Result<Configuration> {
         other => {
             let Some((model, shortlist)) = rerank_of(other) else {
                 bail!(
-                    "unknown configuration {other:?}; known: {}, or bm25+ce@N / bm25+ce-ft@N / \
+                    "unknown configuration {other:?}; known: {}, or bm25+ce@N / bm25+ce-ft@N / bm25+ce-ft-int8[@N] / \
                      bm25+colbert@N (N in 1..=100: rerank only BM25's top N)",
                     CONFIGS.join(", ")
                 );
             };
             let finetune = other.starts_with("bm25+ce-ft").then_some(FINETUNE);
+            let finetune = match finetune {
+                Some(f) if other.starts_with("bm25+ce-ft-int8") => Some(super::FinetuneSpec {
+                    precision: Some(super::Precision::Int8),
+                    ..f
+                }),
+                f => f,
+            };
             Configuration {
                 rerank: Some(RerankSpec {
                     finetune,
@@ -240,6 +251,27 @@ fn with_judgments(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ce_ft_int8_is_ce_ft_scored_in_int8_and_its_width_reads_as_ce_fts() {
+        let r = |n: &str| configuration(n).unwrap().rerank.unwrap();
+        let (float, int8) = (r("bm25+ce-ft@20"), r("bm25+ce-ft-int8@20"));
+        assert_eq!(int8.shortlist, 20);
+        assert_eq!(float.finetune.unwrap().precision, None);
+        let f = int8.finetune.unwrap();
+        assert_eq!(f.precision, Some(crate::suite::Precision::Int8));
+        // The same training: only how the folds score differs.
+        assert_eq!(
+            super::super::FinetuneSpec {
+                precision: None,
+                ..f
+            },
+            FINETUNE
+        );
+        assert_eq!(r("bm25+ce-ft-int8").shortlist, 100);
+        assert!(configuration("bm25+ce-ft-int8@0").is_err());
+        assert!(configuration("bm25+ce-ft-int4").is_err());
+    }
 
     #[test]
     fn a_rerank_width_can_be_named_and_a_bad_one_is_refused() {

@@ -36,7 +36,7 @@ pub use configuration::{Configuration, DEFAULT_DEPTH, DEFAULT_EMBEDDER};
 pub use depth::check_depth;
 pub use discover::{experiment_files, suites};
 pub use experiments::Experiments;
-pub use finetune::FinetuneSpec;
+pub use finetune::{FinetuneSpec, Precision};
 pub(crate) use judging::merge_judgments;
 pub use llm_endpoint::{LlmApi, LlmEndpoint};
 pub use names::{

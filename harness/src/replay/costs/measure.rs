@@ -20,7 +20,6 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use ranklab_engine::corpus::Corpus;
 use ranklab_engine::models::ModelStore;
-use ranklab_engine::rerank::finetuned::FinetunedCrossEncoder;
 use ranklab_engine::rerank::{Candidate, CrossEncoder, LazyCrossEncoder, ScoreCache};
 
 use super::Cost;
@@ -168,7 +167,8 @@ pub fn measure(work: &Work, ctx: &MeasureContext) -> Result<Cost> {
         time_scorer(work, &store, &open, &work.identity, &asked)?
     } else {
         let finetuned = ctx.cache_root.join("finetuned");
-        let model_dir = store.ensure_model(&work.spec.model)?.path;
+        let model_dir = store.ensure_model(&work.spec.model)?;
+        let precision = work.spec.finetune.and_then(|f| f.precision);
         let mut sum = Timed::default();
         for (key, tasks) in &work.folds {
             let mine: Vec<(&str, &[Candidate])> = asked
@@ -180,8 +180,9 @@ pub fn measure(work: &Work, ctx: &MeasureContext) -> Result<Cost> {
             if mine.is_empty() {
                 continue;
             }
-            let open = || crate::replay::tuned::lazy_scorer(&finetuned, key, &model_dir, None);
-            let identity = FinetunedCrossEncoder::identity_of(key);
+            let open =
+                || crate::replay::tuned::lazy_scorer(&finetuned, key, &model_dir, precision, None);
+            let identity = crate::replay::tuned::fold_identity(key, precision, &model_dir);
             let t = time_scorer(work, &store, &open, &identity, &mine)?;
             sum.load += t.load;
             sum.cold += t.cold;

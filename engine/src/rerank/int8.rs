@@ -1,0 +1,522 @@
+//! A fine-tuned fold model as an int8 ONNX graph of the pinned L-12's shape, scored through
+//! ONNX Runtime exactly as the off-the-shelf int8 model is ([`FastembedCrossEncoder`]).
+//!
+//! **How the pinned graph is quantized** (read from its initializers): ONNX Runtime's dynamic
+//! quantization. Every matrix consumed by a `MatMulInteger` is int8, symmetric (zero point 0),
+//! one scale per tensor, its largest magnitude at ±127: `scale = max|w| / 127`; the three
+//! embedding tables are uint8, asymmetric over `[min(w, 0), max(w, 0)]` mapped onto 0..255:
+//! `scale = (max − min) / 255`, `zero point = round(−min / scale)`; a value is
+//! `clamp(round_half_even(w / scale) + zero point)`. Scales are computed in f64 and rounded once
+//! to f32, quotients `w / scale` in f32 (numpy's float32 arithmetic). Biases and LayerNorm
+//! parameters stay float. Fine-tuning starts from this file dequantized
+//! ([`super::bert::dequantize`]), so re-quantizing the starting weights by these rules gives the
+//! pinned file back byte for byte (`engine/tests/int8_export.rs`): every rule above is checked
+//! against the 77 quantized tensors ONNX Runtime wrote.
+//!
+//! **The rewrite.** A copy of the pinned file's bytes in which every initializer that is a BERT
+//! parameter gets the fold model's values (and its matrices their new scale and zero point),
+//! every other byte (nodes, names, shapes, opset, metadata) copied. ONNX is protobuf: the
+//! enclosing `GraphProto` and `ModelProto` lengths are re-encoded, because a zero point's varint
+//! may change length; the tensors' shapes never change. Every parameter of the fold model lands in
+//! exactly one initializer, or the export is refused.
+//!
+//! **The cache** (`<cache>/finetuned/<key>.int8/`, beside the fold model's `<key>.bin`):
+//! `model.onnx`, the base model's tokenizer files and `export.json` (the fold key, the base
+//! graph's sha256, [`EXPORTER`] and the exported graph's sha256), written as one directory
+//! step. It is used only when `export.json` names this fold, base and exporter and
+//! `model.onnx` hashes to what it records; anything else (truncated, foreign, older exporter) is
+//! exported again, never trusted.
+//!
+//! **Scores** depend on the CPU's int8 kernel ([`crate::models::Int8Kernel`]) as the pinned
+//! model's do: batch 1 (a pair's score is a function of the pair alone), cached under
+//! [`Int8FinetunedCrossEncoder::identity_of`] and carried across machines by recordings.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::bert::Weights;
+use super::{CrossEncoder, CrossEncoderOptions, FastembedCrossEncoder};
+use crate::models::onnx::{dtype, Graph};
+use crate::models::{hex, sha256, ModelDir, ModelKind};
+use crate::{Error, Result};
+
+/// Version of the export rules: part of the cache check and of the scores' identity.
+pub const EXPORTER: u32 = 1;
+
+/// The files of the base model directory an export carries beside its graph.
+const TOKENIZER_FILES: [&str; 4] = [
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "config.json",
+];
+
+/// New contents of one initializer.
+#[derive(Debug, Clone, PartialEq)]
+enum Values {
+    F32(Vec<f32>),
+    /// 8-bit elements as stored (int8 as its two's complement byte).
+    Bytes(Vec<u8>),
+    /// One 8-bit zero point (as `int32_data` holds it).
+    ZeroPoint(i32),
+}
+
+/// `w` quantized as the pinned graph's matrices are: int8, symmetric, scale `max|w| / 127`.
+fn symmetric_int8(w: &[f32]) -> (f32, Vec<u8>) {
+    let absmax = w.iter().fold(0f32, |m, v| m.max(v.abs()));
+    let scale = match (2.0 * f64::from(absmax) / 254.0) as f32 {
+        s if s > 0.0 => s,
+        _ => 1.0,
+    };
+    let q = w
+        .iter()
+        .map(|v| ((v / scale).round_ties_even().clamp(-127.0, 127.0) as i8) as u8)
+        .collect();
+    (scale, q)
+}
+
+/// `w` quantized as the pinned graph's embedding tables are: uint8 over `[min(w,0), max(w,0)]`.
+fn asymmetric_uint8(w: &[f32]) -> (f32, i32, Vec<u8>) {
+    let lo = w.iter().fold(0f32, |m, &v| m.min(v));
+    let hi = w.iter().fold(0f32, |m, &v| m.max(v));
+    let scale = match ((f64::from(hi) - f64::from(lo)) / 255.0) as f32 {
+        s if s > 0.0 => s,
+        _ => 1.0,
+    };
+    let zp = (-f64::from(lo) / f64::from(scale))
+        .round_ties_even()
+        .clamp(0.0, 255.0) as i32;
+    let q = w
+        .iter()
+        .map(|v| ((v / scale).round_ties_even() + zp as f32).clamp(0.0, 255.0) as u8)
+        .collect();
+    (scale, zp, q)
+}
+
+fn values_of(weights: &Weights, name: &str) -> std::result::Result<(Vec<f32>, Vec<usize>), String> {
+    let t = weights
+        .get(name)
+        .ok_or_else(|| format!("the fold model has no weight {name}"))?;
+    let v = t
+        .flatten_all()
+        .and_then(|f| f.to_vec1::<f32>())
+        .map_err(|e| format!("{name}: {e}"))?;
+    Ok((v, t.dims().to_vec()))
+}
+
+fn expect_dims(name: &str, have: &[usize], want: &[i64]) -> std::result::Result<(), String> {
+    let want: Vec<usize> = want.iter().map(|&d| d as usize).collect();
+    if have == want {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name}: the fold model's shape {have:?} is not the graph's {want:?}"
+        ))
+    }
+}
+
+/// What every initializer of `graph` that holds a parameter becomes with `weights`; fails
+/// unless every weight is used exactly once.
+fn replacements(
+    graph: &Graph,
+    weights: &Weights,
+) -> std::result::Result<BTreeMap<String, Values>, String> {
+    let dims_of = |n: &str| {
+        graph
+            .initializer(n)
+            .map(|i| i.dims.clone())
+            .ok_or_else(|| format!("the base graph has no initializer {n}"))
+    };
+    let mut out = BTreeMap::new();
+    let mut used = BTreeSet::new();
+    for node in graph.nodes.iter().filter(|n| n.op_type == "MatMulInteger") {
+        let Some(base) = node
+            .inputs
+            .get(1)
+            .and_then(|b| b.strip_suffix("_quantized"))
+        else {
+            continue;
+        };
+        let param = super::bert::parameter_of(&node.name)
+            .ok_or_else(|| format!("node {:?}: no module path in its name", node.name))?;
+        let name = format!("{param}.weight");
+        let (w, dims) = values_of(weights, &name)?;
+        let [rows, cols] = dims[..] else {
+            return Err(format!("{name}: a matrix of shape {dims:?}"));
+        };
+        // The fold model keeps `[out, in]`; the graph multiplies by `[in, out]`.
+        let mut t = vec![0f32; w.len()];
+        for r in 0..rows {
+            for c in 0..cols {
+                t[c * rows + r] = w[r * cols + c];
+            }
+        }
+        expect_dims(
+            &name,
+            &[cols, rows],
+            &dims_of(&format!("{base}_quantized"))?,
+        )?;
+        let (scale, q) = symmetric_int8(&t);
+        out.insert(format!("{base}_quantized"), Values::Bytes(q));
+        out.insert(format!("{base}_scale"), Values::F32(vec![scale]));
+        out.insert(format!("{base}_zero_point"), Values::ZeroPoint(0));
+        used.insert(name);
+    }
+    for table in ["word", "position", "token_type"] {
+        let name = format!("bert.embeddings.{table}_embeddings.weight");
+        let (w, dims) = values_of(weights, &name)?;
+        expect_dims(&name, &dims, &dims_of(&format!("{name}_quantized"))?)?;
+        let (scale, zp, q) = asymmetric_uint8(&w);
+        out.insert(format!("{name}_quantized"), Values::Bytes(q));
+        out.insert(format!("{name}_scale"), Values::F32(vec![scale]));
+        out.insert(format!("{name}_zero_point"), Values::ZeroPoint(zp));
+        used.insert(name);
+    }
+    for init in &graph.initializers {
+        let is_param = init.name.starts_with("bert.") || init.name.starts_with("classifier.");
+        if is_param && init.data_type == dtype::FLOAT && !init.name.ends_with("_scale") {
+            let (w, dims) = values_of(weights, &init.name)?;
+            expect_dims(&init.name, &dims, &init.dims)?;
+            out.insert(init.name.clone(), Values::F32(w));
+            used.insert(init.name.clone());
+        }
+    }
+    if let Some(extra) = weights.keys().find(|k| !used.contains(*k)) {
+        return Err(format!(
+            "the fold model's weight {extra} has no place in the base graph"
+        ));
+    }
+    Ok(out)
+}
+
+/// The bytes of the pinned graph `base` with the fold model's `weights` in its initializers
+/// (see the module's documentation).
+pub fn export(base: &[u8], weights: &Weights) -> std::result::Result<Vec<u8>, String> {
+    let graph = Graph::parse(base)?;
+    let mut new = replacements(&graph, weights)?;
+    let mut out = Vec::with_capacity(base.len());
+    for f in wire::fields(base)? {
+        if f.number == 7 && f.wire == 2 {
+            let mut g = Vec::with_capacity(f.value.len());
+            for gf in wire::fields(f.value)? {
+                if gf.number == 5 && gf.wire == 2 {
+                    wire::tensor(gf.value, &mut new, &mut g)?;
+                } else {
+                    g.extend_from_slice(gf.whole);
+                }
+            }
+            wire::len_field(7, &g, &mut out);
+        } else {
+            out.extend_from_slice(f.whole);
+        }
+    }
+    if let Some(name) = new.keys().next() {
+        return Err(format!("the base graph has no initializer {name} to write"));
+    }
+    Ok(out)
+}
+
+/// The protobuf wire format, as far as rewriting a tensor's data needs it.
+mod wire {
+    use std::collections::BTreeMap;
+
+    use super::Values;
+
+    /// One field of a message: its number, wire type, its bytes whole (key included) and its
+    /// payload (a length-delimited field's bytes, a fixed field's bytes, a varint's bytes).
+    pub struct Field<'a> {
+        pub number: u64,
+        pub wire: u8,
+        pub whole: &'a [u8],
+        pub value: &'a [u8],
+    }
+
+    fn varint(b: &[u8], at: usize) -> Result<(u64, usize), String> {
+        let mut v = 0u64;
+        for i in 0..10 {
+            let byte = *b.get(at + i).ok_or("a varint cut by the end")?;
+            v |= u64::from(byte & 0x7f) << (7 * i);
+            if byte & 0x80 == 0 {
+                return Ok((v, at + i + 1));
+            }
+        }
+        Err("a varint that does not end".into())
+    }
+
+    pub fn put_varint(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    pub fn len_field(number: u64, payload: &[u8], out: &mut Vec<u8>) {
+        put_varint(number << 3 | 2, out);
+        put_varint(payload.len() as u64, out);
+        out.extend_from_slice(payload);
+    }
+
+    pub fn fields(msg: &[u8]) -> Result<Vec<Field<'_>>, String> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < msg.len() {
+            let start = at;
+            let (key, after) = varint(msg, at)?;
+            let (wire, number) = ((key & 7) as u8, key >> 3);
+            let (from, to) = match wire {
+                0 => (after, varint(msg, after)?.1),
+                1 => (after, after + 8),
+                2 => {
+                    let (len, from) = varint(msg, after)?;
+                    (from, from.saturating_add(len as usize))
+                }
+                5 => (after, after + 4),
+                w => return Err(format!("field {number} has wire type {w}")),
+            };
+            if to > msg.len() {
+                return Err(format!("field {number} runs past the end"));
+            }
+            out.push(Field {
+                number,
+                wire,
+                whole: &msg[start..to],
+                value: &msg[from..to],
+            });
+            at = to;
+        }
+        Ok(out)
+    }
+
+    /// Writes the `TensorProto` `msg` to `out` (as field 5 of a graph), its data replaced when
+    /// `new` has its name (and the entry then taken out of `new`). The new data goes where the
+    /// old data's first field was, in the old field's encoding (raw, packed or one element).
+    pub fn tensor(
+        msg: &[u8],
+        new: &mut BTreeMap<String, Values>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        let fields = fields(msg)?;
+        let name = fields
+            .iter()
+            .find(|f| f.number == 8 && f.wire == 2)
+            .map(|f| String::from_utf8_lossy(f.value).into_owned());
+        let Some(values) = name.and_then(|n| new.remove(&n)) else {
+            super::wire::len_field(5, msg, out);
+            return Ok(());
+        };
+        let mut t = Vec::with_capacity(msg.len());
+        let mut written = false;
+        for f in &fields {
+            // raw_data 9, float_data 4, int32_data 5: the data fields.
+            if !matches!(f.number, 4 | 5 | 9) {
+                t.extend_from_slice(f.whole);
+                continue;
+            }
+            if written {
+                continue;
+            }
+            written = true;
+            data(f, &values, &mut t)?;
+        }
+        if !written {
+            return Err("a tensor without data".into());
+        }
+        len_field(5, &t, out);
+        Ok(())
+    }
+
+    fn data(old: &Field<'_>, values: &Values, t: &mut Vec<u8>) -> Result<(), String> {
+        match (old.number, values) {
+            (9, Values::F32(v)) => {
+                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                len_field(9, &bytes, t);
+            }
+            (9, Values::Bytes(b)) => len_field(9, b, t),
+            (4, Values::F32(v)) if old.wire == 5 && v.len() == 1 => {
+                put_varint(4 << 3 | 5, t);
+                t.extend_from_slice(&v[0].to_le_bytes());
+            }
+            (4, Values::F32(v)) => {
+                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                len_field(4, &bytes, t);
+            }
+            (5, Values::ZeroPoint(z)) if old.wire == 0 => {
+                put_varint(5 << 3, t);
+                put_varint(*z as i64 as u64, t);
+            }
+            (5, Values::ZeroPoint(z)) => {
+                let mut b = Vec::new();
+                put_varint(*z as i64 as u64, &mut b);
+                len_field(5, &b, t);
+            }
+            (n, _) => {
+                return Err(format!(
+                    "data in field {n} of a kind the export cannot write"
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+fn model_error(path: &Path, message: impl std::fmt::Display) -> Error {
+    Error::Model {
+        model: path.display().to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// The export directory of the fold model `key` under the fine-tuned models' folder `dir`.
+pub fn export_dir_of(dir: &Path, key: &str) -> PathBuf {
+    dir.join(format!("{key}.int8"))
+}
+
+#[derive(serde::Serialize, serde::Deserialize, PartialEq)]
+struct Manifest {
+    key: String,
+    base_onnx_sha256: String,
+    exporter: u32,
+    onnx_sha256: String,
+}
+
+/// The exported graph of the fold `key` as a model directory, from the cache when a sound
+/// export is there (see the module's documentation), otherwise exported from `weights()` (the
+/// fold model's weights, loaded or trained only then) into `base`'s graph and cached.
+pub fn ensure_export(
+    dir: &Path,
+    key: &str,
+    base: &ModelDir,
+    weights: impl FnOnce() -> Result<Weights>,
+) -> Result<ModelDir> {
+    let out = export_dir_of(dir, key);
+    let model_dir = |sha256: String| ModelDir {
+        id: format!("finetuned:{key} int8"),
+        kind: ModelKind::CrossEncoder,
+        path: out.clone(),
+        sha256,
+        max_length: base.max_length,
+        pooling: None,
+        pinned: false,
+    };
+    if let Some(sha) = sound_export(&out, key, base) {
+        return Ok(model_dir(sha));
+    }
+    let base_path = base.file("model.onnx");
+    let base_bytes = std::fs::read(&base_path).map_err(|e| Error::io(&base_path, e))?;
+    let graph = export(&base_bytes, &weights()?)
+        .map_err(|m| model_error(&out, format!("cannot export the fold model {key}: {m}")))?;
+    let manifest = Manifest {
+        key: key.to_string(),
+        base_onnx_sha256: base.sha256.clone(),
+        exporter: EXPORTER,
+        onnx_sha256: hex(&sha256(&graph)),
+    };
+    let json = serde_json::to_vec_pretty(&manifest).expect("a manifest serializes");
+    let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
+        (PathBuf::from("model.onnx"), graph),
+        (PathBuf::from("export.json"), json),
+    ];
+    for name in TOKENIZER_FILES {
+        let p = base.file(name);
+        files.push((
+            PathBuf::from(name),
+            std::fs::read(&p).map_err(|e| Error::io(&p, e))?,
+        ));
+    }
+    crate::atomic::write_dir(&out, files.iter().map(|(p, b)| (p.as_path(), b.as_slice())))?;
+    Ok(model_dir(manifest.onnx_sha256))
+}
+
+/// The sha256 of the cached export in `out` when it is sound for `key` and `base`.
+fn sound_export(out: &Path, key: &str, base: &ModelDir) -> Option<String> {
+    let m: Manifest = serde_json::from_slice(&std::fs::read(out.join("export.json")).ok()?).ok()?;
+    let graph = std::fs::read(out.join("model.onnx")).ok()?;
+    let sound = m.key == key
+        && m.base_onnx_sha256 == base.sha256
+        && m.exporter == EXPORTER
+        && hex(&sha256(&graph)) == m.onnx_sha256
+        && TOKENIZER_FILES.iter().all(|f| out.join(f).is_file());
+    sound.then_some(m.onnx_sha256)
+}
+
+/// A fold model's int8 export as a pair scorer: ONNX Runtime through fastembed, one pair per
+/// run, under an identity known before exporting ([`Self::identity_of`]).
+pub struct Int8FinetunedCrossEncoder {
+    identity: String,
+    inner: FastembedCrossEncoder,
+}
+
+impl Int8FinetunedCrossEncoder {
+    /// The scorer identity of the fold `key` exported into the base graph of sha256
+    /// `base_sha256`: what the score cache keys its scores by.
+    pub fn identity_of(key: &str, base_sha256: &str) -> String {
+        format!(
+            "finetuned:{key} int8 base-onnx-sha256={base_sha256} exporter={EXPORTER} \
+             score=logit batch=1"
+        )
+    }
+
+    /// The scorer over the export `model` ([`ensure_export`]) of the fold `key` from the base
+    /// graph of sha256 `base_sha256`.
+    pub fn load(key: &str, base_sha256: &str, model: &ModelDir) -> Result<Self> {
+        Ok(Int8FinetunedCrossEncoder {
+            identity: Int8FinetunedCrossEncoder::identity_of(key, base_sha256),
+            inner: FastembedCrossEncoder::load(model, &CrossEncoderOptions::default())?,
+        })
+    }
+}
+
+impl CrossEncoder for Int8FinetunedCrossEncoder {
+    fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    fn score(&mut self, query: &str, passages: &[&str]) -> Result<Vec<f32>> {
+        self.inner.score(query, passages)
+    }
+
+    fn score_many(&mut self, requests: &[(&str, Vec<&str>)]) -> Result<Vec<Vec<f32>>> {
+        self.inner.score_many(requests)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hand computation (powers of two, so every step is exact): max|w| = 31.75, scale
+    /// 31.75 / 127 = 0.25; 1.0 → 4, −31.75 → −127, 0.125 → 0.5 → 0 and 0.375 → 1.5 → 2 (half
+    /// to even, as numpy's `round`).
+    #[test]
+    fn symmetric_int8_matches_a_hand_computation() {
+        let (scale, q) = symmetric_int8(&[1.0, -31.75, 0.125, 0.375]);
+        assert_eq!(scale, 0.25);
+        assert_eq!(q, vec![4u8, (-127i8) as u8, 0, 2]);
+    }
+
+    /// Hand computation: range [−1, 62.75], scale 63.75 / 255 = 0.25, zero point
+    /// round(1 / 0.25) = 4; 0 → 4, 62.75 → 251 + 4 = 255, −1 → 0, 10 → 44, 0.125 → 0 + 4.
+    #[test]
+    fn asymmetric_uint8_matches_a_hand_computation() {
+        let (scale, zp, q) = asymmetric_uint8(&[0.0, 62.75, -1.0, 10.0, 0.125]);
+        assert_eq!(scale, 0.25);
+        assert_eq!(zp, 4);
+        assert_eq!(q, vec![4, 255, 0, 44, 4]);
+    }
+
+    #[test]
+    fn a_zero_point_whose_varint_grows_re_encodes_the_lengths() {
+        // initializer { name "z" data_type 2 int32_data packed [5] }
+        let init = [0x42, 1, b'z', 0x10, 2, 0x2a, 1, 5];
+        let mut new = BTreeMap::from([("z".to_string(), Values::ZeroPoint(200))]);
+        let mut out = Vec::new();
+        wire::tensor(&init, &mut new, &mut out).unwrap();
+        // 200 is two varint bytes (0xc8 0x01): the packed field and the tensor grow by one.
+        assert_eq!(
+            out,
+            vec![0x2a, 9, 0x42, 1, b'z', 0x10, 2, 0x2a, 2, 0xc8, 0x01]
+        );
+        assert!(new.is_empty());
+    }
+}
