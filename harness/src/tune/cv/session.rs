@@ -548,18 +548,9 @@ fn write_tuned(
     let path = dir.join(format!("experiments-tune-{}.yaml", o.plan.file.tune));
     let tuned = render::tuned_spec(o, spec);
     let text = format!(
-        "experiment: tuned-{t}\ndescription: >-\n  Tuned by `ranklab tune {file}`: {measure} out of fold {oof:.4} against {shipped} {sv:.4} (Δ {d:+.4}, p {p}, {folds} task folds, seed {seed}); the weights chosen on all {n} tasks.\nbaseline: {name}\nconfigurations:\n{written}{tuned_c}",
+        "experiment: tuned-{t}\ndescription: >-\n  {provenance}\nbaseline: {name}\nconfigurations:\n{written}{tuned_c}",
         t = o.plan.file.tune,
-        file = o.plan.path.display(),
-        measure = o.plan.file.measure,
-        oof = o.paired.mean,
-        shipped = o.shipped.0,
-        sv = o.paired.baseline_mean,
-        d = o.paired.delta,
-        p = stats::format_p(o.paired.p_holm),
-        folds = o.folds.len(),
-        seed = o.plan.file.seed,
-        n = o.tasks.len(),
+        provenance = super::write::provenance(o, "the weights chosen"),
         name = c.name,
         written = render::configuration_yaml(c, &c.name, spec),
         tuned_c = render::configuration_yaml(c, &format!("{}-tuned", c.name), &tuned),
