@@ -96,8 +96,9 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
-/// The Markdown report.
-pub(crate) fn markdown(o: &Outcome, as_written: &str) -> String {
+/// The Markdown report; `writable` is false where `--write` cannot write the tuned configuration
+/// (a fusion that weighs its rerank stage), and the verdict says so instead of promising it.
+pub(crate) fn markdown(o: &Outcome, as_written: &str, writable: bool) -> String {
     let f = &o.plan.file;
     let m = &f.measure;
     let p = &o.paired;
@@ -186,7 +187,8 @@ pub(crate) fn markdown(o: &Outcome, as_written: &str) -> String {
         },
         match (detectable, p.delta > 0.0) {
             (true, true) if f.learn.is_some() => format!("The learned ranker is detectably better out of fold (the model trained on all tasks: `tune-{}.model.json`).", f.tune),
-            (true, true) => "The tuned configuration is detectably better out of fold: `--write` adds it.".to_string(),
+            (true, true) if writable => "The tuned configuration is detectably better out of fold: `--write` adds it.".to_string(),
+            (true, true) => "The tuned configuration is detectably better out of fold; `--write` does not yet write a fusion that weighs its rerank stage: copy the chosen weights into the configuration by hand.".to_string(),
             (true, false) => format!("Tuning is detectably worse out of fold: keep `{}`.", o.shipped.0),
             _ => format!("No detectable out-of-fold difference: keep `{}`; `--write` writes nothing.", o.shipped.0),
         }

@@ -286,7 +286,7 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
         power,
         models: learned.as_ref().map(|x| x.keys.clone()).unwrap_or_default(),
     };
-    let md = render::markdown(&outcome, &spec.describe());
+    let md = render::markdown(&outcome, &spec.describe(), !spec.names_rerank());
     let model = learned.as_ref().map(|x| x.all.to_json());
     write_outputs(
         req,
