@@ -1,6 +1,6 @@
 //! The ranking explorer page in a real browser (Debian's `chromium`, headless, driven over
-//! WebDriver by `chromedriver`, as the judging page's test `judge_browser.rs` does; `just setup`
-//! installs both). The page is `ranklab compare --html` over the committed brain runs
+//! WebDriver by `chromedriver` through `common/browser.rs`, as the judging page's tests are; `just
+//! setup` installs both). The page is `ranklab compare --html` over the committed brain runs
 //! (`reports/brain/runs/{legacy,current,fusion}.trec`, `corpora/brain`, `tasks/brain`), k = 5.
 //! Properties, each against the run files read here (trec_eval's order: score descending, then
 //! document id descending), not against the page's own code:
@@ -17,10 +17,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use serde_json::{json, Value};
+
+mod common;
+use common::browser::Browser;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -80,130 +82,15 @@ fn read_run(name: &str) -> HashMap<String, Vec<String>> {
         .collect()
 }
 
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// The explorer page's own questions, asked through the shared browser.
+trait ExplorerPage {
+    fn strings(&self, js: &str) -> Vec<String>;
+    fn visible_tasks(&self) -> Vec<String>;
+    fn right_list(&self) -> Vec<String>;
+    fn pick_right(&self, index: usize);
 }
 
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn call(req: ureq::RequestBuilder<ureq::typestate::WithBody>, body: &Value) -> Value {
-    let mut r = req
-        .header("Content-Type", "application/json")
-        .send(body.to_string())
-        .unwrap_or_else(|e| panic!("WebDriver: {e}"));
-    serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
-}
-
-/// chromedriver on a free port with a headless chromium session logging the browser console
-/// and the network; everything ends when dropped.
-struct Browser {
-    base: String,
-    session: String,
-    _driver: Running,
-    _profile: tempfile::TempDir,
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = ureq::delete(&format!("{}/session/{}", self.base, self.session)).call();
-    }
-}
-
-impl Browser {
-    fn new() -> Browser {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let profile = tempfile::tempdir().unwrap();
-        let driver = Running(
-            Command::new("chromedriver")
-                .arg(format!("--port={port}"))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("chromedriver (Debian's chromium-driver; just setup installs it)"),
-        );
-        let base = format!("http://127.0.0.1:{port}");
-        wait_for("chromedriver", || {
-            ureq::get(&format!("{base}/status")).call().ok()
-        });
-        let created = call(
-            ureq::post(&format!("{base}/session")),
-            &json!({ "capabilities": { "alwaysMatch": {
-                "browserName": "chrome",
-                "goog:loggingPrefs": { "browser": "ALL", "performance": "ALL" },
-                "goog:chromeOptions": {
-                    "binary": "/usr/bin/chromium",
-                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                             "--disable-dev-shm-usage", "--window-size=1280,860",
-                             format!("--user-data-dir={}", profile.path().display())]
-                }
-            } } }),
-        );
-        let session = created["value"]["sessionId"]
-            .as_str()
-            .expect("a session id")
-            .to_string();
-        Browser {
-            base,
-            session,
-            _driver: driver,
-            _profile: profile,
-        }
-    }
-
-    fn post(&self, path: &str, body: Value) -> Value {
-        call(
-            ureq::post(&format!("{}/session/{}{path}", self.base, self.session)),
-            &body,
-        )
-    }
-
-    fn open(&self, url: &str) {
-        self.post("/url", json!({ "url": url }));
-    }
-
-    fn script(&self, js: &str) -> Value {
-        self.post("/execute/sync", json!({ "script": js, "args": [] }))["value"].clone()
-    }
-
-    fn press(&self, key: &str) {
-        self.post(
-            "/actions",
-            json!({ "actions": [{ "type": "key", "id": "keyboard", "actions": [
-                { "type": "keyDown", "value": key }, { "type": "keyUp", "value": key }
-            ] }] }),
-        );
-    }
-
-    /// The log of `kind` (`browser`: the console; `performance`: DevTools events) since the last
-    /// call.
-    fn log(&self, kind: &str) -> Vec<Value> {
-        self.post("/se/log", json!({ "type": kind }))["value"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-    }
-
+impl ExplorerPage for Browser {
     fn strings(&self, js: &str) -> Vec<String> {
         self.script(js)
             .as_array()
@@ -228,48 +115,6 @@ impl Browser {
             "const s = document.getElementById('right-config'); s.value = '{index}'; s.dispatchEvent(new Event('change'));"
         ));
     }
-
-    /// Saves a screenshot to `$RANKLAB_SCREENSHOTS/explorer-NAME.png` when that is set.
-    fn screenshot(&self, name: &str) {
-        let Ok(dir) = std::env::var("RANKLAB_SCREENSHOTS") else {
-            return;
-        };
-        let v = ureq::get(&format!(
-            "{}/session/{}/screenshot",
-            self.base, self.session
-        ))
-        .call()
-        .unwrap()
-        .body_mut()
-        .read_to_string()
-        .unwrap();
-        let v: Value = serde_json::from_str(&v).unwrap();
-        let png = base64_decode(v["value"].as_str().unwrap());
-        std::fs::write(Path::new(&dir).join(format!("explorer-{name}.png")), png).unwrap();
-    }
-}
-
-fn base64_decode(s: &str) -> Vec<u8> {
-    let value = |c: u8| match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        _ => 63,
-    };
-    let bytes: Vec<u8> = s
-        .bytes()
-        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
-        .collect();
-    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
-    for chunk in bytes.chunks(4) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &c)| n | u32::from(value(c)) << (18 - 6 * i));
-        out.extend(n.to_be_bytes()[1..chunk.len()].iter());
-    }
-    out
 }
 
 fn file_url(p: &Path) -> String {
@@ -309,14 +154,14 @@ fn the_changed_filter_hides_tasks_whose_measures_did_not_move_and_the_picker_cha
         "the oracle needs changed and unchanged tasks: {changed:?}"
     );
 
-    let b = Browser::new();
+    let b = Browser::start();
     b.open(&format!("{}#B01", file_url(&page)));
     assert_eq!(
         b.visible_tasks().len(),
         tasks.len(),
         "every task shown before any filter"
     );
-    b.screenshot("overview");
+    b.screenshot("explorer-overview");
     b.script("document.getElementById('filter-changed').click()");
     assert_eq!(
         b.visible_tasks(),
@@ -347,7 +192,7 @@ fn the_changed_filter_hides_tasks_whose_measures_did_not_move_and_the_picker_cha
         b.script("return location.hash").as_str() == Some("#B02"),
         "j moves to the next task"
     );
-    b.screenshot("task");
+    b.screenshot("explorer-task");
 }
 
 #[test]
@@ -377,7 +222,7 @@ fn no_request_leaves_the_page_no_console_error_and_a_hostile_title_shows_as_text
     let page = page(dir.path(), &corpus);
     let url = file_url(&page);
 
-    let b = Browser::new();
+    let b = Browser::start();
     // What the browser did before the page (its start page) is not the page's.
     b.open("about:blank");
     b.log("performance");
@@ -450,7 +295,7 @@ fn no_request_leaves_the_page_no_console_error_and_a_hostile_title_shows_as_text
 fn load_time() {
     let page =
         PathBuf::from(std::env::var("RANKLAB_EXPLORER_PAGE").expect("RANKLAB_EXPLORER_PAGE"));
-    let b = Browser::new();
+    let b = Browser::start();
     for _ in 0..5 {
         b.open("about:blank");
         b.open(&file_url(&page));

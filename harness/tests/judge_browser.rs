@@ -14,12 +14,13 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
 mod common;
+use common::browser::{wait_for, Browser, Running};
 
 fn ranklab(dir: &Path, args: &[&str]) -> std::process::Output {
     let o = Command::new(env!("CARGO_BIN_EXE_ranklab"))
@@ -68,86 +69,9 @@ fn pooled() -> tempfile::TempDir {
     dir
 }
 
-/// A child process killed when dropped.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Polls `f` until it returns Some, for at most 30 s.
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// POSTs JSON, returns the JSON answer (ureq is built without its json feature).
-fn post_json(url: &str, body: &Value) -> Value {
-    let mut r = ureq::post(url)
-        .header("Content-Type", "application/json")
-        .send(body.to_string())
-        .unwrap_or_else(|e| panic!("POST {url}: {e}"));
-    serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
-}
-
-struct WebDriver {
-    base: String,
-    session: String,
-}
-
-impl WebDriver {
-    fn post(&self, path: &str, body: Value) -> Value {
-        let url = format!("{}/session/{}{path}", self.base, self.session);
-        post_json(&url, &body)
-    }
-
-    fn get(&self, path: &str) -> Value {
-        let url = format!("{}/session/{}{path}", self.base, self.session);
-        let mut r = ureq::get(&url)
-            .call()
-            .unwrap_or_else(|e| panic!("GET {url}: {e}"));
-        serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
-    }
-
-    fn script(&self, js: &str) -> Value {
-        self.post("/execute/sync", json!({ "script": js, "args": [] }))["value"].clone()
-    }
-
-    fn press(&self, key: &str) {
-        self.post(
-            "/actions",
-            json!({ "actions": [{ "type": "key", "id": "keyboard", "actions": [
-                { "type": "keyDown", "value": key }, { "type": "keyUp", "value": key }
-            ] }] }),
-        );
-    }
-
-    fn left(&self) -> String {
-        self.script("return document.getElementById('left').textContent")
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
+/// How many documents the judging page says are left.
+fn left(wd: &Browser) -> String {
+    wd.text("left")
 }
 
 /// `ranklab judge tasks/p --judge NAME` in `dir` on a free port; its first stdout line (checked
@@ -180,77 +104,21 @@ fn start_judge(dir: &Path, name: &str, left: usize) -> (Running, String) {
     (running, url)
 }
 
-/// chromedriver on a free port with a headless chromium session; both end when dropped.
-struct Browser {
-    wd: WebDriver,
-    _driver: Running,
-    _profile: tempfile::TempDir,
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = ureq::delete(&format!("{}/session/{}", self.wd.base, self.wd.session)).call();
-    }
-}
-
-fn browser() -> Browser {
-    let port = free_port();
-    let profile = tempfile::tempdir().unwrap();
-    let driver = Running(
-        Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver (Debian's chromium-driver; just setup installs it)"),
-    );
-    let base = format!("http://127.0.0.1:{port}");
-    wait_for("chromedriver", || {
-        ureq::get(&format!("{base}/status")).call().ok()
-    });
-    let created = post_json(
-        &format!("{base}/session"),
-        &json!({ "capabilities": { "alwaysMatch": {
-            "browserName": "chrome",
-            "goog:chromeOptions": {
-                "binary": "/usr/bin/chromium",
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                         "--disable-dev-shm-usage",
-                         format!("--user-data-dir={}", profile.path().display())]
-            }
-        } } }),
-    );
-    let wd = WebDriver {
-        base,
-        session: created["value"]["sessionId"]
-            .as_str()
-            .expect("a session id")
-            .to_string(),
-    };
-    Browser {
-        wd,
-        _driver: driver,
-        _profile: profile,
-    }
-}
-
-fn text(wd: &WebDriver, id: &str) -> Value {
-    wd.script(&format!(
-        "return document.getElementById('{id}').textContent"
-    ))
+fn text(wd: &Browser, id: &str) -> Value {
+    Value::from(wd.text(id))
 }
 
 #[test]
 fn grading_by_a_key_press_and_a_button_click_in_chromium_writes_judgments_yaml() {
     let dir = pooled();
     let (_judge, url) = start_judge(dir.path(), "Browser Test", 2);
-    let b = browser();
-    let wd = &b.wd;
+    let b = Browser::start();
+    let wd = &b;
     wd.post("/url", json!({ "url": format!("{url}/") }));
     wait_for("the page's items", || {
         (wd.script("return document.body.dataset.ready || ''") == json!("1")).then_some(())
     });
-    assert_eq!(wd.left(), "2");
+    assert_eq!(left(wd), "2");
     assert_eq!(
         text(wd, "query"),
         json!("idempotency key for a replayed capture")
@@ -274,7 +142,7 @@ fn grading_by_a_key_press_and_a_button_click_in_chromium_writes_judgments_yaml()
     assert_eq!(text(wd, "updated"), json!("2026-04-01"));
     assert_eq!(text(wd, "log"), json!("2026-04-01 active"));
     wd.press("2");
-    wait_for("the first grade", || (wd.left() == "1").then_some(()));
+    wait_for("the first grade", || (left(wd) == "1").then_some(()));
     assert_eq!(text(wd, "task"), json!("T2"));
     // corpus/alpha.md: active, first-class, updated_at 2026-03-14, no lifecycle log.
     assert_eq!(text(wd, "lifecycle"), json!("active"));
@@ -290,7 +158,7 @@ fn grading_by_a_key_press_and_a_button_click_in_chromium_writes_judgments_yaml()
         .unwrap_or_else(|| panic!("no grade button 0: {found}"))
         .to_string();
     wd.post(&format!("/element/{element}/click"), json!({}));
-    wait_for("the second grade", || (wd.left() == "0").then_some(()));
+    wait_for("the second grade", || (left(wd) == "0").then_some(()));
     drop(b);
 
     let j = ranklab::judgments::Judgments::load(&dir.path().join("tasks/p/judgments.yaml"), "p")
@@ -374,8 +242,8 @@ const tries = [
             );
         }
     });
-    let b = browser();
-    let wd = &b.wd;
+    let b = Browser::start();
+    let wd = &b;
     wd.post("/url", json!({ "url": attacker }));
     let results = wait_for("the attack's fetches", || {
         wd.script("return document.body.dataset.results || null")

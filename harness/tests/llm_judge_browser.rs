@@ -1,6 +1,6 @@
 //! The judging page's LLM hint, in a real browser (Debian's `chromium`, headless, over
-//! WebDriver by `chromedriver`; `just setup` installs both; the helpers are those of
-//! `judge_browser.rs`, trimmed). Fixture: the bad_input suite `p` without epsilon, run and
+//! WebDriver by `chromedriver`; `just setup` installs both; the browser is
+//! `common/browser.rs`). Fixture: the bad_input suite `p` without epsilon, run and
 //! pooled: item 0 is (T1, beta), item 1 is (T2, alpha) (checked in `judge_browser.rs`; the
 //! count is checked here). An LLM graded both beforehand (beta 3, alpha 1). Properties:
 //! - the hint is off by default: nothing of the LLM's grade is on the page, and a grade given
@@ -11,12 +11,12 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 mod common;
+use common::browser::{wait_for, Browser, Running};
 
 const LLM: &str = "llm:smollm2-135m-instruct@0123456789ab";
 
@@ -32,138 +32,6 @@ fn ranklab(dir: &Path, args: &[&str]) {
         "ranklab {args:?}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Polls `f` until it returns Some, for at most 30 s (a bound on a hang, not a timing claim).
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn post_json(url: &str, body: &Value) -> Value {
-    let mut r = ureq::post(url)
-        .header("Content-Type", "application/json")
-        .send(body.to_string())
-        .unwrap_or_else(|e| panic!("POST {url}: {e}"));
-    serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
-}
-
-struct Browser {
-    base: String,
-    session: String,
-    _driver: Running,
-    _profile: tempfile::TempDir,
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = ureq::delete(&format!("{}/session/{}", self.base, self.session)).call();
-    }
-}
-
-impl Browser {
-    fn start() -> Browser {
-        let port = free_port();
-        let profile = tempfile::tempdir().unwrap();
-        let driver = Running(
-            Command::new("chromedriver")
-                .arg(format!("--port={port}"))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("chromedriver (Debian's chromium-driver; just setup installs it)"),
-        );
-        let base = format!("http://127.0.0.1:{port}");
-        wait_for("chromedriver", || {
-            ureq::get(&format!("{base}/status")).call().ok()
-        });
-        let created = post_json(
-            &format!("{base}/session"),
-            &json!({ "capabilities": { "alwaysMatch": {
-                "browserName": "chrome",
-                "goog:chromeOptions": {
-                    "binary": "/usr/bin/chromium",
-                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                             "--disable-dev-shm-usage",
-                             format!("--user-data-dir={}", profile.path().display())]
-                }
-            } } }),
-        );
-        let session = created["value"]["sessionId"]
-            .as_str()
-            .expect("a session id")
-            .to_string();
-        Browser {
-            base,
-            session,
-            _driver: driver,
-            _profile: profile,
-        }
-    }
-
-    fn post(&self, path: &str, body: Value) -> Value {
-        post_json(
-            &format!("{}/session/{}{path}", self.base, self.session),
-            &body,
-        )
-    }
-
-    fn script(&self, js: &str) -> Value {
-        self.post("/execute/sync", json!({ "script": js, "args": [] }))["value"].clone()
-    }
-
-    fn text(&self, id: &str) -> String {
-        self.script(&format!(
-            "return document.getElementById('{id}').textContent"
-        ))
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-    }
-
-    fn press(&self, key: &str) {
-        self.post(
-            "/actions",
-            json!({ "actions": [{ "type": "key", "id": "keyboard", "actions": [
-                { "type": "keyDown", "value": key }, { "type": "keyUp", "value": key }
-            ] }] }),
-        );
-    }
-
-    fn click(&self, css: &str) {
-        let found = self.post("/element", json!({ "using": "css selector", "value": css }));
-        let element = found["value"]["element-6066-11e4-a52e-4f735466cecf"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no element {css}: {found}"))
-            .to_string();
-        self.post(&format!("/element/{element}/click"), json!({}));
-    }
 }
 
 /// The suite run and pooled, with an LLM's grades of both pooled documents.

@@ -2,6 +2,7 @@
 //! `mod common;`; a file uses only some of these).
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod ray;
 
 use std::collections::BTreeMap;
