@@ -9,16 +9,28 @@
 //! `clamp(round_half_even(w / scale) + zero point)`. Scales are computed in f64 and rounded once
 //! to f32, quotients `w / scale` in f32 (numpy's float32 arithmetic). Biases and LayerNorm
 //! parameters stay float. Fine-tuning starts from this file dequantized
-//! ([`super::bert::dequantize`]), so re-quantizing the starting weights by these rules gives the
-//! pinned file back byte for byte (`engine/tests/int8_export.rs`): every rule above is checked
-//! against the 77 quantized tensors ONNX Runtime wrote.
+//! ([`super::bert::dequantize`]), so re-quantizing the starting weights by these rules
+//! ([`Scales::PerTensor`]) gives the pinned file back byte for byte
+//! (`engine/tests/int8_export.rs`): every rule above is checked against the 77 quantized
+//! tensors ONNX Runtime wrote.
+//!
+//! **What the export changes: one scale per output column.** Fine-tuning moves a weight by
+//! about 1–15% of its tensor's int8 step, so the pinned per-tensor grid rounds nearly every
+//! weight back to its starting value (the export then scores 0.46–0.57 mean |Δlogit| from the
+//! float fold model). [`export`] quantizes each matrix with one scale per output column
+//! ([`Scales::PerColumn`], `max|w[:, j]| / 127`): a fresh, finer grid on which the rounding
+//! errors no longer cancel the fine-tuning, 0.11–0.14 mean (docs/speed.md, "Fold models as
+//! int8 exports"). The scale initializer becomes a `[N]` vector, which the graph's output `Mul`
+//! broadcasts over the product's last axis; ONNX Runtime fuses the same operators either way
+//! (`DynamicQuantizeMatMul`, `MatMulIntegerToFloat`), so the export scores at the pinned
+//! model's speed. [`Scales::PerTensor`] keeps the pinned rule ([`export_with`]).
 //!
 //! **The rewrite.** A copy of the pinned file's bytes in which every initializer that is a BERT
-//! parameter gets the fold model's values (and its matrices their new scale and zero point),
-//! every other byte (nodes, names, shapes, opset, metadata) copied. ONNX is protobuf: the
-//! enclosing `GraphProto` and `ModelProto` lengths are re-encoded, because a zero point's varint
-//! may change length; the tensors' shapes never change. Every parameter of the fold model lands in
-//! exactly one initializer, or the export is refused.
+//! parameter gets the fold model's values (and its matrices their new scales and zero point),
+//! every other byte (nodes, names, opset, metadata) copied; only the scales' shapes change.
+//! ONNX is protobuf: the enclosing `GraphProto` and `ModelProto` lengths are re-encoded, because
+//! a tensor's length may change. Every parameter of the fold model lands in exactly one
+//! initializer, or the export is refused.
 //!
 //! **The cache** (`<cache>/finetuned/<key>.int8/`, beside the fold model's `<key>.bin`):
 //! `model.onnx`, the base model's tokenizer files and `export.json` (the fold key, the base
@@ -40,8 +52,9 @@ use crate::models::onnx::{dtype, Graph};
 use crate::models::{hex, sha256, ModelDir, ModelKind};
 use crate::{Error, Result};
 
-/// Version of the export rules: part of the cache check and of the scores' identity.
-pub const EXPORTER: u32 = 1;
+/// Version of the export rules: part of the cache check and of the scores' identity (1: one
+/// scale per tensor; 2: one scale per column, [`Scales::PerColumn`]).
+pub const EXPORTER: u32 = 2;
 
 /// The files of the base model directory an export carries beside its graph.
 const TOKENIZER_FILES: [&str; 4] = [
@@ -59,6 +72,22 @@ enum Values {
     Bytes(Vec<u8>),
     /// One 8-bit zero point (as `int32_data` holds it).
     ZeroPoint(i32),
+    /// A vector of floats written with the shape `[len]`, whatever the old tensor's shape (a
+    /// per-tensor scale becoming one scale per column).
+    Column(Vec<f32>),
+}
+
+/// How the matrices of `MatMulInteger` nodes get their int8 scales.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scales {
+    /// One scale per tensor, `max|w| / 127`: the pinned graph's own rule (ONNX Runtime's
+    /// dynamic quantization). Re-quantizing the starting weights this way gives the pinned file
+    /// back byte for byte, and rounds most of a fine-tuning's change away (docs/speed.md).
+    PerTensor,
+    /// One scale per output column, `max|w[:, j]| / 127` (the scale initializer a `[N]` vector
+    /// that the graph's output `Mul` broadcasts over the product's last axis; the zero point
+    /// stays one scalar 0): what [`export`] writes.
+    PerColumn,
 }
 
 /// `w` quantized as the pinned graph's matrices are: int8, symmetric, scale `max|w| / 127`.
@@ -73,6 +102,34 @@ fn symmetric_int8(w: &[f32]) -> (f32, Vec<u8>) {
         .map(|v| ((v / scale).round_ties_even().clamp(-127.0, 127.0) as i8) as u8)
         .collect();
     (scale, q)
+}
+
+/// `w` (`rows × cols`, row-major, the graph's `[in, out]`) quantized symmetric int8 with one
+/// scale per column: column `j`'s scale is `max|w[:, j]| / 127` by the rule of
+/// [`symmetric_int8`].
+fn per_column_int8(w: &[f32], rows: usize, cols: usize) -> (Vec<f32>, Vec<u8>) {
+    let mut absmax = vec![0f32; cols];
+    for row in w.chunks_exact(cols) {
+        for (m, v) in absmax.iter_mut().zip(row) {
+            *m = m.max(v.abs());
+        }
+    }
+    let scales: Vec<f32> = absmax
+        .iter()
+        .map(|&a| match (2.0 * f64::from(a) / 254.0) as f32 {
+            s if s > 0.0 => s,
+            _ => 1.0,
+        })
+        .collect();
+    let mut q = Vec::with_capacity(rows * cols);
+    for row in w.chunks_exact(cols) {
+        q.extend(
+            row.iter()
+                .zip(&scales)
+                .map(|(v, s)| ((v / s).round_ties_even().clamp(-127.0, 127.0) as i8) as u8),
+        );
+    }
+    (scales, q)
 }
 
 /// `w` quantized as the pinned graph's embedding tables are: uint8 over `[min(w,0), max(w,0)]`.
@@ -120,6 +177,7 @@ fn expect_dims(name: &str, have: &[usize], want: &[i64]) -> std::result::Result<
 fn replacements(
     graph: &Graph,
     weights: &Weights,
+    scales: Scales,
 ) -> std::result::Result<BTreeMap<String, Values>, String> {
     let dims_of = |n: &str| {
         graph
@@ -156,9 +214,18 @@ fn replacements(
             &[cols, rows],
             &dims_of(&format!("{base}_quantized"))?,
         )?;
-        let (scale, q) = symmetric_int8(&t);
+        let (scale, q) = match scales {
+            Scales::PerTensor => {
+                let (s, q) = symmetric_int8(&t);
+                (Values::F32(vec![s]), q)
+            }
+            Scales::PerColumn => {
+                let (s, q) = per_column_int8(&t, cols, rows);
+                (Values::Column(s), q)
+            }
+        };
         out.insert(format!("{base}_quantized"), Values::Bytes(q));
-        out.insert(format!("{base}_scale"), Values::F32(vec![scale]));
+        out.insert(format!("{base}_scale"), scale);
         out.insert(format!("{base}_zero_point"), Values::ZeroPoint(0));
         used.insert(name);
     }
@@ -190,10 +257,20 @@ fn replacements(
 }
 
 /// The bytes of the pinned graph `base` with the fold model's `weights` in its initializers
-/// (see the module's documentation).
+/// (see the module's documentation), its matrices quantized with one scale per column
+/// ([`Scales::PerColumn`]): what `finetune: { precision: int8 }` scores.
 pub fn export(base: &[u8], weights: &Weights) -> std::result::Result<Vec<u8>, String> {
+    export_with(base, weights, Scales::PerColumn)
+}
+
+/// [`export`] with the matrices' scales chosen by `scales`.
+pub fn export_with(
+    base: &[u8],
+    weights: &Weights,
+    scales: Scales,
+) -> std::result::Result<Vec<u8>, String> {
     let graph = Graph::parse(base)?;
-    let mut new = replacements(&graph, weights)?;
+    let mut new = replacements(&graph, weights, scales)?;
     let mut out = Vec::with_capacity(base.len());
     for f in wire::fields(base)? {
         if f.number == 7 && f.wire == 2 {
@@ -306,8 +383,15 @@ mod wire {
             return Ok(());
         };
         let mut t = Vec::with_capacity(msg.len());
+        if let Values::Column(v) = &values {
+            put_varint(1 << 3, &mut t);
+            put_varint(v.len() as u64, &mut t);
+        }
         let mut written = false;
         for f in &fields {
+            if f.number == 1 && matches!(values, Values::Column(_)) {
+                continue;
+            }
             // raw_data 9, float_data 4, int32_data 5: the data fields.
             if !matches!(f.number, 4 | 5 | 9) {
                 t.extend_from_slice(f.whole);
@@ -328,7 +412,7 @@ mod wire {
 
     fn data(old: &Field<'_>, values: &Values, t: &mut Vec<u8>) -> Result<(), String> {
         match (old.number, values) {
-            (9, Values::F32(v)) => {
+            (9, Values::F32(v) | Values::Column(v)) => {
                 let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
                 len_field(9, &bytes, t);
             }
@@ -337,7 +421,7 @@ mod wire {
                 put_varint(4 << 3 | 5, t);
                 t.extend_from_slice(&v[0].to_le_bytes());
             }
-            (4, Values::F32(v)) => {
+            (4, Values::F32(v) | Values::Column(v)) => {
                 let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
                 len_field(4, &bytes, t);
             }
@@ -503,6 +587,32 @@ mod tests {
         assert_eq!(scale, 0.25);
         assert_eq!(zp, 4);
         assert_eq!(q, vec![4, 255, 0, 44, 4]);
+    }
+
+    /// Hand computation: the `[in = 2, out = 2]` matrix [[1, −0.5], [−31.75, 0.375]] has column
+    /// maxima 31.75 and 0.5: scales 0.25 and 0.5 / 127; 1.0 → 4, −31.75 → −127, −0.5 → −127,
+    /// 0.375 → 0.375 · 127 / 0.5 = 95.25 → 95 (one scale for both columns would have put
+    /// 0.375 at 1.5 → 2 and −0.5 at −2).
+    #[test]
+    fn per_column_int8_matches_a_hand_computation() {
+        let (scales, q) = per_column_int8(&[1.0, -0.5, -31.75, 0.375], 2, 2);
+        assert_eq!(scales, vec![0.25, (1.0f64 / 254.0) as f32]);
+        assert_eq!(q, vec![4u8, (-127i8) as u8, (-127i8) as u8, 95u8]);
+    }
+
+    #[test]
+    fn a_scalar_scale_becomes_a_vector_with_its_shape() {
+        // initializer { name "s" data_type 1 float_data 0.5 }: a scalar, no dims field.
+        let mut init = vec![0x42, 1, b's', 0x10, 1, 0x25];
+        init.extend_from_slice(&0.5f32.to_le_bytes());
+        let mut new = BTreeMap::from([("s".to_string(), Values::Column(vec![1.0, 2.0]))]);
+        let mut out = Vec::new();
+        wire::tensor(&init, &mut new, &mut out).unwrap();
+        // dims 2 first, then name, data type, and the floats packed (field 4, 8 bytes).
+        let mut want = vec![0x2a, 17, 0x08, 2, 0x42, 1, b's', 0x10, 1, 0x22, 8];
+        want.extend_from_slice(&1.0f32.to_le_bytes());
+        want.extend_from_slice(&2.0f32.to_le_bytes());
+        assert_eq!(out, want);
     }
 
     #[test]
