@@ -8,7 +8,8 @@
 //!   document missing from a list at that list's minimum (0 after min-max), in
 //!   score-descending, id-descending order, cut at 100;
 //! - a `rerank` weight without a rerank stage, and an unknown list name, are refused at the
-//!   configuration's file:line with exit 2 (the latter with "did you mean").
+//!   configuration's file:line with exit 2 (the latter with "did you mean"), and so is a learned
+//!   model with reranker features without its `shortlist:`.
 
 mod common;
 
@@ -109,10 +110,11 @@ fn a_rerank_weight_needs_a_rerank_stage_and_unknown_lists_get_a_suggestion() {
 }
 
 /// The committed docir model trained with the `cross-encoder` and `colbert` features
-/// (`tune-learned-models.yaml`) is refused as `retriever: learned` at the configuration's line,
-/// with what to do, rather than replayed without its model columns.
+/// (`tune-learned-models.yaml`) is refused as `retriever: learned` without the shortlist those
+/// features were scored over (`shortlist:`), at the configuration's line, with what to write,
+/// rather than replayed over a guessed shortlist.
 #[test]
-fn a_model_with_model_features_is_refused_as_a_learned_configuration() {
+fn a_model_with_model_features_is_refused_without_its_shortlist() {
     let model = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../reports/docir/tune-learned-models.model.json")
         .canonicalize()
@@ -122,5 +124,9 @@ fn a_model_with_model_features_is_refused_as_a_learned_configuration() {
         model.display()
     ));
     assert!(e.contains("x.yaml:5:"), "{e}");
-    assert!(e.contains("is computed by `ranklab tune` only"), "{e}");
+    assert!(
+        e.contains("its model uses cross-encoder and colbert"),
+        "{e}"
+    );
+    assert!(e.contains("`shortlist: { width: 20, from: rrf }`"), "{e}");
 }

@@ -210,3 +210,172 @@ fn a_bad_model_file_is_refused_with_its_line() {
     );
     assert!(!dir.path().join("reports").exists());
 }
+
+/// (score, 1-based rank) of `id` among the first `width` lines of a reranked run (its shortlist,
+/// best first, each line's score the model's), else (the shortlist's minimum, width + 1).
+fn in_shortlist(list: &[(String, f32)], id: &str, width: usize) -> (f64, f64) {
+    let cut = &list[..list.len().min(width)];
+    match cut.iter().position(|(d, _)| d == id) {
+        Some(i) => (f64::from(cut[i].1), (i + 1) as f64),
+        None => (
+            cut.iter()
+                .map(|x| f64::from(x.1))
+                .fold(f64::INFINITY, f64::min),
+            (width + 1) as f64,
+        ),
+    }
+}
+
+/// A model using the `cross-encoder` and `colbert` features (the all-tasks model of
+/// `tasks/docir/tune-learned-models.yaml`) replays as `retriever: learned` with
+/// `shortlist: { width: 20, from: rrf }`. Oracle, besides the hand-walked trees above: the
+/// model-feature columns read from the committed runs of the two rerank stages over the top 20
+/// of RRF (`reports/docir/runs/fusion+L12@20.trec`, `fusion+colbert@20.trec`: their first 20
+/// lines per task are the shortlist, by the model's score; a document below gets the
+/// shortlist's minimum and rank 21, docs/tuning.md); and the replay's MRR against the committed
+/// tuning report's in-sample MRR (`reports/docir/tune-learned-models.json`, 0.9857).
+#[test]
+fn a_learned_model_with_reranker_features_replays_to_the_tunings_in_sample_value() {
+    let root = root();
+    let model: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("tasks/docir/models/lambdamart-models.model.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read(root.join("tasks/docir/models/lambdamart-models.model.json")).unwrap(),
+        std::fs::read(root.join("reports/docir/tune-learned-models.model.json")).unwrap(),
+        "tasks/docir/models/lambdamart-models.model.json is not the tuning's model"
+    );
+    let tail = [
+        "cross-encoder",
+        "cross-encoder.rank",
+        "colbert",
+        "colbert.rank",
+    ];
+    let features: Vec<&str> = model["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(features.len(), 16);
+    assert_eq!(&features[12..], tail);
+
+    let dir = tempfile::tempdir().unwrap();
+    let reports = replay_learned(&root, dir.path());
+    let replayed = read_run(&reports.join("docir/runs/lambdamart-models.trec"));
+    // The companions that scored the features are not reported.
+    assert!(!reports
+        .join("docir/runs/lambdamart-models~colbert.trec")
+        .exists());
+
+    let runs = root.join("reports/docir/runs");
+    let (bm25, dense) = (
+        read_run(&runs.join("bm25.trec")),
+        read_run(&runs.join("dense.trec")),
+    );
+    let ce = read_run(&runs.join("fusion+L12@20.trec"));
+    let colbert = read_run(&runs.join("fusion+colbert@20.trec"));
+    let corpus = Corpus::load(&root.join("corpora/docir")).unwrap();
+    let newest = corpus.docs.iter().filter_map(|d| d.updated_at).max();
+    let judged = read_qrels(&root.join("tasks/docir/suite.yaml"));
+    let mut rr_sum = 0.0;
+    assert_eq!(replayed.len(), 35);
+    for (task, got) in &replayed {
+        let (l, s) = (&bm25[task], &dense[task]);
+        let mut ids: Vec<&str> = l.iter().chain(s).map(|(d, _)| d.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut want: Vec<(String, f32)> = ids
+            .iter()
+            .map(|&id| {
+                let d = corpus.docs.iter().find(|d| d.id == id).unwrap();
+                let (bs, br) = in_list(l, id);
+                let (ds, dr) = in_list(s, id);
+                let (cs, cr) = in_shortlist(&ce[task], id, 20);
+                let (ms, mr) = in_shortlist(&colbert[task], id, 20);
+                let mut row = vec![bs, br, ds, dr];
+                row.extend(record_columns(d, newest));
+                row.extend([cs, cr, ms, mr]);
+                (id.to_string(), score(&model, &row) as f32)
+            })
+            .collect();
+        want.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+        assert_eq!(got, &want, "task {task}");
+        let first = got.iter().position(|(d, _)| judged[task].contains(d));
+        rr_sum += first.map_or(0.0, |i| 1.0 / (i + 1) as f64);
+    }
+    let tuning: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("reports/docir/tune-learned-models.json")).unwrap(),
+    )
+    .unwrap();
+    let in_sample = tuning["in_sample"]["MRR"].as_f64().unwrap();
+    assert!(
+        (rr_sum / 35.0 - in_sample).abs() < 1e-12,
+        "replayed MRR {} against the tuning's in-sample {in_sample}",
+        rr_sum / 35.0
+    );
+}
+
+/// Each task's relevant document ids, read from the suite file's `expected:` lists.
+fn read_qrels(suite: &Path) -> BTreeMap<String, Vec<String>> {
+    let v: Value = yaml_serde::from_str(&std::fs::read_to_string(suite).unwrap()).unwrap();
+    let mut out = BTreeMap::new();
+    for t in v["tasks"].as_array().unwrap() {
+        let ids = match &t["expected"] {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(a) => a.iter().map(|x| x.as_str().unwrap().to_string()).collect(),
+            other => panic!("expected: {other}"),
+        };
+        out.insert(t["id"].as_str().unwrap().to_string(), ids);
+    }
+    out
+}
+
+/// Replays `tasks/docir/experiments-learned.yaml` from the recorded model outputs into
+/// `dir/reports`; returns that folder.
+fn replay_learned(root: &Path, dir: &Path) -> PathBuf {
+    let reports = dir.join("reports");
+    common::copy_dir(
+        &root.join("reports/docir/runs/models"),
+        &reports.join("docir/runs/models"),
+    );
+    let o = common::ranklab(
+        root,
+        &[
+            "run",
+            "tasks/docir",
+            "-x",
+            "tasks/docir/experiments-learned.yaml",
+            "--from-recording",
+            "--reports",
+            reports.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    reports
+}
+
+/// The record's columns by hand (docs/tuning.md): lifecycle and history one-hot, the number of
+/// versions, and the age in days against the corpus's newest `updated_at`.
+fn record_columns(
+    d: &ranklab_engine::corpus::Document,
+    newest: Option<chrono::NaiveDate>,
+) -> [f64; 8] {
+    let one = |b: bool| if b { 1.0 } else { 0.0 };
+    let age = match (newest, d.updated_at) {
+        (Some(n), Some(u)) => (n - u).num_days() as f64,
+        _ => 0.0,
+    };
+    [
+        one(d.lifecycle == Lifecycle::Active),
+        one(d.lifecycle == Lifecycle::Superseded),
+        one(d.lifecycle == Lifecycle::Deprecated),
+        one(d.history == History::FirstClass),
+        one(d.history == History::Amendment),
+        one(d.history == History::EditorialOnly),
+        (d.lifecycle_log.len() + 1) as f64,
+        age,
+    ]
+}

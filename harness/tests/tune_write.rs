@@ -1,4 +1,5 @@
-//! `ranklab tune FILE --write` for a `rerank.interpolate` tuning and a learned tuning, on a
+//! `ranklab tune FILE --write` for a `rerank.interpolate` tuning, a weighted fusion that weighs
+//! its rerank stage and learned tunings (with and without reranker features), on a
 //! copy of docir (its experiments files and recorded model outputs):
 //!
 //! - when the out-of-fold gain over the shipped configuration is detectable, `--write` adds
@@ -10,7 +11,9 @@
 //! - when the gain is not detectable, `--write` says so, exits 2 and writes no experiments file
 //!   and no model beside the suite (the report is written).
 //!
-//! Detectable here: the interpolation against `fusion+smollm2@20` (MRR 0.2081 in
+//! Detectable here: the interpolation, the fusion weighing its rerank stage
+//! (`tune-fusion-rerank.yaml`) and the learned ranker with the reranker features
+//! (`tune-learned-models.yaml`) against `fusion+smollm2@20` (MRR 0.2081 in
 //! reports/docir/retrieval.md), and docir's LambdaMART against `fusion` (p 0.0057 in
 //! reports/docir/tune-learned-lambdamart.md); not detectable: the interpolation against
 //! `fusion` (p 0.41, tune-interpolate.md) and coordinate ascent against `fusion` (p 0.0594,
@@ -33,6 +36,7 @@ fn scratch(tuning: &str) -> tempfile::TempDir {
         "experiments.yaml",
         "experiments-interpolate.yaml",
         "experiments-fusion-weights.yaml",
+        "experiments-fusion-rerank.yaml",
     ];
     let bodies: Vec<(&str, String)> = files
         .iter()
@@ -148,4 +152,67 @@ fn write_adds_the_learned_model_beside_the_suite_only_when_detectable() {
         .replace("tune: learned-ca", "tune: x");
     let dir = scratch(&ca);
     assert_refused(dir.path());
+}
+
+/// The tuning file `tasks/docir/<file>` renamed `x` and compared with `shipped`.
+fn tuning(file: &str, shipped: &str) -> String {
+    let text = std::fs::read_to_string(repo().join("tasks/docir").join(file)).unwrap();
+    let body: Vec<String> = text
+        .lines()
+        .map(|l| match l.starts_with("tune:") {
+            true => "tune: x".to_string(),
+            false => l.to_string(),
+        })
+        .collect();
+    format!("{}\nshipped: {shipped}\n", body.join("\n"))
+}
+
+/// A weighted fusion that weighs its rerank stage (BM25, bge-small and the L-12 over RRF's top
+/// 20): the written configuration carries the rerank stage and the list its shortlist is cut
+/// from, and replays to the tuning's in-sample MRR with the weights chosen on all tasks.
+#[test]
+fn write_adds_a_fusion_that_weighs_its_rerank_stage() {
+    let dir = scratch(&tuning("tune-fusion-rerank.yaml", "fusion+smollm2@20"));
+    let (in_sample, replayed) = write_and_replay(dir.path(), "wsum+L12@20-tuned");
+    assert!(
+        (in_sample - replayed).abs() < 5e-5,
+        "{in_sample} vs {replayed}"
+    );
+    let text =
+        std::fs::read_to_string(dir.path().join("tasks/docir/experiments-tune-x.yaml")).unwrap();
+    let chosen = &json(&dir.path().join("reports/docir/tune-x.json"))["in_sample"]["chosen"];
+    let w = |l: &str| chosen[format!("fusion.weights.{l}")].as_f64().unwrap();
+    let line = format!(
+        "weights: {{ bm25: {}, dense: {}, rerank: {} }}, shortlist_from: rrf",
+        w("bm25"),
+        w("dense"),
+        w("rerank")
+    );
+    assert!(text.contains(&line), "{line} not in {text}");
+    assert!(
+        text.contains("rerank: { model: ms-marco-MiniLM-L-12-v2, shortlist: 20 }"),
+        "{text}"
+    );
+    // The report no longer sends the reader to copy the weights by hand.
+    let md = std::fs::read_to_string(dir.path().join("reports/docir/tune-x.md")).unwrap();
+    assert!(md.contains("`--write` adds it."), "{md}");
+}
+
+/// A learned model with the cross-encoder and ColBERT features: the written `retriever:
+/// learned` configuration names the shortlist they were scored over and replays to the
+/// tuning's in-sample MRR.
+#[test]
+fn write_adds_a_learned_model_with_reranker_features() {
+    let dir = scratch(&tuning("tune-learned-models.yaml", "fusion+smollm2@20"));
+    let (in_sample, replayed) = write_and_replay(dir.path(), "wsum+L12@20-learned");
+    assert!(
+        (in_sample - replayed).abs() < 5e-5,
+        "{in_sample} vs {replayed}"
+    );
+    let text =
+        std::fs::read_to_string(dir.path().join("tasks/docir/experiments-tune-x.yaml")).unwrap();
+    assert!(
+        text.contains("shortlist: { width: 20, from: rrf }"),
+        "{text}"
+    );
 }

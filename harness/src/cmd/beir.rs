@@ -47,6 +47,13 @@ pub(crate) struct BeirArgs {
         default_value = "bm25,dense,fusion,bm25+ce,bm25+ce@20,bm25+colbert,bm25+colbert@20"
     )]
     pub configs: Vec<String>,
+    /// Replay the configurations of this experiments file instead of --configs, as written
+    /// (their own depth, BM25 and models; --configs, --depth, --k1, --b and --analyzer do not
+    /// apply): e.g. what `ranklab tune FILE --write` wrote beside a tuning file over the
+    /// collection (bench/scifact-tune/experiments-tune-<name>.yaml). The report is named after
+    /// its `experiment:` (<REPORTS>/<name>/<experiment>.md).
+    #[arg(long, short = 'x', value_name = "FILE")]
+    pub experiments: Option<PathBuf>,
     /// The qrels split (qrels/<split>.tsv).
     #[arg(long, default_value = "test")]
     pub split: String,
@@ -198,7 +205,9 @@ impl Plan {
                 coll.unknown_queries.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
             );
         }
-        let experiments = Experiments {
+        let experiments = match &args.experiments {
+            Some(path) => from_file(args, path)?,
+            None => Experiments {
             experiment: coll.name.clone(),
             baseline: Some(configurations[0].name.clone()),
             description: Some(format!(
@@ -217,6 +226,7 @@ impl Plan {
             configurations,
             distractors: None,
             path: args.dir.clone(),
+        },
         };
         Ok(Plan {
             collection: coll,
@@ -298,6 +308,21 @@ fn published_notes(collection: &str, configs: &[String]) -> String {
         .filter_map(|c| published(collection, c))
         .map(|n| format!(" Published: {n}"))
         .collect()
+}
+
+/// The experiments file of `--experiments`, read and checked as `ranklab run` reads one; the
+/// flags that shape `--configs`' configurations are refused beside it.
+fn from_file(args: &BeirArgs, path: &std::path::Path) -> Result<Experiments> {
+    if args.k1.is_some() || args.b.is_some() || args.analyzer.is_some() {
+        bail!("--experiments {}: its configurations run as written; remove --k1, --b and --analyzer (set `bm25:` in the file instead)", path.display());
+    }
+    if args.corpus_sizes.is_some() {
+        bail!(
+            "--experiments {}: --corpus-sizes runs --configs; remove one of them",
+            path.display()
+        );
+    }
+    Experiments::load(path)
 }
 
 /// The configurations `--configs` names, each once, with the BM25 parameters, analyzer and

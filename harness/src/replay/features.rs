@@ -20,9 +20,9 @@
 //! `colbert` the list is the configuration's rerank shortlist (its `shortlist` documents, cut
 //! from the list its rerank stage reads, `shortlist_from` for a fusion weighing `rerank`),
 //! scored by that model through the score cache or the recordings: a document outside the
-//! shortlist gets the minimum score over the shortlist and rank `shortlist + 1`. These two are
-//! computed by `ranklab tune` only: a model file using them is not replayable as
-//! `retriever: learned` yet (the suite refuses it when the experiments file is read).
+//! shortlist gets the minimum score over the shortlist and rank `shortlist + 1`. The replay of
+//! `retriever: learned` computes them from the same replays (`replay/learned_models.rs`), over
+//! the configuration's `shortlist: { width, from }`.
 
 use std::collections::BTreeMap;
 

@@ -163,6 +163,10 @@ impl TaskLists<'_, '_> {
     /// by its model on the features `ranklab tune` trained it on ([`features::task_rows`]).
     fn learned(&mut self, c: &Configuration) -> Result<Vec<Hit>> {
         let model = c.learned.as_ref().expect("read with the experiments file");
+        if !crate::suite::learned::model_features(model).is_empty() {
+            // Ranked after the rerank stages, over its companions' runs (`learned_models`).
+            return Ok(Vec::new());
+        }
         let part = |retriever| Configuration {
             retriever,
             ..c.clone()

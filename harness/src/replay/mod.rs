@@ -12,6 +12,7 @@ pub(crate) mod features;
 mod first_stage;
 pub(crate) mod fused;
 pub mod interpolated;
+mod learned_models;
 mod models;
 mod output;
 mod prefetch;

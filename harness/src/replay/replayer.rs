@@ -72,6 +72,14 @@ impl<'c> Replayer<'c> {
         experiments: &[&Experiments],
         remote: Option<std::sync::Arc<dyn Remote>>,
     ) -> Result<Self> {
+        // A learned model's model features are scored by companion rerank stages.
+        let expanded: Vec<Experiments> = experiments
+            .iter()
+            .filter_map(|e| super::learned_models::with_companions(e))
+            .collect();
+        let mut all: Vec<&Experiments> = experiments.to_vec();
+        all.extend(expanded.iter());
+        let experiments = all.as_slice();
         let configs = || experiments.iter().flat_map(|e| e.configurations.iter());
         let mut analyzers: BTreeSet<Analyzer> = configs().filter_map(|c| c.analyzer()).collect();
         // A reranked external list is scored on each document's best English BM25 section.

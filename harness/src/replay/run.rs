@@ -92,6 +92,10 @@ pub fn replay_with(
     ex: &Experiments,
     opts: &ReplayOptions,
 ) -> Result<Replay> {
+    // A learned model with model features: its companions replayed beside it (dropped below).
+    let own = ex.configurations.len();
+    let with = super::learned_models::with_companions(ex);
+    let ex = with.as_ref().unwrap_or(ex);
     let weights = weights_of(ex, opts)?;
     let max_depth = ex
         .configurations
@@ -145,6 +149,8 @@ pub fn replay_with(
     )?;
     // 3b. A weighted fusion that weighs its rerank stage's scores: fused after the rerank.
     super::fused::fuse_rerank_lists(engine, suite, &mut runs)?;
+    // 3c. A learned model with model features: ranked over its companions' runs.
+    super::learned_models::rank_with_models(engine.corpus, &mut runs, own)?;
     let mut models = models_used(engine, ex);
     for (_, t) in &tuned {
         let s = &t.summary;

@@ -26,7 +26,14 @@ pub fn retriever_name(c: &Configuration) -> String {
         Retriever::Bm25 => "bm25".to_string(),
         Retriever::Dense => "dense".to_string(),
         Retriever::Fusion => "fusion".to_string(),
-        Retriever::Learned => "learned".to_string(),
+        Retriever::Learned => match &c.shortlist {
+            Some(s) => format!(
+                "learned (reranker features over the top {} of {})",
+                s.width,
+                s.from.name()
+            ),
+            None => "learned".to_string(),
+        },
         Retriever::External => match &c.engine {
             Some(e) if e.http.is_some() => "external (http)".to_string(),
             Some(_) => "external (command)".to_string(),

@@ -65,6 +65,7 @@ pub fn configuration(name: &str) -> Result<Configuration> {
         wiring: Wiring::None,
         practice: None,
         model: None,
+        shortlist: None,
         learned: None,
     };
     Ok(match name {

@@ -52,6 +52,10 @@ pub struct Configuration {
     /// experiments file.
     #[serde(default)]
     pub model: Option<PathBuf>,
+    /// The shortlist a learned model's `cross-encoder` and `colbert` features are scored over
+    /// (`retriever: learned` only; required when its model names them).
+    #[serde(default)]
+    pub shortlist: Option<super::learned::FeatureShortlist>,
     /// That model, read when the experiments file is read.
     #[serde(skip)]
     pub learned: Option<std::sync::Arc<ranklab_engine::learn::Model>>,
@@ -148,6 +152,18 @@ pub(super) fn check_configuration(c: &Configuration, at: &str, path: &Path) -> R
     }
     if c.retriever == Retriever::Learned && (c.fusion.is_some() || c.rrf_k.is_some()) {
         bail!("{at}: `retriever: learned` ranks by its model; remove `fusion:` and `rrf_k:`");
+    }
+    if let Some(s) = &c.shortlist {
+        if c.retriever != Retriever::Learned {
+            bail!("{at}: `shortlist:` names the shortlist of a learned model's cross-encoder and colbert features; it needs `retriever: learned` (a rerank stage's width is `rerank: {{ shortlist: N }}`)");
+        }
+        if s.width == 0 || s.width > c.depth() {
+            bail!(
+                "{at}: shortlist width {} must be between 1 and the depth {}",
+                s.width,
+                c.depth()
+            );
+        }
     }
     match (&c.engine, c.retriever) {
         (None, Retriever::External) => bail!(

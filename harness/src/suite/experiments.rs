@@ -101,7 +101,9 @@ impl Experiments {
         for c in &mut ex.configurations {
             if let Some(m) = &c.model {
                 let at = format!("{}:{}", path.display(), lines.of("name", &c.name));
-                c.learned = Some(super::learned::load_model(m, &at, path)?);
+                let model = super::learned::load_model(m, &at, path)?;
+                super::learned::check_shortlist(&model, c.shortlist.as_ref(), &at)?;
+                c.learned = Some(model);
             }
         }
         Ok(ex)

@@ -1,11 +1,13 @@
 //! `retriever: learned, model: FILE`: the model file a learned configuration ranks with, read
-//! and checked when the experiments file is read (docs/formats.md, "A learned model file").
+//! and checked when the experiments file is read (docs/formats.md, "A learned model file"),
+//! and the shortlist its `cross-encoder` and `colbert` features are scored over.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Result};
 use ranklab_engine::learn::{tree::Node, Model, Scorer, FORMAT};
+use serde::Deserialize;
 
 /// Every feature column a model file may name (`ranklab tune` writes them; the replay computes
 /// them in `crate::replay::features`, whose test checks this list against its own).
@@ -23,6 +25,52 @@ pub const KNOWN_COLUMNS: [&str; 12] = [
     "history.versions",
     "age",
 ];
+
+/// The columns of the model features (a model's score over a shortlist, and its rank), by
+/// feature name: replayed when the configuration names the shortlist (`shortlist:`).
+pub const MODEL_COLUMNS: [(&str, [&str; 2]); 2] = [
+    ("cross-encoder", ["cross-encoder", "cross-encoder.rank"]),
+    ("colbert", ["colbert", "colbert.rank"]),
+];
+
+/// `shortlist: { width: N, from: rrf | bm25 | dense }` of a learned configuration: the
+/// shortlist its model's `cross-encoder` and `colbert` features are scored over (the top
+/// `width` of the list `from`, at the configuration's depth), as the tuning that trained it
+/// scored them (`ranklab tune --write` writes it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeatureShortlist {
+    /// Documents scored per task.
+    pub width: usize,
+    /// The list they are cut from (default `rrf`, with the RRF constant 60).
+    #[serde(default)]
+    pub from: super::fusion::ShortlistFrom,
+}
+
+/// The model features (`cross-encoder`, `colbert`) whose columns `m` names, in
+/// [`MODEL_COLUMNS`] order.
+pub fn model_features(m: &Model) -> Vec<&'static str> {
+    MODEL_COLUMNS
+        .iter()
+        .filter(|(_, cols)| cols.iter().any(|c| m.features.iter().any(|f| f == c)))
+        .map(|(n, _)| *n)
+        .collect()
+}
+
+/// Checks that a learned configuration names a shortlist exactly when its model needs one;
+/// `at` is the configuration's file:line.
+pub(super) fn check_shortlist(
+    m: &Model,
+    shortlist: Option<&FeatureShortlist>,
+    at: &str,
+) -> Result<()> {
+    let names = model_features(m);
+    match (names.is_empty(), shortlist) {
+        (false, None) => bail!("{at}: its model uses {} (a model's score over a rerank shortlist); name that shortlist as the tuning scored it, e.g. `shortlist: {{ width: 20, from: rrf }}` (from: rrf | bm25 | dense; `ranklab tune --write` writes it)", names.join(" and ")),
+        (true, Some(_)) => bail!("{at}: `shortlist:` is for a model with cross-encoder or colbert features, and this model has none; remove it"),
+        _ => Ok(()),
+    }
+}
 
 /// Reads and checks the model file `model` of a configuration (relative to the experiments
 /// file `path`); `at` is the configuration's file:line.
@@ -52,14 +100,10 @@ fn check(m: &Model) -> std::result::Result<(), String> {
     if n == 0 {
         return Err("it names no feature".into());
     }
-    if let Some(f) = m
-        .features
-        .iter()
-        .find(|f| !KNOWN_COLUMNS.contains(&f.as_str()))
-    {
-        if ["cross-encoder", "colbert"].contains(&f.trim_end_matches(".rank")) {
-            return Err(format!("feature {f:?} (a model's score over a rerank shortlist) is computed by `ranklab tune` only; a model using it is not replayable as `retriever: learned` yet, train one without it"));
-        }
+    let known = |f: &str| {
+        KNOWN_COLUMNS.contains(&f) || MODEL_COLUMNS.iter().any(|(_, cols)| cols.contains(&f))
+    };
+    if let Some(f) = m.features.iter().find(|f| !known(f)) {
         return Err(format!("unknown feature {f:?}"));
     }
     let norm = &m.normalization;
@@ -100,5 +144,51 @@ fn check(m: &Model) -> std::result::Result<(), String> {
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ranklab_engine::learn::{Normalization, Target};
+
+    fn model(features: &[&str]) -> Model {
+        Model {
+            format: FORMAT.to_string(),
+            features: features.iter().map(|f| f.to_string()).collect(),
+            target: Target::Mrr(5),
+            normalization: Normalization {
+                mean: vec![0.0; features.len()],
+                scale: vec![1.0; features.len()],
+            },
+            scorer: Scorer::CoordinateAscent {
+                weights: vec![1.0; features.len()],
+            },
+        }
+    }
+
+    /// A model with a reranker feature needs the shortlist it was scored over, and only such a
+    /// model takes one: the message names the configuration's line and what to write.
+    #[test]
+    fn a_shortlist_is_required_exactly_for_reranker_features() {
+        let with = model(&["bm25", "colbert", "colbert.rank"]);
+        let without = model(&["bm25", "bm25.rank"]);
+        let s = FeatureShortlist {
+            width: 20,
+            from: super::super::fusion::ShortlistFrom::Rrf,
+        };
+        assert_eq!(model_features(&with), ["colbert"]);
+        assert!(check(&with).is_ok());
+        let e = check_shortlist(&with, None, "x.yaml:7")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("x.yaml:7: its model uses colbert"), "{e}");
+        assert!(e.contains("shortlist: { width: 20, from: rrf }"), "{e}");
+        assert!(check_shortlist(&with, Some(&s), "x").is_ok());
+        let e = check_shortlist(&without, Some(&s), "x.yaml:9")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("remove it"), "{e}");
+        assert!(check_shortlist(&without, None, "x").is_ok());
     }
 }

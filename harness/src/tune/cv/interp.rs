@@ -175,7 +175,7 @@ pub(super) fn tune(
         models: Vec::new(),
     };
     let as_written = describe(&stage, how);
-    let md = render::markdown(&outcome, &as_written, true);
+    let md = render::markdown(&outcome, &as_written);
     write_reports(
         req,
         &outcome,

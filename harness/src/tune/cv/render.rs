@@ -3,6 +3,8 @@
 
 use std::fmt::Write as _;
 
+use anyhow::{bail, Result};
+
 use serde_json::{json, Map, Value as Json};
 
 use super::file::{Param, Value};
@@ -72,7 +74,11 @@ pub(crate) fn tuned_spec(o: &Outcome, spec: &FusionSpec) -> FusionSpec {
 
 /// A weighted-fusion configuration `c` named `name` with `spec`, as an experiments file's
 /// list item (defaults filled in).
-pub(crate) fn configuration_yaml(c: &Configuration, name: &str, spec: &FusionSpec) -> String {
+pub(crate) fn configuration_yaml(
+    c: &Configuration,
+    name: &str,
+    spec: &FusionSpec,
+) -> Result<String> {
     let p = c.bm25();
     let w: Vec<String> = LISTS
         .iter()
@@ -80,8 +86,20 @@ pub(crate) fn configuration_yaml(c: &Configuration, name: &str, spec: &FusionSpe
         .take(spec.list_count())
         .map(|(l, x)| format!("{l}: {x}"))
         .collect();
-    format!(
-        "  - name: {name}\n    retriever: fusion\n    embedder: {}\n    bm25: {{ k1: {}, b: {}, analyzer: {} }}\n    depth: {}\n    fusion: {{ method: weighted, normalize: {}, weights: {{ {} }} }}\n",
+    let (rerank, from) = match rerank_yaml(c, spec)? {
+        Some(r) => (
+            r,
+            format!(", shortlist_from: {}", spec.shortlist_from().name()),
+        ),
+        None => (String::new(), String::new()),
+    };
+    // The RRF constant matters only to a shortlist cut from RRF.
+    let rrf = match (rerank.is_empty(), spec.shortlist_from()) {
+        (false, crate::suite::fusion::ShortlistFrom::Rrf) => format!("    rrf_k: {}\n", c.rrf().k),
+        _ => String::new(),
+    };
+    Ok(format!(
+        "  - name: {name}\n    retriever: fusion\n    embedder: {}\n    bm25: {{ k1: {}, b: {}, analyzer: {} }}\n{rrf}    depth: {}\n{rerank}    fusion: {{ method: weighted, normalize: {}, weights: {{ {} }}{from} }}\n",
         c.embedder().unwrap_or_default(),
         p.k1,
         p.b,
@@ -89,16 +107,38 @@ pub(crate) fn configuration_yaml(c: &Configuration, name: &str, spec: &FusionSpe
         c.depth(),
         spec.normalize().name(),
         w.join(", ")
-    )
+    ))
+}
+
+/// The `rerank:` line of a fusion that weighs its rerank stage (`None` when it does not): the
+/// stage's model, shortlist and batch. A stage `--write` cannot write as one line (an LLM or
+/// an endpoint, a prompt, fine-tuning) is refused with what to do.
+fn rerank_yaml(c: &Configuration, spec: &FusionSpec) -> Result<Option<String>> {
+    if !spec.names_rerank() {
+        return Ok(None);
+    }
+    let Some(r) = &c.rerank else {
+        bail!(
+            "--write: configuration {:?} weighs `rerank` without a rerank stage",
+            c.name
+        );
+    };
+    if r.scorer != crate::suite::Scorer::Model || r.prompt.is_some() || r.finetune.is_some() {
+        bail!("--write writes a rerank stage of a cross-encoder or ColBERT model (`rerank: {{ model, shortlist }}`); {:?}'s is an LLM, an endpoint or fine-tuned: the report is written, copy the chosen weights into the configuration by hand", c.name);
+    }
+    let batch = r.batch.map_or(String::new(), |b| format!(", batch: {b}"));
+    Ok(Some(format!(
+        "    rerank: {{ model: {}, shortlist: {}{batch} }}\n",
+        r.model, r.shortlist
+    )))
 }
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
-/// The Markdown report; `writable` is false where `--write` cannot write the tuned configuration
-/// (a fusion that weighs its rerank stage), and the verdict says so instead of promising it.
-pub(crate) fn markdown(o: &Outcome, as_written: &str, writable: bool) -> String {
+/// The Markdown report.
+pub(crate) fn markdown(o: &Outcome, as_written: &str) -> String {
     let f = &o.plan.file;
     let m = &f.measure;
     let p = &o.paired;
@@ -187,8 +227,7 @@ pub(crate) fn markdown(o: &Outcome, as_written: &str, writable: bool) -> String 
         },
         match (detectable, p.delta > 0.0) {
             (true, true) if f.learn.is_some() => format!("The learned ranker is detectably better out of fold (the model trained on all tasks: `tune-{}.model.json`).", f.tune),
-            (true, true) if writable => "The tuned configuration is detectably better out of fold: `--write` adds it.".to_string(),
-            (true, true) => "The tuned configuration is detectably better out of fold; `--write` does not yet write a fusion that weighs its rerank stage: copy the chosen weights into the configuration by hand.".to_string(),
+            (true, true) => "The tuned configuration is detectably better out of fold: `--write` adds it.".to_string(),
             (true, false) => format!("Tuning is detectably worse out of fold: keep `{}`.", o.shipped.0),
             _ => format!("No detectable out-of-fold difference: keep `{}`; `--write` writes nothing.", o.shipped.0),
         }

@@ -286,7 +286,7 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
         power,
         models: learned.as_ref().map(|x| x.keys.clone()).unwrap_or_default(),
     };
-    let md = render::markdown(&outcome, &spec.describe(), !spec.names_rerank());
+    let md = render::markdown(&outcome, &spec.describe());
     let model = learned.as_ref().map(|x| x.all.to_json());
     write_outputs(
         req,
@@ -502,9 +502,6 @@ fn write_outputs(
         crate::report::atomic::write(&p, m.as_bytes())?;
         eprintln!("wrote {}", p.display());
     }
-    if req.write && spec.names_rerank() {
-        bail!("--write: writing a fusion that weighs its rerank stage into an experiments file is not built yet; the report is written, copy the chosen weights into the configuration by hand");
-    }
     if req.write {
         super::write::check_detectable(o)?;
         let path = match model {
@@ -552,8 +549,8 @@ fn write_tuned(
         t = o.plan.file.tune,
         provenance = super::write::provenance(o, "the weights chosen"),
         name = c.name,
-        written = render::configuration_yaml(c, &c.name, spec),
-        tuned_c = render::configuration_yaml(c, &format!("{}-tuned", c.name), &tuned),
+        written = render::configuration_yaml(c, &c.name, spec)?,
+        tuned_c = render::configuration_yaml(c, &format!("{}-tuned", c.name), &tuned)?,
     );
     crate::report::atomic::write(&path, text.as_bytes())?;
     Ok(path)

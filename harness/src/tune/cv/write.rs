@@ -128,8 +128,9 @@ pub(crate) fn learned(
         .with_context(|| format!("creating {}", dir.join("models").display()))?;
     crate::report::atomic::write(&dir.join(&model), model_json.as_bytes())?;
     let p = c.bm25();
+    let shortlist = feature_shortlist(c, spec, model_json)?;
     let learned = format!(
-        "  - name: {}-learned\n    retriever: learned\n    model: {model}\n    embedder: {}\n    bm25: {{ k1: {}, b: {}, analyzer: {} }}\n    depth: {}\n",
+        "  - name: {}-learned\n    retriever: learned\n    model: {model}\n    embedder: {}\n    bm25: {{ k1: {}, b: {}, analyzer: {} }}\n    depth: {}\n{shortlist}",
         c.name,
         c.embedder().unwrap_or_default(),
         p.k1,
@@ -137,7 +138,7 @@ pub(crate) fn learned(
         p.analyzer.name(),
         c.depth(),
     );
-    let items = super::render::configuration_yaml(c, &c.name, spec) + &learned;
+    let items = super::render::configuration_yaml(c, &c.name, spec)? + &learned;
     let key = o.models.last().map_or("", |k| &k[..12.min(k.len())]);
     write_file(
         o,
@@ -146,4 +147,28 @@ pub(crate) fn learned(
         &c.name,
         &items,
     )
+}
+
+/// The `shortlist:` line of a learned configuration whose model uses the `cross-encoder` or
+/// `colbert` features (empty otherwise): the shortlist the tuning scored them over, `c`'s rerank
+/// width cut from its fusion's `shortlist_from` (`tune::cv::learned::model_parts`). An RRF
+/// shortlist with a constant other than 60 cannot be written (a learned configuration has no
+/// `rrf_k:`) and is refused.
+fn feature_shortlist(c: &Configuration, spec: &FusionSpec, model_json: &str) -> Result<String> {
+    let m: ranklab_engine::learn::Model = serde_json::from_str(model_json)?;
+    if crate::suite::learned::model_features(&m).is_empty() {
+        return Ok(String::new());
+    }
+    let (Some(r), true) = (&c.rerank, spec.names_rerank()) else {
+        bail!("--write: the model's reranker features need the shortlist of a fusion that weighs `rerank`, and {:?} has none", c.name);
+    };
+    let from = spec.shortlist_from();
+    if from == crate::suite::fusion::ShortlistFrom::Rrf && c.rrf().k != 60.0 {
+        bail!("--write: {:?} cuts its shortlist from RRF with k {}, and a learned configuration's shortlist uses k 60; the report and the model are written, set rrf_k to 60 to write it", c.name, c.rrf().k);
+    }
+    Ok(format!(
+        "    shortlist: {{ width: {}, from: {} }}\n",
+        r.shortlist,
+        from.name()
+    ))
 }
