@@ -1,7 +1,8 @@
 //! A store of computed statistics that outlives the process, for the costly ones: the bootstrap
 //! interval ([`super::mean_interval`]), the sign-flip test's p ([`super::sign_flip_test`]) and
 //! the power analysis's searches ([`super::power::min_detectable_effect_size`],
-//! [`super::power::tasks_needed`]).
+//! [`super::power::tasks_needed`]) and the agreement intervals ([`super::agreement`]'s
+//! `kappa_interval`, `tau_interval`).
 //!
 //! The evaluator keeps no files: a program that wants its statistics remembered between runs
 //! installs a [`Store`] ([`install`]); the ranklab binary installs one on disk
@@ -70,6 +71,26 @@ pub(crate) fn remembered(
     let v = compute();
     store.put(&k, v);
     v
+}
+
+/// [`remembered`] for a statistic that may have no value: only a value is stored, and a
+/// statistic without one is computed again each time.
+pub(crate) fn remembered_some(
+    name: &str,
+    head: &[u64],
+    sorted: &[f64],
+    compute: impl FnOnce() -> Option<[u64; 2]>,
+) -> Option<[u64; 2]> {
+    let Some(store) = installed() else {
+        return compute();
+    };
+    let k = key(name, head, sorted);
+    if let Some(v) = store.get(&k) {
+        return Some(v);
+    }
+    let v = compute()?;
+    store.put(&k, v);
+    Some(v)
 }
 
 #[cfg(test)]
