@@ -94,6 +94,7 @@ pub fn main() -> ExitCode {
         }
     };
     crate::external::command::watch_signals();
+    crate::stats_cache::install();
     let outcome: anyhow::Result<Exit> = match cli.command {
         Command::Eval(a) => cmd::eval::run(a),
         Command::Run(a) => cmd::run::run(a),
@@ -111,6 +112,7 @@ pub fn main() -> ExitCode {
         Command::Work(a) => cmd::work::run(a),
         Command::Help { topic } => help(topic.as_deref()),
     };
+    crate::stats_cache::save();
     // A signal came while the command ran: the watcher ends the process as the signal does
     // (within its 30 s wait for the writes under way); exiting here would report success.
     let waited = std::time::Instant::now();

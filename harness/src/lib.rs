@@ -25,6 +25,7 @@
 //! - `cluster`: model work on a Ray cluster (`--cluster ray://HOST:PORT`).
 //! - [`stats`]: paired statistics (randomization test, bootstrap CI, win/tie/loss, Holm).
 //! - [`root`]: the suite repository's root (nearest `ranklab.toml` or `tasks/`).
+//! - [`stats_cache`]: bootstrap intervals, sign-flip p-values and power searches kept between runs.
 //! - `progress`: indicatif bars on a terminal; otherwise a plain line every 15 s.
 //! - `help_formats`: `ranklab help formats`, docs/formats.md built into the binary.
 
@@ -49,6 +50,7 @@ pub(crate) mod progress;
 pub mod replay;
 pub mod report;
 pub mod root;
+pub mod stats_cache;
 pub mod suite;
 pub mod suite_run;
 pub(crate) mod tune;

@@ -324,6 +324,7 @@ const LAYERS: [(&str, &[&str]); 9] = [
             "engine_spec",
             "finetune",
             "cluster",
+            "stats_cache",
         ],
     ),
     ("suites", &["suite"]),

@@ -108,6 +108,28 @@ pub fn kappa_interval(pairs: &[GradePair], w: Weighting, opts: &Options) -> Opti
     }
     let mut sorted = pairs.to_vec();
     sorted.sort();
+    let head = [
+        opts.seed,
+        opts.resamples as u64,
+        opts.confidence.to_bits(),
+        u64::from(w == Weighting::Quadratic),
+    ];
+    let grades: Vec<f64> = sorted
+        .iter()
+        .map(|p| f64::from(p.human) * 16.0 + f64::from(p.llm))
+        .collect();
+    let bits = super::memo::remembered_some("kappa-interval/1", &head, &grades, || {
+        kappa_resampled(&sorted, w, opts).map(|i| [i.lo.to_bits(), i.hi.to_bits()])
+    })?;
+    Some(Interval {
+        lo: f64::from_bits(bits[0]),
+        hi: f64::from_bits(bits[1]),
+    })
+}
+
+/// [`kappa_interval`] of the sorted, non-empty `sorted`, resampled.
+fn kappa_resampled(sorted: &[GradePair], w: Weighting, opts: &Options) -> Option<Interval> {
+    let n = sorted.len();
     let mut src = Source::new(opts.seed, Stream::Agreement);
     let mut values = Vec::with_capacity(opts.resamples);
     for _ in 0..opts.resamples {
@@ -288,6 +310,25 @@ pub fn tau_interval(a: &[Vec<f64>], b: &[Vec<f64>], opts: &Options) -> Option<In
     if tasks == 0 {
         return None;
     }
+    let head = [
+        opts.seed,
+        opts.resamples as u64,
+        opts.confidence.to_bits(),
+        a.len() as u64,
+        tasks as u64,
+    ];
+    let values: Vec<f64> = a.iter().chain(b).flatten().copied().collect();
+    let bits = super::memo::remembered_some("tau-interval/1", &head, &values, || {
+        tau_resampled(a, b, tasks, opts).map(|i| [i.lo.to_bits(), i.hi.to_bits()])
+    })?;
+    Some(Interval {
+        lo: f64::from_bits(bits[0]),
+        hi: f64::from_bits(bits[1]),
+    })
+}
+
+/// [`tau_interval`] of `tasks` > 0 tasks, resampled.
+fn tau_resampled(a: &[Vec<f64>], b: &[Vec<f64>], tasks: usize, opts: &Options) -> Option<Interval> {
     let mut src = Source::new(opts.seed, Stream::Agreement);
     let mut values = Vec::with_capacity(opts.resamples);
     let mut idx = vec![0usize; tasks];

@@ -43,8 +43,22 @@ pub fn mean_interval(values: &[f64], opts: &Options) -> Interval {
         let m = super::mean(&values);
         return Interval { lo: m, hi: m };
     }
+    let head = [opts.seed, opts.resamples as u64, opts.confidence.to_bits()];
+    let [lo, hi] = super::memo::remembered("bootstrap/1", &head, &values, || {
+        let i = resampled_interval(&values, opts);
+        [i.lo.to_bits(), i.hi.to_bits()]
+    });
+    Interval {
+        lo: f64::from_bits(lo),
+        hi: f64::from_bits(hi),
+    }
+}
+
+/// The bootstrap interval of the mean of the sorted, not all equal `values`, computed.
+fn resampled_interval(values: &[f64], opts: &Options) -> Interval {
+    let n = values.len();
     let mut means = match draws::bootstrap_indices(opts.seed, n, opts.resamples) {
-        Some(idx) => resample_means(&values, &idx),
+        Some(idx) => resample_means(values, &idx),
         None => {
             let mut src = Source::new(opts.seed, Stream::Bootstrap);
             let mut means = Vec::with_capacity(opts.resamples);

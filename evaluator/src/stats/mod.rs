@@ -12,6 +12,8 @@
 //! - [`holm`]: Holm's step-down correction across the configurations compared with one
 //!   baseline, reported beside the raw p-value;
 //! - [`reading`]: the one sentence an ADR quotes.
+//! - [`memo`]: where a program may keep computed intervals and p-values between runs (a
+//!   content-addressed [`memo::Store`]; none unless installed, so the same bits either way).
 //!
 //! Guarantees: the same values and [`Options`] give bit-identical results on every run and every
 //! platform (our own bounded sampling on a ChaCha8 stream, no `HashMap` order). Each comparison
@@ -29,6 +31,7 @@ pub mod agreement;
 pub mod bootstrap;
 mod draws;
 pub mod holm;
+pub mod memo;
 pub mod permutation;
 pub mod power;
 pub mod reading;

@@ -83,6 +83,26 @@ pub fn sign_flip_test(d: &[f64], opts: &Options) -> SignFlip {
     let mut v: Vec<f64> = d.iter().copied().filter(|&x| x != 0.0).collect();
     v.sort_by(f64::total_cmp);
     let n = v.len();
+    let head = [opts.seed, opts.permutations as u64, opts.exact_max as u64];
+    let [p, _] =
+        super::memo::remembered("signflip/1", &head, &v, || [tested(&v, opts).to_bits(), 0]);
+    SignFlip {
+        p: f64::from_bits(p),
+        method: if n <= opts.exact_max {
+            Method::Exact { nonzero: n }
+        } else {
+            Method::Sampled {
+                permutations: opts.permutations,
+                seed: opts.seed,
+            }
+        },
+        nonzero: n,
+    }
+}
+
+/// The p of [`sign_flip_test`] on the sorted non-zero differences `v`, computed.
+fn tested(v: &[f64], opts: &Options) -> f64 {
+    let n = v.len();
     let observed: f64 = v.iter().sum::<f64>().abs();
     let slack = 1e-9 * v.iter().map(|x| x.abs()).sum::<f64>();
     let threshold = observed - slack;
@@ -94,25 +114,14 @@ pub fn sign_flip_test(d: &[f64], opts: &Options) -> SignFlip {
             hits += rs.iter().filter(|&&r| (l + r).abs() >= threshold).count() as u64;
         }
         let total = (ls.len() * rs.len()) as f64;
-        SignFlip {
-            p: hits as f64 / total,
-            method: Method::Exact { nonzero: n },
-            nonzero: n,
-        }
+        hits as f64 / total
     } else {
         let words = n.div_ceil(64);
         let hits = match draws::sign_words(opts.seed, words, opts.permutations) {
-            Some(w) => count_hits(&v, &w, threshold),
-            None => stream_hits(&v, opts, threshold),
+            Some(w) => count_hits(v, &w, threshold),
+            None => stream_hits(v, opts, threshold),
         };
-        SignFlip {
-            p: (hits + 1) as f64 / (opts.permutations + 1) as f64,
-            method: Method::Sampled {
-                permutations: opts.permutations,
-                seed: opts.seed,
-            },
-            nonzero: n,
-        }
+        (hits + 1) as f64 / (opts.permutations + 1) as f64
     }
 }
 

@@ -234,7 +234,11 @@ pub fn min_detectable_effect_size(n: usize, alpha: f64, target: f64) -> f64 {
     if let Some(&d) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return d;
     }
-    let d = mde_search(n, alpha, target);
+    let head = [n as u64, alpha.to_bits(), target.to_bits()];
+    let [bits, _] = super::memo::remembered("mde/1", &head, &[], || {
+        [mde_search(n, alpha, target).to_bits(), 0]
+    });
+    let d = f64::from_bits(bits);
     memo.lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(key, d);
@@ -278,6 +282,18 @@ pub fn tasks_needed(d: f64, alpha: f64, target: f64) -> Option<usize> {
     if d.is_nan() || d <= 0.0 || !d.is_finite() {
         return None;
     }
+    let head = [d.to_bits(), alpha.to_bits(), target.to_bits()];
+    let [found, n] = super::memo::remembered("tasks-needed/1", &head, &[], || {
+        match tasks_search(d, alpha, target) {
+            Some(n) => [1, n as u64],
+            None => [0, 0],
+        }
+    });
+    (found == 1).then_some(n as usize)
+}
+
+/// [`tasks_needed`] of a positive, finite `d`, searched.
+fn tasks_search(d: f64, alpha: f64, target: f64) -> Option<usize> {
     let ok = |n: usize| power(d, n, alpha) >= target;
     if ok(2) {
         return Some(2);
