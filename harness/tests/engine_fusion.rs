@@ -9,6 +9,11 @@
 //!   ordered by score descending then id descending, cut at 100), a document missing from a list
 //!   at that list's minimum (0 after min-max), in score-descending, id-descending order, cut at
 //!   100;
+//! - the committed tuning over those three lists (`reports/docir/tune-engine-fusion.json`, from
+//!   tasks/docir/tune-engine-fusion.yaml): its held-out lists partition the tasks, and every
+//!   task's out-of-fold value is the reciprocal rank of its first relevant document
+//!   (`reports/docir/qrels.txt`, grade > 0) in the same hand sum under its own fold's chosen
+//!   weights; their mean is the reported out-of-fold MRR;
 //! - an `engine` weight without `engine:` is refused at the configuration's file:line with
 //!   exit 2, an unknown list name near `engine` gets "did you mean", and a fusion whose engine
 //!   has no recording (none by its name, none with its engine hash) is an error naming the hash,
@@ -72,6 +77,76 @@ fn minmax(list: &[(String, f64)]) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// The hand sum wb · minmax(b) + wd · minmax(d) + we · minmax(e) of one task's lists, ordered
+/// by the f32 sum descending, then id descending, cut at 100.
+fn hand_sum(lists: [&[(String, f64)]; 3], w: [f64; 3]) -> Vec<(String, f64)> {
+    let [b, d, e] = lists.map(minmax);
+    let docs: BTreeSet<&String> = b.keys().chain(d.keys()).chain(e.keys()).collect();
+    let get = |m: &BTreeMap<String, f64>, x: &str| m.get(x).copied().unwrap_or(0.0);
+    let mut want: Vec<(String, f64)> = docs
+        .into_iter()
+        .map(|x| {
+            let s = w[0] * get(&b, x) + w[1] * get(&d, x) + w[2] * get(&e, x);
+            (x.clone(), s)
+        })
+        .collect();
+    want.sort_by(|x, y| {
+        (y.1 as f32)
+            .total_cmp(&(x.1 as f32))
+            .then_with(|| y.0.as_bytes().cmp(x.0.as_bytes()))
+    });
+    want.truncate(100);
+    want
+}
+
+#[test]
+fn docir_engine_tuning_out_of_fold_values_are_reciprocal_ranks_under_each_folds_weights() {
+    let (bm25, dense) = (run("bm25.trec"), run("dense.trec"));
+    let engine = recorded("minisearch.recording.json");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/docir");
+    let mut relevant: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in std::fs::read_to_string(root.join("qrels.txt"))
+        .unwrap()
+        .lines()
+    {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f[3].parse::<i32>().unwrap() > 0 {
+            relevant.entry(f[0].into()).or_default().insert(f[2].into());
+        }
+    }
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("tune-engine-fusion.json")).unwrap(),
+    )
+    .unwrap();
+    let mut seen = BTreeSet::new();
+    let mut sum = 0.0;
+    for fold in json["folds"].as_array().unwrap() {
+        let c = &fold["chosen"];
+        let w =
+            ["bm25", "dense", "engine"].map(|l| c[format!("fusion.weights.{l}")].as_f64().unwrap());
+        for t in fold["held_out"].as_array().unwrap() {
+            let t = t.as_str().unwrap();
+            assert!(seen.insert(t.to_string()), "{t} held out twice");
+            let ranked = hand_sum([&bm25[t], &dense[t], &engine[t]], w);
+            let rr = ranked
+                .iter()
+                .position(|(d, _)| relevant[t].contains(d))
+                .map_or(0.0, |i| 1.0 / (i + 1) as f64);
+            let got = json["per_task"][t].as_f64().unwrap();
+            assert!((got - rr).abs() < 1e-12, "{t}: {got} vs hand {rr}");
+            sum += rr;
+        }
+    }
+    assert_eq!(
+        seen.len(),
+        bm25.len(),
+        "the held-out lists cover every task"
+    );
+    let mean = sum / seen.len() as f64;
+    let reported = json["out_of_fold"]["MRR"].as_f64().unwrap();
+    assert!((mean - reported).abs() < 1e-12, "{mean} vs {reported}");
+}
+
 #[test]
 fn docir_engine_weighted_run_is_the_hand_sum_of_bm25_dense_and_the_recorded_engine() {
     let (bm25, dense) = (run("bm25.trec"), run("dense.trec"));
@@ -80,24 +155,7 @@ fn docir_engine_weighted_run_is_the_hand_sum_of_bm25_dense_and_the_recorded_engi
     assert_eq!(got.len(), bm25.len());
     assert_eq!(engine.len(), bm25.len());
     for (task, g) in &got {
-        let b = minmax(&bm25[task]);
-        let d = minmax(&dense[task]);
-        let e = minmax(&engine[task]);
-        let docs: BTreeSet<&String> = b.keys().chain(d.keys()).chain(e.keys()).collect();
-        let get = |m: &BTreeMap<String, f64>, x: &str| m.get(x).copied().unwrap_or(0.0);
-        let mut want: Vec<(String, f64)> = docs
-            .into_iter()
-            .map(|x| {
-                let s = 0.3 * get(&b, x) + 0.4 * get(&d, x) + 0.3 * get(&e, x);
-                (x.clone(), s)
-            })
-            .collect();
-        want.sort_by(|x, y| {
-            (y.1 as f32)
-                .total_cmp(&(x.1 as f32))
-                .then_with(|| y.0.as_bytes().cmp(x.0.as_bytes()))
-        });
-        want.truncate(100);
+        let want = hand_sum([&bm25[task], &dense[task], &engine[task]], [0.3, 0.4, 0.3]);
         assert_eq!(g.len(), want.len(), "{task}");
         for (i, ((gd, gs), (wd, ws))) in g.iter().zip(&want).enumerate() {
             assert_eq!(gd, wd, "{task} rank {}", i + 1);
