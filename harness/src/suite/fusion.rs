@@ -339,6 +339,29 @@ mod tests {
         assert_eq!(did_you_mean("colbert"), "");
     }
 
+    /// By hand: a spec weighing `engine` fuses bm25, dense and engine (LISTS indices 0, 1, 3),
+    /// describes them in that order, keys on all three weights, refuses a rerank stage beside
+    /// it, and "engnie" is 2 edits from "engine" (a transposition: 2 substitutions).
+    #[test]
+    fn an_engine_weight_is_a_third_list_and_refuses_a_rerank_stage() {
+        let a = spec("{ method: weighted, weights: { bm25: 0.3, dense: 0.4, engine: 0.3 } }");
+        let b = spec("{ method: weighted, weights: { bm25: 0.3, dense: 0.4, engine: 0.5 } }");
+        assert_eq!(a.fused_lists(), [0, 1, ENGINE]);
+        assert_eq!(a.list_count(), 3);
+        assert_eq!(
+            a.describe(),
+            "weighted minmax (bm25 0.3, dense 0.4, engine 0.3)"
+        );
+        assert_ne!(a.key(), b.key());
+        assert!(a.check_with(false, false, "x:1").is_ok());
+        let e = a.check_with(true, false, "x:1").unwrap_err().to_string();
+        assert!(
+            e.starts_with("x:1: a fusion that weighs the \"engine\" list"),
+            "{e}"
+        );
+        assert_eq!(did_you_mean("engnie"), "; did you mean \"engine\"?");
+    }
+
     #[test]
     fn weighted_and_rrf_differ_in_key_and_result() {
         let a = spec("{ method: weighted, weights: { bm25: 0.3, dense: 0.7 } }");
