@@ -64,14 +64,16 @@ plateau rule) scores the held-out tasks. It prints and writes reports/<suite>/tu
 .json: in-sample and out-of-fold values, each fold's choice, and out of fold against the \
 shipped configuration (Δ, CI, p, wins/ties/losses, power). Paths: fusion.weights.bm25, \
 fusion.weights.dense, fusion.weights.rerank (when the fusion weighs its rerank stage's list), \
-fusion.normalize; or rerank.interpolate alone (a rerank stage's weight \
+fusion.weights.engine (when it weighs its `engine:`'s list, replayed from that engine's recording, \
+e.g. tasks/docir/tune-engine-fusion.yaml), fusion.normalize; or rerank.interpolate alone (a rerank stage's weight \
 against the first stage, e.g. tasks/docir/tune-interpolate.yaml). --write adds the configuration \
 chosen on all tasks as tasks/<suite>/experiments-tune-<name>.yaml, only when the out-of-fold gain \
 is detectable (else exit 2, no experiments file written; the report is): a weighted fusion \
 with its rerank stage and shortlist_from when it weighs rerank; for rerank.interpolate the \
 configuration with the chosen α; for a learned tuning (learn:) a `retriever: learned` \
 configuration with the model copied to tasks/<suite>/models/ (and `shortlist:` when the model \
-uses the cross-encoder or colbert features). A tuning file with `split: time` and the four paths penalty.superseded, \
+uses the cross-encoder or colbert features; a model with the external feature is not written, \
+nor a fusion weighing `engine`). A tuning file with `split: time` and the four paths penalty.superseded, \
 penalty.deprecated, penalty.amendment, penalty.editorial_only (one grid 0, u, ..., m·u) runs \
 this penalty tuning instead, on the file's window_days, as_of and rolling (e.g. \
 tasks/brain/tune-penalty-weights.yaml: the report of --suite tasks/brain --as-of 2026-12-01 as \

@@ -570,7 +570,8 @@ pub fn run_all(
 }
 
 /// The recording a configuration's responses are read from: under `--from-recording`, the one
-/// drawn already or the file at `rec_path`; otherwise none.
+/// drawn already, the file at `rec_path`, or when there is none, the recording beside it with
+/// the configuration's engine hash ([`recording::load_by_hash`]); otherwise none.
 fn recorded_for(
     opts: &RunOptions,
     name: &str,
@@ -582,8 +583,11 @@ fn recorded_for(
     let drawn = opts.recorded.iter().find(|r| r.configuration == name);
     Ok(match (opts.mode, rec_path) {
         (Mode::FromRecording, _) if drawn.is_some() => drawn.cloned(),
-        (Mode::FromRecording, Some(p)) => {
+        (Mode::FromRecording, Some(p)) if p.is_file() => {
             Some(recording::Recording::load(p, name, spec, &suite.tasks, k)?)
+        }
+        (Mode::FromRecording, Some(p)) => {
+            Some(recording::load_by_hash(p, name, spec, &suite.tasks, k)?)
         }
         (Mode::FromRecording, None) => {
             bail!("--from-recording needs the directory of the recordings")

@@ -193,6 +193,54 @@ pub fn config_hash(spec: &EngineSpec, k: usize) -> String {
     ranklab_engine::models::hex(&digest)
 }
 
+/// The recording of another configuration with the same engine hash ([`config_hash`]: the
+/// same command, cwd, env templates, HTTP templates and depth, so the same answers to the same
+/// requests), read for configuration `name` when `missing` (its own recording's path) does not
+/// exist: what a weighted fusion weighing an engine's list, or a tuning's derived configuration
+/// (`base~suffix`), replays from. The recordings of `missing`'s folder are tried in file-name
+/// order and the first whose hash matches is loaded (and checked like its own); none is an
+/// error naming the hash.
+pub fn load_by_hash(
+    missing: &Path,
+    name: &str,
+    spec: &EngineSpec,
+    tasks: &[Task],
+    k: usize,
+) -> Result<Recording> {
+    let want = config_hash(spec, k);
+    let dir = missing.parent().unwrap_or(Path::new("."));
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                        n.ends_with(".recording.json") && !n.ends_with(".rerank.recording.json")
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    for f in files {
+        let Some(v) =
+            ranklab_engine::input::read_to_string(&f, ranklab_engine::input::MAX_WHOLE_BYTES)
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        else {
+            continue;
+        };
+        if v.get("hash").and_then(Value::as_str) == Some(want.as_str()) {
+            return Recording::load(&f, name, spec, tasks, k);
+        }
+    }
+    bail!(
+        "configuration {name:?}: no recording at {}, and no recording in {} has its engine hash {} (the same command, cwd, env and depth); run once with --record while the engine runs, or name the report tree that holds the recordings with --recordings DIR",
+        missing.display(),
+        dir.display(),
+        super::cut(&want, 12)
+    )
+}
+
 impl Recording {
     /// The file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {

@@ -14,6 +14,7 @@
 //! | `age` | `age`: days between the record's `updated_at` and the newest `updated_at` of the corpus (0 without a date) |
 //! | `cross-encoder` | `cross-encoder` (ms-marco-MiniLM-L-12-v2's logit over the configuration's shortlist), `cross-encoder.rank` (1-based, by logit) |
 //! | `colbert` | `colbert` (answerai-colbert-small-v1's MaxSim over the configuration's shortlist), `colbert.rank` |
+//! | `external` | `external` (the score the configuration's `engine:` gave, replayed from its recording), `external.rank` (1-based) |
 //!
 //! A document missing from a list gets that list's minimum score over its `depth` documents
 //! and rank `depth + 1` (0 and `depth + 1` when the list is empty). For `cross-encoder` and
@@ -22,7 +23,9 @@
 //! scored by that model through the score cache or the recordings: a document outside the
 //! shortlist gets the minimum score over the shortlist and rank `shortlist + 1`. The replay of
 //! `retriever: learned` computes them from the same replays (`replay/learned_models.rs`), over
-//! the configuration's `shortlist: { width, from }`.
+//! the configuration's `shortlist: { width, from }`. For `external` the list is the engine's
+//! hits inside the corpus at the configuration's depth (a tuning only: candidates stay the
+//! union of BM25 and dense, and `retriever: learned` does not replay it yet).
 
 use std::collections::BTreeMap;
 
@@ -43,6 +46,9 @@ pub(crate) const MODEL_FEATURES: [(&str, &str); 2] = [
     ("colbert", "answerai-colbert-small-v1"),
 ];
 
+/// The feature of an external engine's score and rank (the configuration's `engine:`).
+pub(crate) const EXTERNAL: &str = "external";
+
 /// The columns of `names`, in order; `at` is the file:line for an error.
 pub(crate) fn columns(names: &[String], at: &str) -> Result<Vec<String>> {
     let mut out = Vec::new();
@@ -50,7 +56,11 @@ pub(crate) fn columns(names: &[String], at: &str) -> Result<Vec<String>> {
         let cols: Vec<&str> = match n.as_str() {
             "bm25" => vec!["bm25", "bm25.rank"],
             "dense" => vec!["dense", "dense.rank"],
-            "lifecycle" => vec!["lifecycle.active", "lifecycle.superseded", "lifecycle.deprecated"],
+            "lifecycle" => vec![
+                "lifecycle.active",
+                "lifecycle.superseded",
+                "lifecycle.deprecated",
+            ],
             "history" => vec![
                 "history.first-class",
                 "history.amendment",
@@ -60,8 +70,11 @@ pub(crate) fn columns(names: &[String], at: &str) -> Result<Vec<String>> {
             "age" => vec!["age"],
             "cross-encoder" => vec!["cross-encoder", "cross-encoder.rank"],
             "colbert" => vec!["colbert", "colbert.rank"],
-            "external" => bail!("{at}: feature \"external\" (an engine's score and rank) is not computed by a learned tuning yet; list some of {}, cross-encoder, colbert", NAMES.join(", ")),
-            _ => bail!("{at}: unknown feature {n:?}; write some of {}, cross-encoder, colbert", NAMES.join(", ")),
+            EXTERNAL => vec!["external", "external.rank"],
+            _ => bail!(
+                "{at}: unknown feature {n:?}; write some of {}, cross-encoder, colbert, external",
+                NAMES.join(", ")
+            ),
         };
         if cols.iter().any(|c| out.iter().any(|o: &String| o == c)) {
             bail!("{at}: feature {n:?} is listed twice; list it once");
@@ -153,7 +166,8 @@ pub(crate) struct TaskRows {
 }
 
 /// A model's scores over a configuration's shortlist: the feature name (`colbert`), the replay
-/// of the configuration with that model as its rerank stage, and the shortlist's width.
+/// of the configuration with that model as its rerank stage, and the shortlist's width; or,
+/// for [`EXTERNAL`], the replay of the configuration's engine and its depth.
 pub(crate) struct ModelList<'a> {
     /// The feature name ([`MODEL_FEATURES`]).
     pub name: &'static str,
@@ -184,7 +198,13 @@ pub(crate) fn build(
             let extra: Vec<(&str, ListIndex)> = models
                 .iter()
                 .map(|m| {
-                    let list = super::fused::rerank_list(&m.run.per_task[t], corpus.id_rank());
+                    let list = if m.name == EXTERNAL {
+                        let mut hits = crate::replay::as_hits(&m.run.per_task[t]);
+                        hits.retain(|h| h.doc < corpus.len());
+                        hits
+                    } else {
+                        super::fused::rerank_list(&m.run.per_task[t], corpus.id_rank())
+                    };
                     (m.name, index_hits(&list, m.width))
                 })
                 .collect();
@@ -383,6 +403,63 @@ mod tests {
         assert_eq!(got["b"], [7.5, 1.0, -9.0, 2.0]);
         assert_eq!(got["c"], [7.0, 3.0, -9.0, 3.0]);
         assert_eq!(got["d"], [7.0, 3.0, -9.0, 3.0]);
+    }
+
+    /// Four records a..d (ordinals 0..3); an engine hit outside the corpus is numbered 4 (as
+    /// `external::as_hits` numbers it). By hand: BM25 lists a, b, c (depth 3); the engine gave
+    /// (in its order) the outside hit 9.0, c 4.0, a 2.5, so its list inside the corpus is c
+    /// 4.0 (rank 1), a 2.5 (rank 2): b is missing and gets the minimum 2.5 and rank depth + 1 =
+    /// 4. The outside hit is no candidate and moves no rank. The engine's own scores are taken
+    /// as given (no `rerank_score` is read).
+    #[test]
+    fn external_columns_are_the_engine_scores_inside_the_corpus_and_the_minimum_outside_it() {
+        let docs = ["a", "b", "c", "d"]
+            .map(|id| {
+                parse_record(
+                    std::path::Path::new(&format!("{id}.md")),
+                    format!("---\nid: {id}\ntitle: {id}\n---\ntext\n").as_bytes(),
+                )
+                .unwrap()
+            })
+            .to_vec();
+        let corpus = Corpus::new("t", docs).unwrap();
+        let bm25 = run(vec![vec![
+            r(0, 3.0, None),
+            r(1, 2.0, None),
+            r(2, 1.0, None),
+        ]]);
+        let dense = run(vec![Vec::new()]);
+        let engine = run(vec![vec![
+            r(4, 9.0, None),
+            r(2, 4.0, None),
+            r(0, 2.5, None),
+        ]]);
+        let models = [ModelList {
+            name: EXTERNAL,
+            run: &engine,
+            width: 3,
+        }];
+        let cols = columns(&[EXTERNAL.to_string()], "x").unwrap();
+        assert_eq!(cols, ["external", "external.rank"]);
+        let rows = build(
+            &cols,
+            &bm25,
+            &dense,
+            &models,
+            &corpus,
+            3,
+            &[BTreeMap::new()],
+        );
+        let got: BTreeMap<&str, Vec<f64>> = rows[0]
+            .docs
+            .iter()
+            .zip(&rows[0].query.features)
+            .map(|(&d, x)| (corpus.id(d), x.clone()))
+            .collect();
+        assert_eq!(got.len(), 3);
+        assert_eq!(got["a"], [2.5, 2.0]);
+        assert_eq!(got["b"], [2.5, 4.0]);
+        assert_eq!(got["c"], [4.0, 1.0]);
     }
 
     /// The columns a model file may name (checked when an experiments file is read) are exactly

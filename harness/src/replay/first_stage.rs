@@ -282,6 +282,17 @@ pub(super) fn first_stages(
             let c = &run.config;
             // An external list: hits outside the corpus skip ranklab's stages and stay below.
             per_config.push(match external.get_mut(&ci) {
+                // A weighted fusion that weighs its engine's list: fused with BM25 and dense.
+                Some(l) if c.retriever == Retriever::Fusion => {
+                    let hits = std::mem::take(&mut l[ti]);
+                    let mut part = |r| {
+                        lists.get(&super::fused::part(c, r)).with_context(|| {
+                            format!("first stage of task {} under {:?}", task.id, c.name)
+                        })
+                    };
+                    let (lex, sem) = (part(Retriever::Bm25)?, part(Retriever::Dense)?);
+                    super::fused::fuse_engine(c, [&lex, &sem], hits, corpus)
+                }
                 Some(l) => {
                     let hits = std::mem::take(&mut l[ti]);
                     if c.rerank.is_some() || c.wiring != Wiring::None {

@@ -5,6 +5,10 @@
 //! list is the shortlist's documents by their reranker scores; a document outside it gets the
 //! list's minimum. Every fused document inside the shortlist keeps its reranker score as
 //! `rerank_score`.
+//!
+//! A weighted fusion that weighs its engine's list (`weights: { ..., engine: w }`, with
+//! `engine:`) is fused in step 1 instead ([`fuse_engine`]): the engine's hits inside the corpus
+//! are the third list; its hits outside the corpus are not fused and stay below, unjudged.
 
 use std::collections::HashMap;
 
@@ -36,10 +40,37 @@ pub(crate) fn rerank_list(ranked: &[Ranked], id_rank: &[u32]) -> Vec<Hit> {
 pub(crate) fn part(c: &Configuration, retriever: Retriever) -> Configuration {
     Configuration {
         retriever,
+        engine: None,
         fusion: None,
         rerank: None,
         ..c.clone()
     }
+}
+
+/// The first stage of configuration `c` whose fusion weighs its engine's list: the weighted
+/// fusion of its BM25 and dense lists (`parts`) and the engine's `hits` inside the corpus, cut
+/// at the depth; and the engine's hits outside the corpus, which stay below in the engine's
+/// order.
+pub(super) fn fuse_engine(
+    c: &Configuration,
+    parts: [&[Hit]; 2],
+    hits: Vec<Hit>,
+    corpus: &ranklab_engine::corpus::Corpus,
+) -> (Vec<Hit>, Vec<Hit>) {
+    let spec = c.fusion.as_ref().expect("a fusion that names its engine");
+    let (inside, outside): (Vec<Hit>, Vec<Hit>) =
+        hits.into_iter().partition(|h| h.doc < corpus.len());
+    let w = spec.weight_vector();
+    let weights = [w[0], w[1], w[crate::suite::fusion::ENGINE]];
+    let mut fused = ranklab_engine::fusion::weighted::weighted_ranked(
+        &[parts[0], parts[1], &inside],
+        &weights,
+        spec.normalize(),
+        c.depth(),
+        corpus.id_rank(),
+    );
+    fused.truncate(c.depth());
+    (fused, outside)
 }
 
 /// Replaces the ranking of every configuration whose fusion weighs `rerank` (ranked so far by

@@ -165,13 +165,24 @@ pub(super) fn check_configuration(c: &Configuration, at: &str, path: &Path) -> R
             );
         }
     }
+    let fuses_engine = c
+        .fusion
+        .as_ref()
+        .is_some_and(fusion::FusionSpec::names_engine);
     match (&c.engine, c.retriever) {
+        (None, _) if fuses_engine => bail!(
+            "{at}: configuration {:?} weighs the \"engine\" list and has no `engine:`; add the engine (as in an engine's own configuration, docs/engines.md) or remove the weight",
+            c.name
+        ),
+        (Some(e), Retriever::Fusion) if fuses_engine => e
+            .check()
+            .with_context(|| format!("{at}: configuration {:?}", c.name))?,
         (None, Retriever::External) => bail!(
             "{at}: configuration {:?} has neither `retriever` (bm25 | dense | fusion | learned) nor `engine` (an external engine, see docs/engines.md)",
             c.name
         ),
         (Some(_), r) if r != Retriever::External => bail!(
-            "{at}: configuration {:?} has both `retriever` and `engine`; an external engine is the first stage, remove `retriever`",
+            "{at}: configuration {:?} has both `retriever` and `engine`; an external engine is the first stage, remove `retriever` (or fuse its list: `retriever: fusion` with `fusion: {{ method: weighted, weights: {{ ..., engine: W }} }}`)",
             c.name
         ),
         (Some(e), _) => e

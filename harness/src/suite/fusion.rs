@@ -10,8 +10,11 @@
 //! gives its shortlist (a document outside the shortlist gets that list's minimum, as for any
 //! missing document). The shortlist is then cut from the list `shortlist_from` names (`rrf`,
 //! the reciprocal rank fusion of the two, by default; `bm25` or `dense`), which is the
-//! configuration's first stage, so it does not depend on the weights. A list not named under
-//! `weights` has weight 0. Weights are finite and ≥ 0.
+//! configuration's first stage, so it does not depend on the weights. When `weights` names
+//! `engine`, the configuration also has `engine:` (an external engine, `docs/engines.md`) and
+//! that engine's list (its hits inside the corpus, at `depth`) is fused too: replayed from a
+//! recording like an engine's own configuration. A list not named under `weights` has weight 0.
+//! Weights are finite and ≥ 0.
 
 use std::collections::BTreeMap;
 
@@ -22,11 +25,15 @@ use ranklab_engine::ranking::Hit;
 use serde::Deserialize;
 
 /// The lists a weighted fusion can name, in the order they are added up (`rerank`: the
-/// configuration's rerank stage's scores over its shortlist).
-pub const LISTS: [&str; 3] = ["bm25", "dense", "rerank"];
+/// configuration's rerank stage's scores over its shortlist; `engine`: the list of the
+/// configuration's `engine:`).
+pub const LISTS: [&str; 4] = ["bm25", "dense", "rerank", "engine"];
 
 /// The index of `rerank` in [`LISTS`].
 pub const RERANK: usize = 2;
+
+/// The index of `engine` in [`LISTS`].
+pub const ENGINE: usize = 3;
 
 /// The list a `rerank` list's shortlist is cut from (`shortlist_from:`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -86,7 +93,7 @@ impl FusionSpec {
     }
 
     /// The weights in the order of [`LISTS`] (0 for a list not named).
-    pub fn weight_vector(&self) -> [f64; 3] {
+    pub fn weight_vector(&self) -> [f64; 4] {
         LISTS.map(|l| self.weights.get(l).copied().unwrap_or(0.0))
     }
 
@@ -96,13 +103,23 @@ impl FusionSpec {
         self.method == Method::Weighted && self.weights.contains_key(LISTS[RERANK])
     }
 
-    /// How many lists are fused: 2 (bm25, dense), 3 with `rerank`.
+    /// Whether the weights name the configuration's external engine's list.
+    pub fn names_engine(&self) -> bool {
+        self.method == Method::Weighted && self.weights.contains_key(LISTS[ENGINE])
+    }
+
+    /// The indices in [`LISTS`] of the lists fused, in the order they are added up: bm25,
+    /// dense, then `rerank` and `engine` when named.
+    pub fn fused_lists(&self) -> Vec<usize> {
+        let mut out = vec![0, 1];
+        out.extend(self.names_rerank().then_some(RERANK));
+        out.extend(self.names_engine().then_some(ENGINE));
+        out
+    }
+
+    /// How many lists are fused: 2 (bm25, dense), one more for each of `rerank` and `engine`.
     pub fn list_count(&self) -> usize {
-        if self.names_rerank() {
-            3
-        } else {
-            2
-        }
+        self.fused_lists().len()
     }
 
     /// The list a `rerank` list's shortlist is cut from.
@@ -119,6 +136,9 @@ impl FusionSpec {
         }
         if self.names_rerank() && interpolates {
             bail!("{at}: a fusion that weighs the \"rerank\" list already combines the reranker with the first stages; remove `interpolate` from `rerank:`");
+        }
+        if self.names_engine() && (has_rerank || self.names_rerank()) {
+            bail!("{at}: a fusion that weighs the \"engine\" list takes no rerank stage and no \"rerank\" weight (not supported yet); remove `rerank:` or the engine's weight");
         }
         if self.shortlist_from.is_some() && !self.names_rerank() {
             bail!("{at}: `shortlist_from` says where the \"rerank\" list's shortlist is cut from; it needs a weight for \"rerank\" (or remove it)");
@@ -140,7 +160,7 @@ impl FusionSpec {
             Method::Weighted => {
                 for (name, w) in &self.weights {
                     if !LISTS.contains(&name.as_str()) {
-                        bail!("{at}: fusion weight for {name:?}: a weighted fusion combines the lists {} (the rerank stage's scores); name only those{}", LISTS.join(", "), did_you_mean(name));
+                        bail!("{at}: fusion weight for {name:?}: a weighted fusion combines the lists {} (rerank: the rerank stage's scores; engine: the configuration's `engine:`); name only those{}", LISTS.join(", "), did_you_mean(name));
                     }
                     if !(w.is_finite() && *w >= 0.0) {
                         bail!("{at}: fusion weight {name}: {w} must be a finite number >= 0 (write e.g. 0.3)");
@@ -162,8 +182,10 @@ impl FusionSpec {
                 from => format!("list {}", from.name()),
             },
             Method::Weighted => {
-                let w = self.weight_vector()[..2]
-                    .iter()
+                let w = self
+                    .fused_lists()
+                    .into_iter()
+                    .map(|i| self.weight_vector()[i])
                     .map(|x| format!("{:016x}", x.to_bits()))
                     .collect::<Vec<_>>();
                 format!("weighted {} {}", self.normalize().name(), w.join(" "))
@@ -177,11 +199,10 @@ impl FusionSpec {
             Method::Rrf => "rrf".into(),
             Method::Weighted => {
                 let w = self.weight_vector();
-                let parts: Vec<String> = LISTS
-                    .iter()
-                    .zip(w)
-                    .take(self.list_count())
-                    .map(|(l, x)| format!("{l} {x}"))
+                let parts: Vec<String> = self
+                    .fused_lists()
+                    .into_iter()
+                    .map(|i| format!("{} {}", LISTS[i], w[i]))
                     .collect();
                 let from = if self.names_rerank() {
                     format!("; shortlist from {}", self.shortlist_from().name())
@@ -316,6 +337,29 @@ mod tests {
         assert!(e.ends_with("; did you mean \"bm25\"?"), "{e}");
         assert_eq!(did_you_mean("dnese"), "; did you mean \"dense\"?");
         assert_eq!(did_you_mean("colbert"), "");
+    }
+
+    /// By hand: a spec weighing `engine` fuses bm25, dense and engine (LISTS indices 0, 1, 3),
+    /// describes them in that order, keys on all three weights, refuses a rerank stage beside
+    /// it, and "engnie" is 2 edits from "engine" (a transposition: 2 substitutions).
+    #[test]
+    fn an_engine_weight_is_a_third_list_and_refuses_a_rerank_stage() {
+        let a = spec("{ method: weighted, weights: { bm25: 0.3, dense: 0.4, engine: 0.3 } }");
+        let b = spec("{ method: weighted, weights: { bm25: 0.3, dense: 0.4, engine: 0.5 } }");
+        assert_eq!(a.fused_lists(), [0, 1, ENGINE]);
+        assert_eq!(a.list_count(), 3);
+        assert_eq!(
+            a.describe(),
+            "weighted minmax (bm25 0.3, dense 0.4, engine 0.3)"
+        );
+        assert_ne!(a.key(), b.key());
+        assert!(a.check_with(false, false, "x:1").is_ok());
+        let e = a.check_with(true, false, "x:1").unwrap_err().to_string();
+        assert!(
+            e.starts_with("x:1: a fusion that weighs the \"engine\" list"),
+            "{e}"
+        );
+        assert_eq!(did_you_mean("engnie"), "; did you mean \"engine\"?");
     }
 
     #[test]

@@ -103,6 +103,9 @@ fn check(m: &Model) -> std::result::Result<(), String> {
     let known = |f: &str| {
         KNOWN_COLUMNS.contains(&f) || MODEL_COLUMNS.iter().any(|(_, cols)| cols.contains(&f))
     };
+    if m.features.iter().any(|f| f.starts_with("external")) {
+        return Err("it uses the feature \"external\" (an engine's score and rank), which `retriever: learned` does not replay yet (its held-out figures are the tuning report's)".into());
+    }
     if let Some(f) = m.features.iter().find(|f| !known(f)) {
         return Err(format!("unknown feature {f:?}"));
     }

@@ -324,6 +324,20 @@ pub(crate) fn model_parts(
     at: &str,
 ) -> Result<Vec<(&'static str, crate::suite::Configuration, usize)>> {
     let mut out = Vec::new();
+    if spec.features.iter().any(|f| f == features::EXTERNAL) {
+        if c.engine.is_none() {
+            bail!("{at}: feature \"external\" is the score and rank of the configuration's engine, and {:?} has no `engine:`; tune a configuration that has one (a weighted fusion with `engine:`, docs/formats.md)", c.name);
+        }
+        let part = crate::suite::Configuration {
+            name: format!("{}~{}", c.name, features::EXTERNAL),
+            retriever: crate::suite::Retriever::External,
+            fusion: None,
+            rerank: None,
+            wiring: ranklab_engine::policy::Wiring::None,
+            ..c.clone()
+        };
+        out.push((features::EXTERNAL, part, c.depth()));
+    }
     for (name, model) in features::MODEL_FEATURES {
         if !spec.features.iter().any(|f| f == name) {
             continue;

@@ -29,6 +29,8 @@ pub(crate) struct Lists {
     pub normalizations: Vec<Normalize>,
     /// The configuration's depth (fused lists are cut there).
     pub depth: usize,
+    /// The indices in `LISTS` of the tables' columns ([`FusionSpec::fused_lists`]).
+    pub fused: Vec<usize>,
 }
 
 /// The configuration's weighted fusion spec, or why it cannot be tuned on the fast path.
@@ -50,6 +52,7 @@ pub(crate) fn parts(c: &Configuration) -> [Configuration; 2] {
     let part = |retriever, suffix: &str| Configuration {
         name: format!("{}~{suffix}", c.name),
         retriever,
+        engine: None,
         fusion: None,
         rerank: None,
         wiring: Wiring::None,
@@ -88,8 +91,26 @@ pub(crate) fn rerank_part(c: &Configuration, spec: &FusionSpec) -> Option<Config
     })
 }
 
+/// The engine's own configuration whose list a fusion weighing `engine` reads: `c`'s engine at
+/// `c`'s depth, named `<c>~engine`; its recording is found by the engine's hash (the same as
+/// the engine's own configuration's, `external::recording::load_by_hash`).
+pub(crate) fn engine_part(c: &Configuration, spec: &FusionSpec) -> Option<Configuration> {
+    if !spec.names_engine() {
+        return None;
+    }
+    Some(Configuration {
+        name: format!("{}~engine", c.name),
+        retriever: Retriever::External,
+        fusion: None,
+        rerank: None,
+        wiring: Wiring::None,
+        ..c.clone()
+    })
+}
+
 /// Normalizes the replayed parts (`bm25`, `dense`: per task, in suite order; and, when the
-/// spec weighs `rerank`, the reranker's list read from `reranked`, the run of [`rerank_part`])
+/// spec weighs `rerank`, the reranker's list read from `reranked`, the run of [`rerank_part`];
+/// when it weighs `engine`, the engine's list read from `reranked`, the run of [`engine_part`])
 /// once per normalization of the grid.
 pub(crate) fn build(
     plan: &Plan,
@@ -123,6 +144,14 @@ pub(crate) fn build(
             if spec.names_rerank() {
                 parts.push(crate::replay::fused::rerank_list(w, corpus.id_rank()));
             }
+            if spec.names_engine() {
+                // The engine's hits inside the corpus, as the replay fuses them.
+                let inside: Vec<Hit> = hits(w)
+                    .into_iter()
+                    .filter(|h| h.doc < corpus.len())
+                    .collect();
+                parts.push(inside);
+            }
             normalizations
                 .iter()
                 .map(|&n| {
@@ -137,6 +166,7 @@ pub(crate) fn build(
         tables,
         normalizations,
         depth,
+        fused: spec.fused_lists(),
     }
 }
 
@@ -147,7 +177,7 @@ pub(crate) fn settings(
     spec: &FusionSpec,
     lists: &Lists,
     point: &[usize],
-) -> ([f64; 3], usize) {
+) -> ([f64; 4], usize) {
     let mut w = spec.weight_vector();
     let mut n = 0;
     for (d, &i) in plan.dims.iter().zip(point) {
@@ -171,11 +201,12 @@ pub(crate) fn settings(
 pub(crate) fn ranking(
     lists: &Lists,
     t: usize,
-    w: &[f64; 3],
+    w: &[f64; 4],
     n: usize,
     corpus: &Corpus,
 ) -> Vec<Hit> {
-    let mut hits = combine(&lists.tables[t][n], w, corpus.id_rank());
+    let w: Vec<f64> = lists.fused.iter().map(|&i| w[i]).collect();
+    let mut hits = combine(&lists.tables[t][n], &w, corpus.id_rank());
     hits.truncate(lists.depth);
     hits
 }
@@ -250,6 +281,9 @@ pub(crate) fn check_paths(
     for d in &plan.dims {
         if d.param == Param::Weight(crate::suite::fusion::RERANK) && !spec.names_rerank() {
             bail!("{}: {}: the configuration's fusion does not weigh its rerank stage's list; add `rerank: <weight>` to its `fusion.weights` and a `rerank:` stage (docs/formats.md)", at(&d.path), d.path);
+        }
+        if d.param == Param::Weight(crate::suite::fusion::ENGINE) && !spec.names_engine() {
+            bail!("{}: {}: the configuration's fusion does not weigh an engine's list; add `engine: <weight>` to its `fusion.weights` and an `engine:` (docs/formats.md)", at(&d.path), d.path);
         }
     }
     Ok(())

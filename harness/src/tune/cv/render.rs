@@ -79,12 +79,15 @@ pub(crate) fn configuration_yaml(
     name: &str,
     spec: &FusionSpec,
 ) -> Result<String> {
+    if spec.names_engine() {
+        bail!("--write does not yet write a configuration with `engine:` (the engine's command and env are copied by hand): copy the configuration and put in the weights the report's \"chosen on all tasks\" line gives");
+    }
     let p = c.bm25();
-    let w: Vec<String> = LISTS
-        .iter()
-        .zip(spec.weight_vector())
-        .take(spec.list_count())
-        .map(|(l, x)| format!("{l}: {x}"))
+    let wv = spec.weight_vector();
+    let w: Vec<String> = spec
+        .fused_lists()
+        .into_iter()
+        .map(|i| format!("{}: {}", LISTS[i], wv[i]))
         .collect();
     let (rerank, from) = match rerank_yaml(c, spec)? {
         Some(r) => (

@@ -414,7 +414,11 @@ fn replay_once(
     if shipped.name != c.name {
         configurations.push(shipped.clone());
     }
-    let rerank = c.fusion.as_ref().and_then(|f| lists::rerank_part(c, f));
+    // The third list: the plain rerank stage, or the engine's own list (never both).
+    let rerank = c
+        .fusion
+        .as_ref()
+        .and_then(|f| lists::rerank_part(c, f).or_else(|| lists::engine_part(c, f)));
     let has_rerank = rerank.is_some();
     configurations.extend(rerank);
     let n_extra = extra.len();

@@ -122,6 +122,9 @@ pub(crate) fn learned(
     ex: &Experiments,
     model_json: &str,
 ) -> Result<PathBuf> {
+    if spec.names_engine() {
+        bail!("--write does not yet write a learned configuration over a fusion with `engine:` (nor replay the external feature as `retriever: learned`); nothing written, the report's figures stand");
+    }
     let dir = ex.path.parent().unwrap_or(Path::new("."));
     let model = format!("models/tune-{}.model.json", o.plan.file.tune);
     std::fs::create_dir_all(dir.join("models"))

@@ -1,0 +1,225 @@
+//! Weighted fusion over an external engine's list (`weights: { bm25, dense, engine }` beside
+//! `engine:`, issue 44 item 1), replayed from recordings (no engine runs here).
+//! Properties checked:
+//! - the committed run of docir's `wsum-minisearch` (tasks/docir/experiments-engine-fusion.yaml,
+//!   written by `ranklab run --from-recording`) is, task by task, the hand sum
+//!   0.3 · minmax(BM25) + 0.4 · minmax(dense) + 0.3 · minmax(MiniSearch), computed here from the
+//!   committed runs `bm25.trec` and `dense.trec` (each list's 100 scores) and from the engine's
+//!   raw responses in the committed `minisearch.recording.json` (read with serde_json, hits
+//!   ordered by score descending then id descending, cut at 100), a document missing from a list
+//!   at that list's minimum (0 after min-max), in score-descending, id-descending order, cut at
+//!   100;
+//! - the committed tuning over those three lists (`reports/docir/tune-engine-fusion.json`, from
+//!   tasks/docir/tune-engine-fusion.yaml): its held-out lists partition the tasks, and every
+//!   task's out-of-fold value is the reciprocal rank of its first relevant document
+//!   (`reports/docir/qrels.txt`, grade > 0) in the same hand sum under its own fold's chosen
+//!   weights; their mean is the reported out-of-fold MRR;
+//! - an `engine` weight without `engine:` is refused at the configuration's file:line with
+//!   exit 2, an unknown list name near `engine` gets "did you mean", and a fusion whose engine
+//!   has no recording (none by its name, none with its engine hash) is an error naming the hash,
+//!   never an empty list.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+type Lists = BTreeMap<String, Vec<(String, f64)>>;
+
+fn runs_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/docir/runs")
+}
+
+/// task -> [(doc, score)] in file order, scores read as the f32 the run was written from.
+fn run(name: &str) -> Lists {
+    let path = runs_dir().join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let mut out: Lists = BTreeMap::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        out.entry(f[0].to_string())
+            .or_default()
+            .push((f[2].to_string(), f64::from(f[4].parse::<f32>().unwrap())));
+    }
+    out
+}
+
+/// task -> the engine's hits from the recording's responses: score descending, then id
+/// descending, at most 100, scores as f32 (what a run holds).
+fn recorded(name: &str) -> Lists {
+    let path = runs_dir().join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut out = BTreeMap::new();
+    for x in v["exchanges"].as_array().unwrap() {
+        let mut hits: Vec<(String, f64)> = x["response"]["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                let s = h["score"].as_f64().unwrap() as f32;
+                (h["id"].as_str().unwrap().to_string(), f64::from(s))
+            })
+            .collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+        hits.truncate(100);
+        out.insert(x["task"].as_str().unwrap().to_string(), hits);
+    }
+    out
+}
+
+/// doc -> min-max normalized score (a list of equal scores gives 0).
+fn minmax(list: &[(String, f64)]) -> BTreeMap<String, f64> {
+    let lo = list.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+    let hi = list.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
+    list.iter()
+        .map(|(d, x)| (d.clone(), if hi > lo { (x - lo) / (hi - lo) } else { 0.0 }))
+        .collect()
+}
+
+/// The hand sum wb · minmax(b) + wd · minmax(d) + we · minmax(e) of one task's lists, ordered
+/// by the f32 sum descending, then id descending, cut at 100.
+fn hand_sum(lists: [&[(String, f64)]; 3], w: [f64; 3]) -> Vec<(String, f64)> {
+    let [b, d, e] = lists.map(minmax);
+    let docs: BTreeSet<&String> = b.keys().chain(d.keys()).chain(e.keys()).collect();
+    let get = |m: &BTreeMap<String, f64>, x: &str| m.get(x).copied().unwrap_or(0.0);
+    let mut want: Vec<(String, f64)> = docs
+        .into_iter()
+        .map(|x| {
+            let s = w[0] * get(&b, x) + w[1] * get(&d, x) + w[2] * get(&e, x);
+            (x.clone(), s)
+        })
+        .collect();
+    want.sort_by(|x, y| {
+        (y.1 as f32)
+            .total_cmp(&(x.1 as f32))
+            .then_with(|| y.0.as_bytes().cmp(x.0.as_bytes()))
+    });
+    want.truncate(100);
+    want
+}
+
+#[test]
+fn docir_engine_tuning_out_of_fold_values_are_reciprocal_ranks_under_each_folds_weights() {
+    let (bm25, dense) = (run("bm25.trec"), run("dense.trec"));
+    let engine = recorded("minisearch.recording.json");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/docir");
+    let mut relevant: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in std::fs::read_to_string(root.join("qrels.txt"))
+        .unwrap()
+        .lines()
+    {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f[3].parse::<i32>().unwrap() > 0 {
+            relevant.entry(f[0].into()).or_default().insert(f[2].into());
+        }
+    }
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("tune-engine-fusion.json")).unwrap(),
+    )
+    .unwrap();
+    let mut seen = BTreeSet::new();
+    let mut sum = 0.0;
+    for fold in json["folds"].as_array().unwrap() {
+        let c = &fold["chosen"];
+        let w =
+            ["bm25", "dense", "engine"].map(|l| c[format!("fusion.weights.{l}")].as_f64().unwrap());
+        for t in fold["held_out"].as_array().unwrap() {
+            let t = t.as_str().unwrap();
+            assert!(seen.insert(t.to_string()), "{t} held out twice");
+            let ranked = hand_sum([&bm25[t], &dense[t], &engine[t]], w);
+            let rr = ranked
+                .iter()
+                .position(|(d, _)| relevant[t].contains(d))
+                .map_or(0.0, |i| 1.0 / (i + 1) as f64);
+            let got = json["per_task"][t].as_f64().unwrap();
+            assert!((got - rr).abs() < 1e-12, "{t}: {got} vs hand {rr}");
+            sum += rr;
+        }
+    }
+    assert_eq!(
+        seen.len(),
+        bm25.len(),
+        "the held-out lists cover every task"
+    );
+    let mean = sum / seen.len() as f64;
+    let reported = json["out_of_fold"]["MRR"].as_f64().unwrap();
+    assert!((mean - reported).abs() < 1e-12, "{mean} vs {reported}");
+}
+
+#[test]
+fn docir_engine_weighted_run_is_the_hand_sum_of_bm25_dense_and_the_recorded_engine() {
+    let (bm25, dense) = (run("bm25.trec"), run("dense.trec"));
+    let engine = recorded("minisearch.recording.json");
+    let got = run("wsum-minisearch.trec");
+    assert_eq!(got.len(), bm25.len());
+    assert_eq!(engine.len(), bm25.len());
+    for (task, g) in &got {
+        let want = hand_sum([&bm25[task], &dense[task], &engine[task]], [0.3, 0.4, 0.3]);
+        assert_eq!(g.len(), want.len(), "{task}");
+        for (i, ((gd, gs), (wd, ws))) in g.iter().zip(&want).enumerate() {
+            assert_eq!(gd, wd, "{task} rank {}", i + 1);
+            assert!((gs - ws).abs() < 1e-5, "{task} {gd}: {gs} vs {ws}");
+        }
+    }
+}
+
+/// Runs `ranklab run tasks/docir -x x.yaml --from-recording` on a file holding `configuration`
+/// after a BM25 configuration, in a temporary report tree that reads docir's recordings; gives
+/// the exit code and stderr (the file's path written `x.yaml`).
+fn replay(configuration: &str) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("x.yaml");
+    std::fs::write(
+        &x,
+        format!(
+            "experiment: x\nconfigurations:\n  - name: a\n    retriever: bm25\n{configuration}"
+        ),
+    )
+    .unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let reports = dir.path().join("reports");
+    let o = common::ranklab(
+        &root,
+        &[
+            "run",
+            "tasks/docir",
+            "-x",
+            x.to_str().unwrap(),
+            "--from-recording",
+            "--reports",
+            reports.to_str().unwrap(),
+            "--recordings",
+            root.join("reports").to_str().unwrap(),
+        ],
+    );
+    let e = common::stderr(&o).replace(&x.display().to_string(), "x.yaml");
+    (common::code(&o), e)
+}
+
+#[test]
+fn an_engine_weight_needs_an_engine_and_a_near_name_gets_a_suggestion() {
+    let (code, e) = replay("  - name: w\n    retriever: fusion\n    fusion: { method: weighted, weights: { bm25: 1, engine: 1 } }\n");
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e.contains("x.yaml:5: configuration \"w\" weighs the \"engine\" list and has no `engine:`"),
+        "{e}"
+    );
+    let (code, e) = replay("  - name: w\n    retriever: fusion\n    fusion: { method: weighted, weights: { bm25: 1, engnie: 1 } }\n");
+    assert_eq!(code, 2, "{e}");
+    assert!(e.contains("x.yaml:5: fusion weight for \"engnie\""), "{e}");
+    assert!(e.contains("did you mean \"engine\"?"), "{e}");
+}
+
+/// The engine below is MiniSearch's with another depth, so its hash matches no recording: the
+/// replay fails naming the missing file and the hash, and writes no report.
+#[test]
+fn a_fusion_whose_engine_has_no_recording_is_an_error_naming_the_hash() {
+    let engine = "    engine: { command: [node, serve.js, ../../../corpora/docir], cwd: ../../examples/engines/minisearch }\n";
+    let (code, e) = replay(&format!(
+        "  - name: w\n    retriever: fusion\n    depth: 50\n{engine}    fusion: {{ method: weighted, weights: {{ bm25: 1, engine: 1 }} }}\n"
+    ));
+    assert_eq!(code, 2, "{e}");
+    assert!(e.contains("configuration \"w\": no recording at"), "{e}");
+    assert!(e.contains("has its engine hash"), "{e}");
+}
