@@ -6,7 +6,8 @@
 //! batch pads little ([`bucketed`]), padded to their longest pair.
 //!
 //! The forward pass is [`super::train_model::TrainModel`]'s: candle's matrix products (the
-//! `gemm` crate, its AVX-512 kernels where the CPU has them) with the attention's softmax,
+//! `gemm` crate's AVX2 kernels: its AVX-512 ones, chosen by CPU, would make a fold model's bits
+//! depend on the machine) with the attention's softmax,
 //! LayerNorm and GELU fused ([`super::fused`]), forward and backward; the optimizer is
 //! [`super::train_opt::AdamW`] (candle-nn's update and the clipping in one pass).
 //!
@@ -25,8 +26,8 @@ use crate::{Error, Result};
 
 /// The version of the training arithmetic, part of a fold model's cache key: it changes
 /// whenever the same pairs and settings would give other weights. 3: fused softmax, LayerNorm
-/// and GELU, a one-pass AdamW and AVX-512 matrix kernels (weights within float rounding of
-/// version 2's, not equal to the bit).
+/// and GELU, a one-pass AdamW (weights within float rounding of version 2's, not equal to the
+/// bit).
 pub const TRAINER_VERSION: u32 = 3;
 
 /// One training pair.
