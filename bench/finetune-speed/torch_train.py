@@ -28,6 +28,7 @@ START = time.perf_counter()
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import resource  # noqa: E402
 import math  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
@@ -187,6 +188,8 @@ def main():
             "total_cpu_s": time.process_time() if cold else train_cpu,
             "epoch_loss": None if math.isnan(loss) else loss,
             "threads": torch.get_num_threads(),
+            # The process's peak resident memory so far (Linux reports KiB).
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }
         print(json.dumps(row), flush=True)
 

@@ -35,6 +35,16 @@ fn cpu_seconds() -> f64 {
     }
 }
 
+/// The process's peak resident memory so far, in MiB (`VmHWM` of /proc/self/status).
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -96,7 +106,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{}",
             serde_json::json!({
-                "trainer": "ranklab (candle)",
+                "trainer": "ranklab (candle, fused)",
                 "run": if cold { "cold" } else { "warm" },
                 "pairs": pairs.len(),
                 "steps": trained.step_losses.len(),
@@ -109,6 +119,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "total_cpu_s": if cold { cpu_seconds() } else { train_cpu_s },
                 "epoch_loss": trained.epoch_losses[0],
                 "threads": threads,
+                "peak_rss_mb": peak_rss_mb(),
             })
         );
     }

@@ -5,16 +5,30 @@
 //! driving a Fisher–Yates shuffle), each window of eight batches sorted by length so that a
 //! batch pads little ([`bucketed`]), padded to their longest pair.
 //!
+//! The forward pass is [`super::train_model::TrainModel`]'s: candle's matrix products (the
+//! `gemm` crate's AVX2 kernels: its AVX-512 ones, chosen by CPU, would make a fold model's bits
+//! depend on the machine) with the attention's softmax,
+//! LayerNorm and GELU fused ([`super::fused`]), forward and backward; the optimizer is
+//! [`super::train_opt::AdamW`] (candle-nn's update and the clipping in one pass).
+//!
 //! Deterministic: the same starting weights, pairs, settings and seed give the same weights to
-//! the bit on one machine. Every operation but the matrix products runs on one thread, and
-//! candle's CPU matrix product (the `gemm` crate) sums each output element in one fixed order
-//! whatever the thread count; the order of the pairs is the seed's.
+//! the bit on one machine, whatever the thread count. The fused operations compute each row on
+//! one thread in one fixed order, candle's other operations sum in a fixed order, and candle's
+//! CPU matrix product sums each output element in one fixed order whatever the thread count;
+//! the order of the pairs is the seed's.
 
 use candle_core::{DType, Device, Tensor, Var};
-use candle_nn::optim::{AdamW, Optimizer, ParamsAdamW};
 
 use super::bert::{Bert, Config, Weights};
+use super::train_model::TrainModel;
+use super::train_opt::AdamW;
 use crate::{Error, Result};
+
+/// The version of the training arithmetic, part of a fold model's cache key: it changes
+/// whenever the same pairs and settings would give other weights. 3: fused softmax, LayerNorm
+/// and GELU, a one-pass AdamW (weights within float rounding of version 2's, not equal to the
+/// bit).
+pub const TRAINER_VERSION: u32 = 3;
 
 /// One training pair.
 #[derive(Debug, Clone, PartialEq)]
@@ -286,21 +300,15 @@ pub fn train(
         .iter()
         .map(|(n, v)| (n.clone(), v.as_tensor().clone()))
         .collect();
-    let model = Bert::new(model_weights, Config::default()).map_err(model_error)?;
+    super::bert::keep_freed_memory();
+    let model = TrainModel::new(&model_weights, Config::default());
     let no_decay = |n: &str| n.ends_with(".bias") || n.contains("LayerNorm");
-    let group = |decay: bool| -> Vec<Var> {
+    let mut opt = AdamW::new(
         vars.iter()
-            .filter(|(n, _)| no_decay(n) != decay)
-            .map(|(_, v)| v.clone())
-            .collect()
-    };
-    let params = |wd: f64| ParamsAdamW {
-        lr: h.lr,
-        weight_decay: wd,
-        ..ParamsAdamW::default()
-    };
-    let mut opt_decay = AdamW::new(group(true), params(h.weight_decay)).map_err(model_error)?;
-    let mut opt_plain = AdamW::new(group(false), params(0.0)).map_err(model_error)?;
+            .map(|(n, v)| (v.clone(), !no_decay(n)))
+            .collect(),
+        h.weight_decay,
+    );
     let steps_per_epoch = pairs.len().div_ceil(h.batch);
     let total = steps_per_epoch * h.epochs;
     let (mut step_losses, mut epoch_losses) = (Vec::new(), Vec::new());
@@ -318,12 +326,8 @@ pub fn train(
             let lr = learning_rate(h, step, total);
             let loss = (|| -> candle_core::Result<f64> {
                 let loss = bce_with_logits(&model.forward(&ids, &types, &mask)?, &labels)?;
-                let mut grads = loss.backward()?;
-                clip(&mut grads, &vars, h.max_grad_norm)?;
-                opt_decay.set_learning_rate(lr);
-                opt_plain.set_learning_rate(lr);
-                opt_decay.step(&grads)?;
-                opt_plain.step(&grads)?;
+                let grads = loss.backward()?;
+                opt.step(&grads, lr, h.max_grad_norm)?;
                 Ok(f64::from(loss.to_scalar::<f32>()?))
             })()
             .map_err(model_error)?;
@@ -352,29 +356,6 @@ pub fn train(
         step_losses,
         epoch_losses,
     })
-}
-
-/// Scales every gradient by `min(1, max_norm / (‖g‖ + 1e-6))`, ‖g‖ the global L2 norm.
-fn clip(
-    grads: &mut candle_core::backprop::GradStore,
-    vars: &std::collections::BTreeMap<String, Var>,
-    max_norm: f64,
-) -> candle_core::Result<()> {
-    let mut sq = 0.0f64;
-    for v in vars.values() {
-        if let Some(g) = grads.get(v.as_tensor()) {
-            sq += f64::from(g.sqr()?.sum_all()?.to_scalar::<f32>()?);
-        }
-    }
-    let factor = (max_norm / (sq.sqrt() + 1e-6)).min(1.0);
-    if factor < 1.0 {
-        for v in vars.values() {
-            if let Some(g) = grads.remove(v.as_tensor()) {
-                grads.insert(v.as_tensor(), (g * factor)?);
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Whether two weight sets are equal to the bit.

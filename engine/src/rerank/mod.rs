@@ -35,6 +35,7 @@ mod colbert;
 mod fastembed;
 pub mod finetune;
 pub mod finetuned;
+mod fused;
 pub mod grade;
 pub mod grade_cache;
 pub mod int8;
@@ -43,6 +44,8 @@ pub mod llm;
 pub mod prompt;
 mod shortlist;
 pub mod testing;
+mod train_model;
+mod train_opt;
 
 pub use cache::{PairStats, ScoreCache, Scores, POOL_PAIRS};
 pub use colbert::{

@@ -120,7 +120,10 @@ pub fn train_file(
 /// The key of a model trained from `base` with `h` on `pairs`.
 pub fn model_key(base: &str, h: &Hyper, pairs: &[Pair]) -> String {
     let mut s = Sha256::new();
-    s.update(format!("ranklab-finetune 2\n{base}\n{h:?}\n"));
+    s.update(format!(
+        "ranklab-finetune {}\n{base}\n{h:?}\n",
+        ranklab_engine::rerank::finetune::TRAINER_VERSION
+    ));
     for p in pairs {
         s.update(p.query.as_bytes());
         s.update([0]);
