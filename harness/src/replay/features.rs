@@ -325,14 +325,8 @@ mod tests {
         }
     }
 
-    /// Four records a..d (ordinals 0..3). By hand: the BM25 list is a 3.0, b 2.0, c 1.0, d 0.5
-    /// (depth 4); the dense list holds d 0.9 alone. The ColBERT run reranked a shortlist of
-    /// width 2: b 7.5, a 7.0 (its `rerank_score`s, the values the score cache gave; c and d
-    /// below the shortlist have none). Columns: a (7.0, rank 2), b (7.5, rank 1), c and d
-    /// outside the shortlist at its minimum 7.0 and rank width + 1 = 3. Cross-encoder logits
-    /// over the same shortlist: a -1.0, b -9.0: a rank 1, b rank 2, c and d -9.0 and 3.
-    #[test]
-    fn model_columns_are_the_shortlist_scores_and_the_minimum_outside_it() {
+    /// A corpus of four one-line records a, b, c, d.
+    fn abcd() -> Corpus {
         let docs = ["a", "b", "c", "d"]
             .map(|id| {
                 parse_record(
@@ -342,7 +336,18 @@ mod tests {
                 .unwrap()
             })
             .to_vec();
-        let corpus = Corpus::new("t", docs).unwrap();
+        Corpus::new("t", docs).unwrap()
+    }
+
+    /// Four records a..d (ordinals 0..3). By hand: the BM25 list is a 3.0, b 2.0, c 1.0, d 0.5
+    /// (depth 4); the dense list holds d 0.9 alone. The ColBERT run reranked a shortlist of
+    /// width 2: b 7.5, a 7.0 (its `rerank_score`s, the values the score cache gave; c and d
+    /// below the shortlist have none). Columns: a (7.0, rank 2), b (7.5, rank 1), c and d
+    /// outside the shortlist at its minimum 7.0 and rank width + 1 = 3. Cross-encoder logits
+    /// over the same shortlist: a -1.0, b -9.0: a rank 1, b rank 2, c and d -9.0 and 3.
+    #[test]
+    fn model_columns_are_the_shortlist_scores_and_the_minimum_outside_it() {
+        let corpus = abcd();
         let bm25 = run(vec![vec![
             r(0, 3.0, None),
             r(1, 2.0, None),
@@ -413,16 +418,7 @@ mod tests {
     /// as given (no `rerank_score` is read).
     #[test]
     fn external_columns_are_the_engine_scores_inside_the_corpus_and_the_minimum_outside_it() {
-        let docs = ["a", "b", "c", "d"]
-            .map(|id| {
-                parse_record(
-                    std::path::Path::new(&format!("{id}.md")),
-                    format!("---\nid: {id}\ntitle: {id}\n---\ntext\n").as_bytes(),
-                )
-                .unwrap()
-            })
-            .to_vec();
-        let corpus = Corpus::new("t", docs).unwrap();
+        let corpus = abcd();
         let bm25 = run(vec![vec![
             r(0, 3.0, None),
             r(1, 2.0, None),
