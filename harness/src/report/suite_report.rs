@@ -68,8 +68,9 @@ pub fn print_report(r: &SuiteReport, dir: &Path, full: bool, written: bool) {
     print_report_as(r, dir, full, written, true);
 }
 
-/// [`print_report`], with the headline table left out of the summary when `table` is false (its
-/// title, decision and notes stay): `ranklab bench`'s summary of many reports fits a screen.
+/// [`print_report`], with the headline table and the blank line after it left out when `table`
+/// is false (its title, decision and notes stay): `ranklab bench`'s summary of many reports fits a
+/// screen.
 pub fn print_report_as(r: &SuiteReport, dir: &Path, full: bool, written: bool, table: bool) {
     if full {
         println!("{}", r.markdown);
@@ -86,7 +87,11 @@ pub fn print_report_as(r: &SuiteReport, dir: &Path, full: bool, written: bool, t
     } else {
         println!("dry run: nothing written");
     }
-    println!();
+    // A blank line between full summaries; `bench`'s compact ones run on, one report per three
+    // lines (title, decision, files), so that eleven reports fit a screen.
+    if table {
+        println!();
+    }
 }
 
 /// `path` relative to the current directory when it is below it (as a person would type it).
