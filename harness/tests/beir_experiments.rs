@@ -22,7 +22,13 @@ fn json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
+// Ignored by `just test`: on an empty cache (CI) it would score 29,966 pairs (about 40 minutes),
+// and with another CPU's int8 kernels than the tuning's (AVX2 against AVX-512 VNNI) other
+// logits. Run it where the tuning's scores are in the cache: `bash
+// bench/scifact-finetune/carry.sh bring`, then `cargo test --release -p ranklab --test
+// beir_experiments -- --ignored`.
 #[test]
+#[ignore = "needs SciFact's int8 cross-encoder scores in the cache (bench/scifact-finetune/carry.sh bring)"]
 fn beir_replays_the_tuned_experiments_file_to_the_tunings_in_sample_value() {
     let data = common::trec_eval_data().join("../scifact");
     let dir = tempfile::tempdir().unwrap();
