@@ -16,135 +16,31 @@
 //! computed here from the suite's qrels.
 
 mod common;
+mod learned_hand;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use ranklab_engine::corpus::{Corpus, History, Lifecycle};
+use learned_hand::{read_run, Run};
+use ranklab_engine::corpus::Corpus;
 use serde_json::Value;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-type Run = BTreeMap<String, Vec<(String, f32)>>;
-
-/// A run file as task -> [(document id, score)] in file order.
-fn read_run(path: &Path) -> Run {
-    let mut out: Run = BTreeMap::new();
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        out.entry(f[0].to_string())
-            .or_default()
-            .push((f[2].to_string(), f[4].parse().unwrap()));
-    }
-    out
-}
-
-/// MiniSearch's recorded hits per task, inside the corpus, score descending then id
-/// descending, at most 100.
-fn engine_lists(path: &Path, corpus: &Corpus) -> Run {
-    let text = std::fs::read_to_string(path).unwrap();
-    let doc: Value = serde_json::from_str(&text).unwrap();
-    let mut out = Run::new();
-    for e in doc["exchanges"].as_array().unwrap() {
-        let task = e["request"]["task"].as_str().unwrap().to_string();
-        let mut hits: Vec<(String, f32)> = e["response"]["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| {
-                let id = h["id"].as_str().unwrap().to_string();
-                (id, h["score"].as_f64().unwrap() as f32)
-            })
-            .collect();
-        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
-        hits.truncate(100);
-        hits.retain(|(id, _)| corpus.docs.iter().any(|d| &d.id == id));
-        out.insert(task, hits);
-    }
-    out
-}
-
-/// (score, 1-based rank) of `id` in `list` cut at 100, else (the list's minimum, 101).
-fn in_list(list: &[(String, f32)], id: &str) -> (f64, f64) {
-    let cut = &list[..list.len().min(100)];
-    match cut.iter().position(|(d, _)| d == id) {
-        Some(i) => (f64::from(cut[i].1), (i + 1) as f64),
-        None => (
-            cut.iter()
-                .map(|x| f64::from(x.1))
-                .fold(f64::INFINITY, f64::min),
-            101.0,
-        ),
-    }
-}
-
-/// The linear model's score of a raw row, from its JSON.
-fn score(model: &Value, row: &[f64]) -> f64 {
-    let f = |k: &str, i: usize| model["normalization"][k][i].as_f64().unwrap();
-    let w = model["weights"].as_array().unwrap();
-    let mut s = 0.0;
-    for (i, x) in row.iter().enumerate() {
-        s += w[i].as_f64().unwrap() * ((x - f("mean", i)) / f("scale", i));
-    }
-    s
-}
-
 /// The expected ranking of every task, computed by hand (see the module comment).
 fn by_hand(root: &Path, model: &Value, corpus: &Corpus) -> Run {
     let bm25 = read_run(&root.join("reports/docir/runs/bm25.trec"));
     let dense = read_run(&root.join("reports/docir/runs/dense.trec"));
-    let engine = engine_lists(
+    let tasks = learned_hand::task_ids(&root.join("tasks/docir/suite.yaml"));
+    let engine = learned_hand::engine_lists(
         &root.join("reports/docir/runs/minisearch.recording.json"),
+        "/hits",
+        &tasks,
         corpus,
     );
-    let newest = corpus.docs.iter().filter_map(|d| d.updated_at).max();
-    let one = |b: bool| if b { 1.0 } else { 0.0 };
-    let mut out = Run::new();
-    for (task, l) in &bm25 {
-        let (s, e) = (&dense[task], &engine[task]);
-        let ids: BTreeSet<&str> = l
-            .iter()
-            .chain(s)
-            .chain(e)
-            .map(|(d, _)| d.as_str())
-            .collect();
-        let mut want: Vec<(String, f32)> = ids
-            .iter()
-            .map(|&id| {
-                let d = corpus.docs.iter().find(|d| d.id == id).unwrap();
-                let (bs, br) = in_list(l, id);
-                let (ds, dr) = in_list(s, id);
-                let (es, er) = in_list(e, id);
-                let age = match (newest, d.updated_at) {
-                    (Some(n), Some(u)) => (n - u).num_days() as f64,
-                    _ => 0.0,
-                };
-                let row = [
-                    bs,
-                    br,
-                    ds,
-                    dr,
-                    es,
-                    er,
-                    one(d.lifecycle == Lifecycle::Active),
-                    one(d.lifecycle == Lifecycle::Superseded),
-                    one(d.lifecycle == Lifecycle::Deprecated),
-                    one(d.history == History::FirstClass),
-                    one(d.history == History::Amendment),
-                    one(d.history == History::EditorialOnly),
-                    (d.lifecycle_log.len() + 1) as f64,
-                    age,
-                ];
-                (id.to_string(), score(model, &row) as f32)
-            })
-            .collect();
-        want.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
-        out.insert(task.clone(), want);
-    }
-    out
+    learned_hand::learned(&bm25, &dense, &engine, model, corpus)
 }
 
 /// The experiments file of the test: `fusion` and `le`, the tuning's model with MiniSearch as
