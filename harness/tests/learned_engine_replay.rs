@@ -185,3 +185,23 @@ fn a_learned_model_with_the_external_feature_and_no_engine_is_refused() {
         "{err}"
     );
 }
+
+/// `engine:` beside `retriever: learned` with a rerank stage is refused at load (the rerank would
+/// reorder the engine's list before the model reads it as its feature), with the line.
+#[test]
+fn a_learned_model_with_an_engine_takes_no_rerank_stage() {
+    let root = root();
+    let dir = tempfile::tempdir().unwrap();
+    let model = root.join("reports/docir/tune-learned-engine.model.json");
+    let ex = experiments(dir.path(), &model);
+    let body = std::fs::read_to_string(&ex).unwrap()
+        + "    rerank: { model: ms-marco-MiniLM-L-12-v2, shortlist: 20 }\n";
+    std::fs::write(&ex, body).unwrap();
+    let o = run(&root, &ex, &dir.path().join("reports"));
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    let err = common::stderr(&o);
+    assert!(
+        err.contains("experiments-le.yaml:5:") && err.contains("takes no `rerank:` or `wiring:`"),
+        "{err}"
+    );
+}
