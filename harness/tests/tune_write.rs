@@ -9,7 +9,14 @@
 //!   `ranklab run` (the replay, another code path than the tuning's fast path), it reaches the
 //!   in-sample value the tuning's JSON reports;
 //! - when the gain is not detectable, `--write` says so, exits 2 and writes no experiments file
-//!   and no model beside the suite (the report is written).
+//!   and no model beside the suite (the report is written);
+//! - a tuning of a configuration with `engine:` (MiniSearch, `experiments-engine-fusion.yaml`)
+//!   writes the engine as the experiments file writes it, so the written configuration
+//!   replays from MiniSearch's committed recording (found by the engine's hash) to the
+//!   tuning's in-sample value: the weighted fusion (`tune-engine-fusion.yaml`, against
+//!   `fusion+smollm2@20`, since against `fusion` its gain is not detectable) and the learned
+//!   model with the `external` feature (`tune-learned-engine.yaml`, p 0.0216 against `fusion`
+//!   in reports/docir/tune-learned-engine.md).
 //!
 //! Detectable here: the interpolation, the fusion weighing its rerank stage
 //! (`tune-fusion-rerank.yaml`) and the learned ranker with the reranker features
@@ -37,6 +44,7 @@ fn scratch(tuning: &str) -> tempfile::TempDir {
         "experiments-interpolate.yaml",
         "experiments-fusion-weights.yaml",
         "experiments-fusion-rerank.yaml",
+        "experiments-engine-fusion.yaml",
     ];
     let bodies: Vec<(&str, String)> = files
         .iter()
@@ -51,6 +59,14 @@ fn scratch(tuning: &str) -> tempfile::TempDir {
         &repo().join("reports/docir/runs/models"),
         &dir.path().join("reports/docir/runs/models"),
     );
+    // MiniSearch's recording, which `wsum-minisearch` and every configuration written with its
+    // engine replay from (found by the engine's hash).
+    std::fs::copy(
+        repo().join("reports/docir/runs/minisearch.recording.json"),
+        dir.path()
+            .join("reports/docir/runs/minisearch.recording.json"),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("tasks/docir/tune-x.yaml"), tuning).unwrap();
     dir
 }
@@ -214,5 +230,56 @@ fn write_adds_a_learned_model_with_reranker_features() {
     assert!(
         text.contains("shortlist: { width: 20, from: rrf }"),
         "{text}"
+    );
+}
+
+/// The `engine:` block of `wsum-minisearch` as `experiments-engine-fusion.yaml` writes it (its
+/// flow mapping, written back in block style by `--write`).
+const MINISEARCH_BLOCK: &str = "    engine:\n      command:\n      - node\n      - serve.js\n      - ../../../corpora/docir\n      cwd: ../../examples/engines/minisearch\n      version: true\n";
+
+/// A weighted fusion weighing MiniSearch's list: the written configurations carry the engine
+/// as written and replay (from MiniSearch's recording, by hash) to the tuning's in-sample MRR.
+#[test]
+fn write_adds_a_fusion_that_weighs_an_engine() {
+    let dir = scratch(&tuning("tune-engine-fusion.yaml", "fusion+smollm2@20"));
+    let (in_sample, replayed) = write_and_replay(dir.path(), "wsum-minisearch-tuned");
+    assert!(
+        (in_sample - replayed).abs() < 5e-5,
+        "{in_sample} vs {replayed}"
+    );
+    let text =
+        std::fs::read_to_string(dir.path().join("tasks/docir/experiments-tune-x.yaml")).unwrap();
+    assert_eq!(text.matches(MINISEARCH_BLOCK).count(), 2, "{text}");
+    let chosen = &json(&dir.path().join("reports/docir/tune-x.json"))["in_sample"]["chosen"];
+    let w = |l: &str| chosen[format!("fusion.weights.{l}")].as_f64().unwrap();
+    let line = format!(
+        "weights: {{ bm25: {}, dense: {}, engine: {} }}",
+        w("bm25"),
+        w("dense"),
+        w("engine")
+    );
+    assert!(text.contains(&line), "{line} not in {text}");
+}
+
+/// A learned model with the `external` feature: the written `retriever: learned` configuration
+/// carries MiniSearch as written and replays to the tuning's in-sample MRR.
+#[test]
+fn write_adds_a_learned_model_with_the_external_feature() {
+    let dir = scratch(&tuning("tune-learned-engine.yaml", "fusion"));
+    let (in_sample, replayed) = write_and_replay(dir.path(), "wsum-minisearch-learned");
+    assert!(
+        (in_sample - replayed).abs() < 5e-5,
+        "{in_sample} vs {replayed}"
+    );
+    let text =
+        std::fs::read_to_string(dir.path().join("tasks/docir/experiments-tune-x.yaml")).unwrap();
+    let learned = text
+        .split("  - name: wsum-minisearch-learned\n")
+        .nth(1)
+        .unwrap();
+    assert!(learned.contains(MINISEARCH_BLOCK), "{text}");
+    assert_eq!(
+        std::fs::read(dir.path().join("tasks/docir/models/tune-x.model.json")).unwrap(),
+        std::fs::read(dir.path().join("reports/docir/tune-x.model.json")).unwrap()
     );
 }

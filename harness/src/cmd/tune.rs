@@ -72,8 +72,8 @@ is detectable (else exit 2, no experiments file written; the report is): a weigh
 with its rerank stage and shortlist_from when it weighs rerank; for rerank.interpolate the \
 configuration with the chosen α; for a learned tuning (learn:) a `retriever: learned` \
 configuration with the model copied to tasks/<suite>/models/ (and `shortlist:` when the model \
-uses the cross-encoder or colbert features; a model with the external feature is not written, \
-nor a fusion weighing `engine`). A tuning file with `split: time` and the four paths penalty.superseded, \
+uses the cross-encoder or colbert features; `engine:` copied as written when the model uses \
+the external feature or the fusion weighs `engine`, so its recording is found by the same hash). A tuning file with `split: time` and the four paths penalty.superseded, \
 penalty.deprecated, penalty.amendment, penalty.editorial_only (one grid 0, u, ..., m·u) runs \
 this penalty tuning instead, on the file's window_days, as_of and rolling (e.g. \
 tasks/brain/tune-penalty-weights.yaml: the report of --suite tasks/brain --as-of 2026-12-01 as \

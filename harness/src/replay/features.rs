@@ -1,8 +1,13 @@
 //! The feature matrix of a learned ranker: one row per (task, candidate document), built from
 //! what a replay produced.
 //!
-//! A task's candidates are the union of its first stages' lists (each cut at the
-//! configuration's depth), in the ranking's tie order (document id descending). Feature names
+//! A task's candidates are the union of the first-stage lists the features read, each cut at
+//! the configuration's depth: BM25's and dense's always (a model without `bm25` or `dense`
+//! still ranks their documents), and with `external` the engine's hits inside the corpus (so a
+//! document only the engine found is ranked too); the shortlists of `cross-encoder` and
+//! `colbert` are cut from those lists and add none. Rows are in the ranking's tie order
+//! (document id descending). A candidate is shown with its BM25 section, else its dense one,
+//! else the engine's (section 0: an engine names documents, not sections). Feature names
 //! as a tuning file's `learn.features` writes them, and the columns each adds:
 //!
 //! | name | columns |
@@ -24,8 +29,9 @@
 //! shortlist gets the minimum score over the shortlist and rank `shortlist + 1`. The replay of
 //! `retriever: learned` computes them from the same replays (`replay/learned_models.rs`), over
 //! the configuration's `shortlist: { width, from }`. For `external` the list is the engine's
-//! hits inside the corpus at the configuration's depth (a tuning only: candidates stay the
-//! union of BM25 and dense, and `retriever: learned` does not replay it yet).
+//! hits inside the corpus at the configuration's depth (hits outside the corpus are no
+//! candidates and move no rank), replayed from the engine's recording; `retriever: learned`
+//! replays it from the configuration's own `engine:` (`replay/learned_models.rs`).
 
 use std::collections::BTreeMap;
 
@@ -195,17 +201,19 @@ pub(crate) fn build(
         .zip(grades)
         .enumerate()
         .map(|(t, ((l, s), g))| {
-            let extra: Vec<(&str, ListIndex)> = models
+            let extra: Vec<Extra> = models
                 .iter()
                 .map(|m| {
-                    let list = if m.name == EXTERNAL {
+                    if m.name == EXTERNAL {
                         let mut hits = crate::replay::as_hits(&m.run.per_task[t]);
                         hits.retain(|h| h.doc < corpus.len());
-                        hits
+                        hits.truncate(m.width);
+                        let index = index_hits(&hits, m.width);
+                        (m.name, index, hits)
                     } else {
-                        super::fused::rerank_list(&m.run.per_task[t], corpus.id_rank())
-                    };
-                    (m.name, index_hits(&list, m.width))
+                        let list = super::fused::rerank_list(&m.run.per_task[t], corpus.id_rank());
+                        (m.name, index_hits(&list, m.width), Vec::new())
+                    }
                 })
                 .collect();
             task_rows_with(columns, l, s, &extra, corpus, depth, g, now)
@@ -228,13 +236,17 @@ pub(crate) fn task_rows(
     task_rows_with(columns, l, s, &[], corpus, depth, g, now)
 }
 
-/// [`task_rows`] with the model lists' indexes (`extra`: feature name, index).
+/// A list beyond BM25 and dense: its feature name, its index, and the candidates it adds
+/// (the engine's hits for `external`; none for a shortlist, cut from the first stages).
+type Extra<'a> = (&'a str, ListIndex, Vec<Hit>);
+
+/// [`task_rows`] with the model lists' indexes and candidates (`extra`).
 #[allow(clippy::too_many_arguments)]
 fn task_rows_with(
     columns: &[String],
     l: &[Ranked],
     s: &[Ranked],
-    extra: &[(&str, ListIndex)],
+    extra: &[Extra],
     corpus: &Corpus,
     depth: usize,
     g: &BTreeMap<String, i32>,
@@ -249,11 +261,14 @@ fn task_rows_with(
     {
         section.insert(r.doc, r.section);
     }
+    for h in extra.iter().flat_map(|(_, _, hits)| hits) {
+        section.entry(h.doc).or_insert(h.section);
+    }
     let mut docs: Vec<usize> = section.keys().copied().collect();
     // Tie order of the rankings: document id descending.
     docs.sort_unstable_by(|a, b| id_rank[*b].cmp(&id_rank[*a]));
     let mut lists = vec![("bm25", &li), ("dense", &si)];
-    lists.extend(extra.iter().map(|(n, x)| (*n, x)));
+    lists.extend(extra.iter().map(|(n, x, _)| (*n, x)));
     let features = docs
         .iter()
         .map(|&d| {
@@ -411,19 +426,16 @@ mod tests {
     }
 
     /// Four records a..d (ordinals 0..3); an engine hit outside the corpus is numbered 4 (as
-    /// `external::as_hits` numbers it). By hand: BM25 lists a, b, c (depth 3); the engine gave
-    /// (in its order) the outside hit 9.0, c 4.0, a 2.5, so its list inside the corpus is c
-    /// 4.0 (rank 1), a 2.5 (rank 2): b is missing and gets the minimum 2.5 and rank depth + 1 =
-    /// 4. The outside hit is no candidate and moves no rank. The engine's own scores are taken
-    /// as given (no `rerank_score` is read).
+    /// `external::as_hits` numbers it). By hand: BM25 lists a, b (depth 3), dense nothing; the
+    /// engine gave (in its order) the outside hit 9.0, c 4.0, a 2.5, so its list inside the
+    /// corpus is c 4.0 (rank 1), a 2.5 (rank 2): b is missing and gets the minimum 2.5 and rank
+    /// depth + 1 = 4. c, which only the engine found, is a candidate (the union of every list
+    /// the features read); d, in no list, is not; the outside hit is no candidate and moves no
+    /// rank. The engine's own scores are taken as given (no `rerank_score` is read).
     #[test]
     fn external_columns_are_the_engine_scores_inside_the_corpus_and_the_minimum_outside_it() {
         let corpus = abcd();
-        let bm25 = run(vec![vec![
-            r(0, 3.0, None),
-            r(1, 2.0, None),
-            r(2, 1.0, None),
-        ]]);
+        let bm25 = run(vec![vec![r(0, 3.0, None), r(1, 2.0, None)]]);
         let dense = run(vec![Vec::new()]);
         let engine = run(vec![vec![
             r(4, 9.0, None),
@@ -452,7 +464,7 @@ mod tests {
             .zip(&rows[0].query.features)
             .map(|(&d, x)| (corpus.id(d), x.clone()))
             .collect();
-        assert_eq!(got.len(), 3);
+        assert_eq!(got.keys().copied().collect::<Vec<_>>(), ["a", "b", "c"]);
         assert_eq!(got["a"], [2.5, 2.0]);
         assert_eq!(got["b"], [2.5, 4.0]);
         assert_eq!(got["c"], [4.0, 1.0]);

@@ -1,6 +1,7 @@
 //! A learned configuration whose model uses the `cross-encoder` or `colbert` features
-//! (`retriever: learned, model: FILE, shortlist: { width, from }`): the features a tuning
-//! computed, computed again by the same code (`features::build`) from the same replays.
+//! (`retriever: learned, model: FILE, shortlist: { width, from }`) or the `external` feature
+//! (`retriever: learned, model: FILE, engine: {..}`): the features a tuning computed, computed
+//! again by the same code (`features::build`) from the same replays.
 //!
 //! Before the replay, each such configuration `c` gets hidden companions, the configurations
 //! `ranklab tune` replays to build its features: `c~bm25` and `c~dense` (its lists at its
@@ -8,8 +9,13 @@
 //! (`features::MODEL_FEATURES`) as the rerank stage over the top `width` of the list `from`.
 //! Their shortlists are scored like any rerank stage's (the score cache, or the suite's
 //! recorded model outputs under `--from-recording`), so a pair the tuning scored is read, not
-//! scored again. After the replay, `c`'s ranking is its model's over those features (the
-//! missing-document rule of `features`), and the companions are dropped from the runs.
+//! scored again. A model with the `external` feature needs no companion for it: `c` carries the
+//! engine it was trained with (`engine:`, as the tuned configuration writes it), so the replay
+//! asks it (or reads its recording, found by the engine's hash like every engine list:
+//! `external::recording::load_by_hash`; none is an error, never an empty list) as `c`'s own
+//! first stage, and that list at `c`'s depth is the feature's. After the replay, `c`'s ranking
+//! is its model's over those features (the missing-document rule and the candidates of
+//! `features`), and the companions are dropped from the runs.
 
 use std::collections::BTreeMap;
 
@@ -19,23 +25,26 @@ use ranklab_engine::corpus::Corpus;
 use super::output::plain;
 use super::{features, ConfigRun};
 use crate::suite::fusion::ShortlistFrom;
-use crate::suite::learned::model_features;
+use crate::suite::learned::{model_features, uses_external};
 use crate::suite::{Configuration, Experiments, RerankSpec, Retriever};
 use ranklab_engine::policy::Wiring;
 
-/// Whether `c` is a learned configuration whose model uses a model feature.
-fn uses_models(c: &Configuration) -> bool {
+/// Whether `c` is a learned configuration whose model uses a model feature or `external`:
+/// ranked here, after the replay, rather than in the first stage.
+pub(super) fn uses_models(c: &Configuration) -> bool {
     c.retriever == Retriever::Learned
         && c.learned
             .as_ref()
-            .is_some_and(|m| !model_features(m).is_empty())
+            .is_some_and(|m| !model_features(m).is_empty() || uses_external(m))
 }
 
-/// The companion of `c` named `c~suffix` with retriever `r` (no fusion, wiring or model).
+/// The companion of `c` named `c~suffix` with retriever `r` (no engine, fusion, wiring or
+/// model).
 fn companion(c: &Configuration, suffix: &str, r: Retriever) -> Configuration {
     Configuration {
         name: format!("{}~{suffix}", c.name),
         retriever: r,
+        engine: None,
         fusion: None,
         rerank: None,
         wiring: Wiring::None,
@@ -49,13 +58,16 @@ fn companion(c: &Configuration, suffix: &str, r: Retriever) -> Configuration {
 /// The companions of `c` (see the module comment), in the order [`rank_with_models`] reads.
 fn companions(c: &Configuration) -> Vec<Configuration> {
     let m = c.learned.as_ref().expect("checked by uses_models");
-    let s = c
-        .shortlist
-        .expect("checked when the experiments file was read");
     let mut out = vec![
         companion(c, "bm25", Retriever::Bm25),
         companion(c, "dense", Retriever::Dense),
     ];
+    if model_features(m).is_empty() {
+        return out;
+    }
+    let s = c
+        .shortlist
+        .expect("checked when the experiments file was read");
     let from = match s.from {
         ShortlistFrom::Rrf => Retriever::Fusion,
         ShortlistFrom::Bm25 => Retriever::Bm25,
@@ -110,7 +122,7 @@ pub(super) fn rank_with_models(
     for run in runs.iter_mut().filter(|r| uses_models(&r.config)) {
         let c = &run.config;
         let model = c.learned.clone().expect("checked by uses_models");
-        let width = c.shortlist.expect("checked").width;
+        let width = c.shortlist.map_or(0, |s| s.width);
         let bm25 = find(format!("{}~bm25", c.name))?;
         let dense = find(format!("{}~dense", c.name))?;
         let mut lists = Vec::new();
@@ -123,6 +135,19 @@ pub(super) fn rank_with_models(
                 name,
                 run: find(format!("{}~{name}", c.name))?,
                 width,
+            });
+        }
+        // `external`: the engine's list is `c`'s own first stage, replayed above.
+        let engine = ConfigRun {
+            config: c.clone(),
+            per_task: std::mem::take(&mut run.per_task),
+            weights: None,
+        };
+        if uses_external(&model) {
+            lists.push(features::ModelList {
+                name: features::EXTERNAL,
+                run: &engine,
+                width: c.depth(),
             });
         }
         let none = vec![BTreeMap::new(); bm25.per_task.len()];

@@ -181,6 +181,15 @@ pub(super) fn check_configuration(c: &Configuration, at: &str, path: &Path) -> R
             "{at}: configuration {:?} has neither `retriever` (bm25 | dense | fusion | learned) nor `engine` (an external engine, see docs/engines.md)",
             c.name
         ),
+        // A learned model with the `external` feature (checked against its model on load): the
+        // engine's list is its feature, so no stage may reorder that list first.
+        (Some(_), Retriever::Learned) if c.rerank.is_some() || c.wiring != Wiring::None => bail!(
+            "{at}: configuration {:?}: `engine:` beside `retriever: learned` gives its model's external feature, and takes no `rerank:` or `wiring:`; remove them",
+            c.name
+        ),
+        (Some(e), Retriever::Learned) => e
+            .check()
+            .with_context(|| format!("{at}: configuration {:?}", c.name))?,
         (Some(_), r) if r != Retriever::External => bail!(
             "{at}: configuration {:?} has both `retriever` and `engine`; an external engine is the first stage, remove `retriever` (or fuse its list: `retriever: fusion` with `fusion: {{ method: weighted, weights: {{ ..., engine: W }} }}`)",
             c.name

@@ -103,6 +103,7 @@ impl Experiments {
                 let at = format!("{}:{}", path.display(), lines.of("name", &c.name));
                 let model = super::learned::load_model(m, &at, path)?;
                 super::learned::check_shortlist(&model, c.shortlist.as_ref(), &at)?;
+                super::learned::check_engine(&model, c.engine.is_some(), &at)?;
                 c.learned = Some(model);
             }
         }

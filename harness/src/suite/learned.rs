@@ -33,6 +33,27 @@ pub const MODEL_COLUMNS: [(&str, [&str; 2]); 2] = [
     ("colbert", ["colbert", "colbert.rank"]),
 ];
 
+/// The columns of the `external` feature (the configuration's engine's score and rank, replayed
+/// from its recording): a model naming them needs `engine:` beside `retriever: learned`.
+pub const EXTERNAL_COLUMNS: [&str; 2] = ["external", "external.rank"];
+
+/// Whether `m` names a column of the `external` feature.
+pub fn uses_external(m: &Model) -> bool {
+    m.features
+        .iter()
+        .any(|f| EXTERNAL_COLUMNS.contains(&f.as_str()))
+}
+
+/// Checks that a learned configuration has `engine:` exactly when its model uses the `external`
+/// feature; `at` is the configuration's file:line.
+pub(super) fn check_engine(m: &Model, has_engine: bool, at: &str) -> Result<()> {
+    match (uses_external(m), has_engine) {
+        (true, false) => bail!("{at}: its model uses the feature \"external\" (an engine's score and rank); add the engine it was trained with, copied from the tuned configuration (`engine:` as in docs/engines.md; `ranklab tune --write` writes it), so that its recording is found by the engine's hash"),
+        (false, true) => bail!("{at}: `engine:` beside `retriever: learned` is for a model with the \"external\" feature, and this model has none; remove `engine:`"),
+        _ => Ok(()),
+    }
+}
+
 /// `shortlist: { width: N, from: rrf | bm25 | dense }` of a learned configuration: the
 /// shortlist its model's `cross-encoder` and `colbert` features are scored over (the top
 /// `width` of the list `from`, at the configuration's depth), as the tuning that trained it
@@ -101,11 +122,10 @@ fn check(m: &Model) -> std::result::Result<(), String> {
         return Err("it names no feature".into());
     }
     let known = |f: &str| {
-        KNOWN_COLUMNS.contains(&f) || MODEL_COLUMNS.iter().any(|(_, cols)| cols.contains(&f))
+        KNOWN_COLUMNS.contains(&f)
+            || EXTERNAL_COLUMNS.contains(&f)
+            || MODEL_COLUMNS.iter().any(|(_, cols)| cols.contains(&f))
     };
-    if m.features.iter().any(|f| f.starts_with("external")) {
-        return Err("it uses the feature \"external\" (an engine's score and rank), which `retriever: learned` does not replay yet (its held-out figures are the tuning report's)".into());
-    }
     if let Some(f) = m.features.iter().find(|f| !known(f)) {
         return Err(format!("unknown feature {f:?}"));
     }

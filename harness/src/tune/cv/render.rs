@@ -73,15 +73,14 @@ pub(crate) fn tuned_spec(o: &Outcome, spec: &FusionSpec) -> FusionSpec {
 }
 
 /// A weighted-fusion configuration `c` named `name` with `spec`, as an experiments file's
-/// list item (defaults filled in).
+/// list item (defaults filled in); `engine` is its `engine:` lines as the experiments file
+/// writes them (`super::write::engine_yaml`; empty without an engine).
 pub(crate) fn configuration_yaml(
     c: &Configuration,
     name: &str,
     spec: &FusionSpec,
+    engine: &str,
 ) -> Result<String> {
-    if spec.names_engine() {
-        bail!("--write does not yet write a configuration with `engine:` (the engine's command and env are copied by hand): copy the configuration and put in the weights the report's \"chosen on all tasks\" line gives");
-    }
     let p = c.bm25();
     let wv = spec.weight_vector();
     let w: Vec<String> = spec
@@ -102,7 +101,7 @@ pub(crate) fn configuration_yaml(
         _ => String::new(),
     };
     Ok(format!(
-        "  - name: {name}\n    retriever: fusion\n    embedder: {}\n    bm25: {{ k1: {}, b: {}, analyzer: {} }}\n{rrf}    depth: {}\n{rerank}    fusion: {{ method: weighted, normalize: {}, weights: {{ {} }}{from} }}\n",
+        "  - name: {name}\n    retriever: fusion\n    embedder: {}\n    bm25: {{ k1: {}, b: {}, analyzer: {} }}\n{rrf}    depth: {}\n{engine}{rerank}    fusion: {{ method: weighted, normalize: {}, weights: {{ {} }}{from} }}\n",
         c.embedder().unwrap_or_default(),
         p.k1,
         p.b,

@@ -548,13 +548,14 @@ fn write_tuned(
     let dir = ex.path.parent().unwrap_or(Path::new("."));
     let path = dir.join(format!("experiments-tune-{}.yaml", o.plan.file.tune));
     let tuned = render::tuned_spec(o, spec);
+    let engine = super::write::engine_yaml(c, ex)?;
     let text = format!(
         "experiment: tuned-{t}\ndescription: >-\n  {provenance}\nbaseline: {name}\nconfigurations:\n{written}{tuned_c}",
         t = o.plan.file.tune,
         provenance = super::write::provenance(o, "the weights chosen"),
         name = c.name,
-        written = render::configuration_yaml(c, &c.name, spec)?,
-        tuned_c = render::configuration_yaml(c, &format!("{}-tuned", c.name), &tuned)?,
+        written = render::configuration_yaml(c, &c.name, spec, &engine)?,
+        tuned_c = render::configuration_yaml(c, &format!("{}-tuned", c.name), &tuned, &engine)?,
     );
     crate::report::atomic::write(&path, text.as_bytes())?;
     Ok(path)

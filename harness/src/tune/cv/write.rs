@@ -9,6 +9,12 @@
 //! - a learned ranker: [`learned`], the model trained on all tasks copied to
 //!   `<suite>/models/tune-<name>.model.json` and a `retriever: learned` configuration over the
 //!   same lists (embedder, BM25, depth) naming it.
+//!
+//! A configuration with `engine:` (a weighted fusion weighing `engine`, and a learned model with
+//! the `external` feature) is written with its `engine:` copied as the experiments file writes
+//! it ([`engine_yaml`]): the same command, cwd, env and HTTP templates (a `${NAME}` stays a
+//! reference, never its value) beside the same depth, so the engine's hash, and the recording
+//! the replay finds by it, stay the tuning's.
 
 use std::path::{Path, PathBuf};
 
@@ -122,9 +128,6 @@ pub(crate) fn learned(
     ex: &Experiments,
     model_json: &str,
 ) -> Result<PathBuf> {
-    if spec.names_engine() {
-        bail!("--write does not yet write a learned configuration over a fusion with `engine:` (nor replay the external feature as `retriever: learned`); nothing written, the report's figures stand");
-    }
     let dir = ex.path.parent().unwrap_or(Path::new("."));
     let model = format!("models/tune-{}.model.json", o.plan.file.tune);
     std::fs::create_dir_all(dir.join("models"))
@@ -132,8 +135,14 @@ pub(crate) fn learned(
     crate::report::atomic::write(&dir.join(&model), model_json.as_bytes())?;
     let p = c.bm25();
     let shortlist = feature_shortlist(c, spec, model_json)?;
+    let engine = engine_yaml(c, ex)?;
+    let m: ranklab_engine::learn::Model = serde_json::from_str(model_json)?;
+    let own_engine = match crate::suite::learned::uses_external(&m) {
+        true => engine.as_str(),
+        false => "",
+    };
     let learned = format!(
-        "  - name: {}-learned\n    retriever: learned\n    model: {model}\n    embedder: {}\n    bm25: {{ k1: {}, b: {}, analyzer: {} }}\n    depth: {}\n{shortlist}",
+        "  - name: {}-learned\n    retriever: learned\n    model: {model}\n    embedder: {}\n    bm25: {{ k1: {}, b: {}, analyzer: {} }}\n    depth: {}\n{own_engine}{shortlist}",
         c.name,
         c.embedder().unwrap_or_default(),
         p.k1,
@@ -141,7 +150,7 @@ pub(crate) fn learned(
         p.analyzer.name(),
         c.depth(),
     );
-    let items = super::render::configuration_yaml(c, &c.name, spec)? + &learned;
+    let items = super::render::configuration_yaml(c, &c.name, spec, &engine)? + &learned;
     let key = o.models.last().map_or("", |k| &k[..12.min(k.len())]);
     write_file(
         o,
@@ -174,4 +183,55 @@ fn feature_shortlist(c: &Configuration, spec: &FusionSpec, model_json: &str) -> 
         r.shortlist,
         from.name()
     ))
+}
+
+/// The `engine:` lines of configuration `c` as its experiments file writes them (indented as a
+/// list item's key; empty when `c` has no engine): copied, not rebuilt, so that the written
+/// configuration has the same engine hash (`external::recording::config_hash`) and an env value
+/// read from the environment stays `${NAME}`.
+pub(crate) fn engine_yaml(c: &Configuration, ex: &Experiments) -> Result<String> {
+    if c.engine.is_none() {
+        return Ok(String::new());
+    }
+    let written = entry(&ex.path, &c.name)?;
+    let Some(engine) = written.get("engine") else {
+        bail!(
+            "--write: configuration {:?} of {} has no `engine:` as written",
+            c.name,
+            ex.path.display()
+        );
+    };
+    let mut m = Mapping::new();
+    m.insert("engine".into(), engine.clone());
+    let text = yaml_serde::to_string(&Yaml::Mapping(m))?;
+    Ok(text.lines().map(|l| format!("    {l}\n")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An engine whose env value and HTTP header come from the environment: the written
+    /// `engine:` keeps `${SEARCH_TOKEN}` as written (the variable is set here to a value that
+    /// must not appear), and every other field as the file writes it. Oracle: the file's text.
+    #[test]
+    fn the_engine_is_copied_as_written_and_a_secret_stays_a_reference() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("experiments-e.yaml");
+        let body = "experiment: e\nconfigurations:\n  - name: e\n    engine:\n      command: [node, serve.js]\n      cwd: engines/e\n      env: { SEARCH_TOKEN: \"${SEARCH_TOKEN}\", MODE: fast }\n";
+        std::fs::write(&path, body).unwrap();
+        std::env::set_var("SEARCH_TOKEN", "s3cr3t-value-never-written");
+        let ex = Experiments::load(&path).unwrap();
+        let c = &ex.configurations[0];
+        let got = engine_yaml(c, &ex).unwrap();
+        assert_eq!(
+            got,
+            "    engine:\n      command:\n      - node\n      - serve.js\n      cwd: engines/e\n      env:\n        SEARCH_TOKEN: ${SEARCH_TOKEN}\n        MODE: fast\n"
+        );
+        assert!(!got.contains("s3cr3t"));
+        // A configuration without an engine writes none.
+        let mut plain = c.clone();
+        plain.engine = None;
+        assert_eq!(engine_yaml(&plain, &ex).unwrap(), "");
+    }
 }
