@@ -14,6 +14,10 @@
 //!   task's out-of-fold value is the reciprocal rank of its first relevant document
 //!   (`reports/docir/qrels.txt`, grade > 0) in the same hand sum under its own fold's chosen
 //!   weights; their mean is the reported out-of-fold MRR;
+//! - the committed run of `wsum-minisearch+L12@20` (the same file), which weighs the engine and
+//!   the L-12 cross-encoder's scores over the top 20 of the RRF fusion, is the hand sum
+//!   0.2 · minmax(BM25) + 0.3 · minmax(dense) + 0.2 · minmax(L-12) + 0.3 · minmax(MiniSearch),
+//!   the L-12 list read from the committed run `fusion+L12@20.trec` (its shortlist's logits);
 //! - an `engine` weight without `engine:` is refused at the configuration's file:line with
 //!   exit 2, an unknown list name near `engine` gets "did you mean", and a fusion whose engine
 //!   has no recording (none by its name, none with its engine hash) is an error naming the hash,
@@ -77,16 +81,17 @@ fn minmax(list: &[(String, f64)]) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// The hand sum wb · minmax(b) + wd · minmax(d) + we · minmax(e) of one task's lists, ordered
-/// by the f32 sum descending, then id descending, cut at 100.
-fn hand_sum(lists: [&[(String, f64)]; 3], w: [f64; 3]) -> Vec<(String, f64)> {
-    let [b, d, e] = lists.map(minmax);
-    let docs: BTreeSet<&String> = b.keys().chain(d.keys()).chain(e.keys()).collect();
+/// The hand sum Σ w_i · minmax(list_i) of one task's lists (wb · minmax(b) + wd · minmax(d) +
+/// we · minmax(e) for bm25, dense and the engine), a document missing from a list at 0 there,
+/// ordered by the f32 sum descending, then id descending, cut at 100.
+fn hand_sum(lists: &[&[(String, f64)]], w: &[f64]) -> Vec<(String, f64)> {
+    let normalized: Vec<BTreeMap<String, f64>> = lists.iter().map(|l| minmax(l)).collect();
+    let docs: BTreeSet<&String> = normalized.iter().flat_map(|m| m.keys()).collect();
     let get = |m: &BTreeMap<String, f64>, x: &str| m.get(x).copied().unwrap_or(0.0);
     let mut want: Vec<(String, f64)> = docs
         .into_iter()
         .map(|x| {
-            let s = w[0] * get(&b, x) + w[1] * get(&d, x) + w[2] * get(&e, x);
+            let s = w.iter().zip(&normalized).map(|(w, m)| w * get(m, x)).sum();
             (x.clone(), s)
         })
         .collect();
@@ -127,7 +132,7 @@ fn docir_engine_tuning_out_of_fold_values_are_reciprocal_ranks_under_each_folds_
         for t in fold["held_out"].as_array().unwrap() {
             let t = t.as_str().unwrap();
             assert!(seen.insert(t.to_string()), "{t} held out twice");
-            let ranked = hand_sum([&bm25[t], &dense[t], &engine[t]], w);
+            let ranked = hand_sum(&[&bm25[t], &dense[t], &engine[t]], &w);
             let rr = ranked
                 .iter()
                 .position(|(d, _)| relevant[t].contains(d))
@@ -155,13 +160,54 @@ fn docir_engine_weighted_run_is_the_hand_sum_of_bm25_dense_and_the_recorded_engi
     assert_eq!(got.len(), bm25.len());
     assert_eq!(engine.len(), bm25.len());
     for (task, g) in &got {
-        let want = hand_sum([&bm25[task], &dense[task], &engine[task]], [0.3, 0.4, 0.3]);
+        let want = hand_sum(
+            &[&bm25[task], &dense[task], &engine[task]],
+            &[0.3, 0.4, 0.3],
+        );
         assert_eq!(g.len(), want.len(), "{task}");
         for (i, ((gd, gs), (wd, ws))) in g.iter().zip(&want).enumerate() {
             assert_eq!(gd, wd, "{task} rank {}", i + 1);
             assert!((gs - ws).abs() < 1e-5, "{task} {gd}: {gs} vs {ws}");
         }
     }
+}
+
+/// The committed run of docir's `wsum-minisearch+L12@20` (weights bm25 0.2, dense 0.3, rerank
+/// 0.2, engine 0.3; tasks/docir/experiments-engine-fusion.yaml) against the hand sum over four
+/// lists: bm25.trec, dense.trec, MiniSearch's raw recorded responses, and the reranker's list,
+/// read from the committed run `fusion+L12@20.trec` (experiments.yaml: the L-12 cross-encoder
+/// over the top 20 of the same RRF fusion, the shortlist this fusion cuts): its first 20 lines
+/// per task, whose scores are the logits (below them the run holds first-stage scores).
+#[test]
+fn docir_engine_and_rerank_weighted_run_is_the_hand_sum_of_four_lists() {
+    let (bm25, dense) = (run("bm25.trec"), run("dense.trec"));
+    let engine = recorded("minisearch.recording.json");
+    let rerank: Lists = run("fusion+L12@20.trec")
+        .into_iter()
+        .map(|(t, mut l)| {
+            l.truncate(20);
+            (t, l)
+        })
+        .collect();
+    let got = run("wsum-minisearch+L12@20.trec");
+    assert_eq!(got.len(), bm25.len());
+    for (task, g) in &got {
+        let lists: [&[(String, f64)]; 4] =
+            [&bm25[task], &dense[task], &rerank[task], &engine[task]];
+        let want = hand_sum(&lists, &[0.2, 0.3, 0.2, 0.3]);
+        assert_eq!(g.len(), want.len(), "{task}");
+        for (i, ((gd, gs), (wd, ws))) in g.iter().zip(&want).enumerate() {
+            assert_eq!(gd, wd, "{task} rank {}", i + 1);
+            assert!((gs - ws).abs() < 1e-5, "{task} {gd}: {gs} vs {ws}");
+        }
+    }
+    // The reranker's list moved something: without it the order differs on some task.
+    let moved = got.iter().any(|(task, g)| {
+        let three: [&[(String, f64)]; 3] = [&bm25[task], &dense[task], &engine[task]];
+        let w = hand_sum(&three, &[0.2, 0.3, 0.3]);
+        g.iter().map(|x| &x.0).ne(w.iter().map(|x| &x.0))
+    });
+    assert!(moved, "the rerank list changed no task's order");
 }
 
 /// Runs `ranklab run tasks/docir -x x.yaml --from-recording` on a file holding `configuration`

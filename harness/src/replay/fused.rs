@@ -9,6 +9,8 @@
 //! A weighted fusion that weighs its engine's list (`weights: { ..., engine: w }`, with
 //! `engine:`) is fused in step 1 instead ([`fuse_engine`]): the engine's hits inside the corpus
 //! are the third list; its hits outside the corpus are not fused and stay below, unjudged.
+//! One that weighs both is fused here, over four lists (bm25, dense, rerank, engine), its
+//! shortlist cut from `shortlist_from` as for any fusion weighing `rerank`.
 
 use std::collections::HashMap;
 
@@ -74,27 +76,42 @@ pub(super) fn fuse_engine(
 }
 
 /// Replaces the ranking of every configuration whose fusion weighs `rerank` (ranked so far by
-/// its plain rerank stage) with the weighted fusion of its three lists.
+/// its plain rerank stage) with the weighted fusion of its lists: BM25, dense, the reranker's
+/// and, when it also weighs `engine`, its engine's hits inside the corpus (`external`: the
+/// engines' lists by configuration index, as step 1 left them), the engine's hits outside the
+/// corpus below in the engine's order.
 pub(super) fn fuse_rerank_lists(
     engine: &Replayer,
     suite: &Suite,
     runs: &mut [ConfigRun],
+    external: &HashMap<usize, Vec<Vec<Hit>>>,
 ) -> Result<()> {
     let corpus = engine.corpus;
-    for run in runs.iter_mut() {
+    for (ci, run) in runs.iter_mut().enumerate() {
         let Some(spec) = run.config.fusion.clone().filter(FusionSpec::names_rerank) else {
             continue;
         };
         let c = run.config.clone();
-        for (task, ranked) in suite.tasks.iter().zip(run.per_task.iter_mut()) {
+        let engine_lists = match external.get(&ci) {
+            Some(l) if spec.names_engine() => Some(l),
+            _ => None,
+        };
+        for (ti, (task, ranked)) in suite.tasks.iter().zip(run.per_task.iter_mut()).enumerate() {
             let lists = |r| {
                 first_stage_of(engine, &part(&c, r), &task.query)
                     .with_context(|| format!("first stage of task {} under {:?}", task.id, c.name))
             };
             let (lex, sem) = (lists(Retriever::Bm25)?, lists(Retriever::Dense)?);
             let rr = rerank_list(ranked, corpus.id_rank());
+            let (inside, outside): (Vec<Hit>, Vec<Hit>) = engine_lists
+                .map(|l| l[ti].iter().cloned().partition(|h| h.doc < corpus.len()))
+                .unwrap_or_default();
+            let mut parts: Vec<&[Hit]> = vec![&lex, &sem, &rr];
+            if spec.names_engine() {
+                parts.push(&inside);
+            }
             let logit: HashMap<usize, f32> = rr.iter().map(|h| (h.doc, h.score)).collect();
-            *ranked = fuse_reranked(&spec, c.depth(), [&lex, &sem, &rr], corpus.id_rank())
+            *ranked = fuse_reranked(&spec, c.depth(), &parts, corpus.id_rank())
                 .into_iter()
                 .map(|h| Ranked {
                     doc: h.doc,
@@ -102,6 +119,7 @@ pub(super) fn fuse_rerank_lists(
                     section: h.section,
                     rerank_score: logit.get(&h.doc).copied(),
                 })
+                .chain(outside.iter().map(super::output::plain))
                 .collect();
         }
     }

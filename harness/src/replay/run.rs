@@ -148,7 +148,7 @@ pub fn replay_with(
         &shortlists,
     )?;
     // 3b. A weighted fusion that weighs its rerank stage's scores: fused after the rerank.
-    super::fused::fuse_rerank_lists(engine, suite, &mut runs)?;
+    super::fused::fuse_rerank_lists(engine, suite, &mut runs, &ext.lists)?;
     // 3c. A learned model with model features: ranked over its companions' runs.
     super::learned_models::rank_with_models(engine.corpus, &mut runs, own)?;
     let mut models = models_used(engine, ex);

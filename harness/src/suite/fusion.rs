@@ -13,8 +13,12 @@
 //! configuration's first stage, so it does not depend on the weights. When `weights` names
 //! `engine`, the configuration also has `engine:` (an external engine, `docs/engines.md`) and
 //! that engine's list (its hits inside the corpus, at `depth`) is fused too: replayed from a
-//! recording like an engine's own configuration. A list not named under `weights` has weight 0.
-//! Weights are finite and ≥ 0.
+//! recording like an engine's own configuration. Both may be named at once (bm25, dense,
+//! rerank, engine); the shortlist is then still cut from `shortlist_from` (ranklab's own lists,
+//! never the engine's: the shortlist, and so every pair scored, is the same whatever the
+//! weights, and the same as the plain rerank configurations' over that list, whose scores are
+//! cached and recorded). A list not named under `weights` has weight 0. Weights are finite and
+//! ≥ 0.
 
 use std::collections::BTreeMap;
 
@@ -137,8 +141,8 @@ impl FusionSpec {
         if self.names_rerank() && interpolates {
             bail!("{at}: a fusion that weighs the \"rerank\" list already combines the reranker with the first stages; remove `interpolate` from `rerank:`");
         }
-        if self.names_engine() && (has_rerank || self.names_rerank()) {
-            bail!("{at}: a fusion that weighs the \"engine\" list takes no rerank stage and no \"rerank\" weight (not supported yet); remove `rerank:` or the engine's weight");
+        if self.names_engine() && has_rerank && !self.names_rerank() {
+            bail!("{at}: a fusion that weighs the \"engine\" list fuses its rerank stage only as a list of its own; add a weight for \"rerank\" (e.g. `rerank: 0.2`) or remove `rerank:`");
         }
         if self.shortlist_from.is_some() && !self.names_rerank() {
             bail!("{at}: `shortlist_from` says where the \"rerank\" list's shortlist is cut from; it needs a weight for \"rerank\" (or remove it)");
@@ -273,22 +277,20 @@ pub fn fuse(
     }
 }
 
-/// The weighted fusion of `lex`, `sem` and the reranker's list `rr` (the shortlist's documents
-/// by their reranker scores, in the total order), each cut at `depth`: what a spec naming
-/// `rerank` ranks a task by.
+/// The weighted fusion of `lists`, one per [`FusionSpec::fused_lists`] in that order (`lex`,
+/// `sem`, the reranker's list: the shortlist's documents by their reranker scores, in the
+/// total order; then the engine's hits inside the corpus when the spec names `engine`), each
+/// cut at `depth`: what a spec naming `rerank` ranks a task by.
 pub fn fuse_reranked(
     spec: &FusionSpec,
     depth: usize,
-    lists: [&[Hit]; 3],
+    lists: &[&[Hit]],
     id_rank: &[u32],
 ) -> Vec<Hit> {
-    let mut out = weighted_ranked(
-        &lists,
-        &spec.weight_vector(),
-        spec.normalize(),
-        depth,
-        id_rank,
-    );
+    let w = spec.weight_vector();
+    let weights: Vec<f64> = spec.fused_lists().into_iter().map(|i| w[i]).collect();
+    assert_eq!(weights.len(), lists.len(), "one list per fused list");
+    let mut out = weighted_ranked(lists, &weights, spec.normalize(), depth, id_rank);
     out.truncate(depth);
     out
 }
@@ -341,9 +343,10 @@ mod tests {
 
     /// By hand: a spec weighing `engine` fuses bm25, dense and engine (LISTS indices 0, 1, 3),
     /// describes them in that order, keys on all three weights, refuses a rerank stage beside
-    /// it, and "engnie" is 2 edits from "engine" (a transposition: 2 substitutions).
+    /// it that it does not weigh, and "engnie" is 2 edits from "engine" (a transposition: 2
+    /// substitutions).
     #[test]
-    fn an_engine_weight_is_a_third_list_and_refuses_a_rerank_stage() {
+    fn an_engine_weight_is_a_third_list_and_refuses_a_rerank_stage_it_does_not_weigh() {
         let a = spec("{ method: weighted, weights: { bm25: 0.3, dense: 0.4, engine: 0.3 } }");
         let b = spec("{ method: weighted, weights: { bm25: 0.3, dense: 0.4, engine: 0.5 } }");
         assert_eq!(a.fused_lists(), [0, 1, ENGINE]);
@@ -360,6 +363,28 @@ mod tests {
             "{e}"
         );
         assert_eq!(did_you_mean("engnie"), "; did you mean \"engine\"?");
+    }
+
+    /// By hand: weighing both `engine` and `rerank` fuses four lists in LISTS order (bm25,
+    /// dense, rerank, engine: indices 0, 1, 2, 3), needs the rerank stage, refuses
+    /// `interpolate` on it, and keys the first stage on the shortlist's list (`rrf`, shared with
+    /// the plain rerank configurations), not on the weights.
+    #[test]
+    fn an_engine_and_a_rerank_weight_fuse_four_lists_with_the_shortlist_cut_from_rrf() {
+        let a = spec(
+            "{ method: weighted, weights: { bm25: 0.2, dense: 0.3, engine: 0.3, rerank: 0.2 } }",
+        );
+        assert_eq!(a.fused_lists(), [0, 1, RERANK, ENGINE]);
+        assert_eq!(
+            a.describe(),
+            "weighted minmax (bm25 0.2, dense 0.3, rerank 0.2, engine 0.3; shortlist from rrf)"
+        );
+        assert_eq!(a.key(), "rrf");
+        assert!(a.check_with(true, false, "x:1").is_ok());
+        let e = a.check_with(false, false, "x:1").unwrap_err().to_string();
+        assert!(e.contains("has none"), "{e}");
+        let e = a.check_with(true, true, "x:1").unwrap_err().to_string();
+        assert!(e.contains("remove `interpolate`"), "{e}");
     }
 
     #[test]

@@ -85,6 +85,7 @@ pub(crate) fn rerank_part(c: &Configuration, spec: &FusionSpec) -> Option<Config
     Some(Configuration {
         name: format!("{}~rerank", c.name),
         retriever,
+        engine: None,
         fusion,
         wiring: Wiring::None,
         ..c.clone()
@@ -109,20 +110,19 @@ pub(crate) fn engine_part(c: &Configuration, spec: &FusionSpec) -> Option<Config
 }
 
 /// Normalizes the replayed parts (`bm25`, `dense`: per task, in suite order; and, when the
-/// spec weighs `rerank`, the reranker's list read from `reranked`, the run of [`rerank_part`];
-/// when it weighs `engine`, the engine's list read from `reranked`, the run of [`engine_part`])
-/// once per normalization of the grid.
+/// spec weighs `rerank`, the reranker's list read from the first of `more`, the run of
+/// [`rerank_part`]; when it weighs `engine`, the engine's list read from the next, the run of
+/// [`engine_part`]) once per normalization of the grid.
 pub(crate) fn build(
     plan: &Plan,
     spec: &FusionSpec,
     runs: [&ConfigRun; 2],
-    reranked: Option<&ConfigRun>,
+    more: &[ConfigRun],
     corpus: &Corpus,
     depth: usize,
 ) -> Lists {
     let [bm25, dense] = runs;
-    let empty = vec![Vec::new(); bm25.per_task.len()];
-    let reranked = reranked.map_or(&empty, |r| &r.per_task);
+    let (rerank_at, engine_at) = (0, usize::from(spec.names_rerank()));
     let mut normalizations = vec![spec.normalize()];
     for d in plan.dims.iter().filter(|d| d.param == Param::Normalize) {
         for v in &d.values {
@@ -138,15 +138,16 @@ pub(crate) fn build(
         .per_task
         .iter()
         .zip(&dense.per_task)
-        .zip(reranked)
-        .map(|((l, s), w)| {
+        .enumerate()
+        .map(|(t, (l, s))| {
             let mut parts = vec![hits(l), hits(s)];
             if spec.names_rerank() {
+                let w = &more[rerank_at].per_task[t];
                 parts.push(crate::replay::fused::rerank_list(w, corpus.id_rank()));
             }
             if spec.names_engine() {
                 // The engine's hits inside the corpus, as the replay fuses them.
-                let inside: Vec<Hit> = hits(w)
+                let inside: Vec<Hit> = hits(&more[engine_at].per_task[t])
                     .into_iter()
                     .filter(|h| h.doc < corpus.len())
                     .collect();
