@@ -282,10 +282,10 @@ pub(super) fn first_stages(
             let c = &run.config;
             // An external list: hits outside the corpus skip ranklab's stages and stay below.
             per_config.push(match external.get_mut(&ci) {
-                // A weighted fusion that weighs its engine's list and its rerank stage's: the
+                // A weighted fusion that weighs its engine's list and a reranker's list: the
                 // shortlist's list first; the engine's list stays in `external` for step 3b
                 // (`fused::fuse_rerank_lists`, which puts its hits outside the corpus below).
-                Some(_) if c.fusion.as_ref().is_some_and(FusionSpec::names_rerank) => (
+                Some(_) if c.fusion.as_ref().is_some_and(FusionSpec::cuts_shortlist) => (
                     lists.get(c).with_context(|| {
                         format!("first stage of task {} under {:?}", task.id, c.name)
                     })?,

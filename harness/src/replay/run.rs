@@ -96,6 +96,9 @@ pub fn replay_with(
     let own = ex.configurations.len();
     let with = super::learned_models::with_companions(ex);
     let ex = with.as_ref().unwrap_or(ex);
+    // A fusion's `rerankers:` lists: their companion rerank stages, dropped with those above.
+    let with_rerankers = super::rerankers::with_companions(ex);
+    let ex = with_rerankers.as_ref().unwrap_or(ex);
     let weights = weights_of(ex, opts)?;
     let max_depth = ex
         .configurations

@@ -17,7 +17,7 @@ use super::file::{normalize_of, Param, Plan, Value};
 use crate::metrics::{evaluate_ranking, Measure};
 use crate::replay::{ConfigRun, Ranked};
 use crate::report::MeasureSet;
-use crate::suite::fusion::{FusionSpec, Method};
+use crate::suite::fusion::{FusionSpec, Method, LISTS};
 use crate::suite::{Configuration, Retriever, Suite};
 use ranklab_engine::policy::Wiring;
 
@@ -112,7 +112,8 @@ pub(crate) fn engine_part(c: &Configuration, spec: &FusionSpec) -> Option<Config
 /// Normalizes the replayed parts (`bm25`, `dense`: per task, in suite order; and, when the
 /// spec weighs `rerank`, the reranker's list read from the first of `more`, the run of
 /// [`rerank_part`]; when it weighs `engine`, the engine's list read from the next, the run of
-/// [`engine_part`]) once per normalization of the grid.
+/// [`engine_part`]; then each `rerankers:` list, read from the next runs, those of
+/// `replay::rerankers::companions`) once per normalization of the grid.
 pub(crate) fn build(
     plan: &Plan,
     spec: &FusionSpec,
@@ -123,6 +124,7 @@ pub(crate) fn build(
 ) -> Lists {
     let [bm25, dense] = runs;
     let (rerank_at, engine_at) = (0, usize::from(spec.names_rerank()));
+    let families_at = engine_at + usize::from(spec.names_engine());
     let mut normalizations = vec![spec.normalize()];
     for d in plan.dims.iter().filter(|d| d.param == Param::Normalize) {
         for v in &d.values {
@@ -153,6 +155,12 @@ pub(crate) fn build(
                     .collect();
                 parts.push(inside);
             }
+            for r in &more[families_at..] {
+                parts.push(crate::replay::fused::rerank_list(
+                    &r.per_task[t],
+                    corpus.id_rank(),
+                ));
+            }
             normalizations
                 .iter()
                 .map(|&n| {
@@ -178,7 +186,7 @@ pub(crate) fn settings(
     spec: &FusionSpec,
     lists: &Lists,
     point: &[usize],
-) -> ([f64; 4], usize) {
+) -> ([f64; LISTS.len()], usize) {
     let mut w = spec.weight_vector();
     let mut n = 0;
     for (d, &i) in plan.dims.iter().zip(point) {
@@ -202,7 +210,7 @@ pub(crate) fn settings(
 pub(crate) fn ranking(
     lists: &Lists,
     t: usize,
-    w: &[f64; 4],
+    w: &[f64; LISTS.len()],
     n: usize,
     corpus: &Corpus,
 ) -> Vec<Hit> {
@@ -282,6 +290,12 @@ pub(crate) fn check_paths(
     for d in &plan.dims {
         if d.param == Param::Weight(crate::suite::fusion::RERANK) && !spec.names_rerank() {
             bail!("{}: {}: the configuration's fusion does not weigh its rerank stage's list; add `rerank: <weight>` to its `fusion.weights` and a `rerank:` stage (docs/formats.md)", at(&d.path), d.path);
+        }
+        if let Param::Weight(l) = d.param {
+            if crate::suite::fusion::FAMILIES.contains(&l) && !spec.rerankers.contains_key(LISTS[l])
+            {
+                bail!("{}: {}: the configuration's fusion names no {:?} list; add its model to the fusion's `rerankers:` and a weight for it (docs/formats.md)", at(&d.path), d.path, LISTS[l]);
+            }
         }
         if d.param == Param::Weight(crate::suite::fusion::ENGINE) && !spec.names_engine() {
             bail!("{}: {}: the configuration's fusion does not weigh an engine's list; add `engine: <weight>` to its `fusion.weights` and an `engine:` (docs/formats.md)", at(&d.path), d.path);

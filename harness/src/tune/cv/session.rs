@@ -413,11 +413,13 @@ fn replay_once(
     if shipped.name != c.name {
         configurations.push(shipped.clone());
     }
-    // The further lists: the plain rerank stage, the engine's own list (those the fusion weighs).
+    // The further lists: the plain rerank stage, the engine's own list (those the fusion
+    // weighs), each `rerankers:` list's stage.
     let more: Vec<Configuration> = c.fusion.as_ref().map_or_else(Vec::new, |f| {
         lists::rerank_part(c, f)
             .into_iter()
             .chain(lists::engine_part(c, f))
+            .chain(crate::replay::rerankers::companions(c))
             .collect()
     });
     let n_more = more.len();
