@@ -379,11 +379,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("x.yaml:7: fusion weight bm25: -0.1"), "{e}");
-        let e = spec("{ method: weighted, weights: { colbert: 1 } }")
+        let e = spec("{ method: weighted, weights: { splade: 1 } }")
             .check("x.yaml:7")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("\"colbert\""), "{e}");
+        assert!(e.contains("\"splade\""), "{e}");
         assert!(spec("{ method: rrf, weights: { bm25: 1 } }")
             .check("a:1")
             .is_err());
@@ -394,8 +394,9 @@ mod tests {
         );
     }
 
-    /// By hand: "bm52" -> "bm25" is 2 substitutions, "dnese" -> "dense" 2, "colbert" is 6 or
-    /// more from both names (no suggestion).
+    /// By hand: "bm52" -> "bm25" is 2 substitutions, "dnese" -> "dense" 2, "colbret" ->
+    /// "colbert" 2 (a transposition), "splade" is 5 or more from every list name (5 from
+    /// "dense", "rerank" and "engine", 6 from "bm25" and "colbert": no suggestion).
     #[test]
     fn an_unknown_list_name_gets_the_nearest_known_one() {
         assert_eq!(edits("bm52", "bm25"), 2);
@@ -407,7 +408,8 @@ mod tests {
             .to_string();
         assert!(e.ends_with("; did you mean \"bm25\"?"), "{e}");
         assert_eq!(did_you_mean("dnese"), "; did you mean \"dense\"?");
-        assert_eq!(did_you_mean("colbert"), "");
+        assert_eq!(did_you_mean("colbret"), "; did you mean \"colbert\"?");
+        assert_eq!(did_you_mean("splade"), "");
     }
 
     /// By hand: a spec weighing `engine` fuses bm25, dense and engine (LISTS indices 0, 1, 3),
