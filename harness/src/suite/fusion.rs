@@ -184,7 +184,7 @@ impl FusionSpec {
             bail!("{at}: a fusion that weighs the \"engine\" list fuses its rerank stage only as a list of its own; add a weight for \"rerank\" (e.g. `rerank: 0.2`) or remove `rerank:`");
         }
         if self.shortlist_from.is_some() && !self.cuts_shortlist() {
-            bail!("{at}: `shortlist_from` says where the \"rerank\" list's shortlist is cut from; it needs a weight for \"rerank\" (or remove it)");
+            bail!("{at}: `shortlist_from` says where the shortlist of the \"rerank\" list (or of `rerankers:`) is cut from; it needs a weight for \"rerank\" or a `rerankers:` list (or remove it)");
         }
         Ok(())
     }
