@@ -1,5 +1,7 @@
-//! Weighted fusion over an external engine's list (`weights: { bm25, dense, engine }` beside
-//! `engine:`, issue 44 item 1), replayed from recordings (no engine runs here).
+//! Weighted fusion over lists beyond BM25 and dense (issue 44 item 1): an external engine's list
+//! (`weights: { bm25, dense, engine }` beside `engine:`), the engine's and a rerank stage's
+//! together, and two rerankers over one shortlist (`rerankers:`), replayed from recordings (no
+//! engine runs, no pair is scored here).
 //! Properties checked:
 //! - the committed run of docir's `wsum-minisearch` (tasks/docir/experiments-engine-fusion.yaml,
 //!   written by `ranklab run --from-recording`) is, task by task, the hand sum
@@ -14,6 +16,16 @@
 //!   task's out-of-fold value is the reciprocal rank of its first relevant document
 //!   (`reports/docir/qrels.txt`, grade > 0) in the same hand sum under its own fold's chosen
 //!   weights; their mean is the reported out-of-fold MRR;
+//! - the committed run of `wsum-minisearch+L12@20` (the same file), which weighs the engine and
+//!   the L-12 cross-encoder's scores over the top 20 of the RRF fusion, is the hand sum
+//!   0.2 · minmax(BM25) + 0.3 · minmax(dense) + 0.2 · minmax(L-12) + 0.3 · minmax(MiniSearch),
+//!   the L-12 list read from the committed run `fusion+L12@20.trec` (its shortlist's logits);
+//! - the committed run of `wsum+L12+colbert@20` (tasks/docir/experiments-fusion-rerank.yaml) is
+//!   the hand sum over bm25.trec, dense.trec and the shortlist scores of the committed runs
+//!   `fusion+L12@20.trec` and `fusion+colbert@20.trec`; the tunings of the four-list fusions
+//!   (`tune-engine-rerank-fusion.json`, `tune-rerankers-fusion.json`) check as above;
+//! - a `rerankers:` list with a near-miss name, without a weight, or wider than the depth is
+//!   refused at the configuration's line, exit 2;
 //! - an `engine` weight without `engine:` is refused at the configuration's file:line with
 //!   exit 2, an unknown list name near `engine` gets "did you mean", and a fusion whose engine
 //!   has no recording (none by its name, none with its engine hash) is an error naming the hash,
@@ -77,16 +89,17 @@ fn minmax(list: &[(String, f64)]) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// The hand sum wb · minmax(b) + wd · minmax(d) + we · minmax(e) of one task's lists, ordered
-/// by the f32 sum descending, then id descending, cut at 100.
-fn hand_sum(lists: [&[(String, f64)]; 3], w: [f64; 3]) -> Vec<(String, f64)> {
-    let [b, d, e] = lists.map(minmax);
-    let docs: BTreeSet<&String> = b.keys().chain(d.keys()).chain(e.keys()).collect();
+/// The hand sum Σ w_i · minmax(list_i) of one task's lists (wb · minmax(b) + wd · minmax(d) +
+/// we · minmax(e) for bm25, dense and the engine), a document missing from a list at 0 there,
+/// ordered by the f32 sum descending, then id descending, cut at 100.
+fn hand_sum(lists: &[&[(String, f64)]], w: &[f64]) -> Vec<(String, f64)> {
+    let normalized: Vec<BTreeMap<String, f64>> = lists.iter().map(|l| minmax(l)).collect();
+    let docs: BTreeSet<&String> = normalized.iter().flat_map(|m| m.keys()).collect();
     let get = |m: &BTreeMap<String, f64>, x: &str| m.get(x).copied().unwrap_or(0.0);
     let mut want: Vec<(String, f64)> = docs
         .into_iter()
         .map(|x| {
-            let s = w[0] * get(&b, x) + w[1] * get(&d, x) + w[2] * get(&e, x);
+            let s = w.iter().zip(&normalized).map(|(w, m)| w * get(m, x)).sum();
             (x.clone(), s)
         })
         .collect();
@@ -99,10 +112,12 @@ fn hand_sum(lists: [&[(String, f64)]; 3], w: [f64; 3]) -> Vec<(String, f64)> {
     want
 }
 
-#[test]
-fn docir_engine_tuning_out_of_fold_values_are_reciprocal_ranks_under_each_folds_weights() {
-    let (bm25, dense) = (run("bm25.trec"), run("dense.trec"));
-    let engine = recorded("minisearch.recording.json");
+/// Checks the committed tuning `reports/docir/<file>`: its held-out lists partition the tasks,
+/// and every task's out-of-fold value is the reciprocal rank of its first relevant document
+/// (`reports/docir/qrels.txt`, grade > 0) in the hand sum of `lists` (task -> list, one per
+/// weight name of `names`) under its own fold's chosen weights; their mean is the reported
+/// out-of-fold MRR.
+fn check_tuning(file: &str, names: &[&str], lists: &[&Lists]) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/docir");
     let mut relevant: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for line in std::fs::read_to_string(root.join("qrels.txt"))
@@ -114,37 +129,100 @@ fn docir_engine_tuning_out_of_fold_values_are_reciprocal_ranks_under_each_folds_
             relevant.entry(f[0].into()).or_default().insert(f[2].into());
         }
     }
-    let json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root.join("tune-engine-fusion.json")).unwrap(),
-    )
-    .unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join(file)).unwrap()).unwrap();
     let mut seen = BTreeSet::new();
     let mut sum = 0.0;
     for fold in json["folds"].as_array().unwrap() {
         let c = &fold["chosen"];
-        let w =
-            ["bm25", "dense", "engine"].map(|l| c[format!("fusion.weights.{l}")].as_f64().unwrap());
+        let w: Vec<f64> = names
+            .iter()
+            .map(|l| c[format!("fusion.weights.{l}")].as_f64().unwrap())
+            .collect();
         for t in fold["held_out"].as_array().unwrap() {
             let t = t.as_str().unwrap();
             assert!(seen.insert(t.to_string()), "{t} held out twice");
-            let ranked = hand_sum([&bm25[t], &dense[t], &engine[t]], w);
+            let task_lists: Vec<&[(String, f64)]> = lists.iter().map(|l| &l[t][..]).collect();
+            let ranked = hand_sum(&task_lists, &w);
             let rr = ranked
                 .iter()
                 .position(|(d, _)| relevant[t].contains(d))
                 .map_or(0.0, |i| 1.0 / (i + 1) as f64);
             let got = json["per_task"][t].as_f64().unwrap();
-            assert!((got - rr).abs() < 1e-12, "{t}: {got} vs hand {rr}");
+            assert!((got - rr).abs() < 1e-12, "{file} {t}: {got} vs hand {rr}");
             sum += rr;
         }
     }
     assert_eq!(
         seen.len(),
-        bm25.len(),
+        lists[0].len(),
         "the held-out lists cover every task"
     );
     let mean = sum / seen.len() as f64;
     let reported = json["out_of_fold"]["MRR"].as_f64().unwrap();
     assert!((mean - reported).abs() < 1e-12, "{mean} vs {reported}");
+}
+
+/// task -> the first `n` lines of committed run `name`: for a plain rerank configuration over
+/// a shortlist of `n`, its reranker's scores (below them the run holds first-stage scores).
+fn shortlist(name: &str, n: usize) -> Lists {
+    run(name)
+        .into_iter()
+        .map(|(t, mut l)| {
+            l.truncate(n);
+            (t, l)
+        })
+        .collect()
+}
+
+#[test]
+fn docir_engine_tuning_out_of_fold_values_are_reciprocal_ranks_under_each_folds_weights() {
+    let (bm25, dense) = (run("bm25.trec"), run("dense.trec"));
+    let engine = recorded("minisearch.recording.json");
+    let names = ["bm25", "dense", "engine"];
+    check_tuning("tune-engine-fusion.json", &names, &[&bm25, &dense, &engine]);
+    // The four-list tuning (bm25, dense, the L-12's shortlist scores, MiniSearch).
+    let l12 = shortlist("fusion+L12@20.trec", 20);
+    let names = ["bm25", "dense", "rerank", "engine"];
+    let lists = [&bm25, &dense, &l12, &engine];
+    check_tuning("tune-engine-rerank-fusion.json", &names, &lists);
+}
+
+/// Two rerankers over one shortlist (`rerankers: { cross-encoder, colbert }`, docir's
+/// `wsum+L12+colbert@20` in tasks/docir/experiments-fusion-rerank.yaml, weights 0.3, 0.3, 0.2,
+/// 0.2): its committed run is the hand sum of bm25.trec, dense.trec and the first 20 lines of
+/// the committed runs `fusion+L12@20.trec` and `fusion+colbert@20.trec` (each model's scores
+/// over the top 20 of the same RRF fusion); and the committed tuning of its four weights
+/// (`tune-rerankers-fusion.json`) holds out every task once, each scored under its fold's
+/// weights in the same hand sum.
+#[test]
+fn docir_two_rerankers_fusion_is_the_hand_sum_of_both_rerank_runs_scores() {
+    let (bm25, dense) = (run("bm25.trec"), run("dense.trec"));
+    let (l12, colbert) = (
+        shortlist("fusion+L12@20.trec", 20),
+        shortlist("fusion+colbert@20.trec", 20),
+    );
+    let got = run("wsum+L12+colbert@20.trec");
+    assert_eq!(got.len(), bm25.len());
+    for (task, g) in &got {
+        let lists: [&[(String, f64)]; 4] = [&bm25[task], &dense[task], &l12[task], &colbert[task]];
+        let want = hand_sum(&lists, &[0.3, 0.3, 0.2, 0.2]);
+        assert_eq!(g.len(), want.len(), "{task}");
+        for (i, ((gd, gs), (wd, ws))) in g.iter().zip(&want).enumerate() {
+            assert_eq!(gd, wd, "{task} rank {}", i + 1);
+            assert!((gs - ws).abs() < 1e-5, "{task} {gd}: {gs} vs {ws}");
+        }
+    }
+    // ColBERT's list moved something: without it the order differs on some task.
+    let moved = got.iter().any(|(task, g)| {
+        let three: [&[(String, f64)]; 3] = [&bm25[task], &dense[task], &l12[task]];
+        let w = hand_sum(&three, &[0.3, 0.3, 0.2]);
+        g.iter().map(|x| &x.0).ne(w.iter().map(|x| &x.0))
+    });
+    assert!(moved, "the ColBERT list changed no task's order");
+    let names = ["bm25", "dense", "cross-encoder", "colbert"];
+    let lists = [&bm25, &dense, &l12, &colbert];
+    check_tuning("tune-rerankers-fusion.json", &names, &lists);
 }
 
 #[test]
@@ -155,13 +233,48 @@ fn docir_engine_weighted_run_is_the_hand_sum_of_bm25_dense_and_the_recorded_engi
     assert_eq!(got.len(), bm25.len());
     assert_eq!(engine.len(), bm25.len());
     for (task, g) in &got {
-        let want = hand_sum([&bm25[task], &dense[task], &engine[task]], [0.3, 0.4, 0.3]);
+        let want = hand_sum(
+            &[&bm25[task], &dense[task], &engine[task]],
+            &[0.3, 0.4, 0.3],
+        );
         assert_eq!(g.len(), want.len(), "{task}");
         for (i, ((gd, gs), (wd, ws))) in g.iter().zip(&want).enumerate() {
             assert_eq!(gd, wd, "{task} rank {}", i + 1);
             assert!((gs - ws).abs() < 1e-5, "{task} {gd}: {gs} vs {ws}");
         }
     }
+}
+
+/// The committed run of docir's `wsum-minisearch+L12@20` (weights bm25 0.2, dense 0.3, rerank
+/// 0.2, engine 0.3; tasks/docir/experiments-engine-fusion.yaml) against the hand sum over four
+/// lists: bm25.trec, dense.trec, MiniSearch's raw recorded responses, and the reranker's list,
+/// read from the committed run `fusion+L12@20.trec` (experiments.yaml: the L-12 cross-encoder
+/// over the top 20 of the same RRF fusion, the shortlist this fusion cuts): its first 20 lines
+/// per task, whose scores are the logits (below them the run holds first-stage scores).
+#[test]
+fn docir_engine_and_rerank_weighted_run_is_the_hand_sum_of_four_lists() {
+    let (bm25, dense) = (run("bm25.trec"), run("dense.trec"));
+    let engine = recorded("minisearch.recording.json");
+    let rerank = shortlist("fusion+L12@20.trec", 20);
+    let got = run("wsum-minisearch+L12@20.trec");
+    assert_eq!(got.len(), bm25.len());
+    for (task, g) in &got {
+        let lists: [&[(String, f64)]; 4] =
+            [&bm25[task], &dense[task], &rerank[task], &engine[task]];
+        let want = hand_sum(&lists, &[0.2, 0.3, 0.2, 0.3]);
+        assert_eq!(g.len(), want.len(), "{task}");
+        for (i, ((gd, gs), (wd, ws))) in g.iter().zip(&want).enumerate() {
+            assert_eq!(gd, wd, "{task} rank {}", i + 1);
+            assert!((gs - ws).abs() < 1e-5, "{task} {gd}: {gs} vs {ws}");
+        }
+    }
+    // The reranker's list moved something: without it the order differs on some task.
+    let moved = got.iter().any(|(task, g)| {
+        let three: [&[(String, f64)]; 3] = [&bm25[task], &dense[task], &engine[task]];
+        let w = hand_sum(&three, &[0.2, 0.3, 0.3]);
+        g.iter().map(|x| &x.0).ne(w.iter().map(|x| &x.0))
+    });
+    assert!(moved, "the rerank list changed no task's order");
 }
 
 /// Runs `ranklab run tasks/docir -x x.yaml --from-recording` on a file holding `configuration`
@@ -209,6 +322,39 @@ fn an_engine_weight_needs_an_engine_and_a_near_name_gets_a_suggestion() {
     assert_eq!(code, 2, "{e}");
     assert!(e.contains("x.yaml:5: fusion weight for \"engnie\""), "{e}");
     assert!(e.contains("did you mean \"engine\"?"), "{e}");
+}
+
+/// `rerankers:` names lists `cross-encoder` and `colbert` only, each weighed: a near name gets
+/// "did you mean", a weighed family without its model and a reranker without a weight are
+/// refused at the configuration's line, exit 2.
+#[test]
+fn a_rerankers_list_is_named_weighed_and_checked_at_the_line() {
+    let fusion = |weights: &str, rerankers: &str| {
+        format!("  - name: w\n    retriever: fusion\n    fusion: {{ method: weighted, weights: {{ {weights} }}, rerankers: {{ {rerankers} }} }}\n")
+    };
+    let l12 = "{ model: ms-marco-MiniLM-L-12-v2, shortlist: 20 }";
+    let (code, e) = replay(&fusion("bm25: 1, colbret: 1", &format!("colbret: {l12}")));
+    assert_eq!(code, 2, "{e}");
+    assert!(e.contains("x.yaml:5: fusion"), "{e}");
+    assert!(e.contains("did you mean \"colbert\"?"), "{e}");
+    let (code, e) = replay(&fusion(
+        "bm25: 1, colbert: 1",
+        &format!("cross-encoder: {l12}"),
+    ));
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e.contains("x.yaml:5: fusion reranker \"cross-encoder\" has no weight"),
+        "{e}"
+    );
+    let (code, e) = replay(&fusion(
+        "bm25: 1, cross-encoder: 1",
+        "cross-encoder: { model: ms-marco-MiniLM-L-12-v2, shortlist: 200 }",
+    ));
+    assert_eq!(code, 2, "{e}");
+    assert!(
+        e.contains("shortlist 200 must be between 1 and the depth 100"),
+        "{e}"
+    );
 }
 
 /// The engine below is MiniSearch's with another depth, so its hash matches no recording: the

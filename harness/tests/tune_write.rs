@@ -1,5 +1,5 @@
 //! `ranklab tune FILE --write` for a `rerank.interpolate` tuning, a weighted fusion that weighs
-//! its rerank stage and learned tunings (with and without reranker features), on a
+//! its rerank stage, one of two rerankers (`rerankers:`) and learned tunings (with and without reranker features), on a
 //! copy of docir (its experiments files and recorded model outputs):
 //!
 //! - when the out-of-fold gain over the shipped configuration is detectable, `--write` adds
@@ -19,7 +19,7 @@
 //!   in reports/docir/tune-learned-engine.md).
 //!
 //! Detectable here: the interpolation, the fusion weighing its rerank stage
-//! (`tune-fusion-rerank.yaml`) and the learned ranker with the reranker features
+//! (`tune-fusion-rerank.yaml`), the fusion of two rerankers (`tune-rerankers-fusion.yaml`) and the learned ranker with the reranker features
 //! (`tune-learned-models.yaml`) against `fusion+smollm2@20` (MRR 0.2081 in
 //! reports/docir/retrieval.md), and docir's LambdaMART against `fusion` (p 0.0057 in
 //! reports/docir/tune-learned-lambdamart.md); not detectable: the interpolation against
@@ -212,6 +212,31 @@ fn write_adds_a_fusion_that_weighs_its_rerank_stage() {
     // The report no longer sends the reader to copy the weights by hand.
     let md = std::fs::read_to_string(dir.path().join("reports/docir/tune-x.md")).unwrap();
     assert!(md.contains("`--write` adds it."), "{md}");
+}
+
+/// A weighted fusion of two rerankers over one shortlist (`rerankers:` cross-encoder and
+/// ColBERT over RRF's top 20): the written configuration names both models under `rerankers:`
+/// with the weights chosen on all tasks, and replays to the tuning's in-sample MRR.
+#[test]
+fn write_adds_a_fusion_of_two_rerankers() {
+    let dir = scratch(&tuning("tune-rerankers-fusion.yaml", "fusion+smollm2@20"));
+    let (in_sample, replayed) = write_and_replay(dir.path(), "wsum+L12+colbert@20-tuned");
+    assert!(
+        (in_sample - replayed).abs() < 5e-5,
+        "{in_sample} vs {replayed}"
+    );
+    let text =
+        std::fs::read_to_string(dir.path().join("tasks/docir/experiments-tune-x.yaml")).unwrap();
+    let chosen = &json(&dir.path().join("reports/docir/tune-x.json"))["in_sample"]["chosen"];
+    let w = |l: &str| chosen[format!("fusion.weights.{l}")].as_f64().unwrap();
+    let line = format!(
+        "weights: {{ bm25: {}, dense: {}, cross-encoder: {}, colbert: {} }}, shortlist_from: rrf, rerankers: {{ cross-encoder: {{ model: ms-marco-MiniLM-L-12-v2, shortlist: 20 }}, colbert: {{ model: answerai-colbert-small-v1, shortlist: 20 }} }}",
+        w("bm25"),
+        w("dense"),
+        w("cross-encoder"),
+        w("colbert")
+    );
+    assert!(text.contains(&line), "{line} not in {text}");
 }
 
 /// A learned model with the cross-encoder and ColBERT features: the written `retriever:

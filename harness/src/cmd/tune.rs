@@ -65,11 +65,13 @@ plateau rule) scores the held-out tasks. It prints and writes reports/<suite>/tu
 shipped configuration (Δ, CI, p, wins/ties/losses, power). Paths: fusion.weights.bm25, \
 fusion.weights.dense, fusion.weights.rerank (when the fusion weighs its rerank stage's list), \
 fusion.weights.engine (when it weighs its `engine:`'s list, replayed from that engine's recording, \
-e.g. tasks/docir/tune-engine-fusion.yaml), fusion.normalize; or rerank.interpolate alone (a rerank stage's weight \
+e.g. tasks/docir/tune-engine-fusion.yaml; with rerank too: tune-engine-rerank-fusion.yaml), \
+fusion.weights.cross-encoder and fusion.weights.colbert (the lists its fusion's `rerankers:` \
+names over one shortlist, e.g. tasks/docir/tune-rerankers-fusion.yaml), fusion.normalize; or rerank.interpolate alone (a rerank stage's weight \
 against the first stage, e.g. tasks/docir/tune-interpolate.yaml). --write adds the configuration \
 chosen on all tasks as tasks/<suite>/experiments-tune-<name>.yaml, only when the out-of-fold gain \
 is detectable (else exit 2, no experiments file written; the report is): a weighted fusion \
-with its rerank stage and shortlist_from when it weighs rerank; for rerank.interpolate the \
+with its rerank stage and shortlist_from when it weighs rerank, and its `rerankers:`; for rerank.interpolate the \
 configuration with the chosen α; for a learned tuning (learn:) a `retriever: learned` \
 configuration with the model copied to tasks/<suite>/models/ (and `shortlist:` when the model \
 uses the cross-encoder or colbert features; `engine:` copied as written when the model uses \

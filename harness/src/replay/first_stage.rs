@@ -12,7 +12,7 @@ use ranklab_engine::ranking::{check_finite, Hit};
 use super::prefetch::prefetch;
 use super::shortlists::ShortlistKey;
 use super::{features, ConfigRun, Ranked, Replayer};
-use crate::suite::fusion::fuse;
+use crate::suite::fusion::{fuse, FusionSpec};
 use crate::suite::{Configuration, Experiments, Retriever, Suite};
 
 /// Cache key of a first-stage list (per task).
@@ -282,6 +282,15 @@ pub(super) fn first_stages(
             let c = &run.config;
             // An external list: hits outside the corpus skip ranklab's stages and stay below.
             per_config.push(match external.get_mut(&ci) {
+                // A weighted fusion that weighs its engine's list and a reranker's list: the
+                // shortlist's list first; the engine's list stays in `external` for step 3b
+                // (`fused::fuse_rerank_lists`, which puts its hits outside the corpus below).
+                Some(_) if c.fusion.as_ref().is_some_and(FusionSpec::cuts_shortlist) => (
+                    lists.get(c).with_context(|| {
+                        format!("first stage of task {} under {:?}", task.id, c.name)
+                    })?,
+                    Vec::new(),
+                ),
                 // A weighted fusion that weighs its engine's list: fused with BM25 and dense.
                 Some(l) if c.retriever == Retriever::Fusion => {
                     let hits = std::mem::take(&mut l[ti]);

@@ -18,6 +18,7 @@ mod output;
 mod prefetch;
 pub mod query_costs;
 mod replayer;
+pub(crate) mod rerankers;
 mod run;
 pub mod scale;
 mod shortlists;

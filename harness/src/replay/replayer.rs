@@ -73,9 +73,15 @@ impl<'c> Replayer<'c> {
         remote: Option<std::sync::Arc<dyn Remote>>,
     ) -> Result<Self> {
         // A learned model's model features are scored by companion rerank stages.
+        // So are a fusion's `rerankers:` lists.
         let expanded: Vec<Experiments> = experiments
             .iter()
             .filter_map(|e| super::learned_models::with_companions(e))
+            .chain(
+                experiments
+                    .iter()
+                    .filter_map(|e| super::rerankers::with_companions(e)),
+            )
             .collect();
         let mut all: Vec<&Experiments> = experiments.to_vec();
         all.extend(expanded.iter());

@@ -96,6 +96,9 @@ pub fn replay_with(
     let own = ex.configurations.len();
     let with = super::learned_models::with_companions(ex);
     let ex = with.as_ref().unwrap_or(ex);
+    // A fusion's `rerankers:` lists: their companion rerank stages, dropped with those above.
+    let with_rerankers = super::rerankers::with_companions(ex);
+    let ex = with_rerankers.as_ref().unwrap_or(ex);
     let weights = weights_of(ex, opts)?;
     let max_depth = ex
         .configurations
@@ -148,7 +151,7 @@ pub fn replay_with(
         &shortlists,
     )?;
     // 3b. A weighted fusion that weighs its rerank stage's scores: fused after the rerank.
-    super::fused::fuse_rerank_lists(engine, suite, &mut runs)?;
+    super::fused::fuse_rerank_lists(engine, suite, &mut runs, &ext.lists)?;
     // 3c. A learned model with model features: ranked over its companions' runs.
     super::learned_models::rank_with_models(engine.corpus, &mut runs, own)?;
     let mut models = models_used(engine, ex);

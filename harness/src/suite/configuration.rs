@@ -120,6 +120,7 @@ pub(super) fn check_configuration(c: &Configuration, at: &str, path: &Path) -> R
         }
         let interpolates = c.rerank.as_ref().is_some_and(|r| r.interpolate.is_some());
         f.check_with(c.rerank.is_some(), interpolates, at)?;
+        f.check_rerankers(c.depth(), at)?;
     }
     if let Some(r) = &c.rerank {
         if r.shortlist == 0 {

@@ -17,7 +17,7 @@ use super::file::{normalize_of, Param, Plan, Value};
 use crate::metrics::{evaluate_ranking, Measure};
 use crate::replay::{ConfigRun, Ranked};
 use crate::report::MeasureSet;
-use crate::suite::fusion::{FusionSpec, Method};
+use crate::suite::fusion::{FusionSpec, Method, LISTS};
 use crate::suite::{Configuration, Retriever, Suite};
 use ranklab_engine::policy::Wiring;
 
@@ -85,6 +85,7 @@ pub(crate) fn rerank_part(c: &Configuration, spec: &FusionSpec) -> Option<Config
     Some(Configuration {
         name: format!("{}~rerank", c.name),
         retriever,
+        engine: None,
         fusion,
         wiring: Wiring::None,
         ..c.clone()
@@ -109,20 +110,21 @@ pub(crate) fn engine_part(c: &Configuration, spec: &FusionSpec) -> Option<Config
 }
 
 /// Normalizes the replayed parts (`bm25`, `dense`: per task, in suite order; and, when the
-/// spec weighs `rerank`, the reranker's list read from `reranked`, the run of [`rerank_part`];
-/// when it weighs `engine`, the engine's list read from `reranked`, the run of [`engine_part`])
-/// once per normalization of the grid.
+/// spec weighs `rerank`, the reranker's list read from the first of `more`, the run of
+/// [`rerank_part`]; when it weighs `engine`, the engine's list read from the next, the run of
+/// [`engine_part`]; then each `rerankers:` list, read from the next runs, those of
+/// `replay::rerankers::companions`) once per normalization of the grid.
 pub(crate) fn build(
     plan: &Plan,
     spec: &FusionSpec,
     runs: [&ConfigRun; 2],
-    reranked: Option<&ConfigRun>,
+    more: &[ConfigRun],
     corpus: &Corpus,
     depth: usize,
 ) -> Lists {
     let [bm25, dense] = runs;
-    let empty = vec![Vec::new(); bm25.per_task.len()];
-    let reranked = reranked.map_or(&empty, |r| &r.per_task);
+    let (rerank_at, engine_at) = (0, usize::from(spec.names_rerank()));
+    let families_at = engine_at + usize::from(spec.names_engine());
     let mut normalizations = vec![spec.normalize()];
     for d in plan.dims.iter().filter(|d| d.param == Param::Normalize) {
         for v in &d.values {
@@ -138,19 +140,26 @@ pub(crate) fn build(
         .per_task
         .iter()
         .zip(&dense.per_task)
-        .zip(reranked)
-        .map(|((l, s), w)| {
+        .enumerate()
+        .map(|(t, (l, s))| {
             let mut parts = vec![hits(l), hits(s)];
             if spec.names_rerank() {
+                let w = &more[rerank_at].per_task[t];
                 parts.push(crate::replay::fused::rerank_list(w, corpus.id_rank()));
             }
             if spec.names_engine() {
                 // The engine's hits inside the corpus, as the replay fuses them.
-                let inside: Vec<Hit> = hits(w)
+                let inside: Vec<Hit> = hits(&more[engine_at].per_task[t])
                     .into_iter()
                     .filter(|h| h.doc < corpus.len())
                     .collect();
                 parts.push(inside);
+            }
+            for r in &more[families_at..] {
+                parts.push(crate::replay::fused::rerank_list(
+                    &r.per_task[t],
+                    corpus.id_rank(),
+                ));
             }
             normalizations
                 .iter()
@@ -177,7 +186,7 @@ pub(crate) fn settings(
     spec: &FusionSpec,
     lists: &Lists,
     point: &[usize],
-) -> ([f64; 4], usize) {
+) -> ([f64; LISTS.len()], usize) {
     let mut w = spec.weight_vector();
     let mut n = 0;
     for (d, &i) in plan.dims.iter().zip(point) {
@@ -201,7 +210,7 @@ pub(crate) fn settings(
 pub(crate) fn ranking(
     lists: &Lists,
     t: usize,
-    w: &[f64; 4],
+    w: &[f64; LISTS.len()],
     n: usize,
     corpus: &Corpus,
 ) -> Vec<Hit> {
@@ -281,6 +290,12 @@ pub(crate) fn check_paths(
     for d in &plan.dims {
         if d.param == Param::Weight(crate::suite::fusion::RERANK) && !spec.names_rerank() {
             bail!("{}: {}: the configuration's fusion does not weigh its rerank stage's list; add `rerank: <weight>` to its `fusion.weights` and a `rerank:` stage (docs/formats.md)", at(&d.path), d.path);
+        }
+        if let Param::Weight(l) = d.param {
+            if crate::suite::fusion::FAMILIES.contains(&l) && !spec.rerankers.contains_key(LISTS[l])
+            {
+                bail!("{}: {}: the configuration's fusion names no {:?} list; add its model to the fusion's `rerankers:` and a weight for it (docs/formats.md)", at(&d.path), d.path, LISTS[l]);
+            }
         }
         if d.param == Param::Weight(crate::suite::fusion::ENGINE) && !spec.names_engine() {
             bail!("{}: {}: the configuration's fusion does not weigh an engine's list; add `engine: <weight>` to its `fusion.weights` and an `engine:` (docs/formats.md)", at(&d.path), d.path);

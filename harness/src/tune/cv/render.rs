@@ -88,15 +88,21 @@ pub(crate) fn configuration_yaml(
         .into_iter()
         .map(|i| format!("{}: {}", LISTS[i], wv[i]))
         .collect();
-    let (rerank, from) = match rerank_yaml(c, spec)? {
+    let (rerank, mut from) = match rerank_yaml(c, spec)? {
         Some(r) => (
             r,
             format!(", shortlist_from: {}", spec.shortlist_from().name()),
         ),
         None => (String::new(), String::new()),
     };
+    if spec.names_rerankers() {
+        if rerank.is_empty() {
+            from = format!(", shortlist_from: {}", spec.shortlist_from().name());
+        }
+        from.push_str(&rerankers_yaml(spec));
+    }
     // The RRF constant matters only to a shortlist cut from RRF.
-    let rrf = match (rerank.is_empty(), spec.shortlist_from()) {
+    let rrf = match (!spec.cuts_shortlist(), spec.shortlist_from()) {
         (false, crate::suite::fusion::ShortlistFrom::Rrf) => format!("    rrf_k: {}\n", c.rrf().k),
         _ => String::new(),
     };
@@ -110,6 +116,23 @@ pub(crate) fn configuration_yaml(
         spec.normalize().name(),
         w.join(", ")
     ))
+}
+
+/// `, rerankers: { cross-encoder: { model: ID, shortlist: N }, ... }`: a fusion's further
+/// reranker lists, as its `fusion:` mapping holds them (checked plain model stages).
+fn rerankers_yaml(spec: &FusionSpec) -> String {
+    let parts: Vec<String> = spec
+        .reranker_lists()
+        .into_iter()
+        .map(|(i, r)| {
+            let batch = r.batch.map_or(String::new(), |b| format!(", batch: {b}"));
+            format!(
+                "{}: {{ model: {}, shortlist: {}{batch} }}",
+                LISTS[i], r.model, r.shortlist
+            )
+        })
+        .collect();
+    format!(", rerankers: {{ {} }}", parts.join(", "))
 }
 
 /// The `rerank:` line of a fusion that weighs its rerank stage (`None` when it does not): the

@@ -233,7 +233,7 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
         (&ex, &reports),
         &at,
     )?;
-    let (runs, reranked) = (&replayed.runs, replayed.reranked.as_ref());
+    let (runs, more) = (&replayed.runs, replayed.more.as_slice());
     let n = suite.tasks.len();
     let folds = folds::split(n, plan.file.folds, plan.file.seed);
     let t0 = std::time::Instant::now();
@@ -250,7 +250,7 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
                 scorer: &scorer,
                 corpus: &corpus,
             };
-            (grid.cross_validate(runs, reranked, &c, &folds)?, None)
+            (grid.cross_validate(runs, more, &c, &folds)?, None)
         }
     };
     let scored = if learned.is_some() {
@@ -300,11 +300,12 @@ pub(crate) fn tune(req: &Request) -> Result<(String, Outcome)> {
 }
 
 /// The runs of one tuning's replay: `runs` (bm25, dense, the configuration as written, the
-/// shipped one), the plain rerank stage a fusion weighing `rerank` reads, and a learned
-/// ranker's model lists (feature name, shortlist width, run).
+/// shipped one), the runs a fusion's further lists are read from (the plain rerank stage a
+/// fusion weighing `rerank` reads, then the engine's own list a fusion weighing `engine`
+/// reads), and a learned ranker's model lists (feature name, shortlist width, run).
 struct Replayed {
     runs: Vec<ConfigRun>,
-    reranked: Option<ConfigRun>,
+    more: Vec<ConfigRun>,
     models: Vec<(&'static str, usize, ConfigRun)>,
 }
 
@@ -322,18 +323,14 @@ impl Replayed {
             None => Vec::new(),
         };
         let extra = parts.iter().map(|m| m.1.clone()).collect();
-        let (runs, reranked, model_runs) =
+        let (runs, more, model_runs) =
             replay_once(req, (suite, corpus), (c, shipped), ex, reports, extra)?;
         let models = parts
             .into_iter()
             .zip(model_runs)
             .map(|((name, _, width), run)| (name, width, run))
             .collect();
-        Ok(Replayed {
-            runs,
-            reranked,
-            models,
-        })
+        Ok(Replayed { runs, more, models })
     }
 
     /// A learned tuning's cross-validation on these runs ([`super::learned::run`]).
@@ -377,18 +374,19 @@ struct Grid<'a> {
 
 impl Grid<'_> {
     /// Every candidate scored on every task from the replayed parts (`runs`: bm25, dense, the
-    /// configuration as written; `reranked`: the plain rerank stage), checked against the
-    /// replay, then cross-validated over `folds`.
+    /// configuration as written; `more`: the plain rerank stage and the engine's list, those
+    /// the fusion weighs, in that order), checked against the replay, then cross-validated
+    /// over `folds`.
     fn cross_validate(
         &self,
         runs: &[ConfigRun],
-        reranked: Option<&ConfigRun>,
+        more: &[ConfigRun],
         c: &Configuration,
         folds: &[folds::Fold],
     ) -> Result<CrossValidation> {
         let (plan, spec, corpus) = (self.plan, self.spec, self.corpus);
         let parts = [&runs[0], &runs[1]];
-        let lists = lists::build(plan, spec, parts, reranked, corpus, c.depth());
+        let lists = lists::build(plan, spec, parts, more, corpus, c.depth());
         check_fast_path(&lists, spec, &runs[2], corpus, &c.name)?;
         let values = lists::score_grid(plan, spec, &lists, self.scorer, corpus);
         let sizes: Vec<usize> = plan.dims.iter().map(|d| d.values.len()).collect();
@@ -399,7 +397,8 @@ impl Grid<'_> {
 
 /// One replay of the configuration's two lists, the configuration as written and the shipped
 /// configuration (when it is another): runs in that order; and apart, the plain rerank stage a
-/// fusion weighing `rerank` reads its shortlist scores from ([`lists::rerank_part`]).
+/// fusion weighing `rerank` reads its shortlist scores from ([`lists::rerank_part`]) and the
+/// engine's own list a fusion weighing `engine` reads ([`lists::engine_part`]), in that order.
 /// `extra` (a learned ranker's model lists) are replayed too and returned last, in order.
 fn replay_once(
     req: &Request,
@@ -408,25 +407,29 @@ fn replay_once(
     ex: &Experiments,
     reports: &Path,
     extra: Vec<Configuration>,
-) -> Result<(Vec<ConfigRun>, Option<ConfigRun>, Vec<ConfigRun>)> {
+) -> Result<(Vec<ConfigRun>, Vec<ConfigRun>, Vec<ConfigRun>)> {
     let mut configurations: Vec<Configuration> = lists::parts(c).into();
     configurations.push(c.clone());
     if shipped.name != c.name {
         configurations.push(shipped.clone());
     }
-    // The third list: the plain rerank stage, or the engine's own list (never both).
-    let rerank = c
-        .fusion
-        .as_ref()
-        .and_then(|f| lists::rerank_part(c, f).or_else(|| lists::engine_part(c, f)));
-    let has_rerank = rerank.is_some();
-    configurations.extend(rerank);
+    // The further lists: the plain rerank stage, the engine's own list (those the fusion
+    // weighs), each `rerankers:` list's stage.
+    let more: Vec<Configuration> = c.fusion.as_ref().map_or_else(Vec::new, |f| {
+        lists::rerank_part(c, f)
+            .into_iter()
+            .chain(lists::engine_part(c, f))
+            .chain(crate::replay::rerankers::companions(c))
+            .collect()
+    });
+    let n_more = more.len();
+    configurations.extend(more);
     let n_extra = extra.len();
     configurations.extend(extra);
     let mut runs = replay_these(req, suite, corpus, c, configurations, ex, reports)?;
     let extra_runs = runs.split_off(runs.len() - n_extra);
-    let reranked = if has_rerank { runs.pop() } else { None };
-    Ok((runs, reranked, extra_runs))
+    let more_runs = runs.split_off(runs.len() - n_more);
+    Ok((runs, more_runs, extra_runs))
 }
 
 /// One replay of `configurations` (named after `c`), from the suite's recordings unless
