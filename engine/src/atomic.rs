@@ -108,7 +108,9 @@ pub fn write_with(
 /// Replaces `files` (paths relative to `dir`, with their bytes) in the directory `dir` as one
 /// step, keeping the directory's other files; creates `dir` if missing. When a path appears
 /// more than once the last bytes win. Nothing of the new content is visible until every file
-/// is written and synced; on any error (or a kill) `dir` is left as it was.
+/// is written and synced; on any error (or a kill) `dir` is left as it was. A listed file whose
+/// bytes equal the file already at its path is kept (linked, like the unlisted ones) rather than
+/// written and synced again: a warm run that renders the same reports syncs nothing.
 pub fn write_dir<'a>(
     dir: &Path,
     files: impl IntoIterator<Item = (&'a Path, &'a [u8])>,
@@ -147,6 +149,12 @@ pub fn write_dir<'a>(
         if let Some(d) = path.parent() {
             std::fs::create_dir_all(d).map_err(|e| Error::io(dir.join(rel), e))?;
         }
+        let old = dir.join(rel);
+        if exists && holds(&old, bytes) && std::fs::hard_link(&old, &path).is_ok() {
+            // Unchanged: the file already there (written and synced by an earlier write) is
+            // kept, as the files not listed are, and not written and synced again.
+            continue;
+        }
         let mut f = create_file(&path).map_err(|e| Error::io(dir.join(rel), e))?;
         f.write_all(bytes)
             .and_then(|()| f.sync_all())
@@ -160,6 +168,16 @@ pub fn write_dir<'a>(
         let _ = tmp.keep();
     }
     Ok(())
+}
+
+/// Whether `path` is a regular file holding exactly `bytes` (false when it cannot be read).
+fn holds(path: &Path, bytes: &[u8]) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() && m.len() == bytes.len() as u64 => {
+            std::fs::read(path).is_ok_and(|b| b == bytes)
+        }
+        _ => false,
+    }
 }
 
 /// Hard-links (copies, where links fail) every file under `from/rel` that `skip` does not
@@ -391,5 +409,32 @@ mod tests {
         super::write(&dir.path().join("out.md"), b"x").unwrap();
         assert!(!old.exists(), "stale temporary kept");
         assert!(fresh.exists(), "a live writer's temporary was removed");
+    }
+
+    /// A file listed with the bytes it already holds is kept (the same inode, linked into the
+    /// new directory like an unlisted file) instead of written and synced again; a file listed
+    /// with other bytes is a new file. The oracle is the file system's inode numbers.
+    #[test]
+    fn write_dir_keeps_an_unchanged_file_and_rewrites_a_changed_one() {
+        use std::os::unix::fs::MetadataExt;
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("p");
+        let (same, changed) = (
+            std::path::Path::new("same.md"),
+            std::path::Path::new("sub/changed.md"),
+        );
+        super::write_dir(&dir, [(same, &b"kept"[..]), (changed, &b"old"[..])]).unwrap();
+        let ino = |rel: &std::path::Path| std::fs::metadata(dir.join(rel)).unwrap().ino();
+        let (same0, changed0) = (ino(same), ino(changed));
+        super::write_dir(&dir, [(same, &b"kept"[..]), (changed, &b"new"[..])]).unwrap();
+        assert_eq!(std::fs::read(dir.join(same)).unwrap(), b"kept");
+        assert_eq!(std::fs::read(dir.join(changed)).unwrap(), b"new");
+        assert_eq!(ino(same), same0, "an unchanged file was written again");
+        assert_ne!(ino(changed), changed0, "a changed file kept its old inode");
+        let names: Vec<_> = std::fs::read_dir(root.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["p"], "a temporary was left: {names:?}");
     }
 }

@@ -73,24 +73,50 @@ pub(crate) fn remembered(
     v
 }
 
-/// [`remembered`] for a statistic that may have no value: only a value is stored, and a
-/// statistic without one is computed again each time.
+/// [`remembered`] for a statistic that may have no value. A value is stored under the
+/// statistic's key; "no value" is stored too, under the same key with [`NONE`] appended to the
+/// name (so no pair of words is reserved to mean it), so that a statistic without a value (a
+/// κ interval whose every resample is undefined) is not resampled again on every run.
 pub(crate) fn remembered_some(
     name: &str,
     head: &[u64],
     sorted: &[f64],
     compute: impl FnOnce() -> Option<[u64; 2]>,
 ) -> Option<[u64; 2]> {
-    let Some(store) = installed() else {
+    remembered_some_in(installed().as_deref(), name, head, sorted, compute)
+}
+
+/// Appended to a statistic's name for the key that records "no value".
+const NONE: &str = "#none";
+
+fn remembered_some_in(
+    store: Option<&dyn Store>,
+    name: &str,
+    head: &[u64],
+    sorted: &[f64],
+    compute: impl FnOnce() -> Option<[u64; 2]>,
+) -> Option<[u64; 2]> {
+    let Some(store) = store else {
         return compute();
     };
     let k = key(name, head, sorted);
     if let Some(v) = store.get(&k) {
         return Some(v);
     }
-    let v = compute()?;
-    store.put(&k, v);
-    Some(v)
+    let none = key(&format!("{name}{NONE}"), head, sorted);
+    if store.get(&none).is_some() {
+        return None;
+    }
+    match compute() {
+        Some(v) => {
+            store.put(&k, v);
+            Some(v)
+        }
+        None => {
+            store.put(&none, [0, 0]);
+            None
+        }
+    }
 }
 
 #[cfg(test)]
@@ -108,5 +134,45 @@ mod tests {
         );
         assert_ne!(a, key("bootstrap/1", &[42, 10_000], &[0.25, 0.5, 0.5]));
         assert_eq!(a.len(), "bootstrap/1".len() + 1 + 8 * 4);
+    }
+
+    #[derive(Default)]
+    struct Map(std::sync::Mutex<std::collections::HashMap<Vec<u8>, [u64; 2]>>);
+    impl Store for Map {
+        fn get(&self, key: &[u8]) -> Option<[u64; 2]> {
+            self.0.lock().unwrap().get(key).copied()
+        }
+        fn put(&self, key: &[u8], value: [u64; 2]) {
+            self.0.lock().unwrap().insert(key.to_vec(), value);
+        }
+    }
+
+    /// A statistic without a value is computed once and then answered "none" from the store;
+    /// one with a value is answered with it; the two are kept apart (a "none" of one key is
+    /// not a value of it, and the value [0, 0] still reads back as a value).
+    #[test]
+    fn no_value_is_remembered_once_apart_from_values() {
+        let store = Map::default();
+        let mut calls = 0;
+        for _ in 0..3 {
+            let got = remembered_some_in(Some(&store), "kappa/1", &[1], &[0.5], || {
+                calls += 1;
+                None
+            });
+            assert_eq!(got, None);
+        }
+        assert_eq!(calls, 1, "a missing value was computed again");
+        let mut calls = 0;
+        for _ in 0..2 {
+            let got = remembered_some_in(Some(&store), "kappa/1", &[1], &[0.25], || {
+                calls += 1;
+                Some([0, 0])
+            });
+            assert_eq!(got, Some([0, 0]));
+        }
+        assert_eq!(calls, 1);
+        assert_eq!(store.0.lock().unwrap().len(), 2);
+        let none = remembered_some_in(None, "kappa/1", &[1], &[0.5], || Some([7, 7]));
+        assert_eq!(none, Some([7, 7]), "without a store everything is computed");
     }
 }

@@ -52,56 +52,112 @@ fn words(s: &str) -> Vec<(usize, usize)> {
 }
 
 fn matches(word: &str, terms: &[String]) -> bool {
+    if word.is_ascii() {
+        // ASCII words compare without lowercasing a copy (terms are lowercase already).
+        return terms.iter().any(|t| {
+            word.eq_ignore_ascii_case(t)
+                || (word.len() >= t.len()
+                    && word.as_bytes()[..t.len()].eq_ignore_ascii_case(t.as_bytes())
+                    && t.chars().count() >= 4)
+        });
+    }
     let w = word.to_lowercase();
     terms
         .iter()
         .any(|t| w == *t || (t.chars().count() >= 4 && w.starts_with(t.as_str())))
 }
 
+/// The words of `s` in order, as byte range and character range, found lazily: a snippet reads
+/// only as far as its window's end, not the whole document.
+struct Words<'a> {
+    s: &'a str,
+    chars: std::str::CharIndices<'a>,
+    count: usize,
+}
+
+/// A word: byte range, then character range.
+type Word = ((usize, usize), (usize, usize));
+
+impl Iterator for Words<'_> {
+    type Item = Word;
+    fn next(&mut self) -> Option<Word> {
+        let mut start = None;
+        for (i, c) in self.chars.by_ref() {
+            let n = self.count;
+            self.count += 1;
+            match (c.is_alphanumeric(), start) {
+                (true, None) => start = Some((i, n)),
+                (false, Some((b, cb))) => return Some(((b, i), (cb, n))),
+                _ => {}
+            }
+        }
+        start.map(|(b, cb)| ((b, self.s.len()), (cb, self.count)))
+    }
+}
+
 /// The snippet of `text` for `terms` (see the module documentation): plain and marked pieces
 /// alternating, plain first. Whitespace runs become one space.
 pub fn snippet(text: &str, terms: &[String]) -> Vec<String> {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let ws = words(&flat);
-    let hit = ws.iter().position(|&(a, b)| matches(&flat[a..b], terms));
-    // The window's first word: LEAD characters before the first match, at a word start.
-    let first_char = |byte: usize| flat[..byte].chars().count();
-    let start_word = match hit {
-        Some(h) => {
-            let at = first_char(ws[h].0);
-            ws.iter()
-                .position(|&(a, _)| first_char(a) + LEAD >= at)
-                .unwrap_or(h)
+    let mut words = Words {
+        s: &flat,
+        chars: flat.char_indices(),
+        count: 0,
+    };
+    // The words read so far: up to the first match (all of them when none matches).
+    let mut ws: Vec<Word> = Vec::new();
+    let mut hit = None;
+    for w in words.by_ref() {
+        ws.push(w);
+        if matches(&flat[w.0 .0..w.0 .1], terms) {
+            hit = Some(ws.len() - 1);
+            break;
         }
-        None => 0,
-    };
-    let start = if start_word == 0 { 0 } else { ws[start_word].0 };
-    let chars0 = first_char(start);
-    // The window's last word: the last that ends within WIDTH characters of the start.
-    let end = ws[start_word.min(ws.len())..]
-        .iter()
-        .take_while(|&&(_, b)| first_char(b) - chars0 <= WIDTH)
-        .last()
-        .map_or_else(
-            || {
-                flat[start..]
-                    .char_indices()
-                    .nth(WIDTH)
-                    .map_or(flat.len(), |(i, _)| start + i)
-            },
-            |&(_, b)| b,
-        );
-    let end = if ws.last().is_some_and(|&(_, b)| b == end) {
-        flat.len()
+    }
+    // The window's first word: LEAD characters before the first match, at a word start.
+    let start_word = hit.map_or(0, |h| {
+        let at = ws[h].1 .0;
+        ws.iter()
+            .position(|&(_, (a, _))| a + LEAD >= at)
+            .unwrap_or(h)
+    });
+    let (start, chars0) = if start_word == 0 {
+        (0, 0)
     } else {
-        end
+        (ws[start_word].0 .0, ws[start_word].1 .0)
     };
+    // The window's words: those that end within WIDTH characters of the start (read on
+    // from the text as far as needed).
+    let mut window: Vec<Word> = Vec::new();
+    for w in ws.iter().copied().skip(start_word).chain(words) {
+        if w.1 .1 - chars0 > WIDTH {
+            break;
+        }
+        window.push(w);
+    }
+    let end = window.last().map_or_else(
+        || {
+            flat[start..]
+                .char_indices()
+                .nth(WIDTH)
+                .map_or(flat.len(), |(i, _)| start + i)
+        },
+        |&((_, b), _)| b,
+    );
+    // When the window ends at the last word of the text, it runs to the text's end.
+    let last_word_end = !flat[end..].chars().any(char::is_alphanumeric)
+        && flat[..end]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric);
+    let end = if last_word_end { flat.len() } else { end };
+    let ws = window;
     let mut pieces = vec![String::new()];
     if start > 0 {
         pieces[0].push('…');
     }
     let mut at = start;
-    for &(a, b) in ws.iter().filter(|&&(a, b)| a >= start && b <= end) {
+    for &((a, b), _) in &ws {
         if matches(&flat[a..b], terms) {
             pieces
                 .last_mut()
@@ -172,5 +228,67 @@ mod tests {
         let s = snippet("short text", &terms("nothing"));
         assert_eq!(s, ["short text"]);
         assert_eq!(snippet("", &terms("x")), [""]);
+    }
+
+    /// The window counted in one pass equals the window counted from the text's start for every
+    /// word (the plain definition, kept here as the oracle), on texts with multi-byte
+    /// characters before, inside and after the match, and on capitalised non-ASCII words.
+    #[test]
+    fn one_pass_offsets_equal_counting_from_the_start() {
+        let naive = |text: &str, terms: &[String]| -> (usize, usize) {
+            let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let ws = words(&flat);
+            let first_char = |byte: usize| flat[..byte].chars().count();
+            let hit = ws.iter().position(|&(a, b)| {
+                let w = flat[a..b].to_lowercase();
+                terms
+                    .iter()
+                    .any(|t| w == *t || (t.chars().count() >= 4 && w.starts_with(t.as_str())))
+            });
+            let sw = hit.map_or(0, |h| {
+                let at = first_char(ws[h].0);
+                ws.iter()
+                    .position(|&(a, _)| first_char(a) + LEAD >= at)
+                    .unwrap_or(h)
+            });
+            let c0 = if sw == 0 { 0 } else { first_char(ws[sw].0) };
+            let n = ws[sw.min(ws.len())..]
+                .iter()
+                .take_while(|&&(_, b)| first_char(b) - c0 <= WIDTH)
+                .count();
+            (c0, n)
+        };
+        let texts = [
+            format!(
+                "{} Ärger über café {}",
+                "naïve señor ".repeat(30),
+                "Æsir ørsted ".repeat(40)
+            ),
+            format!(
+                "{}ÜBERGANG {}",
+                "日本語 テキスト ".repeat(25),
+                "x ".repeat(150)
+            ),
+            "Déploiement DEPLOYING déploy".to_string(),
+        ];
+        for (text, q) in texts
+            .iter()
+            .zip(["café ärger", "übergang", "deploy déploy"])
+        {
+            let t = terms(q);
+            let (c0, n) = naive(text, &t);
+            let got = snippet(text, &t);
+            let shown: String = got.concat();
+            let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let from: String = flat.chars().skip(c0).collect();
+            assert!(
+                shown
+                    .trim_start_matches('…')
+                    .starts_with(&from.chars().take(20).collect::<String>()),
+                "{q}: {shown:?} does not start at char {c0}"
+            );
+            let marked_or_plain_words = words(shown.trim_matches('…')).len();
+            assert_eq!(marked_or_plain_words, n, "{q}: {shown:?}");
+        }
     }
 }
