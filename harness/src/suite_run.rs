@@ -118,20 +118,28 @@ impl SuiteRun {
     }
 
     /// Renders one report per experiment file from what the replay produced (nothing written
-    /// yet), and checks the files they would write ([`crate::report::check_files`]).
+    /// yet), and checks the files they would write ([`crate::report::check_files`]). The
+    /// reports are rendered in parallel (rendering reads the replay and prints nothing) and kept
+    /// in the experiments' order; of several errors, the first experiment's is returned.
     pub fn render(self) -> Result<Rendered> {
-        let mut reports = Vec::new();
-        for (ex, r) in self.experiments.iter().zip(&self.replays) {
-            reports.push(render_with(
-                &self.corpus,
-                &self.suite,
-                ex,
-                r,
-                &MeasureSet::Suite,
-                &self.paired,
-                Some(&self.costs),
-            )?);
-        }
+        use rayon::prelude::*;
+        let rendered: Vec<Result<_>> = self
+            .experiments
+            .par_iter()
+            .zip(self.replays.par_iter())
+            .map(|(ex, r)| {
+                render_with(
+                    &self.corpus,
+                    &self.suite,
+                    ex,
+                    r,
+                    &MeasureSet::Suite,
+                    &self.paired,
+                    Some(&self.costs),
+                )
+            })
+            .collect();
+        let mut reports = rendered.into_iter().collect::<Result<Vec<_>>>()?;
         for ((curve, report), ex) in self.curves.iter().zip(&mut reports).zip(&self.experiments) {
             match curve {
                 Some(Ok((pool, curve))) => {

@@ -402,10 +402,11 @@ pub fn render(setting: &Setting, curve: &Curve, opts: &stats::Options) -> Result
         "sentences": said,
         "rows": table::json_rows(&rows),
     });
-    let mut summary = format!("{title}\n");
-    for s in &said {
-        summary.push_str(&format!("{s}\n"));
-    }
+    // One line, as a Decision is one paragraph: the curve's title, then its sentences.
+    let summary = match said.is_empty() {
+        true => format!("{title}\n"),
+        false => format!("{title}: {}\n", said.join(" ")),
+    };
     Ok(SuiteReport {
         files: vec![
             (PathBuf::from(format!("{stem}.md")), md.clone().into_bytes()),
