@@ -110,6 +110,21 @@ fn write_and_replay(dir: &Path, tuned: &str) -> (f64, f64) {
     (in_sample, row["MRR"].as_f64().unwrap())
 }
 
+/// `tuning` written (`--write`) in a scratch copy of the repository and replayed: asserts the
+/// written configuration `tuned` replays to the tuning's in-sample MRR, and returns the scratch
+/// directory with the experiments file written.
+fn written_replays(tuning: &str, tuned: &str) -> (tempfile::TempDir, String) {
+    let dir = scratch(tuning);
+    let (in_sample, replayed) = write_and_replay(dir.path(), tuned);
+    assert!(
+        (in_sample - replayed).abs() < 5e-5,
+        "{in_sample} vs {replayed}"
+    );
+    let text =
+        std::fs::read_to_string(dir.path().join("tasks/docir/experiments-tune-x.yaml")).unwrap();
+    (dir, text)
+}
+
 /// Runs `--write` on a tuning whose gain is not detectable: exit 2, nothing beside the suite.
 fn assert_refused(dir: &Path) {
     let o = ranklab(dir, &["tune", "tasks/docir/tune-x.yaml", "--write"]);
@@ -129,14 +144,10 @@ const INTERP: &str = "tune: x\nconfiguration: fusion+L12@20~0.5\nmeasure: MRR\nf
 
 #[test]
 fn write_adds_the_interpolation_chosen_on_all_tasks_only_when_detectable() {
-    let dir = scratch(&format!("{INTERP}shipped: fusion+smollm2@20\n"));
-    let (in_sample, replayed) = write_and_replay(dir.path(), "fusion+L12@20~0.5-tuned");
-    assert!(
-        (in_sample - replayed).abs() < 5e-5,
-        "{in_sample} vs {replayed}"
+    let (dir, text) = written_replays(
+        &format!("{INTERP}shipped: fusion+smollm2@20\n"),
+        "fusion+L12@20~0.5-tuned",
     );
-    let text =
-        std::fs::read_to_string(dir.path().join("tasks/docir/experiments-tune-x.yaml")).unwrap();
     let chosen = json(&dir.path().join("reports/docir/tune-x.json"))["in_sample"]["chosen"]
         ["rerank.interpolate"]
         .as_f64()
@@ -152,12 +163,7 @@ fn write_adds_the_learned_model_beside_the_suite_only_when_detectable() {
     let lm = std::fs::read_to_string(repo().join("tasks/docir/tune-learned-lambdamart.yaml"))
         .unwrap()
         .replace("tune: learned-lambdamart", "tune: x");
-    let dir = scratch(&lm);
-    let (in_sample, replayed) = write_and_replay(dir.path(), "wsum-learned");
-    assert!(
-        (in_sample - replayed).abs() < 5e-5,
-        "{in_sample} vs {replayed}"
-    );
+    let (dir, _) = written_replays(&lm, "wsum-learned");
     assert_eq!(
         std::fs::read(dir.path().join("tasks/docir/models/tune-x.model.json")).unwrap(),
         std::fs::read(dir.path().join("reports/docir/tune-x.model.json")).unwrap()
@@ -188,14 +194,10 @@ fn tuning(file: &str, shipped: &str) -> String {
 /// from, and replays to the tuning's in-sample MRR with the weights chosen on all tasks.
 #[test]
 fn write_adds_a_fusion_that_weighs_its_rerank_stage() {
-    let dir = scratch(&tuning("tune-fusion-rerank.yaml", "fusion+smollm2@20"));
-    let (in_sample, replayed) = write_and_replay(dir.path(), "wsum+L12@20-tuned");
-    assert!(
-        (in_sample - replayed).abs() < 5e-5,
-        "{in_sample} vs {replayed}"
+    let (dir, text) = written_replays(
+        &tuning("tune-fusion-rerank.yaml", "fusion+smollm2@20"),
+        "wsum+L12@20-tuned",
     );
-    let text =
-        std::fs::read_to_string(dir.path().join("tasks/docir/experiments-tune-x.yaml")).unwrap();
     let chosen = &json(&dir.path().join("reports/docir/tune-x.json"))["in_sample"]["chosen"];
     let w = |l: &str| chosen[format!("fusion.weights.{l}")].as_f64().unwrap();
     let line = format!(
@@ -219,14 +221,10 @@ fn write_adds_a_fusion_that_weighs_its_rerank_stage() {
 /// with the weights chosen on all tasks, and replays to the tuning's in-sample MRR.
 #[test]
 fn write_adds_a_fusion_of_two_rerankers() {
-    let dir = scratch(&tuning("tune-rerankers-fusion.yaml", "fusion+smollm2@20"));
-    let (in_sample, replayed) = write_and_replay(dir.path(), "wsum+L12+colbert@20-tuned");
-    assert!(
-        (in_sample - replayed).abs() < 5e-5,
-        "{in_sample} vs {replayed}"
+    let (dir, text) = written_replays(
+        &tuning("tune-rerankers-fusion.yaml", "fusion+smollm2@20"),
+        "wsum+L12+colbert@20-tuned",
     );
-    let text =
-        std::fs::read_to_string(dir.path().join("tasks/docir/experiments-tune-x.yaml")).unwrap();
     let chosen = &json(&dir.path().join("reports/docir/tune-x.json"))["in_sample"]["chosen"];
     let w = |l: &str| chosen[format!("fusion.weights.{l}")].as_f64().unwrap();
     let line = format!(
@@ -244,14 +242,10 @@ fn write_adds_a_fusion_of_two_rerankers() {
 /// tuning's in-sample MRR.
 #[test]
 fn write_adds_a_learned_model_with_reranker_features() {
-    let dir = scratch(&tuning("tune-learned-models.yaml", "fusion+smollm2@20"));
-    let (in_sample, replayed) = write_and_replay(dir.path(), "wsum+L12@20-learned");
-    assert!(
-        (in_sample - replayed).abs() < 5e-5,
-        "{in_sample} vs {replayed}"
+    let (_dir, text) = written_replays(
+        &tuning("tune-learned-models.yaml", "fusion+smollm2@20"),
+        "wsum+L12@20-learned",
     );
-    let text =
-        std::fs::read_to_string(dir.path().join("tasks/docir/experiments-tune-x.yaml")).unwrap();
     assert!(
         text.contains("shortlist: { width: 20, from: rrf }"),
         "{text}"
@@ -266,14 +260,10 @@ const MINISEARCH_BLOCK: &str = "    engine:\n      command:\n      - node\n     
 /// as written and replay (from MiniSearch's recording, by hash) to the tuning's in-sample MRR.
 #[test]
 fn write_adds_a_fusion_that_weighs_an_engine() {
-    let dir = scratch(&tuning("tune-engine-fusion.yaml", "fusion+smollm2@20"));
-    let (in_sample, replayed) = write_and_replay(dir.path(), "wsum-minisearch-tuned");
-    assert!(
-        (in_sample - replayed).abs() < 5e-5,
-        "{in_sample} vs {replayed}"
+    let (dir, text) = written_replays(
+        &tuning("tune-engine-fusion.yaml", "fusion+smollm2@20"),
+        "wsum-minisearch-tuned",
     );
-    let text =
-        std::fs::read_to_string(dir.path().join("tasks/docir/experiments-tune-x.yaml")).unwrap();
     assert_eq!(text.matches(MINISEARCH_BLOCK).count(), 2, "{text}");
     let chosen = &json(&dir.path().join("reports/docir/tune-x.json"))["in_sample"]["chosen"];
     let w = |l: &str| chosen[format!("fusion.weights.{l}")].as_f64().unwrap();
@@ -290,14 +280,10 @@ fn write_adds_a_fusion_that_weighs_an_engine() {
 /// carries MiniSearch as written and replays to the tuning's in-sample MRR.
 #[test]
 fn write_adds_a_learned_model_with_the_external_feature() {
-    let dir = scratch(&tuning("tune-learned-engine.yaml", "fusion"));
-    let (in_sample, replayed) = write_and_replay(dir.path(), "wsum-minisearch-learned");
-    assert!(
-        (in_sample - replayed).abs() < 5e-5,
-        "{in_sample} vs {replayed}"
+    let (dir, text) = written_replays(
+        &tuning("tune-learned-engine.yaml", "fusion"),
+        "wsum-minisearch-learned",
     );
-    let text =
-        std::fs::read_to_string(dir.path().join("tasks/docir/experiments-tune-x.yaml")).unwrap();
     let learned = text
         .split("  - name: wsum-minisearch-learned\n")
         .nth(1)
