@@ -60,6 +60,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--trec-eval")
+    ap.add_argument("--trec-eval-label", default="trec_eval 10.0 (C, -O2)")
     ap.add_argument("--ranx", action="store_true")
     ap.add_argument("--big", action="store_true")
     ap.add_argument("--seed", default="42")
@@ -85,8 +86,7 @@ def main():
         tools.append(("ranklab before -m all_trec",
                       [args.base_bin, "eval", "-m", "all_trec", qrels, run], None, "trec"))
     if args.trec_eval:
-        tools.append(("trec_eval 10.0 (C, -O2)", [args.trec_eval] + FIVE + [qrels, run], None,
-                      "trec"))
+        tools.append((args.trec_eval_label, [args.trec_eval] + FIVE + [qrels, run], None, "trec"))
     tools.append(("trec_eval C via pytrec_eval", py + ["pytrec_eval", qrels, run], None, "json"))
     if args.ranx:
         tools.append(("ranx", py + ["ranx", qrels, run], None, "json"))

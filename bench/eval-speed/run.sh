@@ -7,6 +7,8 @@
 #   bench/eval-speed/run.sh                       # the comparison, 5 repetitions each
 #   BASE_BIN=/tmp/ranklab-main bench/eval-speed/run.sh   # also an older build, side by side
 #   TREC_EVAL=/path/to/trec_eval bench/eval-speed/run.sh # also trec_eval 10.0 built with -O2
+#   TREC_EVAL=pyserini bench/eval-speed/run.sh    # also the trec_eval 9.0.4 binary (-O0) in PyPI's
+#                                                 # pyserini 1.6.0 (fetch-trec-eval.sh says why)
 #   RANX=1 bench/eval-speed/run.sh                # also ranx (slow: about a minute a run)
 #   BIG=1 bench/eval-speed/run.sh                 # also the ~1 GB grouped and interleaved runs
 #
@@ -57,8 +59,11 @@ args=(--bin "$bin" --python "$venv/bin/python" --work "$work" --reps "$reps")
 if [ -n "${BASE_BIN:-}" ]; then
     args+=(--base-bin "$BASE_BIN")
 fi
-if [ -n "${TREC_EVAL:-}" ]; then
-    args+=(--trec-eval "$TREC_EVAL")
+if [ "${TREC_EVAL:-}" = pyserini ]; then
+    args+=(--trec-eval "$(bash "$here/fetch-trec-eval.sh")"
+           --trec-eval-label "trec_eval 9.0.4 (pyserini's binary, GCC 4.1, -O0)")
+elif [ -n "${TREC_EVAL:-}" ]; then
+    args+=(--trec-eval "$TREC_EVAL" --trec-eval-label "${TREC_EVAL_LABEL:-trec_eval 10.0 (C, -O2)}")
 fi
 if [ "${RANX:-0}" = 1 ]; then
     args+=(--ranx)
