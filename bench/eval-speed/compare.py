@@ -9,7 +9,8 @@ checks that the tools agree on the averages, then hyperfine on the ranklab comma
 
 Tools: ranklab (the five measures on all cores, on one thread, and -m all_trec), optionally a
 ranklab binary to compare with (--base-bin, e.g. main's before a change), trec_eval's C code
-through pytrec_eval, optionally a trec_eval 10.0 binary (--trec-eval) and ranx (--ranx), and
+through pytrec_eval, optionally trec_eval binaries (--trec-eval, repeatable, each with its
+--trec-eval-label; run.sh's TREC_EVAL=wheel,pyserini) and ranx (--ranx), and
 `wc -l` on the run as the floor of reading the file.
 """
 import argparse
@@ -59,11 +60,12 @@ def main():
     ap.add_argument("--python", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--trec-eval")
-    ap.add_argument("--trec-eval-label", default="trec_eval 10.0 (C, -O2)")
+    ap.add_argument("--trec-eval", action="append", default=[])
+    ap.add_argument("--trec-eval-label", action="append", default=[])
     ap.add_argument("--ranx", action="store_true")
     ap.add_argument("--big", action="store_true")
     ap.add_argument("--seed", default="42")
+    ap.add_argument("--json", help="write the medians and ratios here as JSON")
     args = ap.parse_args()
     qrels = os.path.join(args.work, "qrels.txt")
     run = os.path.join(args.work, "run.trec")
@@ -85,8 +87,9 @@ def main():
                       None, "trec"))
         tools.append(("ranklab before -m all_trec",
                       [args.base_bin, "eval", "-m", "all_trec", qrels, run], None, "trec"))
-    if args.trec_eval:
-        tools.append((args.trec_eval_label, [args.trec_eval] + FIVE + [qrels, run], None, "trec"))
+    labels = args.trec_eval_label + ["trec_eval 10.0 (C, -O2)"] * len(args.trec_eval)
+    for te, label in zip(args.trec_eval, labels):
+        tools.append((label, [te] + FIVE + [qrels, run], None, "trec"))
     tools.append(("trec_eval C via pytrec_eval", py + ["pytrec_eval", qrels, run], None, "json"))
     if args.ranx:
         tools.append(("ranx", py + ["ranx", qrels, run], None, "json"))
@@ -124,6 +127,19 @@ def main():
     te = results["trec_eval C via pytrec_eval"]
     print(f"\nranklab (5 measures, all cores) vs trec_eval's C evaluation alone (pytrec_eval's "
           f"evaluate(), without its Python loading): {statistics.median(te['eval']) / bw:.1f}x faster")
+    for label in labels[:len(args.trec_eval)]:
+        tw = statistics.median(results[label]["wall"])
+        print(f"ranklab (5 measures, all cores) vs {label}: {tw / bw:.1f}x faster")
+    if args.json:
+        figures = {name: {"wall_s_median": statistics.median(r["wall"]), "wall_s_min": min(r["wall"]),
+                          "peak_rss_mb": statistics.median(r["rss"]),
+                          "ratio_to_ranklab": statistics.median(r["wall"]) / bw}
+                   for name, r in results.items()}
+        with open(args.json + ".partial", "w") as f:
+            json.dump({"run_lines": lines, "reps": args.reps, "cores": os.cpu_count(),
+                       "load_before": load_before, "load_after": load_after,
+                       "tools": figures}, f, indent=1)
+        os.replace(args.json + ".partial", args.json)
     print(f"machine load average (1, 5, 15 min) before: {load_before[0]:.2f} {load_before[1]:.2f} "
           f"{load_before[2]:.2f}; after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
 
