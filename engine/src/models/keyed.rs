@@ -45,10 +45,12 @@ pub(crate) struct Lookup<T> {
 }
 
 impl KeyedCache {
-    /// The cache `<dir>/<sha256(identity)>.<ext>`, read and verified now; damaged records, and
-    /// records whose checksum matches but whose payload `sound` refuses (a non-finite value),
-    /// are reported on stderr once, counted in [`KeyedCache::discarded_at_open`] and recomputed
-    /// when asked for. `recorded`: the cache attaches to the active recording session, if any
+    /// The cache `<dir>/<sha256(identity)>.<ext>`, read now and each record verified when it is
+    /// first asked for (`RecordFile::open_lazy`: a warm run reads a few hundred records of a file
+    /// that may hold every vector the machine ever embedded); damaged records, and records whose
+    /// checksum matches but whose payload `sound` refuses (a non-finite value), are reported on
+    /// stderr once per file and recomputed when asked for (a rebuild). A damaged header or a
+    /// truncated tail is found at open and counted in [`KeyedCache::discarded_at_open`]. `recorded`: the cache attaches to the active recording session, if any
     /// (`models::recorded`).
     pub fn open(
         dir: &Path,
@@ -61,7 +63,7 @@ impl KeyedCache {
     ) -> Result<KeyedCache> {
         let name = format!("{}.{ext}", hex(&sha256(identity.as_bytes())));
         let (file, report) =
-            RecordFile::open_checked(&dir.join(&name), kind, identity, payload, sound)?;
+            RecordFile::open_lazy(&dir.join(&name), kind, identity, payload, sound)?;
         let layer = match recorded {
             true => super::recorded::layer(&name, kind, identity, payload, sound)?,
             false => None,
@@ -199,12 +201,16 @@ impl KeyedCache {
 
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.lock().len()
+        let mut file = self.lock();
+        file.settle();
+        file.len()
     }
 
     /// The record file's bytes (what a worker returns; see `models::remote`).
     pub fn to_bytes(&self) -> Vec<u8> {
-        self.lock().to_bytes()
+        let mut file = self.lock();
+        file.settle();
+        file.to_bytes()
     }
 
     /// Verifies a returned record file whole (see [`verify`]) against `asked` and, when it

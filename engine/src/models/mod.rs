@@ -37,6 +37,7 @@ pub mod recorded;
 pub mod remote;
 mod runtime;
 mod status;
+pub(crate) mod unverified;
 
 use std::path::PathBuf;
 

@@ -185,7 +185,8 @@ impl<K: CacheKind> ModelCache<K> {
         self.records.path()
     }
 
-    /// Damaged entries found (and discarded) when the file was opened.
+    /// Damaged entries found (and discarded) when the file was opened (its header and a
+    /// truncated tail; a damaged record is found when it is read, and counted as rebuilt).
     pub fn discarded_at_open(&self) -> usize {
         self.records.discarded_at_open()
     }

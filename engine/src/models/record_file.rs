@@ -18,7 +18,9 @@
 //! poisoned value would otherwise let through). A damaged header, or a header for another
 //! identity, discards the whole file. Nothing unverified is ever returned. The warning is
 //! printed once per file, when it is opened: the re-read that merges the disk's records before
-//! a write discards the same records again without repeating it.
+//! a write discards the same records again without repeating it. [`RecordFile::open_lazy`]
+//! (the caches' warm path) checks the header and the tail at open and each record when it is
+//! first asked for (`models::unverified`), with the same guarantee: nothing unverified is served.
 //!
 //! Writes are atomic: the file is written in full to a temporary file in the same directory and
 //! renamed over the old one. Before writing, the records on disk are merged in, so two processes
@@ -32,6 +34,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::unverified::{Found, Unverified};
 use crate::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"RLCACHE1";
@@ -61,6 +64,9 @@ pub(crate) struct RecordFile {
     /// Keys of records discarded as damaged (as far as their key bytes could be read): a later
     /// miss on one of them is a rebuild.
     damaged: HashSet<[u8; 32]>,
+    /// Records read from disk whose checksums are checked when first asked for
+    /// ([`RecordFile::open_lazy`]); `records` holds what was stored since and wins over them.
+    pub(super) unverified: Option<Unverified>,
     dirty: bool,
     /// When the file was last written (or opened): the clock of [`RecordFile::checkpoint`].
     saved_at: std::time::Instant,
@@ -95,7 +101,7 @@ fn header_json(kind: &str, identity: &str, payload: usize) -> Vec<u8> {
     .expect("header serializes")
 }
 
-fn record_sum(key: &[u8], payload: &[u8]) -> [u8; 32] {
+pub(crate) fn record_sum(key: &[u8], payload: &[u8]) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(key);
     h.update(payload);
@@ -162,6 +168,7 @@ impl RecordFile {
             records: BTreeMap::new(),
             sound: any_payload,
             damaged: HashSet::new(),
+            unverified: None,
             dirty: false,
             saved_at: std::time::Instant::now(),
         }
@@ -222,6 +229,99 @@ impl RecordFile {
         Ok((file, report))
     }
 
+    /// [`RecordFile::open_checked`] that checks a record's checksum and payload only when the
+    /// record is first asked for ([`RecordFile::get`], [`RecordFile::was_damaged`]): a record
+    /// that fails then is reported on stderr (the file's first such record only), never
+    /// served, and counts as damaged, as if the open had found it. The header and a truncated
+    /// tail are checked now, as by `open_checked`. A file whose keys are not strictly ascending
+    /// (not written by a record file) is verified whole now. The returned report counts only
+    /// what the open found.
+    pub(crate) fn open_lazy(
+        path: &Path,
+        kind: &str,
+        identity: &str,
+        payload: usize,
+        sound: fn(&[u8]) -> bool,
+    ) -> Result<(RecordFile, LoadReport)> {
+        let mut file = RecordFile {
+            path: Some(path.to_path_buf()),
+            sound,
+            ..RecordFile::in_memory(kind, identity, payload)
+        };
+        let Some(bytes) = read_bytes(path)? else {
+            return Ok((file, LoadReport::default()));
+        };
+        let record_len = 64 + payload;
+        let Ok(offset) = file.check_header(&bytes) else {
+            return Self::parsed(file, &bytes);
+        };
+        let count = (bytes.len() - offset) / record_len;
+        if (bytes.len() - offset) % record_len != 0 {
+            // A partial record at the end: the whole path reports and discards it.
+            return Self::parsed(file, &bytes);
+        }
+        match Unverified::new(bytes, offset, count, payload) {
+            Ok(u) => {
+                file.unverified = Some(u);
+                Ok((file, LoadReport::default()))
+            }
+            Err(bytes) => Self::parsed(file, &bytes),
+        }
+    }
+
+    /// `file` with the records of `bytes` verified whole, warning about damage.
+    fn parsed(mut file: RecordFile, bytes: &[u8]) -> Result<(RecordFile, LoadReport)> {
+        let (records, damaged, report) = file.parse_disk(bytes, true)?;
+        file.records = records;
+        file.damaged = damaged;
+        Ok((file, report))
+    }
+
+    /// Verifies every record still unverified ([`RecordFile::open_lazy`]) and keeps those that
+    /// pass beside the records stored since; those that fail count as damaged. Quiet: what is
+    /// damaged is left out as when a flush re-reads the disk.
+    pub(crate) fn settle(&mut self) {
+        let Some(u) = self.unverified.take() else {
+            return;
+        };
+        for i in 0..u.len() {
+            let key = u.key(i);
+            if self.records.contains_key(&key) {
+                continue;
+            }
+            match u.verdict(i, self.sound).0 {
+                Found::Usable => {
+                    self.records.insert(key, u.payload(i).into());
+                }
+                Found::Damaged | Found::Refused => {
+                    self.damaged.insert(key);
+                }
+            }
+        }
+    }
+
+    /// The verified payload of `key` among the unverified records, warning on stderr when its
+    /// check fails and it is the file's first record to fail.
+    fn get_unverified(&self, key: &[u8; 32]) -> Option<Result<&[u8], Found>> {
+        let u = self.unverified.as_ref()?;
+        let i = u.find(key)?;
+        let (verdict, first_bad) = u.verdict(i, self.sound);
+        if first_bad {
+            let what = match verdict {
+                Found::Damaged => "a damaged entry (checksum mismatch)",
+                _ => "1 entry holding a non-finite value (NaN or infinity), or a vector no normalizing model gives, under a matching checksum",
+            };
+            eprintln!(
+                "warning: cache file {}: {what}, found when read; discarded, it will be recomputed (any other damaged entry of this file is recomputed without another warning)",
+                self.path.as_deref().map(Path::display).map(|d| d.to_string()).unwrap_or_default()
+            );
+        }
+        Some(match verdict {
+            Found::Usable => Ok(u.payload(i)),
+            bad => Err(bad),
+        })
+    }
+
     /// Payload bytes per record.
     pub(crate) fn payload(&self) -> usize {
         self.payload
@@ -237,21 +337,29 @@ impl RecordFile {
         &self,
         warn: bool,
     ) -> Result<(BTreeMap<[u8; 32], Box<[u8]>>, HashSet<[u8; 32]>, LoadReport)> {
+        let bytes = match &self.path {
+            Some(path) => read_bytes(path)?,
+            None => None,
+        };
+        match bytes {
+            Some(bytes) => self.parse_disk(&bytes, warn),
+            None => Ok((BTreeMap::new(), HashSet::new(), LoadReport::default())),
+        }
+    }
+
+    /// [`RecordFile::read_disk`] of the file's `bytes`.
+    #[allow(clippy::type_complexity)]
+    fn parse_disk(
+        &self,
+        bytes: &[u8],
+        warn: bool,
+    ) -> Result<(BTreeMap<[u8; 32], Box<[u8]>>, HashSet<[u8; 32]>, LoadReport)> {
         let mut records = BTreeMap::new();
         let mut damaged = HashSet::new();
         let mut report = LoadReport::default();
-        let Some(path) = &self.path else {
-            return Ok((records, damaged, report));
-        };
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok((records, damaged, report))
-            }
-            Err(e) => return Err(Error::io(path, e)),
-        };
+        let path = self.path.as_deref().expect("read from a file");
         let record_len = 64 + self.payload;
-        let body = match self.check_header(&bytes) {
+        let body = match self.check_header(bytes) {
             Ok(offset) => &bytes[offset..],
             Err(why) => {
                 report.discarded = bytes
@@ -357,13 +465,19 @@ impl RecordFile {
         Ok(end + 32)
     }
 
+    /// The payload of `key`, verified.
     pub(crate) fn get(&self, key: &[u8; 32]) -> Option<&[u8]> {
-        self.records.get(key).map(|b| &b[..])
+        match self.records.get(key) {
+            Some(b) => Some(&b[..]),
+            None => self.get_unverified(key).and_then(|r| r.ok()),
+        }
     }
 
-    /// Whether `key` belonged to a record discarded as damaged when the file was opened.
+    /// Whether `key` belonged to a record discarded as damaged when the file was opened, or
+    /// (for [`RecordFile::open_lazy`]) when the record was first read.
     pub(crate) fn was_damaged(&self, key: &[u8; 32]) -> bool {
         self.damaged.contains(key)
+            || (!self.records.contains_key(key) && matches!(self.get_unverified(key), Some(Err(_))))
     }
 
     pub(crate) fn insert(&mut self, key: [u8; 32], payload: &[u8]) {
@@ -372,12 +486,21 @@ impl RecordFile {
         self.dirty = true;
     }
 
+    /// The number of records held (of a lazily opened file: call [`RecordFile::settle`] first).
     pub(crate) fn len(&self) -> usize {
+        debug_assert!(
+            self.unverified.is_none(),
+            "settle a lazily opened file first"
+        );
         self.records.len()
     }
 
-    /// The keys held, in order.
+    /// The keys held, in order (of a lazily opened file: call [`RecordFile::settle`] first).
     pub(crate) fn keys(&self) -> impl Iterator<Item = &[u8; 32]> {
+        debug_assert!(
+            self.unverified.is_none(),
+            "settle a lazily opened file first"
+        );
         self.records.keys()
     }
 
@@ -399,6 +522,7 @@ impl RecordFile {
         if !self.dirty {
             return Ok(());
         }
+        self.settle();
         let dir = path.parent().expect("cache files have a parent");
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         // Held until the end of this function: read, merge and rename as one step.
@@ -419,6 +543,10 @@ impl RecordFile {
     /// The file's bytes: magic, header, its sum, then every record sorted by key. What
     /// [`RecordFile::flush`] writes; the same records always give the same bytes.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        debug_assert!(
+            self.unverified.is_none(),
+            "settle a lazily opened file first"
+        );
         let mut bytes = Vec::with_capacity(
             12 + self.header.len() + 32 + self.records.len() * (64 + self.payload),
         );
@@ -465,6 +593,15 @@ impl RecordFile {
             }
         }
         Ok(records)
+    }
+}
+
+/// The bytes of the file at `path`, None when it is absent.
+fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
     }
 }
 
