@@ -12,6 +12,8 @@ use crate::corpus::Corpus;
 use crate::ranking::{cmp_hits, sort_hits, top_k, Hit};
 use crate::Result;
 
+mod shared;
+
 /// Section vectors of one corpus.
 #[derive(Debug, Clone)]
 pub struct DenseIndex {
@@ -25,6 +27,8 @@ pub struct DenseIndex {
     /// integer comparison).
     id_rank: Vec<u32>,
     identity: String,
+    /// Scores computed once for a set of queries, shared with sub-corpora (`shared.rs`).
+    shared: Option<shared::Shared>,
 }
 
 /// Queries scored together in one pass over the matrix by [`DenseIndex::search_many`]: each
@@ -93,6 +97,7 @@ impl DenseIndex {
                 doc_ids: docs.iter().map(|(id, _)| id.clone()).collect(),
                 id_rank: crate::corpus::id_ranks(docs.iter().map(|(id, _)| id.as_str())),
                 identity: embedder.identity().to_string(),
+                shared: None,
             },
             stats,
         ))
@@ -167,8 +172,12 @@ impl DenseIndex {
     /// [`DenseIndex::search`] of every query, in order, the same hits bit for bit: queries are
     /// scored in blocks of `QUERY_BLOCK` per pass over the matrix (each score is the same
     /// `dot` of the same two vectors), blocks spread over rayon's pool.
+    /// Queries held by a table of [`DenseIndex::share_scores`] are gathered from it instead.
     pub fn search_many(&self, query_vecs: &[Vec<f32>], depth: usize) -> Vec<Vec<Hit>> {
         use rayon::prelude::*;
+        if let Some(hits) = self.search_shared(query_vecs, depth) {
+            return hits;
+        }
         query_vecs
             .par_chunks(QUERY_BLOCK)
             .flat_map_iter(|block| {

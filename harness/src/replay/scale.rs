@@ -5,15 +5,21 @@
 //! The corpora are nested (see `suite::distractors`), and they are replayed largest first on one
 //! [`Replayer`] moved from corpus to corpus ([`Replayer::over`]): every vector and cross-encoder
 //! score missing from the caches is computed at the largest size, and a smaller size finds them
-//! all there (its stderr line says "0 computed"). Only the BM25 indexes are built per size.
+//! all there (its stderr line says "0 computed"). Only the BM25 indexes are built per size
+//! (their statistics depend on the corpus); the dense lists of every size come from one
+//! scoring pass at the largest ([`share_dense_scores`]), each smaller size's index cut from
+//! the largest's rows ([`over_shared`]), the same bits as a search of its own index.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use ranklab_engine::corpus::Corpus;
+use ranklab_engine::dense::{embed_query, DenseIndex};
 
-use super::values::{per_task_values, MeasureSet};
+use super::values::MeasureSet;
+use super::ConfigRun;
 use super::{replay_with, ReplayOptions, Replayer};
+use crate::metrics::evaluate_ranking;
 use crate::stats::thousands;
 use crate::suite::{Experiments, Suite};
 
@@ -57,15 +63,26 @@ pub fn measure<'c>(
     set: &MeasureSet,
 ) -> Result<Curve> {
     let mut points = Vec::with_capacity(corpora.len());
+    let judged: Vec<HashMap<String, i32>> = suite
+        .tasks
+        .iter()
+        .map(|t| t.expected.iter().map(|(k, v)| (k.clone(), *v)).collect())
+        .collect();
     for (i, corpus) in corpora.iter().enumerate().rev() {
         let started = std::time::Instant::now();
         let mut vectors = String::new();
         if i + 1 < corpora.len() {
-            let (moved, hits, misses) = engine.over(corpus)?;
+            let (moved, cut, (hits, misses)) = over_shared(engine, corpus)?;
             engine = moved;
-            if !engine.dense.is_empty() {
-                vectors = format!("section vectors {misses} computed, {hits} from cache; ");
+            if cut > 0 {
+                vectors =
+                    format!("section vectors of {cut} model(s) cut from the largest size's; ");
             }
+            if hits + misses > 0 {
+                vectors += &format!("section vectors {misses} computed, {hits} from cache; ");
+            }
+        } else if corpora.len() > 1 {
+            share_dense_scores(&mut engine, suite)?;
         }
         let built = match i + 1 < corpora.len() {
             true => format!("indexes {} ms; ", started.elapsed().as_millis()),
@@ -89,7 +106,7 @@ pub fn measure<'c>(
         let values = replay
             .runs
             .iter()
-            .map(|run| per_task_values(corpus, suite, run, set))
+            .map(|run| curve_values(corpus, suite, run, set, &judged))
             .collect();
         let added_share = replay
             .runs
@@ -122,6 +139,98 @@ pub fn measure<'c>(
         points,
         tasks: suite.tasks.len(),
     })
+}
+
+/// `values::per_task_values` of one size, the same values: each task's judgments are built once
+/// per curve (`judged`, by task), tasks are evaluated on rayon's pool, and a ranked document
+/// that no task judges is passed to the evaluator as the empty id (a miss either way: the
+/// evaluator only looks its ids up among the judged ones), unless some task judges the
+/// empty id itself.
+fn curve_values(
+    corpus: &Corpus,
+    suite: &Suite,
+    run: &ConfigRun,
+    set: &MeasureSet,
+    judged: &[HashMap<String, i32>],
+) -> Vec<Vec<f64>> {
+    use rayon::prelude::*;
+    let mut any = vec![false; corpus.len()];
+    let mut empty_judged = false;
+    for id in judged.iter().flat_map(HashMap::keys) {
+        empty_judged |= id.is_empty();
+        if let Some(i) = corpus.index_of(id) {
+            any[i] = true;
+        }
+    }
+    suite
+        .tasks
+        .par_iter()
+        .zip(&run.per_task)
+        .zip(judged)
+        .map(|((task, ranked), judged)| {
+            let ids: Vec<&str> = ranked
+                .iter()
+                .map(|r| match any[r.doc] || empty_judged {
+                    true => corpus.id(r.doc),
+                    false => "",
+                })
+                .collect();
+            evaluate_ranking(&set.for_task(task), &ids, judged, 1)
+        })
+        .collect()
+}
+
+/// Scores every task's query against every section of the largest corpus once per bi-encoder
+/// ([`DenseIndex::share_scores`]): the dense lists of every size are then gathered from that
+/// table (a cosine does not depend on the other documents), the same hits bit for bit as a
+/// search of each size's own index. The query vectors come from the cache, as the replay's do.
+fn share_dense_scores(engine: &mut Replayer<'_>, suite: &Suite) -> Result<()> {
+    for (id, m) in &mut engine.dense {
+        let mut queries = Vec::with_capacity(suite.tasks.len());
+        for t in &suite.tasks {
+            queries.push(
+                embed_query(m.embedder.get_mut(), &m.cache, &t.query)
+                    .with_context(|| format!("{id}: the query vector of task {}", t.id))?,
+            );
+        }
+        m.index.share_scores(&queries);
+    }
+    Ok(())
+}
+
+/// [`Replayer::over`] for a smaller size of the curve: its BM25 indexes are its own (their
+/// statistics depend on the corpus), each bi-encoder's index is cut from the larger size's
+/// ([`DenseIndex::subset`]: the same rows, no vector-cache keys, and the shared scores); an
+/// index that cannot be cut (a document not in the larger corpus) is built through the cache.
+/// Returns the engine, the indexes cut, and the section vectors found in the cache and computed.
+fn over_shared<'d>(
+    mut engine: Replayer<'_>,
+    corpus: &'d Corpus,
+) -> Result<(Replayer<'d>, usize, (usize, usize))> {
+    let dense = std::mem::take(&mut engine.dense);
+    let (mut moved, _, _) = engine.over(corpus)?;
+    let (mut cut, mut hits, mut misses) = (0, 0, 0);
+    for (id, mut m) in dense {
+        m.index = match m.index.subset(corpus) {
+            Some(index) => {
+                cut += 1;
+                index
+            }
+            None => {
+                let (index, stats) = DenseIndex::build_with_progress(
+                    corpus,
+                    m.embedder.get_mut(),
+                    &m.cache,
+                    &mut |_, _| {},
+                )?;
+                m.cache.flush()?;
+                (hits, misses) = (hits + stats.hits, misses + stats.misses);
+                index
+            }
+        };
+        moved.dense.insert(id, m);
+    }
+    Ok((moved, cut, (hits, misses)))
 }
 
 /// The corpus-size curve of a suite's experiment with `distractors:`: the suite's corpus joined
