@@ -9,8 +9,9 @@ files of {"query", "passage"} pairs, concatenated in the order given (docs/speed
 sets used: SciFact pairs that share no query and no abstract with PAIRS, docir training pairs).
 Same venv and oracle as candidates.py and smoothquant.py (the graph with every matrix and table
 float). Every variant is exporter 2's graph (per-column scales, uint8 tables, nodes unchanged)
-with other integers and scales, except `+float-K`, which replaces the K matrices whose rounding
-alone costs most (measured on PAIRS' first 16 pairs against the float graph) by float MatMul.
+with other integers and scales, except `+float-K` (env FLOAT_K=2,4; written but NOT yet run:
+untested), which replaces the K matrices whose rounding alone costs most (measured on PAIRS'
+first 16 pairs against the float graph) by float MatMul.
 
 Variants (env VARIANTS=a,b limits them):
 - gptq:            smoothquant.py's (input channels in order, scale max|w|/127 per column);
