@@ -23,6 +23,22 @@ pub struct DenseModel {
     pub index: DenseIndex,
 }
 
+impl DenseModel {
+    /// This model's index over `corpus`, its section vectors gathered through its cache (the
+    /// model loads only for a text the cache lacks; the cache is flushed after), with the
+    /// vectors found in the cache and those computed.
+    pub fn index_over(&mut self, corpus: &Corpus) -> Result<(DenseIndex, usize, usize)> {
+        let (index, stats) = DenseIndex::build_with_progress(
+            corpus,
+            self.embedder.get_mut(),
+            &self.cache,
+            &mut |_, _| {},
+        )?;
+        self.cache.flush()?;
+        Ok((index, stats.hits, stats.misses))
+    }
+}
+
 /// A cross-encoder with its score cache.
 pub struct RerankModel {
     /// The model, loaded only when a pair misses the cache.
@@ -142,14 +158,8 @@ impl<'c> Replayer<'c> {
         let mut dense = BTreeMap::new();
         let (mut hits, mut misses) = (0, 0);
         for (id, mut m) in self.dense {
-            let (index, stats) = DenseIndex::build_with_progress(
-                corpus,
-                m.embedder.get_mut(),
-                &m.cache,
-                &mut |_, _| {},
-            )?;
-            m.cache.flush()?;
-            (hits, misses) = (hits + stats.hits, misses + stats.misses);
+            let (index, found, computed) = m.index_over(corpus)?;
+            (hits, misses) = (hits + found, misses + computed);
             m.index = index;
             dense.insert(id, m);
         }

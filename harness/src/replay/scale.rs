@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use anyhow::{Context, Result};
 use ranklab_engine::corpus::Corpus;
-use ranklab_engine::dense::{embed_query, DenseIndex};
+use ranklab_engine::dense::embed_query;
 
 use super::values::MeasureSet;
 use super::ConfigRun;
@@ -217,14 +217,8 @@ fn over_shared<'d>(
                 index
             }
             None => {
-                let (index, stats) = DenseIndex::build_with_progress(
-                    corpus,
-                    m.embedder.get_mut(),
-                    &m.cache,
-                    &mut |_, _| {},
-                )?;
-                m.cache.flush()?;
-                (hits, misses) = (hits + stats.hits, misses + stats.misses);
+                let (index, found, computed) = m.index_over(corpus)?;
+                (hits, misses) = (hits + found, misses + computed);
                 index
             }
         };
