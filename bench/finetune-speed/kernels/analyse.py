@@ -33,6 +33,29 @@ PROFILE_TRAINER3 = {
 }
 
 
+def landed():
+    """The alternated A/B of one training step, main's build against the patched gemm-common
+    with x86-v4 on (raw/gemm-pinned-ab.jsonl: a line naming the build, then its result)."""
+    path = os.path.join(BENCH, "raw", "gemm-pinned-ab.jsonl")
+    if not os.path.exists(path):
+        return None
+    runs, build = [], None
+    for line in open(path):
+        r = json.loads(line)
+        if "build" in r:
+            build = r
+        else:
+            runs.append({**build, **r})
+    cpu = {b: [r["train_cpu_s"] for r in runs if r["build"] == b and r["pairs"] == 16]
+           for b in ("before", "after")}
+    return {
+        "runs": runs,
+        "same_bits": len({(r["weights_fnv"], tuple(r["score_bits"]), r["pairs"]) for r in runs
+                          if r["pairs"] == 16}) == 1,
+        "cpu_s_16_pairs_mean": {b: statistics.mean(v) for b, v in cpu.items() if v},
+    }
+
+
 def main():
     flops = json.loads(subprocess.run(
         [sys.executable, os.path.join(HERE, "flops.py")], capture_output=True, check=True,
@@ -112,6 +135,7 @@ def main():
             "rest_budget_cpu_s_for_torch_parity_with_gemm_v4_kernels": budget,
             "rest_must_shrink_by": ours_rest / budget,
         },
+        "landed_pinned_gemm_common": landed(),
         "implementations": impls,
     }
     print(json.dumps(out, indent=1, ensure_ascii=False))
