@@ -104,8 +104,6 @@ impl RunsGate {
         let plan = ComparePlan::new(&runs, &specs, flags.rel_level, true, flags.seed, 10)?;
         let labels = (plan.runs[0].0.clone(), plan.runs[1].0.clone());
         let cmp = compare(plan, &flags.qrels)?;
-        let qrels = Qrels::read(&flags.qrels)?;
-        let lists = [read_lists(&flags.baseline_run)?, read_lists(&flags.run)?];
         let mut rows = rows_of(&cmp, &flags, &labels.1);
         let p: Vec<f64> = rows.iter().map(|r| r.p).collect();
         let holm = stats::holm(&p);
@@ -113,9 +111,16 @@ impl RunsGate {
             r.p_holm = h;
             r.fails = r.verdict.fails() && flags.alpha.is_none_or(|a| h < a);
         }
-        for (m, r) in rows.iter_mut().enumerate() {
-            if matches!(r.verdict, Verdict::Okish | Verdict::Regression) {
-                r.moved = moved(&cmp, m, &qrels, flags.rel_level, &lists);
+        // The moved tasks need the qrels and both ranked lists once more (`compare` keeps only
+        // per-query values): read them only when some measure dropped.
+        let dropped = |r: &RunRow| matches!(r.verdict, Verdict::Okish | Verdict::Regression);
+        if rows.iter().any(dropped) {
+            let qrels = Qrels::read(&flags.qrels)?;
+            let lists = [read_lists(&flags.baseline_run)?, read_lists(&flags.run)?];
+            for (m, r) in rows.iter_mut().enumerate() {
+                if dropped(r) {
+                    r.moved = moved(&cmp, m, &qrels, flags.rel_level, &lists);
+                }
             }
         }
         Ok(RunsGate {
