@@ -7,13 +7,36 @@
 //! and the bits of `Bert::score` (float model, one pair per pass) of the trained model on the
 //! first 5 pairs.
 //!
+//! `RANKLAB_TRAINER=hand` trains with `rerank::train_hand` instead of trainer 3.
+//!
 //! Usage: cargo run --release --example finetune_bits -p ranklab-engine -- PAIRS [N]
 
 use std::time::Instant;
 
 use ranklab_engine::models;
 use ranklab_engine::rerank::bert::{dequantize, tokenizer, Bert, Config, Weights};
-use ranklab_engine::rerank::finetune::{train, Hyper, Pair};
+use ranklab_engine::rerank::finetune::{Hyper, Pair, Trained};
+use ranklab_engine::rerank::{finetune, train_hand};
+
+/// The trainer `RANKLAB_TRAINER` names: `hand` (`rerank::train_hand`) or, unset or anything
+/// else, trainer 3 (`rerank::finetune::train`).
+fn hand() -> bool {
+    std::env::var("RANKLAB_TRAINER").is_ok_and(|v| v == "hand")
+}
+
+fn train(
+    start: &Weights,
+    pairs: &[Pair],
+    tok: &tokenizers::Tokenizer,
+    h: &Hyper,
+    progress: &mut dyn FnMut(usize, usize, f64),
+) -> ranklab_engine::Result<Trained> {
+    if hand() {
+        train_hand::train(start, pairs, tok, h, progress)
+    } else {
+        finetune::train(start, pairs, tok, h, progress)
+    }
+}
 
 /// CPU seconds (user + system, all threads) of this process, from /proc/self/stat.
 fn cpu_seconds() -> f64 {
@@ -94,6 +117,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "score_bits": scores.iter().map(|b| format!("{b:08x}")).collect::<Vec<_>>(),
             "train_s": train_s,
             "train_cpu_s": train_cpu_s,
+            "trainer": if hand() { "hand" } else { "3" },
             "threads": std::env::var("RAYON_NUM_THREADS").unwrap_or_else(|_| "unset".into()),
         })
     );

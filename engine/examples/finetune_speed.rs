@@ -7,15 +7,38 @@
 //! and reading the pairs, then the epoch. Runs 2.. are warm: the same epoch again from the same
 //! starting weights in the same process (files cached, allocator warm). Each run prints one
 //! JSON line on stdout (wall seconds and CPU seconds of the process, all threads); step times
-//! go to stderr. Threads: candle's (RAYON_NUM_THREADS).
+//! go to stderr. Threads: candle's (RAYON_NUM_THREADS). `RANKLAB_TRAINER=hand` trains with
+//! `rerank::train_hand` instead of trainer 3.
 //!
 //! Usage: cargo run --release --example finetune_speed -p ranklab-engine -- PAIRS [RUNS]
 
 use std::time::Instant;
 
 use ranklab_engine::models;
+use ranklab_engine::rerank::bert::Weights;
 use ranklab_engine::rerank::bert::{dequantize, tokenizer};
-use ranklab_engine::rerank::finetune::{train, Hyper, Pair};
+use ranklab_engine::rerank::finetune::{Hyper, Pair, Trained};
+use ranklab_engine::rerank::{finetune, train_hand};
+
+/// The trainer `RANKLAB_TRAINER` names: `hand` (`rerank::train_hand`) or, unset or anything
+/// else, trainer 3 (`rerank::finetune::train`).
+fn hand() -> bool {
+    std::env::var("RANKLAB_TRAINER").is_ok_and(|v| v == "hand")
+}
+
+fn train(
+    start: &Weights,
+    pairs: &[Pair],
+    tok: &tokenizers::Tokenizer,
+    h: &Hyper,
+    progress: &mut dyn FnMut(usize, usize, f64),
+) -> ranklab_engine::Result<Trained> {
+    if hand() {
+        train_hand::train(start, pairs, tok, h, progress)
+    } else {
+        finetune::train(start, pairs, tok, h, progress)
+    }
+}
 
 /// CPU seconds (user + system, all threads) this process has used, from /proc/self/stat; the
 /// machine may be shared, and CPU time is less moved by other jobs than wall time.
@@ -106,7 +129,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{}",
             serde_json::json!({
-                "trainer": "ranklab (candle, fused)",
+                "trainer": if hand() { "ranklab (hand)" } else { "ranklab (candle, fused)" },
                 "run": if cold { "cold" } else { "warm" },
                 "pairs": pairs.len(),
                 "steps": trained.step_losses.len(),

@@ -168,8 +168,9 @@ pub(crate) fn parameter_of(node: &str) -> Option<String> {
 /// `mmap` off (`M_MMAP_MAX` 0) and trimming off (`M_TRIM_THRESHOLD` -1), freed memory is reused
 /// as it is: a step on docir's pairs ran 2.4× as fast (bench/finetune-speed/results.md). The
 /// cost is that the process keeps its peak heap until it exits. The arithmetic is unchanged:
-/// same weights to the bit. The one `unsafe` of the engine: glibc's `mallopt` has no safe
-/// wrapper, and these parameters cannot be set otherwise once the process runs.
+/// same weights to the bit. One of the engine's two `unsafe` blocks (the other is the gemm call
+/// of `rerank/train_hand/ops.rs`): glibc's `mallopt` has no safe wrapper, and these parameters
+/// cannot be set otherwise once the process runs.
 #[allow(unsafe_code)]
 pub fn keep_freed_memory() {
     static ONCE: std::sync::Once = std::sync::Once::new();

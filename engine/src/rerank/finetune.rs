@@ -131,7 +131,7 @@ pub struct Trained {
     pub epoch_losses: Vec<f64>,
 }
 
-fn model_error(e: impl std::fmt::Display) -> Error {
+pub(crate) fn model_error(e: impl std::fmt::Display) -> Error {
     Error::Model {
         model: "fine-tuning".to_string(),
         message: e.to_string(),
@@ -162,7 +162,7 @@ pub fn epoch_order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
 pub const BUCKET_BATCHES: usize = 8;
 
 /// The token count of each pair as it is fed (truncated to `max_length`).
-fn pair_lengths(
+pub(crate) fn pair_lengths(
     tok: &tokenizers::Tokenizer,
     pairs: &[Pair],
     max_length: usize,
@@ -202,12 +202,16 @@ pub fn learning_rate(h: &Hyper, step: usize, total: usize) -> f64 {
     }
 }
 
-/// The batch `pairs` as `(ids, types, mask)` tensors `[batch, longest]`, padded with id 0.
-fn batch_tensors(
+/// A batch's token ids, token types and mask (`[batch, longest]` row-major), and `longest`.
+pub(crate) type Encoded = (Vec<u32>, Vec<u32>, Vec<f32>, usize);
+
+/// The batch `pairs` as `(ids, types, mask, longest)`: `[batch, longest]` row-major, padded
+/// with id 0, type 0 and mask 0.
+pub(crate) fn encode_batch(
     tok: &tokenizers::Tokenizer,
     pairs: &[&Pair],
     max_length: usize,
-) -> Result<(Tensor, Tensor, Tensor)> {
+) -> Result<Encoded> {
     let mut encs = Vec::with_capacity(pairs.len());
     for p in pairs {
         let mut e = tok
@@ -234,7 +238,17 @@ fn batch_tensors(
         );
         mask.extend(std::iter::repeat_n(1f32, n).chain(std::iter::repeat_n(0f32, t - n)));
     }
-    let b = encs.len();
+    Ok((ids, types, mask, t))
+}
+
+/// The batch `pairs` as `(ids, types, mask)` tensors `[batch, longest]`, padded with id 0.
+fn batch_tensors(
+    tok: &tokenizers::Tokenizer,
+    pairs: &[&Pair],
+    max_length: usize,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let (ids, types, mask, t) = encode_batch(tok, pairs, max_length)?;
+    let b = pairs.len();
     let dev = Device::Cpu;
     let out = (|| -> candle_core::Result<_> {
         Ok((

@@ -44,6 +44,7 @@ pub mod llm;
 pub mod prompt;
 mod shortlist;
 pub mod testing;
+pub mod train_hand;
 mod train_model;
 mod train_opt;
 

@@ -1,0 +1,98 @@
+//! A second trainer for the cross-encoder, written by hand outside candle's graph (issue 46
+//! item 1): the same training as [`crate::rerank::finetune::train`] (the same batches in the
+//! same order, the same loss, schedule, clipping and AdamW), with the forward and backward
+//! passes over plain f32 buffers allocated once ([`step`]), the parameters, gradients and
+//! moments as flat buffers of one layout ([`params`]), the kernels in [`ops`] and AdamW as one
+//! pass per parameter ([`adamw`]).
+//!
+//! Not the default trainer: its weights are trainer 3's within float rounding, not to the bit
+//! (sums run in other orders), and fold models are keyed by the trainer's version; switching
+//! would change every fold model's key and recorded scores. `engine/examples/finetune_speed.rs`
+//! and `finetune_bits.rs` select it with `RANKLAB_TRAINER=hand`.
+//!
+//! Deterministic: the same starting weights, pairs, settings and seed give the same weights to
+//! the bit whatever the thread count (gemm splits products over m and n only; every other
+//! reduction has one fixed order), and, through the patched `gemm-common`, with AVX2 and
+//! AVX-512 kernels alike.
+
+pub mod adamw;
+pub mod ops;
+pub mod params;
+pub mod step;
+
+use super::bert::{Config, Weights};
+use super::finetune::{
+    bucketed, encode_batch, epoch_order, learning_rate, model_error, pair_lengths, Hyper, Pair,
+    Trained,
+};
+use crate::{Error, Result};
+
+/// Trains from `start` on `pairs` as [`crate::rerank::finetune::train`] does, by the hand-written
+/// passes. `progress` is told each step's number (1-based), the total and the step's loss.
+pub fn train(
+    start: &Weights,
+    pairs: &[Pair],
+    tok: &tokenizers::Tokenizer,
+    h: &Hyper,
+    progress: &mut dyn FnMut(usize, usize, f64),
+) -> Result<Trained> {
+    if pairs.is_empty() || h.batch == 0 || h.epochs == 0 {
+        return Err(Error::Config(
+            "fine-tuning needs at least one pair, one epoch and a batch of at least 1".into(),
+        ));
+    }
+    let config = Config::default();
+    let layout = params::Layout::of(start, config.layers).map_err(model_error)?;
+    let mut w = layout.flatten(start).map_err(model_error)?;
+    let mut grad = vec![0f32; layout.len];
+    let mut opt = adamw::AdamW::new(layout.len, h.weight_decay);
+    let lens = pair_lengths(tok, pairs, h.max_length)?;
+    let longest = lens.iter().copied().max().unwrap_or(1).max(1);
+    let mut ws = step::Workspace::new(&layout, config, h.batch.min(pairs.len()), longest);
+    let steps_per_epoch = pairs.len().div_ceil(h.batch);
+    let total = steps_per_epoch * h.epochs;
+    let (mut step_losses, mut epoch_losses) = (Vec::new(), Vec::new());
+    let mut step = 0;
+    for epoch in 0..h.epochs {
+        let order = bucketed(&epoch_order(pairs.len(), h.seed, epoch), &lens, h.batch);
+        let mut epoch_sum = 0.0;
+        for chunk in order.chunks(h.batch) {
+            let batch: Vec<&Pair> = chunk.iter().map(|&i| &pairs[i]).collect();
+            let (ids, types, mask, t) = encode_batch(tok, &batch, h.max_length)?;
+            let labels: Vec<f32> = batch.iter().map(|p| p.label).collect();
+            let lr = learning_rate(h, step, total);
+            let b = step::Batch {
+                ids: &ids,
+                types: &types,
+                mask: &mask,
+                labels: &labels,
+                b: batch.len(),
+                t,
+            };
+            let loss = f64::from(ws.step(&w, &mut grad, &b));
+            opt.step(&layout, &mut w, &grad, lr, h.max_grad_norm);
+            step += 1;
+            if !loss.is_finite() {
+                return Err(Error::Model {
+                    model: "fine-tuning".to_string(),
+                    message: format!(
+                        "training diverged: the loss is {loss} at step {step} of {total} (epoch {}); nothing was kept. Lower the learning rate",
+                        epoch + 1
+                    ),
+                });
+            }
+            epoch_sum += loss * batch.len() as f64;
+            step_losses.push(loss);
+            progress(step, total, loss);
+        }
+        epoch_losses.push(epoch_sum / pairs.len() as f64);
+    }
+    Ok(Trained {
+        weights: layout.weights(&w).map_err(model_error)?,
+        step_losses,
+        epoch_losses,
+    })
+}
+
+#[cfg(test)]
+mod tests;

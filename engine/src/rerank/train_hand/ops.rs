@@ -1,0 +1,421 @@
+//! The hand-written trainer's kernels over plain f32 slices: the matrix product (the `gemm`
+//! crate, called as candle calls it, through the workspace's patched `gemm-common`), LayerNorm,
+//! GELU (erf) and the masked softmax forward and backward, and column sums (bias and LayerNorm
+//! parameter gradients).
+//!
+//! Deterministic whatever the thread count and vector width: gemm splits a product over m and
+//! n, never k, and its k-blocking is pinned (`vendor/gemm-common`); every row operation is one
+//! thread's, in one fixed order; a column sum gives each column to one thread, which adds the
+//! rows in order. The element-wise code is plain scalar Rust (no lane-wise reassociation).
+
+use rayon::prelude::*;
+
+/// Rows per parallel piece of a row operation (at least one row).
+const ROWS: usize = 16;
+
+/// Columns per parallel piece of a column sum.
+const COLS: usize = 32;
+
+/// A matrix operand: `rows × cols`, element `(i, j)` at `data[i·rs + j·cs]`.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    /// The values.
+    pub data: &'a [f32],
+    /// Rows.
+    pub rows: usize,
+    /// Columns.
+    pub cols: usize,
+    /// Row stride.
+    pub rs: usize,
+    /// Column stride.
+    pub cs: usize,
+}
+
+impl<'a> View<'a> {
+    /// A row-major `rows × cols` matrix.
+    pub fn rows(data: &'a [f32], rows: usize, cols: usize) -> Self {
+        View {
+            data,
+            rows,
+            cols,
+            rs: cols,
+            cs: 1,
+        }
+    }
+
+    /// A row-major matrix whose rows are `rs` apart.
+    pub fn strided(data: &'a [f32], rows: usize, cols: usize, rs: usize) -> Self {
+        View {
+            data,
+            rows,
+            cols,
+            rs,
+            cs: 1,
+        }
+    }
+
+    /// The transpose (no copy).
+    pub fn t(self) -> Self {
+        View {
+            data: self.data,
+            rows: self.cols,
+            cols: self.rows,
+            rs: self.cs,
+            cs: self.rs,
+        }
+    }
+
+    /// One past the largest index read.
+    fn extent(&self) -> usize {
+        if self.rows == 0 || self.cols == 0 {
+            0
+        } else {
+            (self.rows - 1) * self.rs + (self.cols - 1) * self.cs + 1
+        }
+    }
+}
+
+/// `dst ← a·b` (or `dst ← dst + a·b` with `add`), `dst` row-major with rows `dst_rs` apart;
+/// on rayon's threads when `parallel` (gemm's `Parallelism::Rayon` with the pool's size, as
+/// candle calls it), else on the calling thread.
+///
+/// Panics when the shapes disagree or a view reaches past its slice: the one `unsafe` call is
+/// guarded by those checks.
+#[allow(unsafe_code)]
+pub fn matmul(dst: &mut [f32], dst_rs: usize, add: bool, a: View, b: View, parallel: bool) {
+    assert_eq!(a.cols, b.rows, "matmul: inner dimensions");
+    let (m, n, k) = (a.rows, b.cols, a.cols);
+    assert!(a.extent() <= a.data.len() && b.extent() <= b.data.len());
+    assert!(m == 0 || n == 0 || (m - 1) * dst_rs + n <= dst.len());
+    assert!(n <= dst_rs || m <= 1);
+    if m == 0 || n == 0 {
+        return;
+    }
+    let threads = rayon::current_num_threads();
+    let par = if parallel && threads > 1 {
+        gemm::Parallelism::Rayon(threads)
+    } else {
+        gemm::Parallelism::None
+    };
+    // SAFETY: the asserts above keep every element gemm reads inside `a.data` and `b.data` and
+    // every element it writes inside `dst`, whose rows do not overlap (n ≤ dst_rs); `dst` is
+    // borrowed mutably, so it aliases neither operand.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            dst.as_mut_ptr(),
+            1,
+            dst_rs as isize,
+            add,
+            a.data.as_ptr(),
+            a.cs as isize,
+            a.rs as isize,
+            b.data.as_ptr(),
+            b.cs as isize,
+            b.rs as isize,
+            if add { 1.0 } else { 0.0 },
+            1.0,
+            false,
+            false,
+            false,
+            par,
+        );
+    }
+}
+
+/// Each row of `x` (`cols` wide) set to `bias`.
+pub fn fill_rows(x: &mut [f32], bias: &[f32]) {
+    x.par_chunks_mut(bias.len() * ROWS).for_each(|piece| {
+        for row in piece.chunks_mut(bias.len()) {
+            row.copy_from_slice(bias);
+        }
+    });
+}
+
+/// `acc[j] = Σ_rows x[r][j]` (rows of `acc.len()` values), rows added in order.
+pub fn col_sums(acc: &mut [f32], x: &[f32]) {
+    let cols = acc.len();
+    acc.par_chunks_mut(COLS)
+        .enumerate()
+        .for_each(|(piece, out)| {
+            let (c0, w) = (piece * COLS, out.len());
+            out.fill(0.0);
+            for row in x.chunks(cols) {
+                for (o, v) in out.iter_mut().zip(&row[c0..c0 + w]) {
+                    *o += v;
+                }
+            }
+        });
+}
+
+/// `acc[j] = Σ_rows x[r][j] · y[r][j]`, rows in order (LayerNorm's γ gradient).
+pub fn col_dots(acc: &mut [f32], x: &[f32], y: &[f32]) {
+    let cols = acc.len();
+    acc.par_chunks_mut(COLS)
+        .enumerate()
+        .for_each(|(piece, out)| {
+            let (c0, w) = (piece * COLS, out.len());
+            out.fill(0.0);
+            for (rx, ry) in x.chunks(cols).zip(y.chunks(cols)) {
+                let (rx, ry) = (&rx[c0..c0 + w], &ry[c0..c0 + w]);
+                for ((o, a), b) in out.iter_mut().zip(rx).zip(ry) {
+                    *o += a * b;
+                }
+            }
+        });
+}
+
+/// LayerNorm of each row of `x` into `out`, keeping the normalized row `xhat` and
+/// `1/√(σ² + eps)` of each row in `rstd`: `out = γ ⊙ x̂ + β` (the arithmetic of
+/// `rerank::fused`'s LayerNorm).
+pub fn layer_norm(
+    x: &[f32],
+    (gamma, beta): (&[f32], &[f32]),
+    eps: f32,
+    out: &mut [f32],
+    xhat: &mut [f32],
+    rstd: &mut [f32],
+) {
+    let n = gamma.len();
+    out.par_chunks_mut(n * ROWS)
+        .zip(xhat.par_chunks_mut(n * ROWS))
+        .zip(rstd.par_chunks_mut(ROWS))
+        .zip(x.par_chunks(n * ROWS))
+        .for_each(|(((o, xh), r), x)| {
+            for (((o, xh), r), x) in o
+                .chunks_mut(n)
+                .zip(xh.chunks_mut(n))
+                .zip(r.iter_mut())
+                .zip(x.chunks(n))
+            {
+                let mean = x.iter().sum::<f32>() / n as f32;
+                let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n as f32;
+                *r = 1.0 / (var + eps).sqrt();
+                for i in 0..n {
+                    xh[i] = (x[i] - mean) * *r;
+                    o[i] = xh[i] * gamma[i] + beta[i];
+                }
+            }
+        });
+}
+
+/// LayerNorm's input gradient, row by row, in place: `g` (the output's gradient) becomes
+/// `r · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂))` with `ĝ = g ⊙ γ`.
+pub fn layer_norm_grad(g: &mut [f32], xhat: &[f32], rstd: &[f32], gamma: &[f32]) {
+    let n = gamma.len();
+    g.par_chunks_mut(n * ROWS)
+        .zip(xhat.par_chunks(n * ROWS))
+        .zip(rstd.par_chunks(ROWS))
+        .for_each(|((g, xh), r)| {
+            for ((g, xh), &r) in g.chunks_mut(n).zip(xh.chunks(n)).zip(r) {
+                let (mut sg, mut sgx) = (0f32, 0f32);
+                for i in 0..n {
+                    let gh = g[i] * gamma[i];
+                    sg += gh;
+                    sgx += gh * xh[i];
+                }
+                let (mg, mgx) = (sg / n as f32, sgx / n as f32);
+                for i in 0..n {
+                    g[i] = r * (g[i] * gamma[i] - mg - xh[i] * mgx);
+                }
+            }
+        });
+}
+
+/// 1/√(2π).
+const INV_SQRT_2PI: f32 = 0.398_942_3;
+
+fn erf(x: f32) -> f32 {
+    candle_core::cpu::erf::erf_f32(x)
+}
+
+/// `eˣ` in plain arithmetic (no call, no branch: a loop of it vectorizes lane by lane, each lane
+/// computing exactly what the scalar code computes): `x = n·ln 2 + r` with `|r| ≤ ln 2 / 2`
+/// (Cody–Waite, ln 2 in two parts), `eʳ` by its Taylor polynomial to degree 7 (truncation
+/// below 5e-9 relative), times `2ⁿ` built in the exponent bits. Within 3 ulp of the true value
+/// (the test states the bound); 0 below −87 (`f32::exp` is below 1.7e-38 there), where the
+/// masked softmax's padding lands.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const SHIFT: f32 = 12_582_912.0; // 1.5 · 2²³: adding it rounds to an integer
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    let xc = x.clamp(-87.0, 88.0);
+    let n = (xc * LOG2E + SHIFT) - SHIFT;
+    let r = (xc - n * LN2_HI) - n * LN2_LO;
+    let p = 1.0
+        + r * (1.0
+            + r * (0.5
+                + r * (1.0 / 6.0
+                    + r * (1.0 / 24.0
+                        + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    if x < -87.0 {
+        0.0
+    } else {
+        p * scale
+    }
+}
+
+/// GELU (erf) of `u` into `out`, `u · Φ(u)`, keeping `Φ(u) = (1 + erf(u/√2))/2` in `cdf`
+/// for the backward pass.
+pub fn gelu(u: &[f32], out: &mut [f32], cdf: &mut [f32]) {
+    out.par_chunks_mut(1 << 14)
+        .zip(cdf.par_chunks_mut(1 << 14))
+        .zip(u.par_chunks(1 << 14))
+        .for_each(|((o, c), u)| {
+            for ((o, c), &x) in o.iter_mut().zip(c.iter_mut()).zip(u) {
+                *c = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
+                *o = x * *c;
+            }
+        });
+}
+
+/// GELU's output again from `u` and the `cdf` [`gelu`] kept: `u · Φ(u)`.
+pub fn gelu_again(u: &[f32], cdf: &[f32], out: &mut [f32]) {
+    out.par_chunks_mut(1 << 14)
+        .zip(cdf.par_chunks(1 << 14))
+        .zip(u.par_chunks(1 << 14))
+        .for_each(|((o, c), u)| {
+            for ((o, c), x) in o.iter_mut().zip(c).zip(u) {
+                *o = x * c;
+            }
+        });
+}
+
+/// GELU's input gradient in place: `g ← g · (Φ(u) + u · φ(u))`, `Φ(u)` from `cdf`.
+pub fn gelu_grad(u: &[f32], cdf: &[f32], g: &mut [f32]) {
+    g.par_chunks_mut(1 << 14)
+        .zip(cdf.par_chunks(1 << 14))
+        .zip(u.par_chunks(1 << 14))
+        .for_each(|((g, c), u)| {
+            for ((g, c), &x) in g.iter_mut().zip(c).zip(u) {
+                let pdf = INV_SQRT_2PI * exp(-0.5 * x * x);
+                *g *= c + x * pdf;
+            }
+        });
+}
+
+/// Each row of `s` (`bias.len()` wide) becomes `softmax(scale · s + bias)` (the arithmetic of
+/// `rerank::fused`'s masked softmax).
+pub fn masked_softmax(s: &mut [f32], bias: &[f32], scale: f32) {
+    for row in s.chunks_mut(bias.len()) {
+        let mut max = f32::NEG_INFINITY;
+        for (o, &m) in row.iter_mut().zip(bias) {
+            *o = scale * *o + m;
+            max = max.max(*o);
+        }
+        for o in row.iter_mut() {
+            *o = exp(*o - max);
+        }
+        let sum: f32 = row.iter().sum();
+        for o in row.iter_mut() {
+            *o /= sum;
+        }
+    }
+}
+
+/// The softmax's input gradient in place, row by row: `dp ← scale · p ⊙ (dp − Σ dp ⊙ p)`.
+pub fn softmax_grad(dp: &mut [f32], p: &[f32], t: usize, scale: f32) {
+    for (g, y) in dp.chunks_mut(t).zip(p.chunks(t)) {
+        let dot: f32 = y.iter().zip(g.iter()).map(|(a, b)| a * b).sum();
+        for (g, &y) in g.iter_mut().zip(y) {
+            *g = scale * y * (*g - dot);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The product of strided and transposed views equals a triple loop in f64 (the oracle),
+    /// within f32 rounding; `add` adds to what was there; 1 and 2 threads give the same bits.
+    #[test]
+    fn matmul_of_views_matches_a_triple_loop() {
+        let a: Vec<f32> = (0..7 * 10)
+            .map(|i| ((i * 13 % 17) as f32 - 8.0) / 5.0)
+            .collect();
+        let b: Vec<f32> = (0..10 * 6)
+            .map(|i| ((i * 7 % 11) as f32 - 5.0) / 3.0)
+            .collect();
+        // a as 5 rows of 4 columns, rows 10 apart, from column 3; b transposed: 4 × 6 from its
+        // 6 × 10 layout (element (k, n) = b[n·10 + k]).
+        let av = View::strided(&a[3..], 5, 4, 10);
+        let bv = View::rows(&b, 6, 10).t();
+        let bv = View {
+            cols: 6,
+            rows: 4,
+            ..bv
+        };
+        let want = |i: usize, j: usize| -> f64 {
+            (0..4)
+                .map(|k| f64::from(a[3 + i * 10 + k]) * f64::from(b[j * 10 + k]))
+                .sum()
+        };
+        let run = |threads: usize, add: bool| {
+            let mut dst = vec![0.5f32; 5 * 8];
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| matmul(&mut dst, 8, add, av, bv, true));
+            dst
+        };
+        for add in [false, true] {
+            let d = run(1, add);
+            for i in 0..5 {
+                for j in 0..6 {
+                    let w = want(i, j) + if add { 0.5 } else { 0.0 };
+                    assert!((f64::from(d[i * 8 + j]) - w).abs() < 1e-5, "{i},{j}");
+                }
+                assert_eq!(d[i * 8 + 6], 0.5, "columns past n are untouched");
+            }
+            let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+            assert_eq!(bits(d), bits(run(2, add)));
+        }
+    }
+
+    /// [`exp`] against f64's `exp` (the oracle) over −87…88: within 3.6e-7 relative (3 ulp),
+    /// and 0 below −87.
+    #[test]
+    fn exp_is_within_three_ulp() {
+        let mut worst = 0f64;
+        let mut x = -87.0f32;
+        while x < 88.0 {
+            let want = f64::from(x).exp();
+            worst = worst.max((f64::from(exp(x)) - want).abs() / want);
+            x += 0.000_37;
+        }
+        assert!(worst < 3.6e-7, "{worst}");
+        assert_eq!(exp(-87.5), 0.0);
+        assert_eq!(exp(f32::MIN), 0.0);
+        assert_eq!(exp(0.0), 1.0);
+    }
+
+    /// Column sums and dots equal sums by hand (f64 over the same values).
+    #[test]
+    fn column_sums_match_a_loop() {
+        let (rows, cols) = (9, 70);
+        let x: Vec<f32> = (0..rows * cols)
+            .map(|i| (i % 13) as f32 * 0.25 - 1.0)
+            .collect();
+        let y: Vec<f32> = (0..rows * cols)
+            .map(|i| (i % 7) as f32 * 0.5 - 1.5)
+            .collect();
+        let (mut s, mut d) = (vec![9f32; cols], vec![9f32; cols]);
+        col_sums(&mut s, &x);
+        col_dots(&mut d, &x, &y);
+        for j in 0..cols {
+            let ws: f64 = (0..rows).map(|r| f64::from(x[r * cols + j])).sum();
+            let wd: f64 = (0..rows)
+                .map(|r| f64::from(x[r * cols + j]) * f64::from(y[r * cols + j]))
+                .sum();
+            assert!((f64::from(s[j]) - ws).abs() < 1e-5);
+            assert!((f64::from(d[j]) - wd).abs() < 1e-5);
+        }
+    }
+}

@@ -1,0 +1,617 @@
+//! One training step's forward and backward passes by hand, over the flat parameter buffer of
+//! [`super::params::Layout`]: embeddings, the encoder layers, the pooler and the classifier, the
+//! binary cross-entropy on the logit, and every parameter's gradient. The arithmetic is
+//! [`crate::rerank::bert::Bert::forward`]'s (the tests compare loss and gradients with candle's
+//! autograd over it); the order of some sums differs (each bias is added before the product's
+//! last k-block rather than after it), so the results agree within float rounding, not to the
+//! bit.
+//!
+//! Every buffer is allocated once, for the largest batch ([`Workspace::new`]), and reused by each
+//! step; a step of a shorter batch uses the front of each. What the backward pass needs is kept
+//! per layer: its input, Q/K/V, the attention probabilities, the context, both LayerNorms'
+//! normalized rows and `1/σ`, the first LayerNorm's output, and the intermediate before GELU
+//! with its `Φ` (GELU's output is recomputed from the two in the backward pass, one product).
+//!
+//! The attention runs per (pair, head) as one task: scores, scale, mask and softmax, then
+//! `P·V`, with the scores block (at most 256 × 256 floats) in cache; backward likewise. The
+//! matrix products of the linear layers run on all threads (gemm's own split), the rest over
+//! rows, (pair, head) tasks or columns with rayon.
+
+use rayon::prelude::*;
+
+use super::ops::{self, matmul, View};
+use super::params::{LayerAt, Layout};
+use crate::rerank::bert::Config;
+
+/// A batch as the step reads it: `b` pairs of `t` tokens, row-major.
+pub struct Batch<'a> {
+    /// Token ids, `b·t`.
+    pub ids: &'a [u32],
+    /// Token types, `b·t`.
+    pub types: &'a [u32],
+    /// 1 for a token, 0 for padding, `b·t`.
+    pub mask: &'a [f32],
+    /// 1 relevant, 0 not, `b`.
+    pub labels: &'a [f32],
+    /// Pairs.
+    pub b: usize,
+    /// Tokens per pair (padded).
+    pub t: usize,
+}
+
+/// The sizes a step works with.
+#[derive(Debug, Clone, Copy)]
+struct Dims {
+    b: usize,
+    t: usize,
+    h: usize,
+    heads: usize,
+    dh: usize,
+    inter: usize,
+    eps: f32,
+}
+
+impl Dims {
+    fn rows(&self) -> usize {
+        self.b * self.t
+    }
+}
+
+/// What one layer keeps for its backward pass.
+struct Saved {
+    qkv: Vec<f32>,
+    p: Vec<f32>,
+    ctx: Vec<f32>,
+    xhat1: Vec<f32>,
+    r1: Vec<f32>,
+    x1: Vec<f32>,
+    u: Vec<f32>,
+    cdf: Vec<f32>,
+    xhat2: Vec<f32>,
+    r2: Vec<f32>,
+}
+
+/// Buffers one layer at a time uses and gives back.
+struct Scratch {
+    tmp: Vec<f32>,
+    heads: Vec<f32>,
+    gelu: Vec<f32>,
+    dg: Vec<f32>,
+    dx: Vec<f32>,
+    dqkv: Vec<f32>,
+    dqkv_heads: Vec<f32>,
+    dp: Vec<f32>,
+}
+
+/// Every buffer of a step, for batches of up to `b` pairs of up to `t` tokens.
+pub struct Workspace {
+    layout: Layout,
+    config: Config,
+    cap: (usize, usize),
+    /// The embeddings' output, then each layer's: `layers + 1` of `[rows, h]`.
+    hidden: Vec<Vec<f32>>,
+    xhat0: Vec<f32>,
+    r0: Vec<f32>,
+    saved: Vec<Saved>,
+    scratch: Scratch,
+    bias: Vec<f32>,
+    pooled: Vec<f32>,
+    logits: Vec<f32>,
+}
+
+fn zeros(n: usize) -> Vec<f32> {
+    vec![0f32; n]
+}
+
+impl Workspace {
+    /// Buffers for batches of up to `b` pairs of up to `t` tokens of the model `layout`.
+    pub fn new(layout: &Layout, config: Config, b: usize, t: usize) -> Workspace {
+        let (h, i, rows) = (layout.hidden, layout.inter, b * t);
+        let heads_tt = b * config.heads * t * t;
+        let saved = (0..layout.layers.len())
+            .map(|_| Saved {
+                qkv: zeros(rows * 3 * h),
+                p: zeros(heads_tt),
+                ctx: zeros(rows * h),
+                xhat1: zeros(rows * h),
+                r1: zeros(rows),
+                x1: zeros(rows * h),
+                u: zeros(rows * i),
+                cdf: zeros(rows * i),
+                xhat2: zeros(rows * h),
+                r2: zeros(rows),
+            })
+            .collect();
+        Workspace {
+            layout: layout.clone(),
+            config,
+            cap: (b, t),
+            hidden: (0..=layout.layers.len()).map(|_| zeros(rows * h)).collect(),
+            xhat0: zeros(rows * h),
+            r0: zeros(rows),
+            saved,
+            scratch: Scratch {
+                tmp: zeros(rows * h),
+                heads: zeros(rows * h),
+                gelu: zeros(rows * i),
+                dg: zeros(rows * i),
+                dx: zeros(rows * h),
+                dqkv: zeros(rows * 3 * h),
+                dqkv_heads: zeros(rows * 3 * h),
+                dp: zeros(heads_tt),
+            },
+            bias: zeros(rows),
+            pooled: zeros(b * h),
+            logits: zeros(b),
+        }
+    }
+
+    fn dims(&self, batch: &Batch) -> Dims {
+        let h = self.layout.hidden;
+        Dims {
+            b: batch.b,
+            t: batch.t,
+            h,
+            heads: self.config.heads,
+            dh: h / self.config.heads,
+            inter: self.layout.inter,
+            eps: self.config.eps as f32,
+        }
+    }
+
+    /// The logits of the last step.
+    pub fn logits(&self) -> &[f32] {
+        &self.logits
+    }
+
+    /// One step: the mean loss of `batch` under the weights `w`, with every parameter's
+    /// gradient written into `grad` (the whole buffer is overwritten).
+    pub fn step(&mut self, w: &[f32], grad: &mut [f32], batch: &Batch) -> f32 {
+        assert!(
+            batch.b <= self.cap.0 && batch.t <= self.cap.1,
+            "batch too large"
+        );
+        assert!(
+            batch.t <= self.layout.positions,
+            "batch longer than the positions"
+        );
+        let d = self.dims(batch);
+        self.logits.resize(d.b, 0.0);
+        self.forward(w, batch, d);
+        let (loss, dz) = bce(&self.logits, batch.labels);
+        self.backward(w, grad, batch, d, &dz);
+        loss
+    }
+
+    fn forward(&mut self, w: &[f32], batch: &Batch, d: Dims) {
+        let (rows, h, t) = (d.rows(), d.h, d.t);
+        let lay = &self.layout;
+        let x0 = &mut self.scratch.tmp[..rows * h];
+        for (r, x) in x0.chunks_mut(h).enumerate() {
+            let word = &w[lay.word + batch.ids[r] as usize * h..][..h];
+            let typ = &w[lay.typ + batch.types[r] as usize * h..][..h];
+            let pos = &w[lay.pos + (r % t) * h..][..h];
+            for c in 0..h {
+                x[c] = (word[c] + typ[c]) + pos[c];
+            }
+        }
+        ops::layer_norm(
+            x0,
+            (&w[lay.ln0_g..][..h], &w[lay.ln0_b..][..h]),
+            d.eps,
+            &mut self.hidden[0][..rows * h],
+            &mut self.xhat0[..rows * h],
+            &mut self.r0[..rows],
+        );
+        // Padding gets f32::MIN before the softmax, as Bert::forward does: (1 − mask)·MIN.
+        for (b, m) in self.bias[..rows].iter_mut().zip(batch.mask) {
+            *b = (m * -1.0 + 1.0) * f32::MIN;
+        }
+        for l in 0..lay.layers.len() {
+            let (done, rest) = self.hidden.split_at_mut(l + 1);
+            layer_forward(
+                &Ctx {
+                    w,
+                    at: &self.layout.layers[l],
+                    d,
+                    bias: &self.bias[..rows],
+                },
+                &done[l][..rows * h],
+                &mut rest[0][..rows * h],
+                &mut self.saved[l],
+                &mut self.scratch,
+            );
+        }
+        self.pool(w, d);
+    }
+
+    /// The pooler (dense + tanh on each pair's first token) and the classifier.
+    fn pool(&mut self, w: &[f32], d: Dims) {
+        let (h, lay) = (d.h, &self.layout);
+        let last = &self.hidden[lay.layers.len()];
+        for b in 0..d.b {
+            let cls = &last[b * d.t * h..][..h];
+            let pooled = &mut self.pooled[b * h..][..h];
+            for (j, p) in pooled.iter_mut().enumerate() {
+                let row = &w[lay.pool_w + j * h..][..h];
+                let dot: f32 = row.iter().zip(cls).map(|(a, x)| a * x).sum();
+                *p = (dot + w[lay.pool_b + j]).tanh();
+            }
+            let wc = &w[lay.cls_w..][..h];
+            let z: f32 = wc.iter().zip(pooled.iter()).map(|(a, x)| a * x).sum();
+            self.logits[b] = z + w[lay.cls_b];
+        }
+    }
+
+    fn backward(&mut self, w: &[f32], grad: &mut [f32], batch: &Batch, d: Dims, dz: &[f32]) {
+        let (rows, h) = (d.rows(), d.h);
+        let lay = self.layout.clone();
+        let dx = &mut self.scratch.dx[..rows * h];
+        dx.fill(0.0);
+        self.unpool(w, grad, d, dz);
+        for l in (0..lay.layers.len()).rev() {
+            layer_backward(
+                &Ctx {
+                    w,
+                    at: &lay.layers[l],
+                    d,
+                    bias: &self.bias[..rows],
+                },
+                &self.hidden[l][..rows * h],
+                &self.saved[l],
+                &mut self.scratch,
+                grad,
+            );
+        }
+        let dx = &mut self.scratch.dx[..rows * h];
+        let xhat0 = &self.xhat0[..rows * h];
+        ops::col_dots(&mut grad[lay.ln0_g..][..h], dx, xhat0);
+        ops::col_sums(&mut grad[lay.ln0_b..][..h], dx);
+        ops::layer_norm_grad(dx, xhat0, &self.r0[..rows], &w[lay.ln0_g..][..h]);
+        for (start, len) in [
+            (lay.word, lay.vocab * h),
+            (lay.pos, lay.positions * h),
+            (lay.typ, lay.types * h),
+        ] {
+            grad[start..start + len].fill(0.0);
+        }
+        for (r, g) in dx.chunks(h).enumerate() {
+            for (table, index) in [
+                (lay.word, batch.ids[r] as usize),
+                (lay.typ, batch.types[r] as usize),
+                (lay.pos, r % d.t),
+            ] {
+                for (a, v) in grad[table + index * h..][..h].iter_mut().zip(g) {
+                    *a += v;
+                }
+            }
+        }
+    }
+
+    /// The classifier's and pooler's gradients from the logits' `dz`, and the gradient of each
+    /// pair's first token into the scratch `dx`.
+    fn unpool(&mut self, w: &[f32], grad: &mut [f32], d: Dims, dz: &[f32]) {
+        let (h, lay) = (d.h, &self.layout);
+        let last = &self.hidden[lay.layers.len()];
+        let (mut gcb, mut dpre) = (0f32, vec![0f32; d.b * h]);
+        grad[lay.cls_w..][..h].fill(0.0);
+        grad[lay.pool_w..][..h * h].fill(0.0);
+        grad[lay.pool_b..][..h].fill(0.0);
+        for b in 0..d.b {
+            let pooled = &self.pooled[b * h..][..h];
+            for (g, p) in grad[lay.cls_w..][..h].iter_mut().zip(pooled) {
+                *g += dz[b] * p;
+            }
+            gcb += dz[b];
+            for j in 0..h {
+                dpre[b * h + j] = dz[b] * w[lay.cls_w + j] * (1.0 - pooled[j] * pooled[j]);
+            }
+        }
+        grad[lay.cls_b] = gcb;
+        for b in 0..d.b {
+            let cls = &last[b * d.t * h..][..h];
+            let dp = &dpre[b * h..][..h];
+            for j in 0..h {
+                let row = &mut grad[lay.pool_w + j * h..][..h];
+                for (g, x) in row.iter_mut().zip(cls) {
+                    *g += dp[j] * x;
+                }
+                grad[lay.pool_b + j] += dp[j];
+            }
+            let dcls = &mut self.scratch.dx[b * d.t * h..][..h];
+            for j in 0..h {
+                let row = &w[lay.pool_w + j * h..][..h];
+                for (g, a) in dcls.iter_mut().zip(row) {
+                    *g += dp[j] * a;
+                }
+            }
+        }
+    }
+}
+
+/// Mean binary cross-entropy of `z` against `y` (`max(z, 0) − z·y + ln(1 + e^(−|z|))`, as
+/// `finetune::bce_with_logits`), and its gradient per logit, `(σ(z) − y)/b`.
+fn bce(z: &[f32], y: &[f32]) -> (f32, Vec<f32>) {
+    let n = z.len() as f32;
+    let mut sum = 0f32;
+    let mut dz = Vec::with_capacity(z.len());
+    for (&z, &y) in z.iter().zip(y) {
+        sum += (z.max(0.0) - z * y) + ((-z.abs()).exp() + 1.0).ln();
+        let s = if z >= 0.0 {
+            1.0 / (1.0 + (-z).exp())
+        } else {
+            let e = z.exp();
+            e / (1.0 + e)
+        };
+        dz.push((s - y) / n);
+    }
+    (sum / n, dz)
+}
+
+/// What a layer's passes read besides their buffers.
+struct Ctx<'a> {
+    w: &'a [f32],
+    at: &'a LayerAt,
+    d: Dims,
+    bias: &'a [f32],
+}
+
+impl Ctx<'_> {
+    fn param(&self, offset: usize, len: usize) -> &[f32] {
+        &self.w[offset..offset + len]
+    }
+
+    /// A weight `[out, inp]` as the right operand of `x · Wᵀ`.
+    fn wt(&self, offset: usize, out: usize, inp: usize) -> View<'_> {
+        View::rows(self.param(offset, out * inp), out, inp).t()
+    }
+
+    /// A weight `[out, inp]` as the right operand of `dy · W`.
+    fn w(&self, offset: usize, out: usize, inp: usize) -> View<'_> {
+        View::rows(self.param(offset, out * inp), out, inp)
+    }
+}
+
+fn add_into(y: &mut [f32], x: &[f32]) {
+    y.par_chunks_mut(1 << 14)
+        .zip(x.par_chunks(1 << 14))
+        .for_each(|(y, x)| y.iter_mut().zip(x).for_each(|(a, b)| *a += b));
+}
+
+fn layer_forward(c: &Ctx, x: &[f32], out: &mut [f32], s: &mut Saved, sc: &mut Scratch) {
+    let (d, at) = (c.d, c.at);
+    let (rows, h, i) = (d.rows(), d.h, d.inter);
+    let qkv = &mut s.qkv[..rows * 3 * h];
+    ops::fill_rows(qkv, c.param(at.qkv_b, 3 * h));
+    matmul(
+        qkv,
+        3 * h,
+        true,
+        View::rows(x, rows, h),
+        c.wt(at.qkv_w, 3 * h, h),
+        true,
+    );
+    attention_forward(c, qkv, &mut s.p, &mut sc.heads);
+    let ctx = &mut s.ctx[..rows * h];
+    from_heads(&sc.heads[..rows * h], ctx, d, 1);
+    let y1 = &mut sc.tmp[..rows * h];
+    ops::fill_rows(y1, c.param(at.ao_b, h));
+    matmul(
+        y1,
+        h,
+        true,
+        View::rows(ctx, rows, h),
+        c.wt(at.ao_w, h, h),
+        true,
+    );
+    add_into(y1, x);
+    let x1 = &mut s.x1[..rows * h];
+    ops::layer_norm(
+        y1,
+        (c.param(at.ln1_g, h), c.param(at.ln1_b, h)),
+        d.eps,
+        x1,
+        &mut s.xhat1[..rows * h],
+        &mut s.r1[..rows],
+    );
+    let u = &mut s.u[..rows * i];
+    ops::fill_rows(u, c.param(at.in_b, i));
+    matmul(
+        u,
+        i,
+        true,
+        View::rows(x1, rows, h),
+        c.wt(at.in_w, i, h),
+        true,
+    );
+    let g = &mut sc.gelu[..rows * i];
+    ops::gelu(u, g, &mut s.cdf[..rows * i]);
+    let y2 = &mut sc.tmp[..rows * h];
+    ops::fill_rows(y2, c.param(at.out_b, h));
+    matmul(
+        y2,
+        h,
+        true,
+        View::rows(g, rows, i),
+        c.wt(at.out_w, h, i),
+        true,
+    );
+    add_into(y2, x1);
+    ops::layer_norm(
+        y2,
+        (c.param(at.ln2_g, h), c.param(at.ln2_b, h)),
+        d.eps,
+        out,
+        &mut s.xhat2[..rows * h],
+        &mut s.r2[..rows],
+    );
+}
+
+/// Q, K and V of head `hd` of pair `b` in `qkv` (`[rows, 3h]`), as `[t, dh]` views.
+fn qkv_views(qkv: &[f32], d: Dims, b: usize, hd: usize) -> [View<'_>; 3] {
+    let base = b * d.t * 3 * d.h + hd * d.dh;
+    [0, d.h, 2 * d.h].map(|o| View::strided(&qkv[base + o..], d.t, d.dh, 3 * d.h))
+}
+
+/// Per (pair, head): `P = softmax(scale · Q·Kᵀ + mask)` kept in `p`, `P·V` into `heads`
+/// (`[b, heads, t, dh]`).
+fn attention_forward(c: &Ctx, qkv: &[f32], p: &mut [f32], heads: &mut [f32]) {
+    let d = c.d;
+    let (t, dh) = (d.t, d.dh);
+    let scale = 1.0 / (dh as f32).sqrt();
+    let tasks = d.b * d.heads;
+    p[..tasks * t * t]
+        .par_chunks_mut(t * t)
+        .zip(heads[..tasks * t * dh].par_chunks_mut(t * dh))
+        .enumerate()
+        .for_each(|(task, (p, out))| {
+            let (b, hd) = (task / d.heads, task % d.heads);
+            let [q, k, v] = qkv_views(qkv, d, b, hd);
+            matmul(p, t, false, q, k.t(), false);
+            ops::masked_softmax(p, &c.bias[b * t..][..t], scale);
+            matmul(out, dh, false, View::rows(p, t, t), v, false);
+        });
+}
+
+/// `heads` `[b, heads, parts, t, dh]` into rows `[b·t, parts·h]` (`parts` 1: the context; 3:
+/// the gradients of Q, K and V).
+fn from_heads(heads: &[f32], rows: &mut [f32], d: Dims, parts: usize) {
+    let width = parts * d.h;
+    rows.par_chunks_mut(width).enumerate().for_each(|(r, row)| {
+        let (b, ti) = (r / d.t, r % d.t);
+        for hd in 0..d.heads {
+            for part in 0..parts {
+                let src = (((b * d.heads + hd) * parts + part) * d.t + ti) * d.dh;
+                row[part * d.h + hd * d.dh..][..d.dh].copy_from_slice(&heads[src..][..d.dh]);
+            }
+        }
+    });
+}
+
+/// The layer's backward pass: `sc.dx` holds the gradient of its output and is left holding the
+/// gradient of its input `x`; its parameters' gradients are written into `grad`.
+fn layer_backward(c: &Ctx, x: &[f32], s: &Saved, sc: &mut Scratch, grad: &mut [f32]) {
+    let (d, at) = (c.d, c.at);
+    let (rows, h, i) = (d.rows(), d.h, d.inter);
+    let dx = &mut sc.dx[..rows * h];
+    let (xhat2, x1) = (&s.xhat2[..rows * h], &s.x1[..rows * h]);
+    ops::col_dots(&mut grad[at.ln2_g..][..h], dx, xhat2);
+    ops::col_sums(&mut grad[at.ln2_b..][..h], dx);
+    ops::layer_norm_grad(dx, xhat2, &s.r2[..rows], c.param(at.ln2_g, h));
+    let (u, g) = (&s.u[..rows * i], &mut sc.gelu[..rows * i]);
+    let cdf = &s.cdf[..rows * i];
+    ops::gelu_again(u, cdf, g);
+    let dyt = View::rows(dx, rows, h).t();
+    matmul(
+        &mut grad[at.out_w..][..h * i],
+        i,
+        false,
+        dyt,
+        View::rows(g, rows, i),
+        true,
+    );
+    ops::col_sums(&mut grad[at.out_b..][..h], dx);
+    let dg = &mut sc.dg[..rows * i];
+    matmul(
+        dg,
+        i,
+        false,
+        View::rows(dx, rows, h),
+        c.w(at.out_w, h, i),
+        true,
+    );
+    ops::gelu_grad(u, cdf, dg);
+    ops::col_sums(&mut grad[at.in_b..][..i], dg);
+    let dgt = View::rows(dg, rows, i).t();
+    matmul(
+        &mut grad[at.in_w..][..i * h],
+        h,
+        false,
+        dgt,
+        View::rows(x1, rows, h),
+        true,
+    );
+    matmul(
+        dx,
+        h,
+        true,
+        View::rows(dg, rows, i),
+        c.w(at.in_w, i, h),
+        true,
+    );
+    let xhat1 = &s.xhat1[..rows * h];
+    ops::col_dots(&mut grad[at.ln1_g..][..h], dx, xhat1);
+    ops::col_sums(&mut grad[at.ln1_b..][..h], dx);
+    ops::layer_norm_grad(dx, xhat1, &s.r1[..rows], c.param(at.ln1_g, h));
+    let ctx = View::rows(&s.ctx[..rows * h], rows, h);
+    let dxt = View::rows(dx, rows, h).t();
+    matmul(&mut grad[at.ao_w..][..h * h], h, false, dxt, ctx, true);
+    ops::col_sums(&mut grad[at.ao_b..][..h], dx);
+    let dctx = &mut sc.tmp[..rows * h];
+    matmul(
+        dctx,
+        h,
+        false,
+        View::rows(dx, rows, h),
+        c.w(at.ao_w, h, h),
+        true,
+    );
+    let qkv = &s.qkv[..rows * 3 * h];
+    attention_backward(c, qkv, &s.p, dctx, &mut sc.dp, &mut sc.dqkv_heads);
+    let dqkv = &mut sc.dqkv[..rows * 3 * h];
+    from_heads(&sc.dqkv_heads[..rows * 3 * h], dqkv, d, 3);
+    ops::col_sums(&mut grad[at.qkv_b..][..3 * h], dqkv);
+    let dqt = View::rows(dqkv, rows, 3 * h).t();
+    matmul(
+        &mut grad[at.qkv_w..][..3 * h * h],
+        h,
+        false,
+        dqt,
+        View::rows(x, rows, h),
+        true,
+    );
+    matmul(
+        dx,
+        h,
+        true,
+        View::rows(dqkv, rows, 3 * h),
+        c.w(at.qkv_w, 3 * h, h),
+        true,
+    );
+}
+
+/// Per (pair, head), from the context's gradient `dctx` (`[rows, h]`): `dP = dctx·Vᵀ`,
+/// `dV = Pᵀ·dctx`, `dS = scale · P ⊙ (dP − Σ dP ⊙ P)`, `dQ = dS·K`, `dK = dSᵀ·Q`, written
+/// into `out` as `[b, heads, 3, t, dh]`.
+fn attention_backward(
+    c: &Ctx,
+    qkv: &[f32],
+    p: &[f32],
+    dctx: &[f32],
+    dp: &mut [f32],
+    out: &mut [f32],
+) {
+    let d = c.d;
+    let (t, dh) = (d.t, d.dh);
+    let scale = 1.0 / (dh as f32).sqrt();
+    let tasks = d.b * d.heads;
+    dp[..tasks * t * t]
+        .par_chunks_mut(t * t)
+        .zip(out[..tasks * 3 * t * dh].par_chunks_mut(3 * t * dh))
+        .zip(p[..tasks * t * t].par_chunks(t * t))
+        .enumerate()
+        .for_each(|(task, ((dp, out), p))| {
+            let (b, hd) = (task / d.heads, task % d.heads);
+            let [q, k, v] = qkv_views(qkv, d, b, hd);
+            let dc = View::strided(&dctx[b * t * d.h + hd * dh..], t, dh, d.h);
+            let (dq, rest) = out.split_at_mut(t * dh);
+            let (dk, dv) = rest.split_at_mut(t * dh);
+            let pv = View::rows(p, t, t);
+            matmul(dp, t, false, dc, v.t(), false);
+            matmul(dv, dh, false, pv.t(), dc, false);
+            ops::softmax_grad(dp, p, t, scale);
+            let ds = View::rows(dp, t, t);
+            matmul(dq, dh, false, ds, k, false);
+            matmul(dk, dh, false, ds.t(), q, false);
+        });
+}
