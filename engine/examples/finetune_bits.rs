@@ -15,28 +15,8 @@ use std::time::Instant;
 
 use ranklab_engine::models;
 use ranklab_engine::rerank::bert::{dequantize, tokenizer, Bert, Config, Weights};
-use ranklab_engine::rerank::finetune::{Hyper, Pair, Trained};
-use ranklab_engine::rerank::{finetune, train_hand};
-
-/// The trainer `RANKLAB_TRAINER` names: `hand` (`rerank::train_hand`) or, unset or anything
-/// else, trainer 3 (`rerank::finetune::train`).
-fn hand() -> bool {
-    std::env::var("RANKLAB_TRAINER").is_ok_and(|v| v == "hand")
-}
-
-fn train(
-    start: &Weights,
-    pairs: &[Pair],
-    tok: &tokenizers::Tokenizer,
-    h: &Hyper,
-    progress: &mut dyn FnMut(usize, usize, f64),
-) -> ranklab_engine::Result<Trained> {
-    if hand() {
-        train_hand::train(start, pairs, tok, h, progress)
-    } else {
-        finetune::train(start, pairs, tok, h, progress)
-    }
-}
+use ranklab_engine::rerank::finetune::{Hyper, Pair};
+use ranklab_engine::rerank::train_hand::{self, train_as_env_says as train};
 
 /// CPU seconds (user + system, all threads) of this process, from /proc/self/stat.
 fn cpu_seconds() -> f64 {
@@ -117,7 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "score_bits": scores.iter().map(|b| format!("{b:08x}")).collect::<Vec<_>>(),
             "train_s": train_s,
             "train_cpu_s": train_cpu_s,
-            "trainer": if hand() { "hand" } else { "3" },
+            "trainer": if train_hand::selected_by_env() { "hand" } else { "3" },
             "threads": std::env::var("RAYON_NUM_THREADS").unwrap_or_else(|_| "unset".into()),
         })
     );

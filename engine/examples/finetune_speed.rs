@@ -15,30 +15,9 @@
 use std::time::Instant;
 
 use ranklab_engine::models;
-use ranklab_engine::rerank::bert::Weights;
 use ranklab_engine::rerank::bert::{dequantize, tokenizer};
-use ranklab_engine::rerank::finetune::{Hyper, Pair, Trained};
-use ranklab_engine::rerank::{finetune, train_hand};
-
-/// The trainer `RANKLAB_TRAINER` names: `hand` (`rerank::train_hand`) or, unset or anything
-/// else, trainer 3 (`rerank::finetune::train`).
-fn hand() -> bool {
-    std::env::var("RANKLAB_TRAINER").is_ok_and(|v| v == "hand")
-}
-
-fn train(
-    start: &Weights,
-    pairs: &[Pair],
-    tok: &tokenizers::Tokenizer,
-    h: &Hyper,
-    progress: &mut dyn FnMut(usize, usize, f64),
-) -> ranklab_engine::Result<Trained> {
-    if hand() {
-        train_hand::train(start, pairs, tok, h, progress)
-    } else {
-        finetune::train(start, pairs, tok, h, progress)
-    }
-}
+use ranklab_engine::rerank::finetune::{Hyper, Pair};
+use ranklab_engine::rerank::train_hand::{self, train_as_env_says as train};
 
 /// CPU seconds (user + system, all threads) this process has used, from /proc/self/stat; the
 /// machine may be shared, and CPU time is less moved by other jobs than wall time.
@@ -129,7 +108,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{}",
             serde_json::json!({
-                "trainer": if hand() { "ranklab (hand)" } else { "ranklab (candle, fused)" },
+                "trainer": if train_hand::selected_by_env() { "ranklab (hand)" } else { "ranklab (candle, fused)" },
                 "run": if cold { "cold" } else { "warm" },
                 "pairs": pairs.len(),
                 "steps": trained.step_losses.len(),

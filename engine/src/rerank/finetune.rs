@@ -292,6 +292,18 @@ pub fn loss_on(
     Ok(sum / pairs.len().max(1) as f64)
 }
 
+/// The error of a run whose loss at `step` (1-based) of `total`, in `epoch` (0-based), is not
+/// finite.
+pub(crate) fn diverged(loss: f64, step: usize, total: usize, epoch: usize) -> Error {
+    Error::Model {
+        model: "fine-tuning".to_string(),
+        message: format!(
+            "training diverged: the loss is {loss} at step {step} of {total} (epoch {}); nothing was kept. Lower the learning rate",
+            epoch + 1
+        ),
+    }
+}
+
 /// Trains from `start` on `pairs` (see the module's documentation). `progress` is told each
 /// step's number (1-based), the total and the step's loss.
 pub fn train(
@@ -347,13 +359,7 @@ pub fn train(
             .map_err(model_error)?;
             step += 1;
             if !loss.is_finite() {
-                return Err(Error::Model {
-                    model: "fine-tuning".to_string(),
-                    message: format!(
-                        "training diverged: the loss is {loss} at step {step} of {total} (epoch {}); nothing was kept. Lower the learning rate",
-                        epoch + 1
-                    ),
-                });
+                return Err(diverged(loss, step, total, epoch));
             }
             epoch_sum += loss * batch.len() as f64;
             step_losses.push(loss);

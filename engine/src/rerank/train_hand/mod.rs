@@ -22,10 +22,32 @@ pub mod step;
 
 use super::bert::{Config, Weights};
 use super::finetune::{
-    bucketed, encode_batch, epoch_order, learning_rate, model_error, pair_lengths, Hyper, Pair,
-    Trained,
+    bucketed, diverged, encode_batch, epoch_order, learning_rate, model_error, pair_lengths, Hyper,
+    Pair, Trained,
 };
 use crate::{Error, Result};
+
+/// Whether `RANKLAB_TRAINER` is `hand` (see [`train_as_env_says`]).
+pub fn selected_by_env() -> bool {
+    std::env::var("RANKLAB_TRAINER").is_ok_and(|v| v == "hand")
+}
+
+/// Trains with the trainer the `RANKLAB_TRAINER` variable names, for the speed and bits examples
+/// (`engine/examples/finetune_{speed,bits}.rs`): `hand` ([`train`]) or, unset or anything else,
+/// trainer 3 ([`crate::rerank::finetune::train`]). Fold models are always trained by trainer 3.
+pub fn train_as_env_says(
+    start: &Weights,
+    pairs: &[Pair],
+    tok: &tokenizers::Tokenizer,
+    h: &Hyper,
+    progress: &mut dyn FnMut(usize, usize, f64),
+) -> Result<Trained> {
+    if selected_by_env() {
+        train(start, pairs, tok, h, progress)
+    } else {
+        super::finetune::train(start, pairs, tok, h, progress)
+    }
+}
 
 /// Trains from `start` on `pairs` as [`crate::rerank::finetune::train`] does, by the hand-written
 /// passes. `progress` is told each step's number (1-based), the total and the step's loss.
@@ -73,13 +95,7 @@ pub fn train(
             opt.step(&layout, &mut w, &grad, lr, h.max_grad_norm);
             step += 1;
             if !loss.is_finite() {
-                return Err(Error::Model {
-                    model: "fine-tuning".to_string(),
-                    message: format!(
-                        "training diverged: the loss is {loss} at step {step} of {total} (epoch {}); nothing was kept. Lower the learning rate",
-                        epoch + 1
-                    ),
-                });
+                return Err(diverged(loss, step, total, epoch));
             }
             epoch_sum += loss * batch.len() as f64;
             step_losses.push(loss);
