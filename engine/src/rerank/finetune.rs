@@ -304,6 +304,16 @@ pub(crate) fn diverged(loss: f64, step: usize, total: usize, epoch: usize) -> Er
     }
 }
 
+/// The input both trainers refuse: no pairs, no epochs or an empty batch.
+pub(crate) fn check_input(pairs: &[Pair], h: &Hyper) -> Result<()> {
+    if pairs.is_empty() || h.batch == 0 || h.epochs == 0 {
+        return Err(Error::Config(
+            "fine-tuning needs at least one pair, one epoch and a batch of at least 1".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Trains from `start` on `pairs` (see the module's documentation). `progress` is told each
 /// step's number (1-based), the total and the step's loss.
 pub fn train(
@@ -313,11 +323,7 @@ pub fn train(
     h: &Hyper,
     progress: &mut dyn FnMut(usize, usize, f64),
 ) -> Result<Trained> {
-    if pairs.is_empty() || h.batch == 0 || h.epochs == 0 {
-        return Err(Error::Config(
-            "fine-tuning needs at least one pair, one epoch and a batch of at least 1".into(),
-        ));
-    }
+    check_input(pairs, h)?;
     let mut vars = std::collections::BTreeMap::new();
     for (name, t) in start {
         vars.insert(name.clone(), Var::from_tensor(t).map_err(model_error)?);

@@ -25,7 +25,7 @@ use super::finetune::{
     bucketed, diverged, encode_batch, epoch_order, learning_rate, model_error, pair_lengths, Hyper,
     Pair, Trained,
 };
-use crate::{Error, Result};
+use crate::Result;
 
 /// Whether `RANKLAB_TRAINER` is `hand` (see [`train_as_env_says`]).
 pub fn selected_by_env() -> bool {
@@ -58,11 +58,7 @@ pub fn train(
     h: &Hyper,
     progress: &mut dyn FnMut(usize, usize, f64),
 ) -> Result<Trained> {
-    if pairs.is_empty() || h.batch == 0 || h.epochs == 0 {
-        return Err(Error::Config(
-            "fine-tuning needs at least one pair, one epoch and a batch of at least 1".into(),
-        ));
-    }
+    super::finetune::check_input(pairs, h)?;
     let config = Config::default();
     let layout = params::Layout::of(start, config.layers).map_err(model_error)?;
     let mut w = layout.flatten(start).map_err(model_error)?;
