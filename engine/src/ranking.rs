@@ -37,19 +37,37 @@ pub fn cmp_ranked(a: &Hit, b: &Hit, id_rank: &[u32]) -> Ordering {
 }
 
 /// The top `depth` of `hits` in the total order, sorted (`id_rank` as in [`cmp_ranked`]):
-/// `select_nth_unstable` puts them in front, then only they are sorted. The order is total
-/// (ids are unique), so the result equals a full sort's prefix.
-pub fn top_k(mut hits: Vec<Hit>, depth: usize, id_rank: &[u32]) -> Vec<Hit> {
+/// each hit's place in the order is one integer ([`order_key`]), `select_nth_unstable` puts the
+/// top `depth` keys in front, then only they are sorted, as integers (no comparator looking
+/// ranks up). The keys are unique (ids are), so the result equals a full sort's prefix by
+/// [`cmp_ranked`].
+pub fn top_k(hits: Vec<Hit>, depth: usize, id_rank: &[u32]) -> Vec<Hit> {
     if depth == 0 {
         return Vec::new();
     }
-    let order = |a: &Hit, b: &Hit| cmp_ranked(a, b, id_rank);
-    if hits.len() > depth {
-        hits.select_nth_unstable_by(depth - 1, order);
-        hits.truncate(depth);
+    let mut keys: Vec<(u64, u32)> = hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (order_key(h, id_rank), i as u32))
+        .collect();
+    if keys.len() > depth {
+        keys.select_nth_unstable(depth - 1);
+        keys.truncate(depth);
     }
-    hits.sort_unstable_by(order);
-    hits
+    keys.sort_unstable();
+    keys.iter()
+        .map(|&(_, i)| hits[i as usize].clone())
+        .collect()
+}
+
+/// [`cmp_ranked`] as one integer, smaller first: the high half is the score's
+/// `f32::total_cmp` order (the bit trick `total_cmp` documents, made unsigned), inverted for
+/// descending scores; the low half the id's rank, inverted for descending ids.
+#[inline]
+pub fn order_key(h: &Hit, id_rank: &[u32]) -> u64 {
+    let bits = h.score.to_bits() as i32;
+    let total = (bits ^ (((bits >> 31) as u32) >> 1) as i32) as u32 ^ 0x8000_0000;
+    (u64::from(!total) << 32) | u64::from(!id_rank[h.doc])
 }
 
 /// Sorts `hits` by [`cmp_hits`], looking ids up with `id_of`.
@@ -72,6 +90,43 @@ pub fn check_finite<'a>(query: &str, hits: &[Hit], id_of: impl Fn(usize) -> &'a 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Oracle: `cmp_ranked` (the comparator the integer keys replace), on every pair of a
+    /// table of scores (signed zeros, subnormals, infinities, ties) and id ranks.
+    #[test]
+    fn order_key_orders_as_cmp_ranked_does() {
+        let scores = [
+            f32::NEG_INFINITY,
+            -1.5,
+            -f32::MIN_POSITIVE / 2.0,
+            -0.0,
+            0.0,
+            f32::MIN_POSITIVE / 2.0,
+            0.25,
+            0.25,
+            1.0e30,
+            f32::INFINITY,
+        ];
+        let id_rank: Vec<u32> = vec![3, 0, 9, 1, 7, 2, 8, 4, 6, 5];
+        let hits: Vec<Hit> = scores
+            .iter()
+            .enumerate()
+            .map(|(doc, &score)| Hit {
+                doc,
+                score,
+                section: 0,
+            })
+            .collect();
+        for a in &hits {
+            for b in &hits {
+                assert_eq!(
+                    order_key(a, &id_rank).cmp(&order_key(b, &id_rank)),
+                    cmp_ranked(a, b, &id_rank),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn ties_break_on_id_descending() {

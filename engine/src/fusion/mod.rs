@@ -79,7 +79,7 @@ pub fn rrf_ranked(lists: &[&[Hit]], params: RrfParams, id_rank: &[u32]) -> Vec<H
             }
         }
     }
-    let mut hits: Vec<Hit> = docs
+    let hits: Vec<Hit> = docs
         .into_iter()
         .map(|doc| {
             let (score, _, section) = acc[doc];
@@ -90,8 +90,8 @@ pub fn rrf_ranked(lists: &[&[Hit]], params: RrfParams, id_rank: &[u32]) -> Vec<H
             }
         })
         .collect();
-    hits.sort_unstable_by(|a, b| crate::ranking::cmp_ranked(a, b, id_rank));
-    hits
+    // The whole list in the total order (sorted on integer keys).
+    crate::ranking::top_k(hits, usize::MAX, id_rank)
 }
 
 /// Fuses ranked lists (each already in ranking order) into one.

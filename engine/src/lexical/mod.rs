@@ -28,7 +28,7 @@ use tantivy::tokenizer::{
 use tantivy::{DocSet, Index, Searcher, TantivyDocument, Term, TERMINATED};
 
 use crate::corpus::Corpus;
-use crate::ranking::{sort_hits, Hit};
+use crate::ranking::{sort_hits, top_k, Hit};
 use crate::Result;
 
 mod cache;
@@ -323,10 +323,10 @@ impl LexicalIndex {
     /// section), in the total order of [`crate::ranking`].
     ///
     /// No full sort: section scores sit in arrays indexed by the section number, each
-    /// document's best in arrays indexed by the document ordinal, `select_nth_unstable` puts
-    /// the top `depth` in front, and only those are sorted. The id tie-break compares each
-    /// document's rank among the ids in byte order (computed once at build time), which is the
-    /// same order as comparing the ids. `corpus` must be the corpus the index was built from.
+    /// document's best in arrays indexed by the document ordinal, and [`top_k`] takes the top
+    /// `depth` (integer keys, select then sort). The id tie-break compares each document's rank
+    /// among the ids in byte order (computed once at build time), which is the same order as
+    /// comparing the ids. `corpus` must be the corpus the index was built from.
     pub fn search(
         &self,
         corpus: &Corpus,
@@ -354,7 +354,7 @@ impl LexicalIndex {
                 }
             }
         }
-        let mut hits: Vec<Hit> = docs
+        let hits: Vec<Hit> = docs
             .into_iter()
             .map(|doc| {
                 let (score, section) = best[doc].expect("set when pushed");
@@ -365,21 +365,7 @@ impl LexicalIndex {
                 }
             })
             .collect();
-        let rank = &self.id_rank;
-        let order = |a: &Hit, b: &Hit| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| rank[b.doc].cmp(&rank[a.doc]))
-        };
-        if depth == 0 {
-            return Ok(Vec::new());
-        }
-        if hits.len() > depth {
-            hits.select_nth_unstable_by(depth - 1, order);
-            hits.truncate(depth);
-        }
-        hits.sort_unstable_by(order);
-        Ok(hits)
+        Ok(top_k(hits, depth, &self.id_rank))
     }
 
     /// The previous search, kept as the reference the property test and the criterion bench
