@@ -6,7 +6,8 @@
 //! Deterministic whatever the thread count and vector width: gemm splits a product over m and
 //! n, never k, and its k-blocking is pinned (`vendor/gemm-common`); every row operation is one
 //! thread's, in one fixed order; a column sum gives each column to one thread, which adds the
-//! rows in order. The element-wise code is plain scalar Rust (no lane-wise reassociation).
+//! rows in order. The element-wise code is plain scalar Rust; the softmax's row sums run in
+//! eight lanes combined in one fixed order (`lane_sum`), the same bits at any vector width.
 
 use rayon::prelude::*;
 
@@ -299,29 +300,93 @@ pub fn gelu_grad(u: &[f32], cdf: &[f32], g: &mut [f32]) {
         });
 }
 
+/// Lanes of the row reductions ([`lane_max`], [`lane_sum`], [`lane_dot`]): element `i` goes
+/// to lane `i mod 8`, and the lanes are combined in one fixed tree, so the result is the same
+/// bits whatever vector width the compiler uses for the lanes (8 scalar accumulators, two SSE
+/// registers or one AVX register all add the same values in the same order).
+const LANES: usize = 8;
+
+/// The eight lanes combined: `((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))`.
+#[inline(always)]
+fn combine(l: [f32; LANES]) -> f32 {
+    ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
+}
+
+/// The largest value of `x` (exact: the order of a maximum does not change its value).
+#[inline(always)]
+fn lane_max(x: &[f32]) -> f32 {
+    let mut l = [f32::NEG_INFINITY; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for i in 0..LANES {
+            l[i] = l[i].max(c[i]);
+        }
+    }
+    for (i, v) in tail.iter().enumerate() {
+        l[i] = l[i].max(*v);
+    }
+    l.into_iter().fold(f32::NEG_INFINITY, f32::max)
+}
+
+/// `Σ x` in [`LANES`] lanes, combined by [`combine`].
+#[inline(always)]
+fn lane_sum(x: &[f32]) -> f32 {
+    let mut l = [0f32; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for i in 0..LANES {
+            l[i] += c[i];
+        }
+    }
+    for (i, v) in tail.iter().enumerate() {
+        l[i] += v;
+    }
+    combine(l)
+}
+
+/// `Σ x ⊙ y` in [`LANES`] lanes, combined by [`combine`].
+#[inline(always)]
+fn lane_dot(x: &[f32], y: &[f32]) -> f32 {
+    let mut l = [0f32; LANES];
+    let (cx, cy) = (x.chunks_exact(LANES), y.chunks_exact(LANES));
+    let (tx, ty) = (cx.remainder(), cy.remainder());
+    for (a, b) in cx.zip(cy) {
+        for i in 0..LANES {
+            l[i] += a[i] * b[i];
+        }
+    }
+    for (i, (a, b)) in tx.iter().zip(ty).enumerate() {
+        l[i] += a * b;
+    }
+    combine(l)
+}
+
 /// Each row of `s` (`bias.len()` wide) becomes `softmax(scale · s + bias)` (the arithmetic of
-/// `rerank::fused`'s masked softmax).
+/// `rerank::fused`'s masked softmax, but the row's sum taken in [`LANES`] lanes: every pass is
+/// lane-wise, none a serial chain).
 pub fn masked_softmax(s: &mut [f32], bias: &[f32], scale: f32) {
     for row in s.chunks_mut(bias.len()) {
-        let mut max = f32::NEG_INFINITY;
         for (o, &m) in row.iter_mut().zip(bias) {
             *o = scale * *o + m;
-            max = max.max(*o);
         }
+        let max = lane_max(row);
         for o in row.iter_mut() {
             *o = exp(*o - max);
         }
-        let sum: f32 = row.iter().sum();
+        let sum = lane_sum(row);
         for o in row.iter_mut() {
             *o /= sum;
         }
     }
 }
 
-/// The softmax's input gradient in place, row by row: `dp ← scale · p ⊙ (dp − Σ dp ⊙ p)`.
+/// The softmax's input gradient in place, row by row: `dp ← scale · p ⊙ (dp − Σ dp ⊙ p)`, the
+/// sum in [`LANES`] lanes.
 pub fn softmax_grad(dp: &mut [f32], p: &[f32], t: usize, scale: f32) {
     for (g, y) in dp.chunks_mut(t).zip(p.chunks(t)) {
-        let dot: f32 = y.iter().zip(g.iter()).map(|(a, b)| a * b).sum();
+        let dot = lane_dot(y, g);
         for (g, &y) in g.iter_mut().zip(y) {
             *g = scale * y * (*g - dot);
         }
@@ -394,6 +459,48 @@ mod tests {
         assert_eq!(exp(-87.5), 0.0);
         assert_eq!(exp(f32::MIN), 0.0);
         assert_eq!(exp(0.0), 1.0);
+    }
+
+    /// The masked softmax against softmax in f64 (the oracle) over a row with padding: within
+    /// 1e-6 of each probability, padding 0; its gradient against `scale · p ⊙ (g − Σ g ⊙ p)` in
+    /// f64; rows of a length that is not a multiple of the lanes (the tail path) too.
+    #[test]
+    fn lane_wise_softmax_matches_f64() {
+        for t in [13usize, 64, 203] {
+            let bias: Vec<f32> = (0..t)
+                .map(|i| if i + 3 >= t { f32::MIN } else { 0.0 })
+                .collect();
+            let raw: Vec<f32> = (0..2 * t)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0)
+                .collect();
+            let scale = 0.125f32;
+            let mut p = raw.clone();
+            masked_softmax(&mut p, &bias, scale);
+            let g: Vec<f32> = (0..2 * t)
+                .map(|i| ((i * 11 % 23) as f32 - 11.0) / 5.0)
+                .collect();
+            let mut dp = g.clone();
+            softmax_grad(&mut dp, &p, t, scale);
+            for r in 0..2 {
+                let row = &raw[r * t..][..t];
+                let live = t - 3;
+                let z: Vec<f64> = (0..live).map(|i| f64::from(scale * row[i])).collect();
+                let max = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let sum: f64 = z.iter().map(|v| (v - max).exp()).sum();
+                let want: Vec<f64> = z.iter().map(|v| (v - max).exp() / sum).collect();
+                let dot: f64 = (0..live).map(|i| want[i] * f64::from(g[r * t + i])).sum();
+                for i in 0..t {
+                    let (got, gd) = (f64::from(p[r * t + i]), f64::from(dp[r * t + i]));
+                    if i < live {
+                        assert!((got - want[i]).abs() < 1e-6, "t {t} row {r} col {i}");
+                        let wd = f64::from(scale) * want[i] * (f64::from(g[r * t + i]) - dot);
+                        assert!((gd - wd).abs() < 1e-6, "grad t {t} row {r} col {i}");
+                    } else {
+                        assert_eq!(got, 0.0, "padding");
+                    }
+                }
+            }
+        }
     }
 
     /// Column sums and dots equal sums by hand (f64 over the same values).
