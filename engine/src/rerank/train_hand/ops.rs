@@ -18,6 +18,44 @@ const ROWS: usize = 16;
 /// Columns per parallel piece of a column sum.
 const COLS: usize = 32;
 
+/// `fn $name(args) body` compiled three times, the copy run chosen by the CPU at run time:
+/// AVX-512F, AVX2, or the baseline x86-64 target (`$plain`, also callable on its own, which the
+/// tests compare against). Only the width of the vector registers the loops use differs: Rust
+/// never fuses or reorders float operations (no FMA contraction, no reassociation), so every
+/// copy computes the same bits; the kernels keep their sums in fixed lanes or serial order.
+macro_rules! widened {
+    ($(#[$m:meta])* pub fn $name:ident / $plain:ident ($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+        /// The baseline copy of the function of the same name without `_plain`.
+        #[inline(always)]
+        pub fn $plain($($arg: $ty),*) $body
+
+        $(#[$m])*
+        #[allow(unsafe_code)]
+        pub fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f")]
+                fn v4($($arg: $ty),*) {
+                    $plain($($arg),*)
+                }
+                #[target_feature(enable = "avx2")]
+                fn v3($($arg: $ty),*) {
+                    $plain($($arg),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU has AVX-512F, the only requirement of `v4`.
+                    return unsafe { v4($($arg),*) };
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2, the only requirement of `v3`.
+                    return unsafe { v3($($arg),*) };
+                }
+            }
+            $plain($($arg),*)
+        }
+    };
+}
+
 /// A matrix operand: `rows × cols`, element `(i, j)` at `data[i·rs + j·cs]`.
 #[derive(Clone, Copy)]
 pub struct View<'a> {
@@ -289,7 +327,8 @@ pub fn exp(x: f32) -> f32 {
     const LN2_HI: f32 = 0.693_359_4;
     const LN2_LO: f32 = -2.121_944_4e-4;
     let xc = x.clamp(-87.0, 88.0);
-    let n = (xc * LOG2E + SHIFT) - SHIFT;
+    let shifted = xc * LOG2E + SHIFT;
+    let n = shifted - SHIFT;
     let r = (xc - n * LN2_HI) - n * LN2_LO;
     let p = 1.0
         + r * (1.0
@@ -297,7 +336,10 @@ pub fn exp(x: f32) -> f32 {
                 + r * (1.0 / 6.0
                     + r * (1.0 / 24.0
                         + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
-    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    // n as an integer from the bits of `shifted` (n + 1.5·2²³, in one binade whose ulp is 1),
+    // not `n as i32`: Rust's saturating float-to-int cast does not vectorize.
+    let ni = (shifted.to_bits() as i32).wrapping_sub(SHIFT.to_bits() as i32);
+    let scale = f32::from_bits(((ni + 127) as u32) << 23);
     if x < -87.0 {
         0.0
     } else {
@@ -311,12 +353,17 @@ pub fn gelu(u: &[f32], out: &mut [f32], cdf: &mut [f32]) {
     out.par_chunks_mut(1 << 14)
         .zip(cdf.par_chunks_mut(1 << 14))
         .zip(u.par_chunks(1 << 14))
-        .for_each(|((o, c), u)| {
-            for ((o, c), &x) in o.iter_mut().zip(c.iter_mut()).zip(u) {
-                *c = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
-                *o = x * *c;
-            }
-        });
+        .for_each(|((o, c), u)| gelu_piece(u, o, c));
+}
+
+widened! {
+    /// [`gelu`] on one piece.
+    pub fn gelu_piece / gelu_piece_plain(u: &[f32], out: &mut [f32], cdf: &mut [f32]) {
+        for ((o, c), &x) in out.iter_mut().zip(cdf.iter_mut()).zip(u) {
+            *c = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
+            *o = x * *c;
+        }
+    }
 }
 
 /// GELU's output again from `u` and the `cdf` [`gelu`] kept: `u · Φ(u)`.
@@ -336,12 +383,17 @@ pub fn gelu_grad(u: &[f32], cdf: &[f32], g: &mut [f32]) {
     g.par_chunks_mut(1 << 14)
         .zip(cdf.par_chunks(1 << 14))
         .zip(u.par_chunks(1 << 14))
-        .for_each(|((g, c), u)| {
-            for ((g, c), &x) in g.iter_mut().zip(c).zip(u) {
-                let pdf = INV_SQRT_2PI * exp(-0.5 * x * x);
-                *g *= c + x * pdf;
-            }
-        });
+        .for_each(|((g, c), u)| gelu_grad_piece(u, c, g));
+}
+
+widened! {
+    /// [`gelu_grad`] on one piece.
+    pub fn gelu_grad_piece / gelu_grad_piece_plain(u: &[f32], cdf: &[f32], g: &mut [f32]) {
+        for ((g, c), &x) in g.iter_mut().zip(cdf).zip(u) {
+            let pdf = INV_SQRT_2PI * exp(-0.5 * x * x);
+            *g *= c + x * pdf;
+        }
+    }
 }
 
 /// Lanes of the row reductions ([`lane_max`], [`lane_sum`], [`lane_dot`]): element `i` goes
@@ -407,32 +459,36 @@ fn lane_dot(x: &[f32], y: &[f32]) -> f32 {
     combine(l)
 }
 
-/// Each row of `s` (`bias.len()` wide) becomes `softmax(scale · s + bias)` (the arithmetic of
-/// `rerank::fused`'s masked softmax, but the row's sum taken in [`LANES`] lanes: every pass is
-/// lane-wise, none a serial chain).
-pub fn masked_softmax(s: &mut [f32], bias: &[f32], scale: f32) {
-    for row in s.chunks_mut(bias.len()) {
-        for (o, &m) in row.iter_mut().zip(bias) {
-            *o = scale * *o + m;
-        }
-        let max = lane_max(row);
-        for o in row.iter_mut() {
-            *o = exp(*o - max);
-        }
-        let sum = lane_sum(row);
-        for o in row.iter_mut() {
-            *o /= sum;
+widened! {
+    /// Each row of `s` (`bias.len()` wide) becomes `softmax(scale · s + bias)` (the arithmetic
+    /// of `rerank::fused`'s masked softmax, but the row's sum taken in [`LANES`] lanes: every
+    /// pass is lane-wise, none a serial chain).
+    pub fn masked_softmax / masked_softmax_plain(s: &mut [f32], bias: &[f32], scale: f32) {
+        for row in s.chunks_mut(bias.len()) {
+            for (o, &m) in row.iter_mut().zip(bias) {
+                *o = scale * *o + m;
+            }
+            let max = lane_max(row);
+            for o in row.iter_mut() {
+                *o = exp(*o - max);
+            }
+            let sum = lane_sum(row);
+            for o in row.iter_mut() {
+                *o /= sum;
+            }
         }
     }
 }
 
-/// The softmax's input gradient in place, row by row: `dp ← scale · p ⊙ (dp − Σ dp ⊙ p)`, the
-/// sum in [`LANES`] lanes.
-pub fn softmax_grad(dp: &mut [f32], p: &[f32], t: usize, scale: f32) {
-    for (g, y) in dp.chunks_mut(t).zip(p.chunks(t)) {
-        let dot = lane_dot(y, g);
-        for (g, &y) in g.iter_mut().zip(y) {
-            *g = scale * y * (*g - dot);
+widened! {
+    /// The softmax's input gradient in place, row by row: `dp ← scale · p ⊙ (dp − Σ dp ⊙ p)`,
+    /// the sum in [`LANES`] lanes.
+    pub fn softmax_grad / softmax_grad_plain(dp: &mut [f32], p: &[f32], t: usize, scale: f32) {
+        for (g, y) in dp.chunks_mut(t).zip(p.chunks(t)) {
+            let dot = lane_dot(y, g);
+            for (g, &y) in g.iter_mut().zip(y) {
+                *g = scale * y * (*g - dot);
+            }
         }
     }
 }
@@ -568,6 +624,48 @@ mod tests {
         assert_eq!(erf(0.0), 0.0);
         assert_eq!(erf(4.5), 1.0);
         assert_eq!(erf(-30.0), -1.0);
+    }
+
+    /// The copies [`widened!`] runs on this CPU (AVX-512F or AVX2 when it has them) give the
+    /// same bits as the baseline copies (the oracle: the same arithmetic compiled for the
+    /// baseline target), for the softmax, its gradient and GELU forward and backward, on rows
+    /// and pieces whose lengths are not multiples of any vector width.
+    #[test]
+    fn widened_kernels_give_the_baseline_bits() {
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let val = |i: usize, m: usize, d: f32| ((i * 37 % m) as f32 - (m / 2) as f32) / d;
+        for t in [7usize, 61, 256] {
+            let bias: Vec<f32> = (0..t)
+                .map(|i| if i + 2 >= t { f32::MIN } else { 0.0 })
+                .collect();
+            let raw: Vec<f32> = (0..3 * t).map(|i| val(i, 101, 7.0)).collect();
+            let (mut a, mut b) = (raw.clone(), raw.clone());
+            masked_softmax(&mut a, &bias, 0.176_776_7);
+            masked_softmax_plain(&mut b, &bias, 0.176_776_7);
+            assert_eq!(bits(&a), bits(&b), "softmax, t {t}");
+            let g: Vec<f32> = (0..3 * t).map(|i| val(i, 23, 5.0)).collect();
+            let (mut ga, mut gb) = (g.clone(), g.clone());
+            softmax_grad(&mut ga, &a, t, 0.176_776_7);
+            softmax_grad_plain(&mut gb, &b, t, 0.176_776_7);
+            assert_eq!(bits(&ga), bits(&gb), "softmax grad, t {t}");
+        }
+        for n in [5usize, 999, 4096] {
+            let u: Vec<f32> = (0..n).map(|i| val(i, 1009, 90.0)).collect();
+            let (mut oa, mut ca, mut ob, mut cb) =
+                (vec![0f32; n], vec![0f32; n], vec![0f32; n], vec![0f32; n]);
+            gelu_piece(&u, &mut oa, &mut ca);
+            gelu_piece_plain(&u, &mut ob, &mut cb);
+            assert_eq!(
+                (bits(&oa), bits(&ca)),
+                (bits(&ob), bits(&cb)),
+                "gelu, n {n}"
+            );
+            let g: Vec<f32> = (0..n).map(|i| val(i, 31, 3.0)).collect();
+            let (mut ga, mut gb) = (g.clone(), g);
+            gelu_grad_piece(&u, &ca, &mut ga);
+            gelu_grad_piece_plain(&u, &cb, &mut gb);
+            assert_eq!(bits(&ga), bits(&gb), "gelu grad, n {n}");
+        }
     }
 
     /// Column sums and dots equal sums by hand (f64 over the same values).
