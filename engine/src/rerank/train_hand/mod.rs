@@ -59,6 +59,10 @@ pub fn train(
     progress: &mut dyn FnMut(usize, usize, f64),
 ) -> Result<Trained> {
     super::finetune::check_input(pairs, h)?;
+    // gemm allocates its packing buffers on every product; glibc would hand large freed blocks
+    // back to the kernel and fault them in again on the next call (and a second training in
+    // the same process would fault in the whole workspace again).
+    super::bert::keep_freed_memory();
     let config = Config::default();
     let layout = params::Layout::of(start, config.layers).map_err(model_error)?;
     let mut w = layout.flatten(start).map_err(model_error)?;

@@ -6,7 +6,9 @@
 //! Deterministic whatever the thread count and vector width: gemm splits a product over m and
 //! n, never k, and its k-blocking is pinned (`vendor/gemm-common`); every row operation is one
 //! thread's, in one fixed order; a column sum gives each column to one thread, which adds the
-//! rows in order. The element-wise code is plain scalar Rust (no lane-wise reassociation).
+//! rows in order. The element-wise code is plain scalar Rust (erf and exp as polynomials, no
+//! calls, so their loops vectorize lane by lane); the softmax's row sums run in eight lanes
+//! combined in one fixed order (`lane_sum`), the same bits at any vector width.
 
 use rayon::prelude::*;
 
@@ -15,6 +17,44 @@ const ROWS: usize = 16;
 
 /// Columns per parallel piece of a column sum.
 const COLS: usize = 32;
+
+/// `fn $name(args) body` compiled three times, the copy run chosen by the CPU at run time:
+/// AVX-512F, AVX2, or the baseline x86-64 target (`$plain`, also callable on its own, which the
+/// tests compare against). Only the width of the vector registers the loops use differs: Rust
+/// never fuses or reorders float operations (no FMA contraction, no reassociation), so every
+/// copy computes the same bits; the kernels keep their sums in fixed lanes or serial order.
+macro_rules! widened {
+    ($(#[$m:meta])* pub fn $name:ident / $plain:ident ($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+        /// The baseline copy of the function of the same name without `_plain`.
+        #[inline(always)]
+        pub fn $plain($($arg: $ty),*) $body
+
+        $(#[$m])*
+        #[allow(unsafe_code)]
+        pub fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f")]
+                fn v4($($arg: $ty),*) {
+                    $plain($($arg),*)
+                }
+                #[target_feature(enable = "avx2")]
+                fn v3($($arg: $ty),*) {
+                    $plain($($arg),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU has AVX-512F, the only requirement of `v4`.
+                    return unsafe { v4($($arg),*) };
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2, the only requirement of `v3`.
+                    return unsafe { v3($($arg),*) };
+                }
+            }
+            $plain($($arg),*)
+        }
+    };
+}
 
 /// A matrix operand: `rows × cols`, element `(i, j)` at `data[i·rs + j·cs]`.
 #[derive(Clone, Copy)]
@@ -227,8 +267,51 @@ pub fn layer_norm_grad(g: &mut [f32], xhat: &[f32], rstd: &[f32], gamma: &[f32])
 /// 1/√(2π).
 const INV_SQRT_2PI: f32 = 0.398_942_3;
 
-fn erf(x: f32) -> f32 {
-    candle_core::cpu::erf::erf_f32(x)
+/// `erf(x)` in plain arithmetic (no call, no branch: a loop of it vectorizes lane by lane, each
+/// lane computing exactly what the scalar code computes; no fused multiply-add, so every CPU
+/// gives the same bits). On `z = |x|` clamped to 4 (erf(4) is 1 in f32): below 1, `z · P(z²)`
+/// with `P` of degree 5 (its first coefficient 2/√π, one ulp from the fit's); from 1,
+/// `1 − e^(−z²) · R(1/z)` with `R` of degree 8 fitted to `erfc(z)·e^(z²)` (the scaled
+/// complementary error function); the sign of `x` last. The coefficients are weighted
+/// least-squares fits on Chebyshev nodes made for this trainer (numpy, against scipy's `erf`
+/// and `erfcx`); within 2e-7 of the true value, and 2.5e-7 relative below 1 (the test's bounds:
+/// a few ulp), where libm's `erff` is within 1 ulp.
+#[inline(always)]
+pub fn erf(x: f32) -> f32 {
+    const P: [f32; 6] = [
+        std::f32::consts::FRAC_2_SQRT_PI,
+        -0.376_123_9,
+        0.112_805_784,
+        -0.026_720_885,
+        0.004_927_408,
+        -0.000_566_793_84,
+    ];
+    const R: [f32; 9] = [
+        0.000_263_512_25,
+        0.559_144_14,
+        0.041_353_755,
+        -0.469_246_77,
+        0.491_541_1,
+        -0.234_258_9,
+        0.017_203_914,
+        0.031_659_234,
+        -0.010_076_414,
+    ];
+    let z = x.abs().min(4.0);
+    let w = z * z;
+    let mut p = P[5];
+    for c in P[..5].iter().rev() {
+        p = p * w + c;
+    }
+    let small = z * p;
+    let u = 1.0 / z.max(1.0);
+    let mut r = R[8];
+    for c in R[..8].iter().rev() {
+        r = r * u + c;
+    }
+    let large = 1.0 - exp(-w) * r;
+    let e = if z < 1.0 { small } else { large };
+    e.copysign(x)
 }
 
 /// `eˣ` in plain arithmetic (no call, no branch: a loop of it vectorizes lane by lane, each lane
@@ -244,7 +327,8 @@ pub fn exp(x: f32) -> f32 {
     const LN2_HI: f32 = 0.693_359_4;
     const LN2_LO: f32 = -2.121_944_4e-4;
     let xc = x.clamp(-87.0, 88.0);
-    let n = (xc * LOG2E + SHIFT) - SHIFT;
+    let shifted = xc * LOG2E + SHIFT;
+    let n = shifted - SHIFT;
     let r = (xc - n * LN2_HI) - n * LN2_LO;
     let p = 1.0
         + r * (1.0
@@ -252,7 +336,10 @@ pub fn exp(x: f32) -> f32 {
                 + r * (1.0 / 6.0
                     + r * (1.0 / 24.0
                         + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
-    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    // n as an integer from the bits of `shifted` (n + 1.5·2²³, in one binade whose ulp is 1),
+    // not `n as i32`: Rust's saturating float-to-int cast does not vectorize.
+    let ni = (shifted.to_bits() as i32).wrapping_sub(SHIFT.to_bits() as i32);
+    let scale = f32::from_bits(((ni + 127) as u32) << 23);
     if x < -87.0 {
         0.0
     } else {
@@ -266,12 +353,17 @@ pub fn gelu(u: &[f32], out: &mut [f32], cdf: &mut [f32]) {
     out.par_chunks_mut(1 << 14)
         .zip(cdf.par_chunks_mut(1 << 14))
         .zip(u.par_chunks(1 << 14))
-        .for_each(|((o, c), u)| {
-            for ((o, c), &x) in o.iter_mut().zip(c.iter_mut()).zip(u) {
-                *c = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
-                *o = x * *c;
-            }
-        });
+        .for_each(|((o, c), u)| gelu_piece(u, o, c));
+}
+
+widened! {
+    /// [`gelu`] on one piece.
+    pub fn gelu_piece / gelu_piece_plain(u: &[f32], out: &mut [f32], cdf: &mut [f32]) {
+        for ((o, c), &x) in out.iter_mut().zip(cdf.iter_mut()).zip(u) {
+            *c = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
+            *o = x * *c;
+        }
+    }
 }
 
 /// GELU's output again from `u` and the `cdf` [`gelu`] kept: `u · Φ(u)`.
@@ -291,39 +383,112 @@ pub fn gelu_grad(u: &[f32], cdf: &[f32], g: &mut [f32]) {
     g.par_chunks_mut(1 << 14)
         .zip(cdf.par_chunks(1 << 14))
         .zip(u.par_chunks(1 << 14))
-        .for_each(|((g, c), u)| {
-            for ((g, c), &x) in g.iter_mut().zip(c).zip(u) {
-                let pdf = INV_SQRT_2PI * exp(-0.5 * x * x);
-                *g *= c + x * pdf;
-            }
-        });
+        .for_each(|((g, c), u)| gelu_grad_piece(u, c, g));
 }
 
-/// Each row of `s` (`bias.len()` wide) becomes `softmax(scale · s + bias)` (the arithmetic of
-/// `rerank::fused`'s masked softmax).
-pub fn masked_softmax(s: &mut [f32], bias: &[f32], scale: f32) {
-    for row in s.chunks_mut(bias.len()) {
-        let mut max = f32::NEG_INFINITY;
-        for (o, &m) in row.iter_mut().zip(bias) {
-            *o = scale * *o + m;
-            max = max.max(*o);
-        }
-        for o in row.iter_mut() {
-            *o = exp(*o - max);
-        }
-        let sum: f32 = row.iter().sum();
-        for o in row.iter_mut() {
-            *o /= sum;
+widened! {
+    /// [`gelu_grad`] on one piece.
+    pub fn gelu_grad_piece / gelu_grad_piece_plain(u: &[f32], cdf: &[f32], g: &mut [f32]) {
+        for ((g, c), &x) in g.iter_mut().zip(cdf).zip(u) {
+            let pdf = INV_SQRT_2PI * exp(-0.5 * x * x);
+            *g *= c + x * pdf;
         }
     }
 }
 
-/// The softmax's input gradient in place, row by row: `dp ← scale · p ⊙ (dp − Σ dp ⊙ p)`.
-pub fn softmax_grad(dp: &mut [f32], p: &[f32], t: usize, scale: f32) {
-    for (g, y) in dp.chunks_mut(t).zip(p.chunks(t)) {
-        let dot: f32 = y.iter().zip(g.iter()).map(|(a, b)| a * b).sum();
-        for (g, &y) in g.iter_mut().zip(y) {
-            *g = scale * y * (*g - dot);
+/// Lanes of the row reductions ([`lane_max`], [`lane_sum`], [`lane_dot`]): element `i` goes
+/// to lane `i mod 8`, and the lanes are combined in one fixed tree, so the result is the same
+/// bits whatever vector width the compiler uses for the lanes (8 scalar accumulators, two SSE
+/// registers or one AVX register all add the same values in the same order).
+const LANES: usize = 8;
+
+/// The eight lanes combined: `((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))`.
+#[inline(always)]
+fn combine(l: [f32; LANES]) -> f32 {
+    ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
+}
+
+/// The largest value of `x` (exact: the order of a maximum does not change its value).
+#[inline(always)]
+fn lane_max(x: &[f32]) -> f32 {
+    let mut l = [f32::NEG_INFINITY; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for i in 0..LANES {
+            l[i] = l[i].max(c[i]);
+        }
+    }
+    for (i, v) in tail.iter().enumerate() {
+        l[i] = l[i].max(*v);
+    }
+    l.into_iter().fold(f32::NEG_INFINITY, f32::max)
+}
+
+/// `Σ x` in [`LANES`] lanes, combined by [`combine`].
+#[inline(always)]
+fn lane_sum(x: &[f32]) -> f32 {
+    let mut l = [0f32; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for i in 0..LANES {
+            l[i] += c[i];
+        }
+    }
+    for (i, v) in tail.iter().enumerate() {
+        l[i] += v;
+    }
+    combine(l)
+}
+
+/// `Σ x ⊙ y` in [`LANES`] lanes, combined by [`combine`].
+#[inline(always)]
+fn lane_dot(x: &[f32], y: &[f32]) -> f32 {
+    let mut l = [0f32; LANES];
+    let (cx, cy) = (x.chunks_exact(LANES), y.chunks_exact(LANES));
+    let (tx, ty) = (cx.remainder(), cy.remainder());
+    for (a, b) in cx.zip(cy) {
+        for i in 0..LANES {
+            l[i] += a[i] * b[i];
+        }
+    }
+    for (i, (a, b)) in tx.iter().zip(ty).enumerate() {
+        l[i] += a * b;
+    }
+    combine(l)
+}
+
+widened! {
+    /// Each row of `s` (`bias.len()` wide) becomes `softmax(scale · s + bias)` (the arithmetic
+    /// of `rerank::fused`'s masked softmax, but the row's sum taken in [`LANES`] lanes: every
+    /// pass is lane-wise, none a serial chain).
+    pub fn masked_softmax / masked_softmax_plain(s: &mut [f32], bias: &[f32], scale: f32) {
+        for row in s.chunks_mut(bias.len()) {
+            for (o, &m) in row.iter_mut().zip(bias) {
+                *o = scale * *o + m;
+            }
+            let max = lane_max(row);
+            for o in row.iter_mut() {
+                *o = exp(*o - max);
+            }
+            let sum = lane_sum(row);
+            for o in row.iter_mut() {
+                *o /= sum;
+            }
+        }
+    }
+}
+
+widened! {
+    /// The softmax's input gradient in place, row by row: `dp ← scale · p ⊙ (dp − Σ dp ⊙ p)`,
+    /// the sum in [`LANES`] lanes.
+    pub fn softmax_grad / softmax_grad_plain(dp: &mut [f32], p: &[f32], t: usize, scale: f32) {
+        for (g, y) in dp.chunks_mut(t).zip(p.chunks(t)) {
+            let dot = lane_dot(y, g);
+            for (g, &y) in g.iter_mut().zip(y) {
+                *g = scale * y * (*g - dot);
+            }
         }
     }
 }
@@ -394,6 +559,113 @@ mod tests {
         assert_eq!(exp(-87.5), 0.0);
         assert_eq!(exp(f32::MIN), 0.0);
         assert_eq!(exp(0.0), 1.0);
+    }
+
+    /// The masked softmax against softmax in f64 (the oracle) over a row with padding: within
+    /// 1e-6 of each probability, padding 0; its gradient against `scale · p ⊙ (g − Σ g ⊙ p)` in
+    /// f64; rows of a length that is not a multiple of the lanes (the tail path) too.
+    #[test]
+    fn lane_wise_softmax_matches_f64() {
+        for t in [13usize, 64, 203] {
+            let bias: Vec<f32> = (0..t)
+                .map(|i| if i + 3 >= t { f32::MIN } else { 0.0 })
+                .collect();
+            let raw: Vec<f32> = (0..2 * t)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0)
+                .collect();
+            let scale = 0.125f32;
+            let mut p = raw.clone();
+            masked_softmax(&mut p, &bias, scale);
+            let g: Vec<f32> = (0..2 * t)
+                .map(|i| ((i * 11 % 23) as f32 - 11.0) / 5.0)
+                .collect();
+            let mut dp = g.clone();
+            softmax_grad(&mut dp, &p, t, scale);
+            for r in 0..2 {
+                let row = &raw[r * t..][..t];
+                let live = t - 3;
+                let z: Vec<f64> = (0..live).map(|i| f64::from(scale * row[i])).collect();
+                let max = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let sum: f64 = z.iter().map(|v| (v - max).exp()).sum();
+                let want: Vec<f64> = z.iter().map(|v| (v - max).exp() / sum).collect();
+                let dot: f64 = (0..live).map(|i| want[i] * f64::from(g[r * t + i])).sum();
+                for i in 0..t {
+                    let (got, gd) = (f64::from(p[r * t + i]), f64::from(dp[r * t + i]));
+                    if i < live {
+                        assert!((got - want[i]).abs() < 1e-6, "t {t} row {r} col {i}");
+                        let wd = f64::from(scale) * want[i] * (f64::from(g[r * t + i]) - dot);
+                        assert!((gd - wd).abs() < 1e-6, "grad t {t} row {r} col {i}");
+                    } else {
+                        assert_eq!(got, 0.0, "padding");
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`erf`] against libm's f64 `erf` (through candle's `erf_f64`; the oracle) over −6…6: within 2e-7
+    /// absolute everywhere and 2.5e-7 relative below 1; odd; 0 at 0 and ±1 beyond 4.
+    #[test]
+    fn erf_is_within_two_e_minus_seven() {
+        let (mut abs, mut rel) = (0f64, 0f64);
+        let mut x = -6.0f32;
+        while x < 6.0 {
+            let want = candle_core::cpu::erf::erf_f64(f64::from(x));
+            let got = f64::from(erf(x));
+            abs = abs.max((got - want).abs());
+            if x.abs() < 1.0 && x != 0.0 {
+                rel = rel.max((got - want).abs() / want.abs());
+            }
+            assert_eq!(erf(-x), -erf(x), "odd at {x}");
+            x += 0.000_29;
+        }
+        assert!(abs < 2e-7, "{abs}");
+        assert!(rel < 2.5e-7, "{rel}");
+        assert_eq!(erf(0.0), 0.0);
+        assert_eq!(erf(4.5), 1.0);
+        assert_eq!(erf(-30.0), -1.0);
+    }
+
+    /// The copies [`widened!`] runs on this CPU (AVX-512F or AVX2 when it has them) give the
+    /// same bits as the baseline copies (the oracle: the same arithmetic compiled for the
+    /// baseline target), for the softmax, its gradient and GELU forward and backward, on rows
+    /// and pieces whose lengths are not multiples of any vector width.
+    #[test]
+    fn widened_kernels_give_the_baseline_bits() {
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let val = |i: usize, m: usize, d: f32| ((i * 37 % m) as f32 - (m / 2) as f32) / d;
+        for t in [7usize, 61, 256] {
+            let bias: Vec<f32> = (0..t)
+                .map(|i| if i + 2 >= t { f32::MIN } else { 0.0 })
+                .collect();
+            let raw: Vec<f32> = (0..3 * t).map(|i| val(i, 101, 7.0)).collect();
+            let (mut a, mut b) = (raw.clone(), raw.clone());
+            masked_softmax(&mut a, &bias, 0.176_776_7);
+            masked_softmax_plain(&mut b, &bias, 0.176_776_7);
+            assert_eq!(bits(&a), bits(&b), "softmax, t {t}");
+            let g: Vec<f32> = (0..3 * t).map(|i| val(i, 23, 5.0)).collect();
+            let (mut ga, mut gb) = (g.clone(), g.clone());
+            softmax_grad(&mut ga, &a, t, 0.176_776_7);
+            softmax_grad_plain(&mut gb, &b, t, 0.176_776_7);
+            assert_eq!(bits(&ga), bits(&gb), "softmax grad, t {t}");
+        }
+        for n in [5usize, 999, 4096] {
+            let u: Vec<f32> = (0..n).map(|i| val(i, 1009, 90.0)).collect();
+            let (mut oa, mut ca, mut ob, mut cb) =
+                (vec![0f32; n], vec![0f32; n], vec![0f32; n], vec![0f32; n]);
+            gelu_piece(&u, &mut oa, &mut ca);
+            gelu_piece_plain(&u, &mut ob, &mut cb);
+            assert_eq!(
+                (bits(&oa), bits(&ca)),
+                (bits(&ob), bits(&cb)),
+                "gelu, n {n}"
+            );
+            let g: Vec<f32> = (0..n).map(|i| val(i, 31, 3.0)).collect();
+            let (mut ga, mut gb) = (g.clone(), g);
+            gelu_grad_piece(&u, &ca, &mut ga);
+            gelu_grad_piece_plain(&u, &cb, &mut gb);
+            assert_eq!(bits(&ga), bits(&gb), "gelu grad, n {n}");
+        }
     }
 
     /// Column sums and dots equal sums by hand (f64 over the same values).
