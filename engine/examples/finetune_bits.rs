@@ -7,9 +7,12 @@
 //! and the bits of `Bert::score` (float model, one pair per pass) of the trained model on the
 //! first 5 pairs.
 //!
-//! `RANKLAB_TRAINER=hand` trains with `rerank::train_hand` instead of trainer 3.
+//! `RANKLAB_TRAINER=hand` trains with `rerank::train_hand` instead of trainer 3. `MAX_LEN`
+//! (default 256, the trainers' own) truncates every pair to fewer tokens: the same products'
+//! widths on shorter rows, cheap enough to run under an emulated CPU
+//! (`bench/finetune-speed/bits-avx2.sh`).
 //!
-//! Usage: cargo run --release --example finetune_bits -p ranklab-engine -- PAIRS [N]
+//! Usage: cargo run --release --example finetune_bits -p ranklab-engine -- PAIRS [N [MAX_LEN]]
 
 use std::time::Instant;
 
@@ -67,12 +70,19 @@ fn read_pairs(path: &str, n: usize) -> Result<Vec<Pair>, Box<dyn std::error::Err
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(path) = args.first() else {
-        return Err("usage: finetune_bits PAIRS [N]".into());
+        return Err("usage: finetune_bits PAIRS [N [MAX_LEN]]".into());
     };
     let n: usize = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(16);
+    let defaults = Hyper::default();
+    let max_length: usize = args
+        .get(2)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(defaults.max_length);
     let h = Hyper {
         epochs: 1,
-        ..Hyper::default()
+        max_length,
+        ..defaults
     };
     let dir = models::ensure_model("ms-marco-MiniLM-L-12-v2")?;
     let weights = dequantize(&dir.path.join("model.onnx"))?;
@@ -92,6 +102,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{}",
         serde_json::json!({
             "pairs": pairs.len(),
+            "max_length": h.max_length,
             "weights_fnv": format!("{:016x}", hash(&trained.weights)?),
             "epoch_loss": trained.epoch_losses[0],
             "score_bits": scores.iter().map(|b| format!("{b:08x}")).collect::<Vec<_>>(),
