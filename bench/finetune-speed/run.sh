@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Fine-tuning speed (issue 27's speed item): training pairs per second and time per epoch of
-# ranklab's fine-tuning (candle, engine/examples/finetune_speed.rs) against PyTorch on the same
-# pairs from the same starting weights, with the same settings, on 2 threads, cold and warm:
+# ranklab's fine-tuning (the default trainer, engine/examples/finetune_speed.rs; RANKLAB_TRAINER=3
+# for trainer 3) against PyTorch on the same pairs from the same starting weights, with the same
+# settings, on 2 threads, cold and warm:
 #   - pairs.py: 140 docir pairs (35 tasks x 1 positive + 3 seeded negatives), pairs.jsonl
 #   - export_dequantized: the dequantized ms-marco-MiniLM-L-12-v2 as a HuggingFace folder;
 #     verify_export.py checks PyTorch's logits on 5 pairs equal candle's float forward (1e-3)
 #   - one epoch each, one trainer after the other (never at the same time), each in its own
 #     process: run 1 cold (from process start: model load included), run 2 warm (same process):
-#       ranklab (candle, fused), RAYON_NUM_THREADS=2
+#       ranklab (hand: the default trainer; or trainer 3, "candle, fused"), RAYON_NUM_THREADS=2
 #       sentence-transformers CrossEncoder.fit, torch.set_num_threads(2)
 #       a plain PyTorch loop fed ranklab's exact batches, torch.set_num_threads(2)
 #   - a table: trainer, run, pairs, seconds, pairs/s, ratio ranklab/torch; results.json (the

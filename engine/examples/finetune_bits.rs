@@ -7,7 +7,8 @@
 //! and the bits of `Bert::score` (float model, one pair per pass) of the trained model on the
 //! first 5 pairs.
 //!
-//! `RANKLAB_TRAINER=hand` trains with `rerank::train_hand` instead of trainer 3. `MAX_LEN`
+//! Trains with `rerank::train_hand` (the default trainer, version 4); `RANKLAB_TRAINER=3` with
+//! trainer 3 (`rerank::finetune::train`) instead. `MAX_LEN`
 //! (default 256, the trainers' own) truncates every pair to fewer tokens: the same products'
 //! widths on shorter rows, cheap enough to run under an emulated CPU
 //! (`bench/finetune-speed/bits-avx2.sh`).
@@ -108,7 +109,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "score_bits": scores.iter().map(|b| format!("{b:08x}")).collect::<Vec<_>>(),
             "train_s": train_s,
             "train_cpu_s": train_cpu_s,
-            "trainer": if train_hand::selected_by_env() { "hand" } else { "3" },
+            "trainer": if train_hand::trainer_3_by_env() { "3" } else { "hand" },
             "threads": std::env::var("RAYON_NUM_THREADS").unwrap_or_else(|_| "unset".into()),
         })
     );

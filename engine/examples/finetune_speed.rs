@@ -1,5 +1,5 @@
-//! Training speed of ranklab's fine-tuning (`rerank::finetune::train`, `Hyper::default()` but
-//! one epoch) on a pairs file (JSON lines {"query", "passage", "label"}), from the dequantized
+//! Training speed of ranklab's fine-tuning (the default trainer, `rerank::train_hand::train`;
+//! `Hyper::default()` but one epoch) on a pairs file (JSON lines {"query", "passage", "label"}), from the dequantized
 //! ms-marco-MiniLM-L-12-v2.
 //!
 //! Run 1 is cold: its total counts from the start of the process, so it includes finding and
@@ -7,8 +7,9 @@
 //! and reading the pairs, then the epoch. Runs 2.. are warm: the same epoch again from the same
 //! starting weights in the same process (files cached, allocator warm). Each run prints one
 //! JSON line on stdout (wall seconds and CPU seconds of the process, all threads); step times
-//! go to stderr. Threads: candle's (RAYON_NUM_THREADS). `RANKLAB_TRAINER=hand` trains with
-//! `rerank::train_hand` instead of trainer 3.
+//! go to stderr. Threads: rayon's (RAYON_NUM_THREADS). Trains with `rerank::train_hand` (the
+//! default trainer, version 4); `RANKLAB_TRAINER=3` with trainer 3 (`rerank::finetune::train`,
+//! candle's graph) instead.
 //!
 //! Usage: cargo run --release --example finetune_speed -p ranklab-engine -- PAIRS [RUNS]
 
@@ -108,7 +109,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{}",
             serde_json::json!({
-                "trainer": if train_hand::selected_by_env() { "ranklab (hand)" } else { "ranklab (candle, fused)" },
+                "trainer": if train_hand::trainer_3_by_env() { "ranklab (candle, fused)" } else { "ranklab (hand)" },
                 "run": if cold { "cold" } else { "warm" },
                 "pairs": pairs.len(),
                 "steps": trained.step_losses.len(),

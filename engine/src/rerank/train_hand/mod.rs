@@ -5,10 +5,12 @@
 //! moments as flat buffers of one layout ([`params`]), the kernels in [`ops`] and AdamW as one
 //! pass per parameter ([`adamw`]).
 //!
-//! Not the default trainer: its weights are trainer 3's within float rounding, not to the bit
-//! (sums run in other orders), and fold models are keyed by the trainer's version; switching
-//! would change every fold model's key and recorded scores. `engine/examples/finetune_speed.rs`
-//! and `finetune_bits.rs` select it with `RANKLAB_TRAINER=hand`.
+//! The trainer of fold models since version 4 ([`crate::rerank::finetune::TRAINER_VERSION`]):
+//! its weights are trainer 3's within float rounding, not to the bit (sums run in other
+//! orders), so the version, part of every fold model's key, changed with it. Trainer 3
+//! ([`crate::rerank::finetune::train`], candle's graph) stays for comparison:
+//! `engine/examples/finetune_speed.rs` and `finetune_bits.rs` select it with
+//! `RANKLAB_TRAINER=3`.
 //!
 //! Deterministic: the same starting weights, pairs, settings and seed give the same weights to
 //! the bit whatever the thread count (gemm splits products over m and n only; every other
@@ -27,14 +29,16 @@ use super::finetune::{
 };
 use crate::Result;
 
-/// Whether `RANKLAB_TRAINER` is `hand` (see [`train_as_env_says`]).
-pub fn selected_by_env() -> bool {
-    std::env::var("RANKLAB_TRAINER").is_ok_and(|v| v == "hand")
+/// Whether `RANKLAB_TRAINER` is `3` (see [`train_as_env_says`]).
+pub fn trainer_3_by_env() -> bool {
+    std::env::var("RANKLAB_TRAINER").is_ok_and(|v| v == "3")
 }
 
 /// Trains with the trainer the `RANKLAB_TRAINER` variable names, for the speed and bits examples
-/// (`engine/examples/finetune_{speed,bits}.rs`): `hand` ([`train`]) or, unset or anything else,
-/// trainer 3 ([`crate::rerank::finetune::train`]). Fold models are always trained by trainer 3.
+/// (`engine/examples/finetune_{speed,bits}.rs`): `3` trainer 3
+/// ([`crate::rerank::finetune::train`]) or, unset or anything else (`hand`), this one
+/// ([`train`]). Fold models are always trained by [`train`], whatever the variable says: their
+/// keys name the trainer's version.
 pub fn train_as_env_says(
     start: &Weights,
     pairs: &[Pair],
@@ -42,10 +46,10 @@ pub fn train_as_env_says(
     h: &Hyper,
     progress: &mut dyn FnMut(usize, usize, f64),
 ) -> Result<Trained> {
-    if selected_by_env() {
-        train(start, pairs, tok, h, progress)
-    } else {
+    if trainer_3_by_env() {
         super::finetune::train(start, pairs, tok, h, progress)
+    } else {
+        train(start, pairs, tok, h, progress)
     }
 }
 
