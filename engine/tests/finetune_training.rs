@@ -1,11 +1,26 @@
-//! Training the dequantized L-12 cross-encoder (`rerank::finetune`, issue 27 item 1): the same
-//! inputs give the same weights to the bit, another seed other weights, and training lowers the
-//! loss on the pairs it trained on (the loss recomputed by a forward pass after training, not the
-//! loss the training loop reported).
+//! Training the dequantized L-12 cross-encoder (issue 27 item 1), by each trainer: the default,
+//! hand-written one (`rerank::train_hand`, which trains fold models) and trainer 3
+//! (`rerank::finetune::train`, candle's graph, kept for comparison). The same inputs give the
+//! same weights to the bit, another seed other weights, 1 and 2 threads the same bits, and
+//! training lowers the loss on the pairs it trained on (the loss recomputed by a forward pass
+//! after training, not the loss the training loop reported).
 
 use ranklab_engine::models;
 use ranklab_engine::rerank::bert::{dequantize, tokenizer, Bert, Config, Weights};
-use ranklab_engine::rerank::finetune::{loss_on, same_bits, train, Hyper, Pair};
+use ranklab_engine::rerank::finetune::{self, loss_on, same_bits, Hyper, Pair, Trained};
+use ranklab_engine::rerank::train_hand;
+
+/// A trainer's entry point.
+type Train = fn(
+    &Weights,
+    &[Pair],
+    &tokenizers::Tokenizer,
+    &Hyper,
+    &mut dyn FnMut(usize, usize, f64),
+) -> ranklab_engine::Result<Trained>;
+
+/// Both trainers, by name: the default first.
+const TRAINERS: [(&str, Train); 2] = [("hand", train_hand::train), ("3", finetune::train)];
 
 fn start() -> (Weights, tokenizers::Tokenizer) {
     let dir = models::ensure_model("ms-marco-MiniLM-L-12-v2").unwrap();
@@ -50,17 +65,25 @@ fn hyper(seed: u64) -> Hyper {
 fn training_is_bit_reproducible_and_another_seed_trains_other_weights() {
     let (w, tok) = start();
     let p = pairs();
-    let a = train(&w, &p, &tok, &hyper(42), &mut |_, _, _| {}).unwrap();
-    let b = train(&w, &p, &tok, &hyper(42), &mut |_, _, _| {}).unwrap();
-    assert_eq!(a.step_losses.len(), 3);
-    assert!(same_bits(&a.weights, &b.weights), "same inputs, other bits");
-    assert_eq!(a.step_losses, b.step_losses);
-    assert!(!same_bits(&a.weights, &w), "training changed nothing");
-    let c = train(&w, &p, &tok, &hyper(7), &mut |_, _, _| {}).unwrap();
-    assert!(
-        !same_bits(&a.weights, &c.weights),
-        "the seed orders the pairs"
-    );
+    for (name, train) in TRAINERS {
+        let a = train(&w, &p, &tok, &hyper(42), &mut |_, _, _| {}).unwrap();
+        let b = train(&w, &p, &tok, &hyper(42), &mut |_, _, _| {}).unwrap();
+        assert_eq!(a.step_losses.len(), 3, "trainer {name}");
+        assert!(
+            same_bits(&a.weights, &b.weights),
+            "trainer {name}: same inputs, other bits"
+        );
+        assert_eq!(a.step_losses, b.step_losses, "trainer {name}");
+        assert!(
+            !same_bits(&a.weights, &w),
+            "trainer {name}: training changed nothing"
+        );
+        let c = train(&w, &p, &tok, &hyper(7), &mut |_, _, _| {}).unwrap();
+        assert!(
+            !same_bits(&a.weights, &c.weights),
+            "trainer {name}: the seed orders the pairs"
+        );
+    }
 }
 
 #[test]
@@ -79,20 +102,25 @@ fn training_lowers_the_loss_on_its_pairs() {
         &h,
     )
     .unwrap();
-    let t = train(&w, &p, &tok, &h, &mut |_, _, _| {}).unwrap();
-    let after = loss_on(
-        &Bert::new(t.weights, Config::default()).unwrap(),
-        &tok,
-        &p,
-        &h,
-    )
-    .unwrap();
-    assert_eq!(t.epoch_losses.len(), 3);
-    assert!(after < before, "loss {before:.4} -> {after:.4}");
-    eprintln!(
-        "loss on the 6 training pairs: {before:.4} -> {after:.4}; epochs {:?}",
-        t.epoch_losses
-    );
+    for (name, train) in TRAINERS {
+        let t = train(&w, &p, &tok, &h, &mut |_, _, _| {}).unwrap();
+        let after = loss_on(
+            &Bert::new(t.weights, Config::default()).unwrap(),
+            &tok,
+            &p,
+            &h,
+        )
+        .unwrap();
+        assert_eq!(t.epoch_losses.len(), 3, "trainer {name}");
+        assert!(
+            after < before,
+            "trainer {name}: loss {before:.4} -> {after:.4}"
+        );
+        eprintln!(
+            "trainer {name}: loss on the 6 training pairs: {before:.4} -> {after:.4}; epochs {:?}",
+            t.epoch_losses
+        );
+    }
 }
 
 /// The weights of a training as bytes (little-endian f32, names in order).
@@ -101,14 +129,15 @@ fn weight_bytes(w: &Weights) -> Vec<u8> {
 }
 
 /// Runs the ignored test `child` of this binary in a child process with `RAYON_NUM_THREADS`
-/// set to `threads` (candle's matrix products read it) and returns the bytes it wrote to
-/// `$RANKLAB_FT_OUT`.
-fn in_child(child: &str, threads: &str) -> Vec<u8> {
+/// set to `threads` (the matrix products read it) and `RANKLAB_TRAINER` to `trainer`, and
+/// returns the bytes it wrote to `$RANKLAB_FT_OUT`.
+fn in_child(child: &str, threads: &str, trainer: &str) -> Vec<u8> {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let o = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", child, "--ignored", "--nocapture"])
         .env("RAYON_NUM_THREADS", threads)
+        .env("RANKLAB_TRAINER", trainer)
         .env("RANKLAB_FT_OUT", &out)
         .output()
         .unwrap();
@@ -117,7 +146,8 @@ fn in_child(child: &str, threads: &str) -> Vec<u8> {
 }
 
 /// Run by [`one_thread_and_two_train_the_same_bits`] in a child process with
-/// `RAYON_NUM_THREADS` set (candle's matrix products read it): writes the trained weights to
+/// `RAYON_NUM_THREADS` set (the matrix products read it): trains with the trainer
+/// `RANKLAB_TRAINER` names (`train_hand::train_as_env_says`) and writes the trained weights to
 /// `$RANKLAB_FT_OUT`.
 #[test]
 #[ignore = "a child of one_thread_and_two_train_the_same_bits"]
@@ -126,19 +156,36 @@ fn child_training() {
         return;
     };
     let (w, tok) = start();
-    let t = train(&w, &pairs(), &tok, &hyper(42), &mut |_, _, _| {}).unwrap();
+    let t =
+        train_hand::train_as_env_says(&w, &pairs(), &tok, &hyper(42), &mut |_, _, _| {}).unwrap();
     std::fs::write(out, weight_bytes(&t.weights)).unwrap();
 }
 
 /// The matrix products split their output over the threads but sum each element in one order,
 /// so the thread count does not change a bit of the weights: trained in two processes, on 1
-/// thread and on 2.
+/// thread and on 2, by each trainer; and the two trainers' weights differ (their sums run in
+/// other orders), which shows the child trained with the trainer it was asked for.
 #[test]
 fn one_thread_and_two_train_the_same_bits() {
-    let train_with = |threads: &str| in_child("child_training", threads);
-    let (one, two) = (train_with("1"), train_with("2"));
-    assert!(one.len() > 100_000_000, "{} bytes", one.len());
-    assert!(one == two, "1 and 2 threads trained other weights");
+    let mut by_trainer = Vec::new();
+    for (name, _) in TRAINERS {
+        let train_with = |threads: &str| in_child("child_training", threads, name);
+        let (one, two) = (train_with("1"), train_with("2"));
+        assert!(
+            one.len() > 100_000_000,
+            "trainer {name}: {} bytes",
+            one.len()
+        );
+        assert!(
+            one == two,
+            "trainer {name}: 1 and 2 threads trained other weights"
+        );
+        by_trainer.push(one);
+    }
+    assert!(
+        by_trainer[0] != by_trainer[1],
+        "both children trained with one trainer"
+    );
 }
 
 /// Run by [`side_by_side_and_one_at_a_time_score_the_same_bits`] in a child process with
@@ -177,7 +224,7 @@ fn child_scoring() {
 /// machine with 2 or more cores), and the scores are the same bits.
 #[test]
 fn side_by_side_and_one_at_a_time_score_the_same_bits() {
-    let score_with = |threads: &str| in_child("child_scoring", threads);
+    let score_with = |threads: &str| in_child("child_scoring", threads, "hand");
     let cores = std::thread::available_parallelism().unwrap().get();
     let (split, side) = (score_with("2"), score_with("1"));
     assert_eq!(
