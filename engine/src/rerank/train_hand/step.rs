@@ -12,8 +12,10 @@
 //! normalized rows and `1/σ`, the first LayerNorm's output, and the intermediate before GELU
 //! with its `Φ` (GELU's output is recomputed from the two in the backward pass, one product).
 //!
-//! The attention runs per (pair, head) as one task: scores, scale, mask and softmax, then
-//! `P·V`, with the scores block (at most 256 × 256 floats) in cache; backward likewise. The
+//! The attention runs as one task per pair, its heads one after the other: scores, scale, mask
+//! and softmax, then `P·V` written straight into the head's columns of the context rows, with
+//! the scores block (at most 256 × 256 floats) in cache; backward likewise, into the rows of
+//! Q's, K's and V's gradients. The
 //! matrix products of the linear layers run on all threads (gemm's own split), the rest over
 //! rows, (pair, head) tasks or columns with rayon.
 
@@ -74,12 +76,10 @@ struct Saved {
 /// Buffers one layer at a time uses and gives back.
 struct Scratch {
     tmp: Vec<f32>,
-    heads: Vec<f32>,
     gelu: Vec<f32>,
     dg: Vec<f32>,
     dx: Vec<f32>,
     dqkv: Vec<f32>,
-    dqkv_heads: Vec<f32>,
     dp: Vec<f32>,
 }
 
@@ -132,12 +132,10 @@ impl Workspace {
             saved,
             scratch: Scratch {
                 tmp: zeros(rows * h),
-                heads: zeros(rows * h),
                 gelu: zeros(rows * i),
                 dg: zeros(rows * i),
                 dx: zeros(rows * h),
                 dqkv: zeros(rows * 3 * h),
-                dqkv_heads: zeros(rows * 3 * h),
                 dp: zeros(heads_tt),
             },
             bias: zeros(rows),
@@ -391,9 +389,8 @@ fn layer_forward(c: &Ctx, x: &[f32], out: &mut [f32], s: &mut Saved, sc: &mut Sc
         c.wt(at.qkv_w, 3 * h, h),
         true,
     );
-    attention_forward(c, qkv, &mut s.p, &mut sc.heads);
     let ctx = &mut s.ctx[..rows * h];
-    from_heads(&sc.heads[..rows * h], ctx, d, 1);
+    attention_forward(c, qkv, &mut s.p, ctx);
     let y1 = &mut sc.tmp[..rows * h];
     ops::fill_rows(y1, c.param(at.ao_b, h));
     matmul(
@@ -453,39 +450,33 @@ fn qkv_views(qkv: &[f32], d: Dims, b: usize, hd: usize) -> [View<'_>; 3] {
     [0, d.h, 2 * d.h].map(|o| View::strided(&qkv[base + o..], d.t, d.dh, 3 * d.h))
 }
 
-/// Per (pair, head): `P = softmax(scale · Q·Kᵀ + mask)` kept in `p`, `P·V` into `heads`
-/// (`[b, heads, t, dh]`).
-fn attention_forward(c: &Ctx, qkv: &[f32], p: &mut [f32], heads: &mut [f32]) {
+/// Per pair, head by head: `P = softmax(scale · Q·Kᵀ + mask)` kept in `p` (`[b, heads, t, t]`),
+/// `P·V` written straight into the head's columns of the context rows `ctx` (`[b·t, h]`). One
+/// task per pair (its rows of `ctx` are its own), its heads one after the other with the
+/// scores block in cache.
+fn attention_forward(c: &Ctx, qkv: &[f32], p: &mut [f32], ctx: &mut [f32]) {
     let d = c.d;
     let (t, dh) = (d.t, d.dh);
     let scale = 1.0 / (dh as f32).sqrt();
-    let tasks = d.b * d.heads;
-    p[..tasks * t * t]
-        .par_chunks_mut(t * t)
-        .zip(heads[..tasks * t * dh].par_chunks_mut(t * dh))
+    p[..d.b * d.heads * t * t]
+        .par_chunks_mut(d.heads * t * t)
+        .zip(ctx[..d.b * t * d.h].par_chunks_mut(t * d.h))
         .enumerate()
-        .for_each(|(task, (p, out))| {
-            let (b, hd) = (task / d.heads, task % d.heads);
-            let [q, k, v] = qkv_views(qkv, d, b, hd);
-            matmul(p, t, false, q, k.t(), false);
-            ops::masked_softmax(p, &c.bias[b * t..][..t], scale);
-            matmul(out, dh, false, View::rows(p, t, t), v, false);
-        });
-}
-
-/// `heads` `[b, heads, parts, t, dh]` into rows `[b·t, parts·h]` (`parts` 1: the context; 3:
-/// the gradients of Q, K and V).
-fn from_heads(heads: &[f32], rows: &mut [f32], d: Dims, parts: usize) {
-    let width = parts * d.h;
-    rows.par_chunks_mut(width).enumerate().for_each(|(r, row)| {
-        let (b, ti) = (r / d.t, r % d.t);
-        for hd in 0..d.heads {
-            for part in 0..parts {
-                let src = (((b * d.heads + hd) * parts + part) * d.t + ti) * d.dh;
-                row[part * d.h + hd * d.dh..][..d.dh].copy_from_slice(&heads[src..][..d.dh]);
+        .for_each(|(b, (p, out))| {
+            for (hd, p) in p.chunks_mut(t * t).enumerate() {
+                let [q, k, v] = qkv_views(qkv, d, b, hd);
+                matmul(p, t, false, q, k.t(), false);
+                ops::masked_softmax(p, &c.bias[b * t..][..t], scale);
+                matmul(
+                    &mut out[hd * dh..],
+                    d.h,
+                    false,
+                    View::rows(p, t, t),
+                    v,
+                    false,
+                );
             }
-        }
-    });
+        });
 }
 
 /// The layer's backward pass: `sc.dx` holds the gradient of its output and is left holding the
@@ -557,9 +548,8 @@ fn layer_backward(c: &Ctx, x: &[f32], s: &Saved, sc: &mut Scratch, grad: &mut [f
         true,
     );
     let qkv = &s.qkv[..rows * 3 * h];
-    attention_backward(c, qkv, &s.p, dctx, &mut sc.dp, &mut sc.dqkv_heads);
     let dqkv = &mut sc.dqkv[..rows * 3 * h];
-    from_heads(&sc.dqkv_heads[..rows * 3 * h], dqkv, d, 3);
+    attention_backward(c, qkv, &s.p, dctx, &mut sc.dp, dqkv);
     ops::col_sums(&mut grad[at.qkv_b..][..3 * h], dqkv);
     let dqt = View::rows(dqkv, rows, 3 * h).t();
     matmul(
@@ -580,38 +570,38 @@ fn layer_backward(c: &Ctx, x: &[f32], s: &Saved, sc: &mut Scratch, grad: &mut [f
     );
 }
 
-/// Per (pair, head), from the context's gradient `dctx` (`[rows, h]`): `dP = dctx·Vᵀ`,
+/// Per pair, head by head, from the context's gradient `dctx` (`[rows, h]`): `dP = dctx·Vᵀ`,
 /// `dV = Pᵀ·dctx`, `dS = scale · P ⊙ (dP − Σ dP ⊙ P)`, `dQ = dS·K`, `dK = dSᵀ·Q`, written
-/// into `out` as `[b, heads, 3, t, dh]`.
+/// straight into the head's columns of the rows `dqkv` (`[rows, 3h]`: Q's, K's and V's
+/// gradients side by side). One task per pair, as in [`attention_forward`].
 fn attention_backward(
     c: &Ctx,
     qkv: &[f32],
     p: &[f32],
     dctx: &[f32],
     dp: &mut [f32],
-    out: &mut [f32],
+    dqkv: &mut [f32],
 ) {
     let d = c.d;
-    let (t, dh) = (d.t, d.dh);
+    let (t, dh, h) = (d.t, d.dh, d.h);
     let scale = 1.0 / (dh as f32).sqrt();
-    let tasks = d.b * d.heads;
-    dp[..tasks * t * t]
-        .par_chunks_mut(t * t)
-        .zip(out[..tasks * 3 * t * dh].par_chunks_mut(3 * t * dh))
-        .zip(p[..tasks * t * t].par_chunks(t * t))
+    let per_pair = d.heads * t * t;
+    dp[..d.b * per_pair]
+        .par_chunks_mut(per_pair)
+        .zip(dqkv[..d.b * t * 3 * h].par_chunks_mut(t * 3 * h))
+        .zip(p[..d.b * per_pair].par_chunks(per_pair))
         .enumerate()
-        .for_each(|(task, ((dp, out), p))| {
-            let (b, hd) = (task / d.heads, task % d.heads);
-            let [q, k, v] = qkv_views(qkv, d, b, hd);
-            let dc = View::strided(&dctx[b * t * d.h + hd * dh..], t, dh, d.h);
-            let (dq, rest) = out.split_at_mut(t * dh);
-            let (dk, dv) = rest.split_at_mut(t * dh);
-            let pv = View::rows(p, t, t);
-            matmul(dp, t, false, dc, v.t(), false);
-            matmul(dv, dh, false, pv.t(), dc, false);
-            ops::softmax_grad(dp, p, t, scale);
-            let ds = View::rows(dp, t, t);
-            matmul(dq, dh, false, ds, k, false);
-            matmul(dk, dh, false, ds.t(), q, false);
+        .for_each(|(b, ((dp, out), p))| {
+            for (hd, (dp, p)) in dp.chunks_mut(t * t).zip(p.chunks(t * t)).enumerate() {
+                let [q, k, v] = qkv_views(qkv, d, b, hd);
+                let dc = View::strided(&dctx[b * t * h + hd * dh..], t, dh, h);
+                let pv = View::rows(p, t, t);
+                matmul(dp, t, false, dc, v.t(), false);
+                matmul(&mut out[2 * h + hd * dh..], 3 * h, false, pv.t(), dc, false);
+                ops::softmax_grad(dp, p, t, scale);
+                let ds = View::rows(dp, t, t);
+                matmul(&mut out[hd * dh..], 3 * h, false, ds, k, false);
+                matmul(&mut out[h + hd * dh..], 3 * h, false, ds.t(), q, false);
+            }
         });
 }
