@@ -15,9 +15,9 @@
 //! The attention runs as one task per pair, its heads one after the other: scores, scale, mask
 //! and softmax, then `P·V` written straight into the head's columns of the context rows, with
 //! the scores block (at most 256 × 256 floats) in cache; backward likewise, into the rows of
-//! Q's, K's and V's gradients. The
-//! matrix products of the linear layers run on all threads (gemm's own split), the rest over
-//! rows, (pair, head) tasks or columns with rayon.
+//! Q's, K's and V's gradients (so the attention uses at most as many threads as a batch has
+//! pairs: 16 by default). The matrix products of the linear layers run on all threads (gemm's
+//! own split), the rest over rows, pairs or columns with rayon.
 
 use rayon::prelude::*;
 
