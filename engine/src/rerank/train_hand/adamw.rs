@@ -11,6 +11,7 @@
 
 use rayon::prelude::*;
 
+use super::ops::{adamw_update, AdamConsts};
 use super::params::Layout;
 
 /// Values per parallel piece.
@@ -58,12 +59,20 @@ impl AdamW {
         let (b1, b2) = (self.beta1 as f32, self.beta2 as f32);
         let scale_m = (1.0 / (1.0 - self.beta1.powi(self.t))) as f32;
         let scale_v = (1.0 / (1.0 - self.beta2.powi(self.t))) as f32;
-        let (lr32, eps) = (lr as f32, self.eps as f32);
         for e in &layout.entries {
-            let keep = if e.decay {
-                (1.0 - lr * self.weight_decay) as f32
-            } else {
-                1.0
+            let k = AdamConsts {
+                factor,
+                b1,
+                b2,
+                scale_m,
+                scale_v,
+                eps: self.eps as f32,
+                keep: if e.decay {
+                    (1.0 - lr * self.weight_decay) as f32
+                } else {
+                    1.0
+                },
+                lr: lr as f32,
             };
             let r = e.offset..e.offset + e.len;
             w[r.clone()]
@@ -71,15 +80,7 @@ impl AdamW {
                 .zip(self.m[r.clone()].par_chunks_mut(PIECE))
                 .zip(self.v[r.clone()].par_chunks_mut(PIECE))
                 .zip(g[r].par_chunks(PIECE))
-                .for_each(|(((th, m), v), g)| {
-                    for i in 0..th.len() {
-                        let gi = if factor < 1.0 { g[i] * factor } else { g[i] };
-                        m[i] = m[i] * b1 + gi * (1.0 - b1);
-                        v[i] = v[i] * b2 + gi * gi * (1.0 - b2);
-                        let step = (m[i] * scale_m) / ((v[i] * scale_v).sqrt() + eps);
-                        th[i] = th[i] * keep - step * lr32;
-                    }
-                });
+                .for_each(|(((th, m), v), g)| adamw_update(th, m, v, g, k));
         }
     }
 }

@@ -347,52 +347,79 @@ pub fn exp(x: f32) -> f32 {
     }
 }
 
-/// GELU (erf) of `u` into `out`, `u · Φ(u)`, keeping `Φ(u) = (1 + erf(u/√2))/2` in `cdf`
-/// for the backward pass.
-pub fn gelu(u: &[f32], out: &mut [f32], cdf: &mut [f32]) {
-    out.par_chunks_mut(1 << 14)
-        .zip(cdf.par_chunks_mut(1 << 14))
-        .zip(u.par_chunks(1 << 14))
-        .for_each(|((o, c), u)| gelu_piece(u, o, c));
+/// GELU (erf) of `u + bias` (each row of `u` plus `bias`, as the product's bias would have
+/// been added) into `out`, `x · Φ(x)` with `Φ(x) = (1 + erf(x/√2))/2`, keeping its derivative
+/// `Φ(x) + x · φ(x)` in `slope` for the backward pass (which then needs neither `x` nor a
+/// second pass over it). The bias added here rather than before the product gives the same
+/// bits when the product sums its k in one block (`x = acc + b = b + acc`), and spares a pass.
+pub fn gelu(u: &[f32], bias: &[f32], out: &mut [f32], slope: &mut [f32]) {
+    let piece = bias.len() * ROWS;
+    out.par_chunks_mut(piece)
+        .zip(slope.par_chunks_mut(piece))
+        .zip(u.par_chunks(piece))
+        .for_each(|((o, d), u)| gelu_piece(u, bias, o, d));
 }
 
 widened! {
-    /// [`gelu`] on one piece.
-    pub fn gelu_piece / gelu_piece_plain(u: &[f32], out: &mut [f32], cdf: &mut [f32]) {
-        for ((o, c), &x) in out.iter_mut().zip(cdf.iter_mut()).zip(u) {
-            *c = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
-            *o = x * *c;
+    /// [`gelu`] on whole rows.
+    pub fn gelu_piece / gelu_piece_plain(u: &[f32], bias: &[f32], out: &mut [f32], slope: &mut [f32]) {
+        let n = bias.len();
+        for ((o, d), u) in out.chunks_mut(n).zip(slope.chunks_mut(n)).zip(u.chunks(n)) {
+            for (((o, d), &u), &b) in o.iter_mut().zip(d.iter_mut()).zip(u).zip(bias) {
+                let x = u + b;
+                let c = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
+                let pdf = INV_SQRT_2PI * exp(-0.5 * x * x);
+                *o = x * c;
+                *d = c + x * pdf;
+            }
         }
     }
 }
 
-/// GELU's output again from `u` and the `cdf` [`gelu`] kept: `u · Φ(u)`.
-pub fn gelu_again(u: &[f32], cdf: &[f32], out: &mut [f32]) {
-    out.par_chunks_mut(1 << 14)
-        .zip(cdf.par_chunks(1 << 14))
-        .zip(u.par_chunks(1 << 14))
-        .for_each(|((o, c), u)| {
-            for ((o, c), x) in o.iter_mut().zip(c).zip(u) {
-                *o = x * c;
+/// GELU's input gradient in place, `g ← g · slope` (the `slope` [`gelu`] kept), and the
+/// column sums of the result into `acc` (the bias gradient of the product GELU read), rows
+/// added in order as [`col_sums`] adds them: one pass instead of two.
+#[allow(unsafe_code)]
+pub fn gelu_grad_col_sums(acc: &mut [f32], g: &mut [f32], slope: &[f32]) {
+    let cols = acc.len();
+    let g = SharedRows(g.as_mut_ptr(), g.len());
+    acc.par_chunks_mut(COLS)
+        .enumerate()
+        .for_each(|(piece, out)| {
+            let (c0, w) = (piece * COLS, out.len());
+            out.fill(0.0);
+            for (r, d) in slope.chunks(cols).enumerate() {
+                // SAFETY: each task writes only its own columns `c0..c0 + w` of every row, so
+                // no two tasks touch the same element; `g` outlives the tasks.
+                let row = unsafe { g.cols(r * cols + c0, w) };
+                for ((o, x), &d) in out.iter_mut().zip(row).zip(&d[c0..c0 + w]) {
+                    *x *= d;
+                    *o += *x;
+                }
             }
         });
 }
 
-/// GELU's input gradient in place: `g ← g · (Φ(u) + u · φ(u))`, `Φ(u)` from `cdf`.
-pub fn gelu_grad(u: &[f32], cdf: &[f32], g: &mut [f32]) {
-    g.par_chunks_mut(1 << 14)
-        .zip(cdf.par_chunks(1 << 14))
-        .zip(u.par_chunks(1 << 14))
-        .for_each(|((g, c), u)| gelu_grad_piece(u, c, g));
-}
+/// A mutable buffer handed to tasks that each write their own columns of its rows.
+#[derive(Clone, Copy)]
+struct SharedRows(*mut f32, usize);
 
-widened! {
-    /// [`gelu_grad`] on one piece.
-    pub fn gelu_grad_piece / gelu_grad_piece_plain(u: &[f32], cdf: &[f32], g: &mut [f32]) {
-        for ((g, c), &x) in g.iter_mut().zip(cdf).zip(u) {
-            let pdf = INV_SQRT_2PI * exp(-0.5 * x * x);
-            *g *= c + x * pdf;
-        }
+// SAFETY: only [`SharedRows::cols`] dereferences the pointer, for disjoint ranges.
+#[allow(unsafe_code)]
+unsafe impl Send for SharedRows {}
+#[allow(unsafe_code)]
+unsafe impl Sync for SharedRows {}
+
+impl SharedRows {
+    /// Elements `start..start + len`.
+    ///
+    /// # Safety
+    /// The range is inside the buffer and no other task reads or writes it meanwhile.
+    #[allow(unsafe_code, clippy::mut_from_ref)]
+    unsafe fn cols(&self, start: usize, len: usize) -> &mut [f32] {
+        assert!(start + len <= self.1);
+        // SAFETY: in bounds (asserted) and not aliased (the caller's promise).
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(start), len) }
     }
 }
 
@@ -488,6 +515,59 @@ widened! {
             let dot = lane_dot(y, g);
             for (g, &y) in g.iter_mut().zip(y) {
                 *g = scale * y * (*g - dot);
+            }
+        }
+    }
+}
+
+/// The constants of one AdamW update of one parameter (see [`super::adamw`]).
+#[derive(Clone, Copy)]
+pub struct AdamConsts {
+    /// The clipping factor `min(1, max/(‖g‖ + 1e-6))`.
+    pub factor: f32,
+    /// β₁.
+    pub b1: f32,
+    /// β₂.
+    pub b2: f32,
+    /// `1/(1−β₁ᵗ)`.
+    pub scale_m: f32,
+    /// `1/(1−β₂ᵗ)`.
+    pub scale_v: f32,
+    /// ε.
+    pub eps: f32,
+    /// `1 − lr·λ` for a decayed parameter, 1 otherwise.
+    pub keep: f32,
+    /// The learning rate.
+    pub lr: f32,
+}
+
+widened! {
+    /// One AdamW update of the weights `th`, moments `m` and `v` from the gradient `g`, value by
+    /// value: `m ← β₁m + (1−β₁)g`, `v ← β₂v + (1−β₂)g²`, `θ ← θ·keep − lr · m̂/(√v̂ + ε)`, the
+    /// gradient first scaled by the clipping factor when it is below 1. No value depends on
+    /// another, so the vector copies compute each value's bits as the scalar loop does.
+    pub fn adamw_update / adamw_update_plain(
+        th: &mut [f32],
+        m: &mut [f32],
+        v: &mut [f32],
+        g: &[f32],
+        k: AdamConsts,
+    ) {
+        let AdamConsts { factor, b1, b2, scale_m, scale_v, eps, keep, lr } = k;
+        let (c1, c2) = (1.0 - b1, 1.0 - b2);
+        let values = th.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()).zip(g);
+        if factor < 1.0 {
+            for (((th, m), v), &g) in values {
+                let g = g * factor;
+                *m = *m * b1 + g * c1;
+                *v = *v * b2 + g * g * c2;
+                *th = *th * keep - (*m * scale_m) / ((*v * scale_v).sqrt() + eps) * lr;
+            }
+        } else {
+            for (((th, m), v), &g) in values {
+                *m = *m * b1 + g * c1;
+                *v = *v * b2 + g * g * c2;
+                *th = *th * keep - (*m * scale_m) / ((*v * scale_v).sqrt() + eps) * lr;
             }
         }
     }
@@ -628,7 +708,7 @@ mod tests {
 
     /// The copies [`widened!`] runs on this CPU (AVX-512F or AVX2 when it has them) give the
     /// same bits as the baseline copies (the oracle: the same arithmetic compiled for the
-    /// baseline target), for the softmax, its gradient and GELU forward and backward, on rows
+    /// baseline target), for the softmax, its gradient and GELU with its slope, on rows
     /// and pieces whose lengths are not multiples of any vector width.
     #[test]
     fn widened_kernels_give_the_baseline_bits() {
@@ -649,22 +729,73 @@ mod tests {
             softmax_grad_plain(&mut gb, &b, t, 0.176_776_7);
             assert_eq!(bits(&ga), bits(&gb), "softmax grad, t {t}");
         }
-        for n in [5usize, 999, 4096] {
+        for (rows, w) in [(1usize, 5usize), (3, 333), (2, 2048)] {
+            let n = rows * w;
             let u: Vec<f32> = (0..n).map(|i| val(i, 1009, 90.0)).collect();
+            let bias: Vec<f32> = (0..w).map(|i| val(i, 17, 8.0)).collect();
             let (mut oa, mut ca, mut ob, mut cb) =
                 (vec![0f32; n], vec![0f32; n], vec![0f32; n], vec![0f32; n]);
-            gelu_piece(&u, &mut oa, &mut ca);
-            gelu_piece_plain(&u, &mut ob, &mut cb);
+            gelu_piece(&u, &bias, &mut oa, &mut ca);
+            gelu_piece_plain(&u, &bias, &mut ob, &mut cb);
             assert_eq!(
                 (bits(&oa), bits(&ca)),
                 (bits(&ob), bits(&cb)),
-                "gelu, n {n}"
+                "gelu, {rows} rows of {w}"
             );
-            let g: Vec<f32> = (0..n).map(|i| val(i, 31, 3.0)).collect();
-            let (mut ga, mut gb) = (g.clone(), g);
-            gelu_grad_piece(&u, &ca, &mut ga);
-            gelu_grad_piece_plain(&u, &cb, &mut gb);
-            assert_eq!(bits(&ga), bits(&gb), "gelu grad, n {n}");
+        }
+    }
+
+    /// GELU and its slope against f64 (erf from candle's `erf_f64`, libm's, as in the test above; φ by its formula), the bias
+    /// added to each row; the slope also against a central difference of GELU in f64.
+    #[test]
+    fn gelu_and_its_slope_match_f64() {
+        let gelu64 =
+            |x: f64| 0.5 * x * (1.0 + candle_core::cpu::erf::erf_f64(x / std::f64::consts::SQRT_2));
+        let (rows, w) = (40, 7);
+        let u: Vec<f32> = (0..rows * w).map(|i| (i as f32 - 140.0) / 23.0).collect();
+        let bias: Vec<f32> = (0..w).map(|j| j as f32 * 0.125 - 0.4).collect();
+        let (mut out, mut slope) = (vec![0f32; rows * w], vec![0f32; rows * w]);
+        gelu(&u, &bias, &mut out, &mut slope);
+        for (i, (&o, &d)) in out.iter().zip(&slope).enumerate() {
+            let x = f64::from(u[i] + bias[i % w]);
+            assert!((f64::from(o) - gelu64(x)).abs() < 2e-6, "gelu({x})");
+            let pdf = (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
+            let want = 0.5 * (1.0 + candle_core::cpu::erf::erf_f64(x / std::f64::consts::SQRT_2))
+                + x * pdf;
+            assert!((f64::from(d) - want).abs() < 2e-6, "slope({x})");
+            let fd = (gelu64(x + 1e-5) - gelu64(x - 1e-5)) / 2e-5;
+            assert!(
+                (f64::from(d) - fd).abs() < 1e-5,
+                "slope({x}) against a difference"
+            );
+        }
+    }
+
+    /// The fused GELU gradient and bias sums give the bits of the two passes they replace:
+    /// the element products, then [`col_sums`] of the result; the sums also against f64.
+    #[test]
+    fn gelu_grad_col_sums_is_the_two_passes() {
+        let (rows, cols) = (37, 70);
+        let g: Vec<f32> = (0..rows * cols)
+            .map(|i| ((i * 29 % 61) as f32 - 30.0) / 7.0)
+            .collect();
+        let slope: Vec<f32> = (0..rows * cols)
+            .map(|i| ((i * 13 % 19) as f32) / 9.0 - 0.1)
+            .collect();
+        let mut fused = g.clone();
+        let mut acc = vec![5f32; cols];
+        gelu_grad_col_sums(&mut acc, &mut fused, &slope);
+        let two: Vec<f32> = g.iter().zip(&slope).map(|(a, b)| a * b).collect();
+        let mut want = vec![0f32; cols];
+        col_sums(&mut want, &two);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&fused), bits(&two));
+        assert_eq!(bits(&acc), bits(&want));
+        for j in 0..cols {
+            let s: f64 = (0..rows)
+                .map(|r| f64::from(g[r * cols + j]) * f64::from(slope[r * cols + j]))
+                .sum();
+            assert!((f64::from(acc[j]) - s).abs() < 1e-4, "column {j}");
         }
     }
 

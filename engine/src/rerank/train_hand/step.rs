@@ -9,8 +9,10 @@
 //! Every buffer is allocated once, for the largest batch ([`Workspace::new`]), and reused by each
 //! step; a step of a shorter batch uses the front of each. What the backward pass needs is kept
 //! per layer: its input, Q/K/V, the attention probabilities, the context, both LayerNorms'
-//! normalized rows and `1/σ`, the first LayerNorm's output, and the intermediate before GELU
-//! with its `Φ` (GELU's output is recomputed from the two in the backward pass, one product).
+//! normalized rows and `1/σ`, the first LayerNorm's output, and GELU's output with its slope
+//! `Φ(x) + x·φ(x)` (computed in the forward pass, so the backward pass multiplies by it and
+//! needs neither the intermediate nor a pass to recompute GELU; its bias added by the GELU pass,
+//! the product itself adding none).
 //!
 //! The attention runs as one task per pair, its heads one after the other: scores, scale, mask
 //! and softmax, then `P·V` written straight into the head's columns of the context rows, with
@@ -67,8 +69,10 @@ struct Saved {
     xhat1: Vec<f32>,
     r1: Vec<f32>,
     x1: Vec<f32>,
-    u: Vec<f32>,
-    cdf: Vec<f32>,
+    /// GELU's output (the last product's input).
+    g: Vec<f32>,
+    /// GELU's derivative at its input.
+    slope: Vec<f32>,
     xhat2: Vec<f32>,
     r2: Vec<f32>,
 }
@@ -76,7 +80,8 @@ struct Saved {
 /// Buffers one layer at a time uses and gives back.
 struct Scratch {
     tmp: Vec<f32>,
-    gelu: Vec<f32>,
+    /// The intermediate product, GELU's input.
+    u: Vec<f32>,
     dg: Vec<f32>,
     dx: Vec<f32>,
     dqkv: Vec<f32>,
@@ -116,8 +121,8 @@ impl Workspace {
                 xhat1: zeros(rows * h),
                 r1: zeros(rows),
                 x1: zeros(rows * h),
-                u: zeros(rows * i),
-                cdf: zeros(rows * i),
+                g: zeros(rows * i),
+                slope: zeros(rows * i),
                 xhat2: zeros(rows * h),
                 r2: zeros(rows),
             })
@@ -132,7 +137,7 @@ impl Workspace {
             saved,
             scratch: Scratch {
                 tmp: zeros(rows * h),
-                gelu: zeros(rows * i),
+                u: zeros(rows * i),
                 dg: zeros(rows * i),
                 dx: zeros(rows * h),
                 dqkv: zeros(rows * 3 * h),
@@ -411,18 +416,18 @@ fn layer_forward(c: &Ctx, x: &[f32], out: &mut [f32], s: &mut Saved, sc: &mut Sc
         &mut s.xhat1[..rows * h],
         &mut s.r1[..rows],
     );
-    let u = &mut s.u[..rows * i];
-    ops::fill_rows(u, c.param(at.in_b, i));
+    // The bias is added by the GELU pass (one k block: the same bits as adding it first).
+    let u = &mut sc.u[..rows * i];
     matmul(
         u,
         i,
-        true,
+        false,
         View::rows(x1, rows, h),
         c.wt(at.in_w, i, h),
         true,
     );
-    let g = &mut sc.gelu[..rows * i];
-    ops::gelu(u, g, &mut s.cdf[..rows * i]);
+    let g = &mut s.g[..rows * i];
+    ops::gelu(u, c.param(at.in_b, i), g, &mut s.slope[..rows * i]);
     let y2 = &mut sc.tmp[..rows * h];
     ops::fill_rows(y2, c.param(at.out_b, h));
     matmul(
@@ -489,9 +494,7 @@ fn layer_backward(c: &Ctx, x: &[f32], s: &Saved, sc: &mut Scratch, grad: &mut [f
     ops::col_dots(&mut grad[at.ln2_g..][..h], dx, xhat2);
     ops::col_sums(&mut grad[at.ln2_b..][..h], dx);
     ops::layer_norm_grad(dx, xhat2, &s.r2[..rows], c.param(at.ln2_g, h));
-    let (u, g) = (&s.u[..rows * i], &mut sc.gelu[..rows * i]);
-    let cdf = &s.cdf[..rows * i];
-    ops::gelu_again(u, cdf, g);
+    let g = &s.g[..rows * i];
     let dyt = View::rows(dx, rows, h).t();
     matmul(
         &mut grad[at.out_w..][..h * i],
@@ -511,8 +514,7 @@ fn layer_backward(c: &Ctx, x: &[f32], s: &Saved, sc: &mut Scratch, grad: &mut [f
         c.w(at.out_w, h, i),
         true,
     );
-    ops::gelu_grad(u, cdf, dg);
-    ops::col_sums(&mut grad[at.in_b..][..i], dg);
+    ops::gelu_grad_col_sums(&mut grad[at.in_b..][..i], dg, &s.slope[..rows * i]);
     let dgt = View::rows(dg, rows, i).t();
     matmul(
         &mut grad[at.in_w..][..i * h],
