@@ -555,20 +555,11 @@ widened! {
     ) {
         let AdamConsts { factor, b1, b2, scale_m, scale_v, eps, keep, lr } = k;
         let (c1, c2) = (1.0 - b1, 1.0 - b2);
-        let values = th.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()).zip(g);
-        if factor < 1.0 {
-            for (((th, m), v), &g) in values {
-                let g = g * factor;
-                *m = *m * b1 + g * c1;
-                *v = *v * b2 + g * g * c2;
-                *th = *th * keep - (*m * scale_m) / ((*v * scale_v).sqrt() + eps) * lr;
-            }
-        } else {
-            for (((th, m), v), &g) in values {
-                *m = *m * b1 + g * c1;
-                *v = *v * b2 + g * g * c2;
-                *th = *th * keep - (*m * scale_m) / ((*v * scale_v).sqrt() + eps) * lr;
-            }
+        for (((th, m), v), &g) in th.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()).zip(g) {
+            let g = if factor < 1.0 { g * factor } else { g };
+            *m = *m * b1 + g * c1;
+            *v = *v * b2 + g * g * c2;
+            *th = *th * keep - (*m * scale_m) / ((*v * scale_v).sqrt() + eps) * lr;
         }
     }
 }
@@ -708,7 +699,7 @@ mod tests {
 
     /// The copies [`widened!`] runs on this CPU (AVX-512F or AVX2 when it has them) give the
     /// same bits as the baseline copies (the oracle: the same arithmetic compiled for the
-    /// baseline target), for the softmax, its gradient and GELU with its slope, on rows
+    /// baseline target), for the softmax, its gradient, GELU with its slope and AdamW's update, on rows
     /// and pieces whose lengths are not multiples of any vector width.
     #[test]
     fn widened_kernels_give_the_baseline_bits() {
@@ -743,10 +734,35 @@ mod tests {
                 "gelu, {rows} rows of {w}"
             );
         }
+        for (n, factor) in [(5usize, 1.0f32), (999, 0.37), (4096, 1.0)] {
+            let k = AdamConsts {
+                factor,
+                b1: 0.9,
+                b2: 0.999,
+                scale_m: 1.0 / (1.0 - 0.9f32.powi(3)),
+                scale_v: 1.0 / (1.0 - 0.999f32.powi(3)),
+                eps: 1e-8,
+                keep: 0.99,
+                lr: 2e-5,
+            };
+            let th: Vec<f32> = (0..n).map(|i| val(i, 211, 50.0)).collect();
+            let m: Vec<f32> = (0..n).map(|i| val(i, 97, 900.0)).collect();
+            let v: Vec<f32> = (0..n).map(|i| val(i, 89, 1e5).abs()).collect();
+            let g: Vec<f32> = (0..n).map(|i| val(i, 31, 300.0)).collect();
+            let (mut a, mut b) = ((th.clone(), m.clone(), v.clone()), (th, m, v));
+            adamw_update(&mut a.0, &mut a.1, &mut a.2, &g, k);
+            adamw_update_plain(&mut b.0, &mut b.1, &mut b.2, &g, k);
+            assert_eq!(
+                (bits(&a.0), bits(&a.1), bits(&a.2)),
+                (bits(&b.0), bits(&b.1), bits(&b.2)),
+                "adamw, n {n}, factor {factor}"
+            );
+        }
     }
 
-    /// GELU and its slope against f64 (erf from candle's `erf_f64`, libm's, as in the test above; φ by its formula), the bias
-    /// added to each row; the slope also against a central difference of GELU in f64.
+    /// GELU and its slope against f64 (erf from candle's `erf_f64`, libm's, as in the test
+    /// above; φ by its formula), the bias added to each row; the slope also against a central
+    /// difference of GELU in f64.
     #[test]
     fn gelu_and_its_slope_match_f64() {
         let gelu64 =
