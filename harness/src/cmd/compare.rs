@@ -104,6 +104,16 @@ pub(crate) fn run(args: CompareArgs) -> Result<Exit> {
         args.seed,
         args.judged_k as usize,
     )?;
+    // With --html the qrels and the runs are read twice (the verdict, then the page): what the
+    // filesystem says of each before the first read and after the second must agree, or the
+    // page could show other rankings than the verdict judged.
+    let inputs: Vec<PathBuf> = match &args.html {
+        Some(_) => std::iter::once(args.qrels.clone())
+            .chain(args.runs.iter().cloned())
+            .collect(),
+        None => Vec::new(),
+    };
+    let before = stamps(&inputs);
     let comparison = compare(plan, &args.qrels)?;
     let text = if args.all_pairs {
         crate::compare::all_pairs::render(&comparison, args.format.0)?
@@ -118,6 +128,13 @@ pub(crate) fn run(args: CompareArgs) -> Result<Exit> {
         )?),
         None => None,
     };
+    if let Some(changed) = changed_input(&inputs, &before, &stamps(&inputs)) {
+        anyhow::bail!(
+            "{} changed while ranklab compare read it (once for the verdict, once for the page), \
+             so the two could disagree: nothing written; run again once it is complete",
+            changed.display()
+        );
+    }
     if let (Some(out), Some(page)) = (&args.html, &page) {
         crate::report::explorer::compare::write(out, page)?;
     }
@@ -126,4 +143,73 @@ pub(crate) fn run(args: CompareArgs) -> Result<Exit> {
         .and_then(|()| out.flush())
         .context("cannot write to stdout")?;
     Ok(Exit::Ok)
+}
+
+/// What the filesystem says of a file that changes when its contents do: device, inode, size,
+/// modification and status-change times (nanoseconds). A file replaced by a rename (as atomic
+/// writers do) or whose size changes is always caught; a rewrite in place to the same size is
+/// caught when the kernel's file clock has ticked (a few milliseconds at most). `None` when it
+/// cannot be read (the read itself then says why).
+type Stamp = Option<(u64, u64, u64, i64, i64, i64, i64)>;
+
+fn stamps(paths: &[PathBuf]) -> Vec<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    paths
+        .iter()
+        .map(|p| {
+            let m = std::fs::metadata(p).ok()?;
+            Some((
+                m.dev(),
+                m.ino(),
+                m.size(),
+                m.mtime(),
+                m.mtime_nsec(),
+                m.ctime(),
+                m.ctime_nsec(),
+            ))
+        })
+        .collect()
+}
+
+/// The first of `paths` whose stamp differs between `before` and `after`.
+fn changed_input<'p>(
+    paths: &'p [PathBuf],
+    before: &[Stamp],
+    after: &[Stamp],
+) -> Option<&'p PathBuf> {
+    paths
+        .iter()
+        .zip(before.iter().zip(after))
+        .find(|(_, (b, a))| b != a)
+        .map(|(p, _)| p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{changed_input, stamps};
+
+    /// A file rewritten between two stamps is named (a rename over it, as an atomic writer
+    /// does, and a write in place), one left alone is not: what `compare --html` checks.
+    #[test]
+    fn a_rewritten_input_is_named_and_an_untouched_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.trec"), dir.path().join("b.trec"));
+        std::fs::write(&a, "q1 Q0 d1 1 1.0 r\n").unwrap();
+        std::fs::write(&b, "q1 Q0 d1 1 1.0 r\n").unwrap();
+        let paths = vec![a.clone(), b.clone()];
+        let before = stamps(&paths);
+        assert_eq!(changed_input(&paths, &before, &stamps(&paths)), None);
+
+        // replaced by a rename, same contents
+        let tmp = dir.path().join("b.tmp");
+        std::fs::write(&tmp, "q1 Q0 d1 1 1.0 r\n").unwrap();
+        std::fs::rename(&tmp, &b).unwrap();
+        assert_eq!(changed_input(&paths, &before, &stamps(&paths)), Some(&b));
+
+        // written in place (a longer file: the times alone may not move within the clock's
+        // tick, see `Stamp`)
+        let before = stamps(&paths);
+        std::fs::write(&a, "q1 Q0 d1 1 1.0 r\nq1 Q0 d2 2 0.5 r\n").unwrap();
+        assert_eq!(changed_input(&paths, &before, &stamps(&paths)), Some(&a));
+    }
 }
