@@ -148,8 +148,9 @@ pub(crate) fn run(args: CompareArgs) -> Result<Exit> {
 /// What the filesystem says of a file that changes when its contents do: device, inode, size,
 /// modification and status-change times (nanoseconds). A file replaced by a rename (as atomic
 /// writers do) or whose size changes is always caught; a rewrite in place to the same size is
-/// caught when the kernel's file clock has ticked (a few milliseconds at most). `None` when it
-/// cannot be read (the read itself then says why).
+/// caught unless the file had also been written within the same tick of the kernel's file clock
+/// (a few milliseconds) just before the first read. `None` when it cannot be read (the read
+/// itself then says why).
 type Stamp = Option<(u64, u64, u64, i64, i64, i64, i64)>;
 
 fn stamps(paths: &[PathBuf]) -> Vec<Stamp> {
