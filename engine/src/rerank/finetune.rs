@@ -28,8 +28,10 @@ use crate::{Error, Result};
 /// whenever the same pairs and settings would give other weights. 3: fused softmax, LayerNorm
 /// and GELU, a one-pass AdamW (weights within float rounding of version 2's, not equal to the
 /// bit). 4: the hand-written passes of [`crate::rerank::train_hand`] (weights within float
-/// rounding of version 3's; [`train`] below is version 3, kept for comparison).
-pub const TRAINER_VERSION: u32 = 4;
+/// rounding of version 3's; [`train`] below is version 3, kept for comparison). 5: the last
+/// layer computes only each pair's first token past K and V (weights within float rounding of
+/// version 4's).
+pub const TRAINER_VERSION: u32 = 5;
 
 /// One training pair.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,6 +14,14 @@
 //! needs neither the intermediate nor a pass to recompute GELU; its bias added by the GELU pass,
 //! the product itself adding none).
 //!
+//! The last layer computes only what the pooler reads: K and V of every token (the first
+//! token attends to them all), then each pair's first row alone through the attention, the
+//! output projection, the feed-forward block and both LayerNorms; its backward pass likewise
+//! (the rows it skips have a zero gradient). The same sums, but gemm over `b` rows instead of
+//! `b·t` may block and round them differently, and the last layer's weight gradients no longer
+//! add the skipped rows' exact zeros: the trained weights are within float rounding of
+//! trainer 4's, not equal to the bit ([`crate::rerank::finetune::TRAINER_VERSION`] 5).
+//!
 //! The attention runs as one task per pair, its heads one after the other: scores, scale, mask
 //! and softmax, then `P·V` written straight into the head's columns of the context rows, with
 //! the scores block (at most 256 × 256 floats) in cache; backward likewise, into the rows of
@@ -100,6 +108,8 @@ pub struct Workspace {
     saved: Vec<Saved>,
     scratch: Scratch,
     bias: Vec<f32>,
+    /// The last layer's rows of each pair's first token, `[b, h]`.
+    first: Vec<f32>,
     pooled: Vec<f32>,
     logits: Vec<f32>,
 }
@@ -144,6 +154,7 @@ impl Workspace {
                 dp: zeros(heads_tt),
             },
             bias: zeros(rows),
+            first: zeros(b * h),
             pooled: zeros(b * h),
             logits: zeros(b),
         }
@@ -210,20 +221,22 @@ impl Workspace {
         for (b, m) in self.bias[..rows].iter_mut().zip(batch.mask) {
             *b = (m * -1.0 + 1.0) * f32::MIN;
         }
-        for l in 0..lay.layers.len() {
+        let last = lay.layers.len() - 1;
+        for l in 0..=last {
             let (done, rest) = self.hidden.split_at_mut(l + 1);
-            layer_forward(
-                &Ctx {
-                    w,
-                    at: &self.layout.layers[l],
-                    d,
-                    bias: &self.bias[..rows],
-                },
-                &done[l][..rows * h],
-                &mut rest[0][..rows * h],
-                &mut self.saved[l],
-                &mut self.scratch,
-            );
+            let c = Ctx {
+                w,
+                at: &self.layout.layers[l],
+                d,
+                bias: &self.bias[..rows],
+            };
+            let (x, out) = (&done[l][..rows * h], &mut rest[0][..rows * h]);
+            if l < last {
+                layer_forward(&c, x, out, &mut self.saved[l], &mut self.scratch);
+            } else {
+                let (s, sc) = (&mut self.saved[l], &mut self.scratch);
+                last_layer_forward(&c, x, out, s, sc, &mut self.first);
+            }
         }
         self.pool(w, d);
     }
@@ -252,19 +265,20 @@ impl Workspace {
         let dx = &mut self.scratch.dx[..rows * h];
         dx.fill(0.0);
         self.unpool(w, grad, d, dz);
-        for l in (0..lay.layers.len()).rev() {
-            layer_backward(
-                &Ctx {
-                    w,
-                    at: &lay.layers[l],
-                    d,
-                    bias: &self.bias[..rows],
-                },
-                &self.hidden[l][..rows * h],
-                &self.saved[l],
-                &mut self.scratch,
-                grad,
-            );
+        let last = lay.layers.len() - 1;
+        for l in (0..=last).rev() {
+            let c = Ctx {
+                w,
+                at: &lay.layers[l],
+                d,
+                bias: &self.bias[..rows],
+            };
+            let (x, s) = (&self.hidden[l][..rows * h], &self.saved[l]);
+            if l < last {
+                layer_backward(&c, x, s, &mut self.scratch, grad);
+            } else {
+                last_layer_backward(&c, x, s, &mut self.scratch, grad, &mut self.first);
+            }
         }
         let dx = &mut self.scratch.dx[..rows * h];
         let xhat0 = &self.xhat0[..rows * h];
@@ -382,8 +396,43 @@ fn add_into(y: &mut [f32], x: &[f32]) {
 }
 
 fn layer_forward(c: &Ctx, x: &[f32], out: &mut [f32], s: &mut Saved, sc: &mut Scratch) {
-    let (d, at) = (c.d, c.at);
-    let (rows, h, i) = (d.rows(), d.h, d.inter);
+    let rows = c.d.rows();
+    qkv_forward(c, x, s);
+    let ctx = &mut s.ctx[..rows * c.d.h];
+    attention_forward(c, &s.qkv, &mut s.p, ctx);
+    dense_forward(c, rows, x, out, s, sc);
+}
+
+/// The last layer: of its output only each pair's first token is read (by the pooler), so past
+/// K and V (every token's) it computes the first tokens' rows alone: their attention row, then
+/// the output projection, the feed-forward block and both LayerNorms over `b` rows instead of
+/// `b·t`. `first` holds the pairs' first rows of `x` on the way in, their output on the way out
+/// (also written into those rows of `out`; the other rows of `out` are not written).
+fn last_layer_forward(
+    c: &Ctx,
+    x: &[f32],
+    out: &mut [f32],
+    s: &mut Saved,
+    sc: &mut Scratch,
+    first: &mut [f32],
+) {
+    let (d, h) = (c.d, c.d.h);
+    qkv_forward(c, x, s);
+    attention_first_forward(c, &s.qkv, &mut s.p, &mut s.ctx[..d.b * h]);
+    let first = &mut first[..d.b * h];
+    for (b, row) in first.chunks_mut(h).enumerate() {
+        row.copy_from_slice(&x[b * d.t * h..][..h]);
+    }
+    let xin = first.to_vec();
+    dense_forward(c, d.b, &xin, first, s, sc);
+    for (b, row) in first.chunks(h).enumerate() {
+        out[b * d.t * h..][..h].copy_from_slice(row);
+    }
+}
+
+/// Q, K and V of every row, `x·Wᵀ + b`, into `s.qkv`.
+fn qkv_forward(c: &Ctx, x: &[f32], s: &mut Saved) {
+    let (rows, h, at) = (c.d.rows(), c.d.h, c.at);
     let qkv = &mut s.qkv[..rows * 3 * h];
     ops::fill_rows(qkv, c.param(at.qkv_b, 3 * h));
     matmul(
@@ -394,8 +443,22 @@ fn layer_forward(c: &Ctx, x: &[f32], out: &mut [f32], s: &mut Saved, sc: &mut Sc
         c.wt(at.qkv_w, 3 * h, h),
         true,
     );
-    let ctx = &mut s.ctx[..rows * h];
-    attention_forward(c, qkv, &mut s.p, ctx);
+}
+
+/// From the context rows (`s.ctx`, `rows` of them) and the layer's input `x` (the same rows) to
+/// its output `out`: the output projection and residual, LayerNorm, the feed-forward block and
+/// residual, LayerNorm; what the backward pass needs kept in `s`'s first `rows` rows.
+fn dense_forward(
+    c: &Ctx,
+    rows: usize,
+    x: &[f32],
+    out: &mut [f32],
+    s: &mut Saved,
+    sc: &mut Scratch,
+) {
+    let (d, at) = (c.d, c.at);
+    let (h, i) = (d.h, d.inter);
+    let ctx = &s.ctx[..rows * h];
     let y1 = &mut sc.tmp[..rows * h];
     ops::fill_rows(y1, c.param(at.ao_b, h));
     matmul(
@@ -484,11 +547,83 @@ fn attention_forward(c: &Ctx, qkv: &[f32], p: &mut [f32], ctx: &mut [f32]) {
         });
 }
 
+/// [`attention_forward`] for each pair's first token alone: per pair and head the one row
+/// `softmax(scale · q₀·Kᵀ + mask)`, kept in `p` (`[b, heads, t]`), and `p·V` into the head's
+/// columns of the pair's row of `ctx` (`[b, h]`).
+fn attention_first_forward(c: &Ctx, qkv: &[f32], p: &mut [f32], ctx: &mut [f32]) {
+    let d = c.d;
+    let (t, dh) = (d.t, d.dh);
+    let scale = 1.0 / (dh as f32).sqrt();
+    p[..d.b * d.heads * t]
+        .par_chunks_mut(d.heads * t)
+        .zip(ctx[..d.b * d.h].par_chunks_mut(d.h))
+        .enumerate()
+        .for_each(|(b, (p, out))| {
+            for (hd, p) in p.chunks_mut(t).enumerate() {
+                let [q, k, v] = qkv_views(qkv, d, b, hd);
+                let q0 = View::rows(&q.data[..dh], 1, dh);
+                matmul(p, t, false, q0, k.t(), false);
+                ops::masked_softmax(p, &c.bias[b * t..][..t], scale);
+                matmul(
+                    &mut out[hd * dh..],
+                    d.h,
+                    false,
+                    View::rows(p, 1, t),
+                    v,
+                    false,
+                );
+            }
+        });
+}
+
 /// The layer's backward pass: `sc.dx` holds the gradient of its output and is left holding the
 /// gradient of its input `x`; its parameters' gradients are written into `grad`.
 fn layer_backward(c: &Ctx, x: &[f32], s: &Saved, sc: &mut Scratch, grad: &mut [f32]) {
+    let rows = c.d.rows();
+    dense_backward(c, rows, s, sc, grad);
+    let qkv = &s.qkv[..rows * 3 * c.d.h];
+    let dqkv = &mut sc.dqkv[..rows * 3 * c.d.h];
+    attention_backward(c, qkv, &s.p, &sc.tmp, &mut sc.dp, dqkv);
+    qkv_backward(c, x, sc, grad);
+}
+
+/// [`layer_backward`] of [`last_layer_forward`]: `sc.dx` is zero but in each pair's first row
+/// (the pooler's gradient), so the dense part runs over those `b` rows (gathered into `first`)
+/// and the attention from the first tokens' rows; Q's gradient is zero in every other row.
+fn last_layer_backward(
+    c: &Ctx,
+    x: &[f32],
+    s: &Saved,
+    sc: &mut Scratch,
+    grad: &mut [f32],
+    first: &mut [f32],
+) {
+    let d = c.d;
+    let (rows, h, t) = (d.rows(), d.h, d.t);
+    let first = &mut first[..d.b * h];
+    for (b, row) in first.chunks_mut(h).enumerate() {
+        row.copy_from_slice(&sc.dx[b * t * h..][..h]);
+    }
+    sc.dx[..d.b * h].copy_from_slice(first);
+    dense_backward(c, d.b, s, sc, grad);
+    first.copy_from_slice(&sc.dx[..d.b * h]);
+    let dx = &mut sc.dx[..rows * h];
+    dx.fill(0.0);
+    for (b, row) in first.chunks(h).enumerate() {
+        dx[b * t * h..][..h].copy_from_slice(row);
+    }
+    let qkv = &s.qkv[..rows * 3 * h];
+    let dqkv = &mut sc.dqkv[..rows * 3 * h];
+    attention_first_backward(c, qkv, &s.p, &sc.tmp[..d.b * h], dqkv);
+    qkv_backward(c, x, sc, grad);
+}
+
+/// The backward pass of [`dense_forward`] over `rows` rows: from the output's gradient in
+/// `sc.dx` to the gradient of the layer's input through the residuals (left in `sc.dx`) and of
+/// the context rows (left in `sc.tmp`), the parameters' gradients written into `grad`.
+fn dense_backward(c: &Ctx, rows: usize, s: &Saved, sc: &mut Scratch, grad: &mut [f32]) {
     let (d, at) = (c.d, c.at);
-    let (rows, h, i) = (d.rows(), d.h, d.inter);
+    let (h, i) = (d.h, d.inter);
     let dx = &mut sc.dx[..rows * h];
     let (xhat2, x1) = (&s.xhat2[..rows * h], &s.x1[..rows * h]);
     ops::col_dots(&mut grad[at.ln2_g..][..h], dx, xhat2);
@@ -549,9 +684,13 @@ fn layer_backward(c: &Ctx, x: &[f32], s: &Saved, sc: &mut Scratch, grad: &mut [f
         c.w(at.ao_w, h, h),
         true,
     );
-    let qkv = &s.qkv[..rows * 3 * h];
-    let dqkv = &mut sc.dqkv[..rows * 3 * h];
-    attention_backward(c, qkv, &s.p, dctx, &mut sc.dp, dqkv);
+}
+
+/// From Q's, K's and V's gradients (`sc.dqkv`, every row) to their parameters' gradients and
+/// the input's, added to `sc.dx`.
+fn qkv_backward(c: &Ctx, x: &[f32], sc: &mut Scratch, grad: &mut [f32]) {
+    let (rows, h, at) = (c.d.rows(), c.d.h, c.at);
+    let dqkv = &sc.dqkv[..rows * 3 * h];
     ops::col_sums(&mut grad[at.qkv_b..][..3 * h], dqkv);
     let dqt = View::rows(dqkv, rows, 3 * h).t();
     matmul(
@@ -563,13 +702,44 @@ fn layer_backward(c: &Ctx, x: &[f32], s: &Saved, sc: &mut Scratch, grad: &mut [f
         true,
     );
     matmul(
-        dx,
+        &mut sc.dx[..rows * h],
         h,
         true,
         View::rows(dqkv, rows, 3 * h),
         c.w(at.qkv_w, 3 * h, h),
         true,
     );
+}
+
+/// [`attention_backward`] for each pair's first token alone (the rows of
+/// [`attention_first_forward`]): from the first rows' context gradient `dctx` (`[b, h]`), Q's
+/// gradient in each pair's first row (zero in the others), K's and V's in every row of `dqkv`.
+fn attention_first_backward(c: &Ctx, qkv: &[f32], p: &[f32], dctx: &[f32], dqkv: &mut [f32]) {
+    let d = c.d;
+    let (t, dh, h) = (d.t, d.dh, d.h);
+    let scale = 1.0 / (dh as f32).sqrt();
+    dqkv[..d.b * t * 3 * h]
+        .par_chunks_mut(t * 3 * h)
+        .zip(p[..d.b * d.heads * t].par_chunks(d.heads * t))
+        .enumerate()
+        .for_each(|(b, (out, p))| {
+            for row in out.chunks_mut(3 * h).skip(1) {
+                row[..h].fill(0.0);
+            }
+            let mut ds = vec![0f32; t];
+            for (hd, p) in p.chunks(t).enumerate() {
+                let [q, k, v] = qkv_views(qkv, d, b, hd);
+                let q0 = View::rows(&q.data[..dh], 1, dh);
+                let dc = View::rows(&dctx[b * h + hd * dh..][..dh], 1, dh);
+                let pv = View::rows(p, 1, t);
+                matmul(&mut ds, t, false, dc, v.t(), false);
+                matmul(&mut out[2 * h + hd * dh..], 3 * h, false, pv.t(), dc, false);
+                ops::softmax_grad(&mut ds, p, t, scale);
+                let dsv = View::rows(&ds, 1, t);
+                matmul(&mut out[hd * dh..], 3 * h, false, dsv, k, false);
+                matmul(&mut out[h + hd * dh..], 3 * h, false, dsv.t(), q0, false);
+            }
+        });
 }
 
 /// Per pair, head by head, from the context's gradient `dctx` (`[rows, h]`): `dP = dctx·Vᵀ`,
