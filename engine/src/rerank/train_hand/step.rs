@@ -15,9 +15,10 @@
 //! the product itself adding none).
 //!
 //! The last layer computes only what the pooler reads: K and V of every token (the first
-//! token attends to them all), then each pair's first row alone through the attention, the
-//! output projection, the feed-forward block and both LayerNorms; its backward pass likewise
-//! (the rows it skips have a zero gradient). The same sums, but gemm over `b` rows instead of
+//! token attends to them all), then each pair's first row alone (its query, its attention row,
+//! the output projection, the feed-forward block and both LayerNorms); its backward pass
+//! likewise (the rows it skips have a zero gradient), K's and V's gradients as the rank-one
+//! products they are ([`last_layer_backward`]). The same sums, but gemm over `b` rows instead of
 //! `b·t` may block and round them differently, and the last layer's weight gradients no longer
 //! add the skipped rows' exact zeros: the trained weights are within float rounding of
 //! trainer 4's, not equal to the bit ([`crate::rerank::finetune::TRAINER_VERSION`] 5).
@@ -110,6 +111,8 @@ pub struct Workspace {
     bias: Vec<f32>,
     /// The last layer's rows of each pair's first token, `[b, h]`.
     first: Vec<f32>,
+    /// The last layer's rank-one attention gradients, `2 · [b, 2·heads, h]`.
+    yz: Vec<f32>,
     pooled: Vec<f32>,
     logits: Vec<f32>,
 }
@@ -155,6 +158,7 @@ impl Workspace {
             },
             bias: zeros(rows),
             first: zeros(b * h),
+            yz: zeros(2 * b * 2 * config.heads * h),
             pooled: zeros(b * h),
             logits: zeros(b),
         }
@@ -277,7 +281,15 @@ impl Workspace {
             if l < last {
                 layer_backward(&c, x, s, &mut self.scratch, grad);
             } else {
-                last_layer_backward(&c, x, s, &mut self.scratch, grad, &mut self.first);
+                last_layer_backward(
+                    &c,
+                    x,
+                    s,
+                    &mut self.scratch,
+                    grad,
+                    &mut self.first,
+                    &mut self.yz,
+                );
             }
         }
         let dx = &mut self.scratch.dx[..rows * h];
@@ -417,7 +429,7 @@ fn last_layer_forward(
     first: &mut [f32],
 ) {
     let (d, h) = (c.d, c.d.h);
-    qkv_forward(c, x, s);
+    kv_first_q_forward(c, x, s);
     attention_first_forward(c, &s.qkv, &mut s.p, &mut s.ctx[..d.b * h]);
     let first = &mut first[..d.b * h];
     for (b, row) in first.chunks_mut(h).enumerate() {
@@ -443,6 +455,26 @@ fn qkv_forward(c: &Ctx, x: &[f32], s: &mut Saved) {
         c.wt(at.qkv_w, 3 * h, h),
         true,
     );
+}
+
+/// [`qkv_forward`] for the last layer: K and V of every row, Q of each pair's first row only
+/// (the other rows' Q columns hold the bias alone and are not read).
+fn kv_first_q_forward(c: &Ctx, x: &[f32], s: &mut Saved) {
+    let (d, at) = (c.d, c.at);
+    let (rows, h, t) = (d.rows(), d.h, d.t);
+    let qkv = &mut s.qkv[..rows * 3 * h];
+    ops::fill_rows(qkv, c.param(at.qkv_b, 3 * h));
+    let xs = View::rows(x, rows, h);
+    matmul(
+        &mut qkv[h..],
+        3 * h,
+        true,
+        xs,
+        c.wt(at.qkv_w + h * h, 2 * h, h),
+        true,
+    );
+    let firsts = View::strided(x, d.b, h, t * h);
+    matmul(qkv, t * 3 * h, true, firsts, c.wt(at.qkv_w, h, h), true);
 }
 
 /// From the context rows (`s.ctx`, `rows` of them) and the layer's input `x` (the same rows) to
@@ -588,8 +620,13 @@ fn layer_backward(c: &Ctx, x: &[f32], s: &Saved, sc: &mut Scratch, grad: &mut [f
 }
 
 /// [`layer_backward`] of [`last_layer_forward`]: `sc.dx` is zero but in each pair's first row
-/// (the pooler's gradient), so the dense part runs over those `b` rows (gathered into `first`)
-/// and the attention from the first tokens' rows; Q's gradient is zero in every other row.
+/// (the pooler's gradient), so the dense part runs over those `b` rows (gathered into `first`).
+/// The attention's gradient then has rank one per pair and head: only the first row's scores
+/// have a gradient `ds` (`t` values), so K's gradient in row `r` is `ds[r]·q₀` and V's is
+/// `p[r]·dc` (`q₀` the first row's query, `p` its probabilities, `dc` its context gradient).
+/// Their weight gradients are `Σ_pairs q₀ᵀ ⊗ (ds·X)` and `Σ_pairs dcᵀ ⊗ (p·X)` and their input
+/// gradient `dsᵀ·(q₀·W_K) + pᵀ·(dc·W_V)` per head, none a product over every row (`yz` holds
+/// the `[ds; p]·X` and the `q₀·W_K`, `dc·W_V` rows of each pair); Q's only in the first rows.
 fn last_layer_backward(
     c: &Ctx,
     x: &[f32],
@@ -597,9 +634,12 @@ fn last_layer_backward(
     sc: &mut Scratch,
     grad: &mut [f32],
     first: &mut [f32],
+    yz: &mut [f32],
 ) {
-    let d = c.d;
-    let (rows, h, t) = (d.rows(), d.h, d.t);
+    let (d, at) = (c.d, c.at);
+    let (rows, h, t, heads, dh) = (d.rows(), d.h, d.t, d.heads, d.dh);
+    let hh = 2 * heads;
+    let scale = 1.0 / (dh as f32).sqrt();
     let first = &mut first[..d.b * h];
     for (b, row) in first.chunks_mut(h).enumerate() {
         row.copy_from_slice(&sc.dx[b * t * h..][..h]);
@@ -607,15 +647,98 @@ fn last_layer_backward(
     sc.dx[..d.b * h].copy_from_slice(first);
     dense_backward(c, d.b, s, sc, grad);
     first.copy_from_slice(&sc.dx[..d.b * h]);
+    let qkv = &s.qkv[..rows * 3 * h];
+    let (dctx, rest) = sc.tmp.split_at_mut(d.b * h);
+    let dctx = &*dctx;
+    let dq = &mut rest[..d.b * h];
+    // Per pair `[ds; p]` (`2·heads` rows of `t`), Q's gradient in the first row, each row's sum.
+    let sp = &mut sc.dp[..d.b * hh * t];
+    let mut sums = vec![0f32; d.b * hh];
+    sp.par_chunks_mut(hh * t)
+        .zip(dq.par_chunks_mut(h))
+        .zip(sums.par_chunks_mut(hh))
+        .enumerate()
+        .for_each(|(b, ((sp, dq), sums))| {
+            let (ds_all, p_all) = sp.split_at_mut(heads * t);
+            p_all.copy_from_slice(&s.p[b * heads * t..][..heads * t]);
+            for hd in 0..heads {
+                let [_, k, v] = qkv_views(qkv, d, b, hd);
+                let (ds, p) = (&mut ds_all[hd * t..][..t], &p_all[hd * t..][..t]);
+                let dc = View::rows(&dctx[b * h + hd * dh..][..dh], 1, dh);
+                matmul(ds, t, false, dc, v.t(), false);
+                ops::softmax_grad(ds, p, t, scale);
+                matmul(&mut dq[hd * dh..], h, false, View::rows(ds, 1, t), k, false);
+                sums[hd] = ds.iter().sum();
+                sums[heads + hd] = p.iter().sum();
+            }
+        });
+    let sp = &*sp;
+    let (y, z) = yz[..2 * d.b * hh * h].split_at_mut(d.b * hh * h);
+    y.par_chunks_mut(hh * h).enumerate().for_each(|(b, y)| {
+        let m = View::rows(&sp[b * hh * t..][..hh * t], hh, t);
+        matmul(
+            y,
+            h,
+            false,
+            m,
+            View::rows(&x[b * t * h..][..t * h], t, h),
+            false,
+        );
+    });
+    let y = &*y;
+    // The coefficient of row `j` of each pair's `[ds; p]`: q₀ of head j (K), dc of head j − heads (V).
+    let coef = |j: usize| {
+        if j < heads {
+            View::strided(&qkv[j * dh..], d.b, dh, t * 3 * h)
+        } else {
+            View::strided(&dctx[(j - heads) * dh..], d.b, dh, h)
+        }
+    };
+    let gw = &mut grad[at.qkv_w..][..3 * h * h];
+    let (gq, gkv) = gw.split_at_mut(h * h);
+    let xc = View::strided(x, d.b, h, t * h);
+    matmul(gq, h, false, View::rows(dq, d.b, h).t(), xc, true);
+    gkv.par_chunks_mut(dh * h).enumerate().for_each(|(j, dst)| {
+        let yj = View::strided(&y[j * h..], d.b, h, hh * h);
+        matmul(dst, h, false, coef(j).t(), yj, false);
+    });
+    let gb = &mut grad[at.qkv_b..][..3 * h];
+    ops::col_sums(&mut gb[..h], dq);
+    for j in 0..hh {
+        let cj = coef(j);
+        for (col, g) in gb[h + j * dh..][..dh].iter_mut().enumerate() {
+            *g = (0..d.b).fold(0f32, |acc, b| {
+                acc + cj.data[b * cj.rs + col] * sums[b * hh + j]
+            });
+        }
+    }
+    // The input's gradient: the first rows' (dense part and Q), then every row's from K and V.
+    matmul(
+        first,
+        h,
+        true,
+        View::rows(dq, d.b, h),
+        c.w(at.qkv_w, h, h),
+        true,
+    );
     let dx = &mut sc.dx[..rows * h];
     dx.fill(0.0);
     for (b, row) in first.chunks(h).enumerate() {
         dx[b * t * h..][..h].copy_from_slice(row);
     }
-    let qkv = &s.qkv[..rows * 3 * h];
-    let dqkv = &mut sc.dqkv[..rows * 3 * h];
-    attention_first_backward(c, qkv, &s.p, &sc.tmp[..d.b * h], dqkv);
-    qkv_backward(c, x, sc, grad);
+    dx.par_chunks_mut(t * h)
+        .zip(z.par_chunks_mut(hh * h))
+        .enumerate()
+        .for_each(|(b, (dx, z))| {
+            for j in 0..hh {
+                let cj = coef(j);
+                let row = View::rows(&cj.data[b * cj.rs..][..dh], 1, dh);
+                let wj = c.w(at.qkv_w + (h + j * dh) * h, dh, h);
+                matmul(&mut z[j * h..], h, false, row, wj, false);
+            }
+            let m = View::rows(&sp[b * hh * t..][..hh * t], hh, t).t();
+            matmul(dx, h, true, m, View::rows(z, hh, h), false);
+        });
 }
 
 /// The backward pass of [`dense_forward`] over `rows` rows: from the output's gradient in
@@ -709,37 +832,6 @@ fn qkv_backward(c: &Ctx, x: &[f32], sc: &mut Scratch, grad: &mut [f32]) {
         c.w(at.qkv_w, 3 * h, h),
         true,
     );
-}
-
-/// [`attention_backward`] for each pair's first token alone (the rows of
-/// [`attention_first_forward`]): from the first rows' context gradient `dctx` (`[b, h]`), Q's
-/// gradient in each pair's first row (zero in the others), K's and V's in every row of `dqkv`.
-fn attention_first_backward(c: &Ctx, qkv: &[f32], p: &[f32], dctx: &[f32], dqkv: &mut [f32]) {
-    let d = c.d;
-    let (t, dh, h) = (d.t, d.dh, d.h);
-    let scale = 1.0 / (dh as f32).sqrt();
-    dqkv[..d.b * t * 3 * h]
-        .par_chunks_mut(t * 3 * h)
-        .zip(p[..d.b * d.heads * t].par_chunks(d.heads * t))
-        .enumerate()
-        .for_each(|(b, (out, p))| {
-            for row in out.chunks_mut(3 * h).skip(1) {
-                row[..h].fill(0.0);
-            }
-            let mut ds = vec![0f32; t];
-            for (hd, p) in p.chunks(t).enumerate() {
-                let [q, k, v] = qkv_views(qkv, d, b, hd);
-                let q0 = View::rows(&q.data[..dh], 1, dh);
-                let dc = View::rows(&dctx[b * h + hd * dh..][..dh], 1, dh);
-                let pv = View::rows(p, 1, t);
-                matmul(&mut ds, t, false, dc, v.t(), false);
-                matmul(&mut out[2 * h + hd * dh..], 3 * h, false, pv.t(), dc, false);
-                ops::softmax_grad(&mut ds, p, t, scale);
-                let dsv = View::rows(&ds, 1, t);
-                matmul(&mut out[hd * dh..], 3 * h, false, dsv, k, false);
-                matmul(&mut out[h + hd * dh..], 3 * h, false, dsv.t(), q0, false);
-            }
-        });
 }
 
 /// Per pair, head by head, from the context's gradient `dctx` (`[rows, h]`): `dP = dctx·Vᵀ`,
