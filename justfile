@@ -200,9 +200,11 @@ costs *models: models
 # The cost of the fine-tuned stages of `just finetune` (docir and brain): each fold's float model
 # timed on its own tasks' pairs, cold and warm, added to reports/<suite>/costs.json, and their
 # reports rendered again with the figures. The fold models must be trained (`just finetune`).
+# From the recordings, as `just finetune`: a live replay on a CPU whose vectors differ from the
+# recorded ones would pick other negatives, train other fold models and time those instead.
 costs-finetune: models
-    cargo run --release -q -p ranklab -- run tasks/docir -x tasks/docir/experiments-finetune.yaml --measure-costs
-    cargo run --release -q -p ranklab -- run tasks/brain -x tasks/brain/experiments-finetune.yaml --measure-costs
+    cargo run --release -q -p ranklab -- run tasks/docir -x tasks/docir/experiments-finetune.yaml --from-recording --measure-costs
+    cargo run --release -q -p ranklab -- run tasks/brain -x tasks/brain/experiments-finetune.yaml --from-recording --measure-costs
 
 # The cost of docir's endpoint rerank stage (`fusion+smollm2-server@20`), which `just costs` leaves
 # out: its cost is the live server's. Starts llama_cpp.server (llama-cpp-python 0.3.36, just
