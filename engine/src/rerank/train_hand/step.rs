@@ -411,7 +411,7 @@ fn layer_forward(c: &Ctx, x: &[f32], out: &mut [f32], s: &mut Saved, sc: &mut Sc
     let rows = c.d.rows();
     qkv_forward(c, x, s);
     let ctx = &mut s.ctx[..rows * c.d.h];
-    attention_forward(c, &s.qkv, &mut s.p, ctx);
+    attention_forward(c, &s.qkv, &mut s.p, ctx, c.d.t);
     dense_forward(c, rows, x, out, s, sc);
 }
 
@@ -430,7 +430,7 @@ fn last_layer_forward(
 ) {
     let (d, h) = (c.d, c.d.h);
     kv_first_q_forward(c, x, s);
-    attention_first_forward(c, &s.qkv, &mut s.p, &mut s.ctx[..d.b * h]);
+    attention_forward(c, &s.qkv, &mut s.p, &mut s.ctx[..d.b * h], 1);
     let first = &mut first[..d.b * h];
     for (b, row) in first.chunks_mut(h).enumerate() {
         row.copy_from_slice(&x[b * d.t * h..][..h]);
@@ -550,57 +550,30 @@ fn qkv_views(qkv: &[f32], d: Dims, b: usize, hd: usize) -> [View<'_>; 3] {
     [0, d.h, 2 * d.h].map(|o| View::strided(&qkv[base + o..], d.t, d.dh, 3 * d.h))
 }
 
-/// Per pair, head by head: `P = softmax(scale · Q·Kᵀ + mask)` kept in `p` (`[b, heads, t, t]`),
-/// `P·V` written straight into the head's columns of the context rows `ctx` (`[b·t, h]`). One
-/// task per pair (its rows of `ctx` are its own), its heads one after the other with the
-/// scores block in cache.
-fn attention_forward(c: &Ctx, qkv: &[f32], p: &mut [f32], ctx: &mut [f32]) {
+/// Per pair, head by head: `P = softmax(scale · Q·Kᵀ + mask)` kept in `p` (`[b, heads, rows, t]`),
+/// `P·V` written straight into the head's columns of the context rows `ctx` (`[b·rows, h]`),
+/// for the first `rows` queries of each pair: all `t` of them, or the first token's alone in
+/// the last layer. One task per pair (its rows of `ctx` are its own), its heads one after the
+/// other with the scores block in cache.
+fn attention_forward(c: &Ctx, qkv: &[f32], p: &mut [f32], ctx: &mut [f32], rows: usize) {
     let d = c.d;
     let (t, dh) = (d.t, d.dh);
     let scale = 1.0 / (dh as f32).sqrt();
-    p[..d.b * d.heads * t * t]
-        .par_chunks_mut(d.heads * t * t)
-        .zip(ctx[..d.b * t * d.h].par_chunks_mut(t * d.h))
+    p[..d.b * d.heads * rows * t]
+        .par_chunks_mut(d.heads * rows * t)
+        .zip(ctx[..d.b * rows * d.h].par_chunks_mut(rows * d.h))
         .enumerate()
         .for_each(|(b, (p, out))| {
-            for (hd, p) in p.chunks_mut(t * t).enumerate() {
+            for (hd, p) in p.chunks_mut(rows * t).enumerate() {
                 let [q, k, v] = qkv_views(qkv, d, b, hd);
+                let q = View::strided(q.data, rows, dh, q.rs);
                 matmul(p, t, false, q, k.t(), false);
                 ops::masked_softmax(p, &c.bias[b * t..][..t], scale);
                 matmul(
                     &mut out[hd * dh..],
                     d.h,
                     false,
-                    View::rows(p, t, t),
-                    v,
-                    false,
-                );
-            }
-        });
-}
-
-/// [`attention_forward`] for each pair's first token alone: per pair and head the one row
-/// `softmax(scale · q₀·Kᵀ + mask)`, kept in `p` (`[b, heads, t]`), and `p·V` into the head's
-/// columns of the pair's row of `ctx` (`[b, h]`).
-fn attention_first_forward(c: &Ctx, qkv: &[f32], p: &mut [f32], ctx: &mut [f32]) {
-    let d = c.d;
-    let (t, dh) = (d.t, d.dh);
-    let scale = 1.0 / (dh as f32).sqrt();
-    p[..d.b * d.heads * t]
-        .par_chunks_mut(d.heads * t)
-        .zip(ctx[..d.b * d.h].par_chunks_mut(d.h))
-        .enumerate()
-        .for_each(|(b, (p, out))| {
-            for (hd, p) in p.chunks_mut(t).enumerate() {
-                let [q, k, v] = qkv_views(qkv, d, b, hd);
-                let q0 = View::rows(&q.data[..dh], 1, dh);
-                matmul(p, t, false, q0, k.t(), false);
-                ops::masked_softmax(p, &c.bias[b * t..][..t], scale);
-                matmul(
-                    &mut out[hd * dh..],
-                    d.h,
-                    false,
-                    View::rows(p, 1, t),
+                    View::rows(p, rows, t),
                     v,
                     false,
                 );
