@@ -149,12 +149,14 @@ impl Workspace {
             r0: zeros(rows),
             saved,
             scratch: Scratch {
-                tmp: zeros(rows * h),
+                // The last layer's backward keeps two `[b, h]` blocks here, and `[b, 2·heads, t]`
+                // in `dp`: more than a pair of one token's rows hold.
+                tmp: zeros((rows * h).max(2 * b * h)),
                 u: zeros(rows * i),
                 dg: zeros(rows * i),
                 dx: zeros(rows * h),
                 dqkv: zeros(rows * 3 * h),
-                dp: zeros(heads_tt),
+                dp: zeros(heads_tt.max(b * 2 * config.heads * t)),
             },
             bias: zeros(rows),
             first: zeros(b * h),
