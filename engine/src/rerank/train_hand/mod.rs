@@ -95,8 +95,15 @@ pub fn train(
                 b: batch.len(),
                 t,
             };
-            let loss = f64::from(ws.step(&w, &mut grad, &b));
-            opt.step(&layout, &mut w, &grad, lr, h.max_grad_norm);
+            // The whole step on one of rayon's workers: its hundreds of parallel products and
+            // passes then fork from inside the pool (a join the other worker steals), not from
+            // this thread, which would hand each to the pool and sleep until it is done.
+            let loss = rayon::scope(|_| {
+                let loss = ws.step(&w, &mut grad, &b);
+                opt.step(&layout, &mut w, &grad, lr, h.max_grad_norm);
+                loss
+            });
+            let loss = f64::from(loss);
             step += 1;
             if !loss.is_finite() {
                 return Err(diverged(loss, step, total, epoch));
