@@ -32,7 +32,7 @@ use crate::models::onnx::{dtype, Graph, Initializer};
 use crate::{Error, Result};
 
 /// The architecture of ms-marco-MiniLM-L-12-v2 (its config.json names none of it).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Config {
     /// Encoder layers.
     pub layers: usize,

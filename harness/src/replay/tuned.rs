@@ -300,7 +300,11 @@ pub fn prepare(
         folds: spec.folds,
         cache_dir: &cache_dir,
     };
-    train_missing(engine, &training, &folds, &keys, &mut records)?;
+    let trained = train_missing(engine, &training, &folds, &keys, &mut records);
+    // The trainer keeps its workspace for the next fold (rerank::train_hand::SPARE): no more
+    // folds of this stage now, so free it before scoring.
+    ranklab_engine::rerank::train_hand::release_workspace();
+    trained?;
     let (mut out, mut summaries) = (Vec::with_capacity(folds.len()), Vec::new());
     for (fi, ((fold, key), record)) in folds.into_iter().zip(keys).zip(records).enumerate() {
         let again = Retrain {
@@ -472,8 +476,9 @@ fn fold_weights(
         (None, Some(t)) => {
             let start = dequantize(&model_dir.join("model.onnx"))?;
             let tok = tokenizer(model_dir, 512)?;
-            let (trained, file, _) = train_file(&start, &t.base, &t.pairs, &tok, &t.hyper, &t.what)
-                .map_err(|e| model_error(format!("{e:#}")))?;
+            let trained = train_file(&start, &t.base, &t.pairs, &tok, &t.hyper, &t.what);
+            ranklab_engine::rerank::train_hand::release_workspace();
+            let (trained, file, _) = trained.map_err(|e| model_error(format!("{e:#}")))?;
             if trained != key {
                 return Err(model_error(format!(
                     "training again gave the model {trained}, not {key}"

@@ -10,7 +10,7 @@ use candle_core::{Device, Tensor};
 use crate::rerank::bert::Weights;
 
 /// One parameter: its BERT name, shape, and place in the flat buffer.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     /// The name, as [`crate::rerank::bert::Bert`] reads it.
     pub name: String,
@@ -25,7 +25,7 @@ pub struct Entry {
 }
 
 /// The offsets of one encoder layer's parameters.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LayerAt {
     /// Query, key and value weights, `[3h, h]`.
     pub qkv_w: usize,
@@ -54,7 +54,7 @@ pub struct LayerAt {
 }
 
 /// Where everything is, and the model's sizes read from the weights.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Layout {
     /// Every parameter, in buffer order.
     pub entries: Vec<Entry>,

@@ -166,6 +166,12 @@ impl Workspace {
         }
     }
 
+    /// Whether this workspace is what [`Workspace::new`] would build for these arguments
+    /// (the same model, architecture and capacity; its buffers' contents aside).
+    pub fn fits(&self, layout: &Layout, config: Config, b: usize, t: usize) -> bool {
+        self.cap == (b, t) && self.config == config && self.layout == *layout
+    }
+
     fn dims(&self, batch: &Batch) -> Dims {
         let h = self.layout.hidden;
         Dims {

@@ -296,6 +296,12 @@ fn adamw_steps_match_a_hand_computation() {
 /// Three steps (forward, backward, AdamW) of the wider model on `threads` threads: the loss of
 /// each step and the final weights' bits.
 fn three_steps(threads: usize) -> Vec<u32> {
+    three_steps_on(threads, None)
+}
+
+/// [`three_steps`] on `used` (a workspace an earlier training left its values in) instead of a
+/// new one.
+fn three_steps_on(threads: usize, used: Option<&mut Workspace>) -> Vec<u32> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -305,7 +311,11 @@ fn three_steps(threads: usize) -> Vec<u32> {
             let layout = Layout::of(&start, WIDE.config.layers).unwrap();
             let mut w = layout.flatten(&start).unwrap();
             let (ids, types, mask, labels) = batch(WIDE);
-            let mut ws = Workspace::new(&layout, WIDE.config, 3, WIDE.t);
+            let mut new = None;
+            let ws = match used {
+                Some(ws) => ws,
+                None => new.insert(Workspace::new(&layout, WIDE.config, 3, WIDE.t)),
+            };
             let mut grad = vec![0f32; layout.len];
             let mut opt = AdamW::new(layout.len, 0.01);
             let mut bits = Vec::new();
@@ -331,6 +341,41 @@ fn three_steps(threads: usize) -> Vec<u32> {
             bits.extend(w.iter().map(|x| x.to_bits()));
             bits
         })
+}
+
+/// A workspace another training has used gives a new one's bits, which is what lets `train`
+/// keep its workspace for the next fold (`train_hand::SPARE`): every buffer holds another
+/// model's, another batch's values (the weights scaled, the labels flipped, two steps taken)
+/// before the same three steps run on it. The oracle is the same steps on a new workspace.
+#[test]
+fn a_used_workspace_gives_a_new_ones_bits() {
+    let start = model(WIDE);
+    let layout = Layout::of(&start, WIDE.config.layers).unwrap();
+    let mut ws = Workspace::new(&layout, WIDE.config, 3, WIDE.t);
+    assert!(ws.fits(&layout, WIDE.config, 3, WIDE.t));
+    assert!(!ws.fits(&layout, WIDE.config, 2, WIDE.t));
+    assert!(!ws.fits(&layout, WIDE.config, 3, WIDE.t - 1));
+    let other: Vec<f32> = layout
+        .flatten(&start)
+        .unwrap()
+        .iter()
+        .map(|x| x * -1.7 + 0.01)
+        .collect();
+    let (ids, types, mask, labels) = batch(WIDE);
+    let flipped: Vec<f32> = labels.iter().map(|l| 1.0 - l).collect();
+    let mut grad = vec![0f32; layout.len];
+    for _ in 0..2 {
+        let b = Batch {
+            ids: &ids,
+            types: &types,
+            mask: &mask,
+            labels: &flipped,
+            b: 3,
+            t: WIDE.t,
+        };
+        ws.step(&other, &mut grad, &b);
+    }
+    assert_eq!(three_steps_on(2, Some(&mut ws)), three_steps(2));
 }
 
 /// Training is deterministic: two runs on 2 threads and one on 1 thread give the same losses
