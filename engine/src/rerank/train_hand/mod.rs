@@ -59,8 +59,9 @@ pub fn train_as_env_says(
 /// does that on the calling thread alone: about 2 s, a tenth of a 140-pair epoch, with the
 /// other core idle. Training writes every buffer before it reads it, as it already must from
 /// one step to the next (batches of other lengths leave other contents behind), so a kept
-/// workspace gives the same bits as a new one (`tests::hand_training_is_the_same_bits_on_two_runs_and_one_or_two_threads`
-/// trains twice in one process). [`release_workspace`] frees it.
+/// workspace gives the same bits as a new one (`tests::a_used_workspace_gives_a_new_ones_bits`:
+/// three steps on a workspace another model and batch have filled, against a new one).
+/// [`release_workspace`] frees it.
 static SPARE: std::sync::Mutex<Option<step::Workspace>> = std::sync::Mutex::new(None);
 
 /// The kept workspace if it fits, else a new one (the kept one freed first).
