@@ -55,7 +55,7 @@ pub fn train_as_env_says(
 
 /// The workspace of the last training, kept for the next one of the same shape (the folds of a
 /// run, the warm run of `examples/finetune_speed.rs`). Building one zeroes every buffer, about
-/// 2.5 GB for 16 pairs of 256 tokens, and on memory an earlier training freed the allocator
+/// 2.5 GB for 16 pairs of 256 tokens, and on memory an earlier training freed glibc's calloc
 /// does that on the calling thread alone: about 2 s, a tenth of a 140-pair epoch, with the
 /// other core idle. Training writes every buffer before it reads it, as it already must from
 /// one step to the next (batches of other lengths leave other contents behind), so a kept
