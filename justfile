@@ -256,9 +256,10 @@ beir dir=(shared + "/scifact") configs="bm25,dense,fusion,bm25+ce,bm25+ce@20,bm2
 
 # SciFact's fine-tuned rows (issue 27) beside `just beir`'s: ms-marco-MiniLM-L-12-v2 fine-tuned
 # on 4 of 5 folds of the 300 test queries (seed 42) for each fold's queries, BM25's top 100 and top
-# 20 reranked (bm25+ce-ft, bm25+ce-ft@20). Hours the first time on 2 cores: 5 fold trainings of
-# about 540 pairs and 30,000 pairs scored in float (docs/beir.md); every fold model and score
-# group is cached as it finishes, so a killed run goes on where it stopped. RAYON_NUM_THREADS=1
+# 20 reranked (bm25+ce-ft, bm25+ce-ft@20). About two hours the first time on 2 cores: 5 fold
+# trainings of about 540 pairs (7 min) and 30,000 pairs scored in float (docs/beir.md); every fold
+# model and score group is cached as it finishes, so a killed run goes on where it stopped.
+# RAYON_NUM_THREADS=1 trains on every core all the same and
 # scores each query's pairs side by side, one forward pass per core (1.5x on 2 cores, the same
 # bits: docs/speed.md); the other configurations come from the cache `just beir` filled.
 # SciFact with its fine-tuned rows: just beir's configurations plus bm25+ce-ft and bm25+ce-ft@20.
@@ -271,8 +272,8 @@ beir-finetune dir=(shared + "/scifact"):
     bash bench/scifact-finetune/carry.sh keep
 
 # SciFact's fine-tuned rows with the fold models scored as int8 exports (bm25+ce-ft-int8: the same
-# fold models as beir-finetune, trained only when missing; scored through ONNX Runtime like bm25+ce,
-# minutes instead of hours). docs/beir.md, docs/speed.md.
+# fold models as beir-finetune, trained only when missing; scored through ONNX Runtime like bm25+ce:
+# the fine-tuned rows 26 min cold on 2 cores instead of two hours). docs/beir.md, docs/speed.md.
 beir-finetune-int8 dir=(shared + "/scifact"):
     bash bench/scifact-finetune/carry.sh bring
     RAYON_NUM_THREADS=1 cargo run --release -q -p ranklab -- beir {{dir}} --configs bm25,dense,fusion,bm25+ce,bm25+ce@20,bm25+ce-ft-int8,bm25+ce-ft-int8@20,bm25+colbert,bm25+colbert@20

@@ -327,3 +327,52 @@ fn a_fine_tuned_stage_is_timed_fold_by_fold_and_other_measurements_are_kept() {
         "the note says how a fine-tuned stage was timed:\n{md}"
     );
 }
+
+/// `RAYON_NUM_THREADS=1`, which `just beir-finetune` sets so that a fold model scores its pairs
+/// one forward pass per core, still trains every fold on every core (before, it trained on one:
+/// 152 s a SciFact fold where two cores take about 80), and to the same weights as a training
+/// on rayon's default pool. The oracle of the threads is the model file's training record
+/// (`threads`, rayon's pool size inside the training) against the machine's core count; on a
+/// one-core machine both are 1 and only the weights are compared.
+#[test]
+fn one_rayon_thread_set_for_scoring_still_trains_on_every_core_to_the_same_weights() {
+    let (tmp, cache, _) = trained_cold();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let weights = |b: &[u8]| b.splitn(3, |&c| c == b'\n').nth(2).unwrap().to_vec();
+    let threads = |b: &[u8]| -> u64 {
+        let header = b.split(|&c| c == b'\n').nth(1).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(header).unwrap();
+        v["record"]["threads"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no record.threads in the header"))
+    };
+    let before: Vec<Vec<u8>> = finetuned_files(&cache)
+        .iter()
+        .map(|p| weights(&std::fs::read(p).unwrap()))
+        .collect();
+    assert_eq!(before.len(), 3);
+
+    let one = common::cache_with_shared_models(&tmp.path().join("one"));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
+        .args(["run", "tasks/p", "-x", "tasks/p/experiments-ft.yaml"])
+        .args(["--reports", "out-one"])
+        .current_dir(tmp.path())
+        .env("RANKLAB_CACHE", &one)
+        .env("RAYON_NUM_THREADS", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("run ranklab");
+    assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("fine-tuning bm25+ft fold 3/3"));
+    let files = finetuned_files(&one);
+    assert_eq!(files.len(), 3, "{files:?}");
+    for f in &files {
+        let b = std::fs::read(f).unwrap();
+        assert_eq!(threads(&b), cores as u64, "{}", f.display());
+    }
+    let after: Vec<Vec<u8>> = files
+        .iter()
+        .map(|p| weights(&std::fs::read(p).unwrap()))
+        .collect();
+    assert!(after == before, "one rayon thread trained other weights");
+}

@@ -259,6 +259,19 @@ pub fn scores_side_by_side() -> bool {
     side_by_side().is_some()
 }
 
+/// Runs `f`, a fold model's training, on every core when this process scores side by side:
+/// `RAYON_NUM_THREADS=1` asks for one forward pass per core when scoring ([`side_by_side`]),
+/// and would otherwise also leave training, whose products split over rayon's current pool, on
+/// one core (a SciFact fold: 152 s on one core). The weights do not depend on the thread count
+/// (`train_hand`'s tests and `harness/tests/finetune_stage.rs`); elsewhere `f` runs on the
+/// caller's pool, as `RAYON_NUM_THREADS` or the cluster's settings made it.
+pub fn train_on_every_core<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    match side_by_side() {
+        Some(pool) => pool.install(f),
+        None => f(),
+    }
+}
+
 /// The pool that scores pairs side by side: one thread per core, when candle's matrix products
 /// are single-threaded (candle reads `RAYON_NUM_THREADS` at every product; split over threads,
 /// gemm also blocks the product for threads, and two passes side by side then run slower than

@@ -29,16 +29,17 @@ pub(crate) struct BeirArgs {
     pub dir: PathBuf,
     /// Configurations to run, comma-separated: bm25, bm25-lucene (Anserini's analyzer at depth
     /// 1000), dense, fusion, bm25+ce (BM25's top 100
-    /// reranked by ms-marco-MiniLM-L-12-v2; on SciFact 30,000 pairs, about 40 min on 2 cores
+    /// reranked by ms-marco-MiniLM-L-12-v2; on SciFact 30,000 pairs, about 19 min on 2 cores
     /// the first time, seconds once cached), bm25+ce@N (only its top N reranked; it shares
     /// bm25+ce's scores and score cache), bm25+ce-ft and bm25+ce-ft@N (the same model
     /// fine-tuned on the collection's own judged queries, cross-validated: 5 folds, each fold's
     /// queries reranked by a model trained one epoch on the other folds' queries, one BM25 hard
-    /// negative per positive; on SciFact about 3 hours on 2 cores the first time, under 2 with
-    /// RAYON_NUM_THREADS=1 (pairs scored side by side: just beir-finetune), the folds'
-    /// models and scores cached as they finish; with --cluster the folds train on the cluster),
-    /// bm25+ce-ft-int8 and bm25+ce-ft-int8@N (the same fold models scored as int8 exports
-    /// through ONNX Runtime, as fast as bm25+ce: just beir-finetune-int8), bm25+colbert and
+    /// negative per positive; on SciFact about 7 min of training and 2 hours of float scoring
+    /// on 2 cores the first time with RAYON_NUM_THREADS=1 (pairs scored side by side, training
+    /// still on every core: just beir-finetune), the folds' models and scores cached as they
+    /// finish; with --cluster the folds train on the cluster), bm25+ce-ft-int8 and
+    /// bm25+ce-ft-int8@N (the same fold models scored as int8 exports through ONNX Runtime, as
+    /// fast as bm25+ce: on SciFact 26 min cold, just beir-finetune-int8), bm25+colbert and
     /// bm25+colbert@N (the same with the late-interaction answerai-colbert-small-v1; on
     /// SciFact about 30 min on 2 cores the first time, and a token-vector cache of about 2 GB).
     #[arg(

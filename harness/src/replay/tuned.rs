@@ -239,9 +239,10 @@ fn train_missing(
                 fi + 1,
                 t.folds
             );
-            let (key, file, record) =
+            let (key, file, record) = finetuned::train_on_every_core(|| {
                 train_file(&start, t.base, &folds[fi].pairs, &tok, &t.hyper, &what)
-                    .with_context(|| format!("{at}: fold {}", fi + 1))?;
+            })
+            .with_context(|| format!("{at}: fold {}", fi + 1))?;
             ranklab_engine::atomic::write(&finetuned::path_of(t.cache_dir, &key), &file)?;
             records[fi] = Some(record);
         }
@@ -476,7 +477,9 @@ fn fold_weights(
         (None, Some(t)) => {
             let start = dequantize(&model_dir.join("model.onnx"))?;
             let tok = tokenizer(model_dir, 512)?;
-            let trained = train_file(&start, &t.base, &t.pairs, &tok, &t.hyper, &t.what);
+            let trained = finetuned::train_on_every_core(|| {
+                train_file(&start, &t.base, &t.pairs, &tok, &t.hyper, &t.what)
+            });
             ranklab_engine::rerank::train_hand::release_workspace();
             let (trained, file, _) = trained.map_err(|e| model_error(format!("{e:#}")))?;
             if trained != key {
