@@ -288,7 +288,7 @@ beir-finetune-keep:
 # BM25's top 100 reranked by ms-marco-MiniLM-L-12-v2 at 500, 1,000, 2,000, 3,500 and all 5,183
 # documents, every judged document kept, the others sampled (seed 42). The long cold work of the
 # curves lives here: the cross-encoder pairs that enter BM25's top 100 only at the smaller sizes
-# (50,727 beyond `just beir`'s 30,000: 35 minutes on 2 cores the first time, under a second once
+# (50,727 beyond `just beir`'s 30,000: 32-35 minutes on 2 cores the first time, under a second once
 # cached). docir's curve (tasks/docir/experiments-corpus-size.yaml) is part of `just bench`:
 # its cold work is about 300 pairs and 1,000 SciFact abstracts embedded (the vectors `just beir`
 # caches). Then the speed figure: bash bench/scale-speed/run.sh.

@@ -8,7 +8,13 @@
 //! infinite (even under a matching checksum) is discarded with a warning, once per file, and
 //! scored again.
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{PoisonError, RwLock};
+
+use rayon::prelude::*;
+
+use rustc_hash::FxBuildHasher;
 
 use super::{Candidate, CrossEncoder};
 use crate::models::model_cache::cache_counts;
@@ -32,8 +38,38 @@ cache_counts! {
 /// The score cache's kind of records: one little-endian f32 logit, keyed by
 /// `sha256(sha256(query) | sha256(passage))`, in `<sha256(identity)>.ce` files of kind
 /// `cross-encoder scores`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Scores;
+///
+/// It also remembers the sha256 of every passage the cache has keyed, found by the candidate's
+/// document id and then its whole text (compared in full, so a digest is never taken for
+/// another text; a document's several sections each keep their own): a passage reranked for
+/// many queries, or at every size of a corpus-size curve, is hashed once per cache instead of
+/// once per pair (hashing the passages was a fifth of a warm SciFact curve's CPU time). The
+/// memo holds each distinct passage's text once, for as long as the cache lives.
+#[derive(Debug, Default)]
+pub struct Scores {
+    passages: RwLock<PassageDigests>,
+}
+
+/// By document id: each of its passages seen so far, with its sha256.
+type PassageDigests = HashMap<Box<str>, Vec<(Box<str>, [u8; 32])>, FxBuildHasher>;
+
+/// The digests a request computed that the memo lacked: (candidate, its passage's sha256).
+type Fresh = Vec<(usize, [u8; 32])>;
+
+/// The sha256 of `c`'s passage if `memo` holds it.
+fn known_digest(memo: &PassageDigests, c: &Candidate) -> Option<[u8; 32]> {
+    let seen = memo.get(c.doc_id.as_str())?;
+    let (_, d) = seen.iter().find(|(text, _)| **text == *c.passage)?;
+    Some(*d)
+}
+
+/// Remembers `d` as the sha256 of `c`'s passage (once per text).
+fn remember(memo: &mut PassageDigests, c: &Candidate, d: [u8; 32]) {
+    let seen = memo.entry(c.doc_id.as_str().into()).or_default();
+    if !seen.iter().any(|(text, _)| **text == *c.passage) {
+        seen.push((c.passage.as_str().into(), d));
+    }
+}
 
 impl CacheKind for Scores {
     // Changing KIND or EXT invalidates every score file.
@@ -53,9 +89,14 @@ pub type ScoreCache = ModelCache<Scores>;
 
 /// The cache key of a pair.
 pub(crate) fn pair_key(query: &str, passage: &str) -> [u8; 32] {
+    key_of_digests(&sha256(query.as_bytes()), &sha256(passage.as_bytes()))
+}
+
+/// The cache key of a pair from the sha256 of its query and of its passage.
+fn key_of_digests(query: &[u8; 32], passage: &[u8; 32]) -> [u8; 32] {
     let mut both = [0u8; 64];
-    both[..32].copy_from_slice(&sha256(query.as_bytes()));
-    both[32..].copy_from_slice(&sha256(passage.as_bytes()));
+    both[..32].copy_from_slice(query);
+    both[32..].copy_from_slice(passage);
     sha256(&both)
 }
 
@@ -68,13 +109,13 @@ impl ModelCache<Scores> {
     /// The cache of `ce` under `dir` (normally `ModelStore::scores_dir()`), read and verified
     /// now; damaged entries are reported on stderr.
     pub fn open(dir: &Path, ce: &dyn CrossEncoder) -> Result<ScoreCache> {
-        ModelCache::open_as(dir, ce.identity(), Scores)
+        ModelCache::open_as(dir, ce.identity(), Scores::default())
     }
 
     /// A cache that lives in memory only (nothing read or written). Still scores each pair at
     /// most once per run.
     pub fn in_memory(ce: &dyn CrossEncoder) -> ScoreCache {
-        ModelCache::in_memory_as(ce.identity(), Scores)
+        ModelCache::in_memory_as(ce.identity(), Scores::default())
     }
 
     /// Scores of `query` against each candidate's passage, in order: from the cache, or from
@@ -105,7 +146,7 @@ impl ModelCache<Scores> {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Vec<Vec<f32>>, PairStats)> {
         self.check_model(ce.identity())?;
-        let pairs = Pairs::new(requests);
+        let pairs = Pairs::new(requests, &self.kind);
         let found = self.lookup(&pairs.keys, decode, |todo, per_shard| {
             pairs.shards(todo, per_shard)
         })?;
@@ -197,13 +238,54 @@ struct Pairs<'a> {
 }
 
 impl<'a> Pairs<'a> {
-    fn new(requests: &'a [(&'a str, &'a [Candidate])]) -> Pairs<'a> {
+    /// The pairs of `requests`, each keyed as [`pair_key`] keys it: each query hashed once per
+    /// request, each passage once per cache (`scores`' memo); the requests keyed on rayon's
+    /// pool, in order.
+    fn new(requests: &'a [(&'a str, &'a [Candidate])], scores: &Scores) -> Pairs<'a> {
+        // Each request's keys, and the digests it computed (candidate, digest) for the memo.
+        // The memo is read under one guard taken here, outside the pool (no lock inside it);
+        // a poisoned memo is still whole: an entry is inserted complete or not at all.
+        let keyed: Vec<(Vec<[u8; 32]>, Fresh)> = {
+            let memo = scores
+                .passages
+                .read()
+                .unwrap_or_else(PoisonError::into_inner);
+            let memo: &PassageDigests = &memo;
+            requests
+                .par_iter()
+                .map(|(query, candidates)| {
+                    let query = sha256(query.as_bytes());
+                    let mut fresh = Vec::new();
+                    let keys = candidates
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            let passage = known_digest(memo, c).unwrap_or_else(|| {
+                                let d = sha256(c.passage.as_bytes());
+                                fresh.push((i, d));
+                                d
+                            });
+                            key_of_digests(&query, &passage)
+                        })
+                        .collect();
+                    (keys, fresh)
+                })
+                .collect()
+        };
+        let mut memo = scores
+            .passages
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
         let mut starts = Vec::with_capacity(requests.len() + 1);
         let mut keys: Vec<[u8; 32]> = Vec::new();
         let mut request_of: Vec<usize> = Vec::new();
-        for (r, (query, candidates)) in requests.iter().enumerate() {
+        for (r, ((_, candidates), (request_keys, fresh))) in requests.iter().zip(keyed).enumerate()
+        {
             starts.push(keys.len());
-            keys.extend(candidates.iter().map(|c| pair_key(query, &c.passage)));
+            for (i, d) in fresh {
+                remember(&mut memo, &candidates[i], d);
+            }
+            keys.extend(request_keys);
             request_of.extend(std::iter::repeat_n(r, candidates.len()));
         }
         starts.push(keys.len());
@@ -311,6 +393,57 @@ mod tests {
                 passage: p.to_string(),
             })
             .collect()
+    }
+
+    /// The documented key, computed here with `sha2` directly (not with `pair_key`).
+    fn documented_key(query: &str, passage: &str) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        let mut both = Sha256::new();
+        both.update(Sha256::digest(query.as_bytes()));
+        both.update(Sha256::digest(passage.as_bytes()));
+        both.finalize().into()
+    }
+
+    #[test]
+    fn keys_through_the_passage_memo_are_each_pairs_documented_sha256() {
+        // One document with two sections (two texts under one id), one text under two ids, and
+        // a text met again in a later call (a memo hit): every key is the documented one.
+        let c = |doc: &str, passage: &str| Candidate {
+            doc_id: doc.to_string(),
+            passage: passage.to_string(),
+        };
+        let first = [
+            c("d1", "alpha beta"),
+            c("d1", "gamma"),
+            c("d2", "alpha beta"),
+        ];
+        let second = [
+            c("d1", "gamma"),
+            c("d1", "alpha beta"),
+            c("d1", "delta"),
+            c("d3", "gamma"),
+        ];
+        let scores = Scores::default();
+        for (n, requests) in [
+            vec![("q one", &first[..]), ("q two", &first[..2])],
+            vec![("q two", &second[..]), ("q one", &second[1..])],
+        ]
+        .iter()
+        .enumerate()
+        {
+            let pairs = Pairs::new(requests, &scores);
+            let want: Vec<[u8; 32]> = requests
+                .iter()
+                .flat_map(|(q, cs)| cs.iter().map(|c| documented_key(q, &c.passage)))
+                .collect();
+            assert_eq!(pairs.keys, want, "call {n}");
+        }
+        // Each distinct (document, text) remembered once: d1 has three texts, d2 and d3 one.
+        let memo = scores.passages.read().unwrap();
+        let mut held: Vec<(usize, &str)> =
+            memo.iter().map(|(d, seen)| (seen.len(), &**d)).collect();
+        held.sort_unstable();
+        assert_eq!(held, vec![(1, "d2"), (1, "d3"), (3, "d1")]);
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! Width rules: 0 is an error; a width larger than the hits available is capped to them
 //! (the caller, who knows the configured first-stage depth, rejects a width beyond it).
 
+use rayon::prelude::*;
+
 use super::{Candidate, CrossEncoder, PairStats, ScoreCache};
 use crate::ranking::Hit;
 use crate::{Error, Result};
@@ -94,7 +96,7 @@ pub fn score_shortlist(
     query: &str,
     hits: &[Hit],
     width: usize,
-    candidate_of: impl Fn(&Hit) -> Candidate,
+    candidate_of: impl Fn(&Hit) -> Candidate + Sync,
     ce: &mut dyn CrossEncoder,
     cache: &ScoreCache,
 ) -> Result<(ShortlistScores, PairStats)> {
@@ -121,7 +123,7 @@ pub struct ShortlistRequest<'a> {
 /// `progress(done, to_score)` follows the pairs scored.
 pub fn score_shortlists(
     requests: &[ShortlistRequest<'_>],
-    candidate_of: impl Fn(&Hit) -> Candidate,
+    candidate_of: impl Fn(&Hit) -> Candidate + Sync,
     ce: &mut dyn CrossEncoder,
     cache: &ScoreCache,
     progress: &mut dyn FnMut(usize, usize),
@@ -131,8 +133,9 @@ pub fn score_shortlists(
         check_width(r.width)?;
         prefixes.push(&r.hits[..r.width.min(r.hits.len())]);
     }
+    // Built on rayon's pool (a candidate copies its passage): in order, the same lists.
     let candidates: Vec<Vec<Candidate>> = prefixes
-        .iter()
+        .par_iter()
         .map(|p| p.iter().map(&candidate_of).collect())
         .collect();
     let asked: Vec<(&str, &[Candidate])> = requests
@@ -158,7 +161,7 @@ pub fn rerank_shortlist(
     query: &str,
     hits: &[Hit],
     width: usize,
-    candidate_of: impl Fn(&Hit) -> Candidate,
+    candidate_of: impl Fn(&Hit) -> Candidate + Sync,
     ce: &mut dyn CrossEncoder,
     cache: &ScoreCache,
 ) -> Result<(Vec<RerankedHit>, PairStats)> {
