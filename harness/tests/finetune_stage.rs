@@ -25,21 +25,33 @@ fn run_ft(dir: &Path, cache: &Path) -> std::process::Output {
 
 /// [`run_ft`] with `extra` arguments.
 fn run_ft_with(dir: &Path, cache: &Path, extra: &[&str]) -> std::process::Output {
+    run_ft_env(dir, cache, "out", extra, &[])
+}
+
+/// [`run_ft_with`] writing its reports to `reports`, with `env` set.
+fn run_ft_env(
+    dir: &Path,
+    cache: &Path,
+    reports: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .args([
-            "run",
-            "tasks/p",
-            "-x",
-            "tasks/p/experiments-ft.yaml",
-            "--reports",
-            "out",
-        ])
+        .args(["run", "tasks/p", "-x", "tasks/p/experiments-ft.yaml"])
+        .args(["--reports", reports])
         .args(extra)
         .current_dir(dir)
         .env("RANKLAB_CACHE", cache)
+        .envs(env.iter().copied())
         .env_remove("GITHUB_STEP_SUMMARY")
         .output()
         .expect("run ranklab")
+}
+
+/// A fold model file's weights: what follows its two header lines (the header also keeps the
+/// seconds each epoch took, which another training changes).
+fn weights_of(file: &[u8]) -> Vec<u8> {
+    file.splitn(3, |&c| c == b'\n').nth(2).unwrap().to_vec()
 }
 
 fn finetuned_files(cache: &Path) -> Vec<std::path::PathBuf> {
@@ -81,15 +93,8 @@ fn fold_models_are_trained_once_cached_and_a_damaged_one_is_trained_again_to_the
     let svg = std::fs::read_to_string(tmp.path().join("out/p/ft.finetune.svg")).unwrap();
     assert!(svg.contains("loss"), "{svg}");
     let bytes = |p: &Path| std::fs::read(p).unwrap();
-    // A model file's weights: what follows its two header lines (the header also keeps the
-    // seconds each epoch took, which another training changes).
-    let weights_of = |p: &Path| -> Vec<u8> {
-        let b = bytes(p);
-        let mut lines = b.splitn(3, |&c| c == b'\n');
-        lines.nth(2).unwrap().to_vec()
-    };
     let run = tmp.path().join("out/p/runs/bm25+ft.trec");
-    let (report, ranking, weights) = (bytes(&md_path), bytes(&run), weights_of(&models[0]));
+    let (report, ranking, weights) = (bytes(&md_path), bytes(&run), weights_of(&bytes(&models[0])));
 
     // Warm: nothing trained, nothing scored, the same report.
     let o = run_ft(tmp.path(), &cache);
@@ -113,7 +118,7 @@ fn fold_models_are_trained_once_cached_and_a_damaged_one_is_trained_again_to_the
         "{err}"
     );
     assert!(
-        weights_of(&models[0]) == weights,
+        weights_of(&bytes(&models[0])) == weights,
         "retrained to other weights"
     );
     assert_eq!(bytes(&run), ranking);
@@ -185,15 +190,14 @@ fn heads_and_scores_carried_to_another_cache_give_the_same_report_and_a_missed_p
     );
     assert_eq!(bytes(&md_path), report);
     assert_eq!(bytes(&run), ranking);
-    let weights = |b: &[u8]| b.splitn(3, |&c| c == b'\n').nth(2).unwrap().to_vec();
     let again: Vec<Vec<u8>> = finetuned_files(&third)
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "bin"))
-        .map(|p| weights(&bytes(p)))
+        .map(|p| weights_of(&bytes(p)))
         .collect();
     assert_eq!(
         again,
-        models.iter().map(|m| weights(m)).collect::<Vec<_>>(),
+        models.iter().map(|m| weights_of(m)).collect::<Vec<_>>(),
         "trained again to other weights"
     );
 }
@@ -338,7 +342,6 @@ fn a_fine_tuned_stage_is_timed_fold_by_fold_and_other_measurements_are_kept() {
 fn one_rayon_thread_set_for_scoring_still_trains_on_every_core_to_the_same_weights() {
     let (tmp, cache, _) = trained_cold();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let weights = |b: &[u8]| b.splitn(3, |&c| c == b'\n').nth(2).unwrap().to_vec();
     let threads = |b: &[u8]| -> u64 {
         let header = b.split(|&c| c == b'\n').nth(1).unwrap();
         let v: serde_json::Value = serde_json::from_slice(header).unwrap();
@@ -348,20 +351,18 @@ fn one_rayon_thread_set_for_scoring_still_trains_on_every_core_to_the_same_weigh
     };
     let before: Vec<Vec<u8>> = finetuned_files(&cache)
         .iter()
-        .map(|p| weights(&std::fs::read(p).unwrap()))
+        .map(|p| weights_of(&std::fs::read(p).unwrap()))
         .collect();
     assert_eq!(before.len(), 3);
 
     let one = common::cache_with_shared_models(&tmp.path().join("one"));
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ranklab"))
-        .args(["run", "tasks/p", "-x", "tasks/p/experiments-ft.yaml"])
-        .args(["--reports", "out-one"])
-        .current_dir(tmp.path())
-        .env("RANKLAB_CACHE", &one)
-        .env("RAYON_NUM_THREADS", "1")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .expect("run ranklab");
+    let o = run_ft_env(
+        tmp.path(),
+        &one,
+        "out-one",
+        &[],
+        &[("RAYON_NUM_THREADS", "1")],
+    );
     assert_eq!(common::code(&o), 0, "{}", common::stderr(&o));
     assert!(common::stderr(&o).contains("fine-tuning bm25+ft fold 3/3"));
     let files = finetuned_files(&one);
@@ -372,7 +373,7 @@ fn one_rayon_thread_set_for_scoring_still_trains_on_every_core_to_the_same_weigh
     }
     let after: Vec<Vec<u8>> = files
         .iter()
-        .map(|p| weights(&std::fs::read(p).unwrap()))
+        .map(|p| weights_of(&std::fs::read(p).unwrap()))
         .collect();
     assert!(after == before, "one rayon thread trained other weights");
 }
