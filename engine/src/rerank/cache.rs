@@ -243,35 +243,34 @@ impl<'a> Pairs<'a> {
     /// pool, in order.
     fn new(requests: &'a [(&'a str, &'a [Candidate])], scores: &Scores) -> Pairs<'a> {
         // Each request's keys, and the digests it computed (candidate, digest) for the memo.
-        // The memo is read under one guard taken here, outside the pool (no lock inside it);
-        // a poisoned memo is still whole: an entry is inserted complete or not at all.
-        let keyed: Vec<(Vec<[u8; 32]>, Fresh)> = {
-            let memo = scores
-                .passages
-                .read()
-                .unwrap_or_else(PoisonError::into_inner);
-            let memo: &PassageDigests = &memo;
-            requests
-                .par_iter()
-                .map(|(query, candidates)| {
-                    let query = sha256(query.as_bytes());
-                    let mut fresh = Vec::new();
-                    let keys = candidates
-                        .iter()
-                        .enumerate()
-                        .map(|(i, c)| {
-                            let passage = known_digest(memo, c).unwrap_or_else(|| {
-                                let d = sha256(c.passage.as_bytes());
-                                fresh.push((i, d));
-                                d
-                            });
-                            key_of_digests(&query, &passage)
-                        })
-                        .collect();
-                    (keys, fresh)
-                })
-                .collect()
-        };
+        // Each request reads the memo under its own guard, held while it keys its candidates
+        // and nothing else (no rayon work while a guard is held, so a thread that steals a job
+        // never waits on a guard it holds itself); the new digests are written after, on this
+        // thread. A poisoned memo is still whole: an entry is inserted complete or not at all.
+        let keyed: Vec<(Vec<[u8; 32]>, Fresh)> = requests
+            .par_iter()
+            .map(|(query, candidates)| {
+                let query = sha256(query.as_bytes());
+                let memo = scores
+                    .passages
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let mut fresh = Vec::new();
+                let keys = candidates
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let passage = known_digest(&memo, c).unwrap_or_else(|| {
+                            let d = sha256(c.passage.as_bytes());
+                            fresh.push((i, d));
+                            d
+                        });
+                        key_of_digests(&query, &passage)
+                    })
+                    .collect();
+                (keys, fresh)
+            })
+            .collect();
         let mut memo = scores
             .passages
             .write()
