@@ -57,7 +57,7 @@ fn check_answer(ce: &mut FastembedCrossEncoder, passages: &[String]) {
         passages.len(),
         |h| Candidate {
             doc_id: format!("d{}", h.doc),
-            passage: passages[h.doc].clone(),
+            passage: passages[h.doc].as_str().into(),
         },
         ce,
         &cache,
@@ -88,7 +88,7 @@ fn ranklab(ce: &mut FastembedCrossEncoder, hits: &[Hit], passages: &[String]) ->
         passages.len(),
         |h| Candidate {
             doc_id: format!("d{}", h.doc),
-            passage: passages[h.doc].clone(),
+            passage: passages[h.doc].as_str().into(),
         },
         ce,
         &cache,
@@ -142,7 +142,7 @@ fn bench(c: &mut Criterion) {
         let warm = ScoreCache::in_memory(&ce);
         let candidate = |h: &Hit| Candidate {
             doc_id: format!("d{}", h.doc),
-            passage: passages[h.doc].clone(),
+            passage: passages[h.doc].as_str().into(),
         };
         rerank_shortlist(QUERY, &all_hits, passages.len(), candidate, &mut ce, &warm)
             .expect("fill");

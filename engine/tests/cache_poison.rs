@@ -46,7 +46,7 @@ fn candidates() -> Vec<Candidate> {
         .enumerate()
         .map(|(i, t)| Candidate {
             doc_id: format!("d{i}"),
-            passage: t.to_string(),
+            passage: (*t).into(),
         })
         .collect()
 }

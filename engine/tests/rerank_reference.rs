@@ -127,7 +127,7 @@ fn the_shortlist_stage_returns_the_model_scores_and_orders_by_them() {
         .collect();
     let cand = |h: &Hit| Candidate {
         doc_id: format!("doc{}", h.doc),
-        passage: PASSAGES[h.doc].to_string(),
+        passage: PASSAGES[h.doc].into(),
     };
     let (out, stats) = rerank_shortlist(QUERY, &hits, 3, cand, &mut ce, &cache).unwrap();
     assert_eq!(stats.scored, 3);

@@ -133,7 +133,7 @@ fn work_score_writes_the_bytes_a_local_run_caches() {
         .enumerate()
         .map(|(i, s)| Candidate {
             doc_id: i.to_string(),
-            passage: s.to_string(),
+            passage: (*s).into(),
         })
         .collect();
     for q in queries {

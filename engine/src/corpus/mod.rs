@@ -15,6 +15,7 @@ mod record;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 pub use record::{Document, History, Lifecycle, LifecycleEntry, Section};
 
@@ -35,6 +36,34 @@ pub struct Corpus {
     by_id: HashMap<String, usize>,
     /// See [`Corpus::id_rank`]; computed on first use.
     id_rank: std::sync::OnceLock<Vec<u32>>,
+    /// See [`Corpus::passage`]: each section's text, made on first use, in a table shared with
+    /// the corpora cut from this one ([`Corpus::subset`]).
+    texts: SectionTexts,
+    /// Per document, the table entry of its first section.
+    text_start: Vec<u32>,
+}
+
+/// Section texts made on first use, shared by a corpus and the corpora cut from it. Its
+/// `Debug` names only its length, so a corpus prints the same whichever texts were made.
+#[derive(Clone)]
+struct SectionTexts(Arc<[OnceLock<Arc<str>>]>);
+
+impl std::fmt::Debug for SectionTexts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SectionTexts({} sections)", self.0.len())
+    }
+}
+
+/// Per document, the index of its first section among all the documents' sections, and the
+/// number of sections.
+fn section_starts(docs: &[Document]) -> (Vec<u32>, usize) {
+    let mut starts = Vec::with_capacity(docs.len());
+    let mut n = 0usize;
+    for d in docs {
+        starts.push(u32::try_from(n).expect("fewer than 2^32 sections"));
+        n += d.sections.len();
+    }
+    (starts, n)
 }
 
 /// Per item, its position among `ids` in byte order (ids unique).
@@ -68,6 +97,7 @@ impl Corpus {
             }
             by_id.insert(d.id.clone(), i);
         }
+        let (text_start, sections) = section_starts(&docs);
         Ok(Corpus {
             root,
             docs,
@@ -75,7 +105,34 @@ impl Corpus {
             not_records: Vec::new(),
             by_id,
             id_rank: std::sync::OnceLock::new(),
+            texts: SectionTexts((0..sections).map(|_| OnceLock::new()).collect()),
+            text_start,
         })
+    }
+
+    /// The corpus of the documents `keep` selects (by index, in this corpus's order), sharing
+    /// this corpus's section texts ([`Corpus::passage`]): a text made for one of them is made
+    /// once for all. Ids stay unique and every document keeps its own texts, so the result is
+    /// what [`Corpus::new`] gives for the same documents; empty is an error.
+    pub fn subset(&self, keep: impl Fn(usize) -> bool) -> Result<Corpus> {
+        let chosen: Vec<usize> = (0..self.docs.len()).filter(|&i| keep(i)).collect();
+        let docs: Vec<Document> = chosen.iter().map(|&i| self.docs[i].clone()).collect();
+        let mut sub = Corpus::new(self.root.clone(), docs)?;
+        sub.texts = self.texts.clone();
+        sub.text_start = chosen.iter().map(|&i| self.text_start[i]).collect();
+        Ok(sub)
+    }
+
+    /// The text of section `section` of document `doc`
+    /// ([`Document::section_text`]), made once and shared: every caller (each query that
+    /// reranks the document, each corpus of a curve cut by [`Corpus::subset`]) gets the same
+    /// allocation. A corpus's documents are not to be edited after it is built.
+    pub fn passage(&self, doc: usize, section: usize) -> Arc<str> {
+        let d = &self.docs[doc];
+        assert!(section < d.sections.len(), "section {section} of {}", d.id);
+        self.texts.0[self.text_start[doc] as usize + section]
+            .get_or_init(|| d.section_text(section).into())
+            .clone()
     }
 
     /// Loads a Markdown directory, or a BEIR directory when it holds `corpus.jsonl`.
@@ -161,5 +218,50 @@ impl Corpus {
             h.update([0u8]);
         }
         crate::models::hex(&h.finalize())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(id: &str, bodies: &[&str]) -> Document {
+        let sections = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| Section {
+                heading: format!("H{i}"),
+                body: b.to_string(),
+            })
+            .collect();
+        Document::plain(id.into(), format!("T {id}"), sections, PathBuf::from("x"))
+    }
+
+    #[test]
+    fn a_subsets_passages_are_its_documents_texts_and_shared_with_the_whole() {
+        let whole = Corpus::new(
+            "r",
+            vec![
+                doc("a", &["a0", "a1"]),
+                doc("b", &["b0"]),
+                doc("c", &["c0", "c1", "c2"]),
+            ],
+        )
+        .unwrap();
+        let sub = whole.subset(|i| i != 1).unwrap();
+        let fresh = Corpus::new("r", vec![whole.docs[0].clone(), whole.docs[2].clone()]).unwrap();
+        assert_eq!(sub.docs, fresh.docs);
+        assert_eq!(sub.index_of("c"), Some(1));
+        assert_eq!(sub.index_of("b"), None);
+        // Each passage is the text written out by hand (title, heading, body), whichever
+        // corpus makes it first; the subset and the whole hand out one allocation.
+        assert_eq!(&*sub.passage(1, 2), "T c\nH2\nc2");
+        assert!(Arc::ptr_eq(&sub.passage(1, 2), &whole.passage(2, 2)));
+        assert_eq!(&*whole.passage(0, 1), "T a\nH1\na1");
+        assert!(Arc::ptr_eq(&whole.passage(0, 1), &sub.passage(0, 1)));
+        // A corpus built anew has its own table: the same text, another allocation.
+        assert_eq!(fresh.passage(1, 2), sub.passage(1, 2));
+        assert!(!Arc::ptr_eq(&fresh.passage(1, 2), &sub.passage(1, 2)));
+        assert!(whole.subset(|_| false).is_err());
     }
 }

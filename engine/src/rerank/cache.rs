@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use rayon::prelude::*;
 
@@ -44,14 +44,15 @@ cache_counts! {
 /// another text; a document's several sections each keep their own): a passage reranked for
 /// many queries, or at every size of a corpus-size curve, is hashed once per cache instead of
 /// once per pair (hashing the passages was a fifth of a warm SciFact curve's CPU time). The
-/// memo holds each distinct passage's text once, for as long as the cache lives.
+/// memo holds each distinct passage once, for as long as the cache lives: a reference to the
+/// candidate's text (a corpus's shared passage, so compared by address first).
 #[derive(Debug, Default)]
 pub struct Scores {
     passages: RwLock<PassageDigests>,
 }
 
 /// By document id: each of its passages seen so far, with its sha256.
-type PassageDigests = HashMap<Box<str>, Vec<(Box<str>, [u8; 32])>, FxBuildHasher>;
+type PassageDigests = HashMap<Box<str>, Vec<(Arc<str>, [u8; 32])>, FxBuildHasher>;
 
 /// The digests a request computed that the memo lacked: (candidate, its passage's sha256).
 type Fresh = Vec<(usize, [u8; 32])>;
@@ -59,16 +60,22 @@ type Fresh = Vec<(usize, [u8; 32])>;
 /// The sha256 of `c`'s passage if `memo` holds it.
 fn known_digest(memo: &PassageDigests, c: &Candidate) -> Option<[u8; 32]> {
     let seen = memo.get(c.doc_id.as_str())?;
-    let (_, d) = seen.iter().find(|(text, _)| **text == *c.passage)?;
+    let (_, d) = seen.iter().find(|(text, _)| same_text(text, &c.passage))?;
     Some(*d)
 }
 
 /// Remembers `d` as the sha256 of `c`'s passage (once per text).
 fn remember(memo: &mut PassageDigests, c: &Candidate, d: [u8; 32]) {
     let seen = memo.entry(c.doc_id.as_str().into()).or_default();
-    if !seen.iter().any(|(text, _)| **text == *c.passage) {
-        seen.push((c.passage.as_str().into(), d));
+    if !seen.iter().any(|(text, _)| same_text(text, &c.passage)) {
+        seen.push((Arc::clone(&c.passage), d));
     }
+}
+
+/// Whether two passages are the same text: the same allocation (a corpus's shared passage,
+/// `Corpus::passage`), else equal in full.
+fn same_text(a: &Arc<str>, b: &Arc<str>) -> bool {
+    Arc::ptr_eq(a, b) || **a == **b
 }
 
 impl CacheKind for Scores {
@@ -329,7 +336,7 @@ impl<'a> Pairs<'a> {
     }
 
     fn list(&self, run: &[usize]) -> (&'a str, Vec<&'a str>) {
-        let passages = run.iter().map(|&f| self.candidate(f).passage.as_str());
+        let passages = run.iter().map(|&f| &*self.candidate(f).passage);
         (self.query(run[0]), passages.collect())
     }
 
@@ -389,7 +396,7 @@ mod tests {
             .enumerate()
             .map(|(i, p)| Candidate {
                 doc_id: format!("d{i}"),
-                passage: p.to_string(),
+                passage: (*p).into(),
             })
             .collect()
     }
@@ -409,7 +416,7 @@ mod tests {
         // a text met again in a later call (a memo hit): every key is the documented one.
         let c = |doc: &str, passage: &str| Candidate {
             doc_id: doc.to_string(),
-            passage: passage.to_string(),
+            passage: passage.into(),
         };
         let first = [
             c("d1", "alpha beta"),

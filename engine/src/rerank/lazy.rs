@@ -202,7 +202,7 @@ mod tests {
     fn cand(p: &str) -> Candidate {
         Candidate {
             doc_id: p.to_string(),
-            passage: p.to_string(),
+            passage: p.into(),
         }
     }
 

@@ -86,18 +86,19 @@ pub trait CrossEncoder: Send {
 pub struct Candidate {
     /// The document id.
     pub doc_id: String,
-    /// The text the cross-encoder scores against the query.
-    pub passage: String,
+    /// The text the cross-encoder scores against the query (shared: a passage reranked for
+    /// many queries is one allocation).
+    pub passage: std::sync::Arc<str>,
 }
 
 impl Candidate {
     /// The candidate of `hit` in `corpus`: the document id and the text of the section that
-    /// won it its first-stage rank (`Document::section_text(hit.section)`).
+    /// won it its first-stage rank (`Document::section_text(hit.section)`, made once per
+    /// corpus: [`Corpus::passage`](crate::corpus::Corpus::passage)).
     pub fn of(corpus: &crate::corpus::Corpus, hit: &crate::ranking::Hit) -> Candidate {
-        let d = &corpus.docs[hit.doc];
         Candidate {
-            doc_id: d.id.clone(),
-            passage: d.section_text(hit.section),
+            doc_id: corpus.docs[hit.doc].id.clone(),
+            passage: corpus.passage(hit.doc, hit.section),
         }
     }
 }

@@ -133,7 +133,7 @@ pub fn score_shortlists(
         check_width(r.width)?;
         prefixes.push(&r.hits[..r.width.min(r.hits.len())]);
     }
-    // Built on rayon's pool (a candidate copies its passage): in order, the same lists.
+    // Built on rayon's pool (a candidate shares its corpus's passage): in order, the same lists.
     let candidates: Vec<Vec<Candidate>> = prefixes
         .par_iter()
         .map(|p| p.iter().map(&candidate_of).collect())
@@ -186,7 +186,7 @@ mod tests {
             .collect();
         let cand = move |h: &Hit| Candidate {
             doc_id: format!("d{}", h.doc),
-            passage: passages[h.doc].to_string(),
+            passage: passages[h.doc].into(),
         };
         (hits, cand)
     }

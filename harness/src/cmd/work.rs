@@ -139,7 +139,7 @@ fn score(store: &ModelStore, f: &Files, batch: u64) -> Result<()> {
                 .enumerate()
                 .map(|(i, p)| Candidate {
                     doc_id: format!("passage {}", i + 1),
-                    passage: p.clone(),
+                    passage: p.as_str().into(),
                 })
                 .collect()
         })

@@ -155,8 +155,7 @@ pub(super) fn endpoint_recordings(
                 texts.push((task.id.as_str(), task.query.as_str(), passage));
             }
         }
-        let pairs: Vec<(&str, &str, &str)> =
-            texts.iter().map(|(t, q, p)| (*t, *q, p.as_str())).collect();
+        let pairs: Vec<(&str, &str, &str)> = texts.iter().map(|(t, q, p)| (*t, *q, &**p)).collect();
         out.push(tape.recording(&run.config.name, m.cache.identity(), &pairs)?);
     }
     Ok(out)

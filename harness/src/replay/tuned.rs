@@ -22,7 +22,7 @@ use ranklab_engine::rerank::finetune::{pairs_input, Hyper, Pair};
 use ranklab_engine::rerank::finetuned::{self, FinetunedCrossEncoder};
 use ranklab_engine::rerank::int8::{self, Int8FinetunedCrossEncoder};
 use ranklab_engine::rerank::train_hand::train;
-use ranklab_engine::rerank::{Candidate, LazyCrossEncoder, ScoreCache};
+use ranklab_engine::rerank::{LazyCrossEncoder, ScoreCache};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -149,7 +149,7 @@ fn task_data(
         .map(|h| {
             (
                 corpus.id(h.doc).to_string(),
-                Candidate::of(corpus, h).passage,
+                corpus.passage(h.doc, h.section).to_string(),
             )
         })
         .collect();
@@ -173,7 +173,7 @@ fn task_data(
     let positives = docs
         .into_iter()
         .zip(&hits)
-        .map(|(doc, h)| (doc, Candidate::of(corpus, h).passage))
+        .map(|(doc, h)| (doc, corpus.passage(h.doc, h.section).to_string()))
         .collect();
     Ok(TaskData {
         id: id.to_string(),

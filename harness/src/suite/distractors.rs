@@ -214,14 +214,7 @@ pub fn sample(corpus: &Corpus, keep: &HashSet<&str>, size: usize, seed: u64) -> 
     for &i in &draw_order(&ids, seed)[..size - kept] {
         chosen[others[i]] = true;
     }
-    let docs = corpus
-        .docs
-        .iter()
-        .enumerate()
-        .filter(|(i, d)| chosen[*i] || keep.contains(d.id.as_str()))
-        .map(|(_, d)| d.clone())
-        .collect();
-    Ok(Corpus::new(corpus.root.clone(), docs)?)
+    Ok(corpus.subset(|i| chosen[i] || keep.contains(corpus.docs[i].id.as_str()))?)
 }
 
 #[cfg(test)]
