@@ -43,14 +43,38 @@ pub struct Corpus {
     text_start: Vec<u32>,
 }
 
-/// Section texts made on first use, shared by a corpus and the corpora cut from it. Its
-/// `Debug` names only its length, so a corpus prints the same whichever texts were made.
+/// Section texts made on first use, shared by a corpus and the corpora cut from it: a slot per
+/// section of the corpus that made it, the slots themselves allocated on the first text asked
+/// for (a corpus that reranks nothing pays nothing). Its `Debug` names only its length, so a
+/// corpus prints the same whichever texts were made.
 #[derive(Clone)]
-struct SectionTexts(Arc<[OnceLock<Arc<str>>]>);
+struct SectionTexts {
+    slots: Arc<OnceLock<Slots>>,
+    len: usize,
+}
+
+/// One slot per section, each filled with its text once.
+type Slots = Box<[OnceLock<Arc<str>>]>;
+
+impl SectionTexts {
+    fn new(len: usize) -> SectionTexts {
+        SectionTexts {
+            slots: Arc::default(),
+            len,
+        }
+    }
+
+    fn slot(&self, i: usize) -> &OnceLock<Arc<str>> {
+        let slots = self
+            .slots
+            .get_or_init(|| (0..self.len).map(|_| OnceLock::new()).collect());
+        &slots[i]
+    }
+}
 
 impl std::fmt::Debug for SectionTexts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SectionTexts({} sections)", self.0.len())
+        write!(f, "SectionTexts({} sections)", self.len)
     }
 }
 
@@ -105,7 +129,7 @@ impl Corpus {
             not_records: Vec::new(),
             by_id,
             id_rank: std::sync::OnceLock::new(),
-            texts: SectionTexts((0..sections).map(|_| OnceLock::new()).collect()),
+            texts: SectionTexts::new(sections),
             text_start,
         })
     }
@@ -130,7 +154,8 @@ impl Corpus {
     pub fn passage(&self, doc: usize, section: usize) -> Arc<str> {
         let d = &self.docs[doc];
         assert!(section < d.sections.len(), "section {section} of {}", d.id);
-        self.texts.0[self.text_start[doc] as usize + section]
+        self.texts
+            .slot(self.text_start[doc] as usize + section)
             .get_or_init(|| d.section_text(section).into())
             .clone()
     }
