@@ -278,10 +278,13 @@ impl<'a> Pairs<'a> {
                 (keys, fresh)
             })
             .collect();
-        let mut memo = scores
-            .passages
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
+        // The write guard only when some request computed a digest the memo lacked.
+        let mut memo = keyed.iter().any(|(_, fresh)| !fresh.is_empty()).then(|| {
+            scores
+                .passages
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+        });
         let mut starts = Vec::with_capacity(requests.len() + 1);
         let mut keys: Vec<[u8; 32]> = Vec::new();
         let mut request_of: Vec<usize> = Vec::new();
@@ -289,7 +292,8 @@ impl<'a> Pairs<'a> {
         {
             starts.push(keys.len());
             for (i, d) in fresh {
-                remember(&mut memo, &candidates[i], d);
+                let memo = memo.as_mut().expect("taken: a request computed a digest");
+                remember(memo, &candidates[i], d);
             }
             keys.extend(request_keys);
             request_of.extend(std::iter::repeat_n(r, candidates.len()));
