@@ -110,11 +110,13 @@ ranx:
 
 # ranklab's ColBERT reranker against the same model file run by Python onnxruntime 1.32.0 +
 # tokenizers + numpy (pinned, in a venv under target/): 100 SciFact pairs, equal ids, scores within
-# 1e-4 (engine/tests/colbert_python.rs, script engine/tests/colbert/reference.py).
+# 1e-4 (engine/tests/colbert_python.rs, script engine/tests/colbert/reference.py). `--workspace`, not
+# `-p ranklab-engine`: the engine alone resolves its dependencies' features apart from the
+# workspace's, so `just test` rebuilt 57 crates for this one test (4 min 40 s on 2 cores).
 colbert-python: models
     test -x target/colbert-venv/bin/python || python3 -m venv target/colbert-venv
     target/colbert-venv/bin/python -c 'import onnxruntime, tokenizers, numpy' 2>/dev/null || target/colbert-venv/bin/pip install -q onnxruntime==1.32.0 tokenizers==0.23.3 numpy==2.4.6
-    RANKLAB_COLBERT_PYTHON="$PWD/target/colbert-venv/bin/python" cargo test --release -p ranklab-engine --test colbert_python -- --ignored
+    RANKLAB_COLBERT_PYTHON="$PWD/target/colbert-venv/bin/python" cargo test --release --workspace --test colbert_python -- --ignored
 
 # llama-cpp-python's OpenAI-compatible server, built from source (cmake) into a venv under target/:
 # for any x86-64 CPU with AVX2, FMA and F16C (GGML_NATIVE=OFF), not for the CPU that builds it. A
