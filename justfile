@@ -80,9 +80,11 @@ fuzz: cargo-fuzz
 # file (legacy half must show the bug, current half must hold), the fuzz run, and the gate with
 # SciFact's rows.
 # Everything CI runs: fmt, clippy, every test, paired assertions, the fuzzer and the gate.
+# Clippy in the release profile: its build scripts and proc-macros are the release build's (`just
+# models` built them), where the dev profile compiled its own (1 min 40 s against 4 min 32 s).
 test: setup models engines
     cargo fmt --all --check
-    cargo clippy --workspace --all-targets -- -D warnings
+    cargo clippy --release --workspace --all-targets -- -D warnings
     cargo test --workspace --release
     just pytrec
     just ranx
