@@ -25,6 +25,9 @@ for X+lc and X+ac; env PINNED=0 skips scoring the pinned file):
 - +ac:            the same place, an affine map instead: logit -> gain * logit + delta, least
                   squares of the float logits on this export's over the calibration pairs (the
                   classifier's per-column scale times gain; monotone, so no ranking changes either);
+- ratio:          per column the pinned file's step divided by the largest whole m that keeps the
+                  column inside +-127 (the starting weights exactly on the grid, only the
+                  fine-tuning's change rounded); tried 2026-12-07, far worse (docs/speed.md);
 - clip:           gptq.py's clipped scales (per column, chosen on the calibration's H), rounded;
 - gptq-clip:      gptq.py's clipped scales then GPTQ in order (1% damping, blocks of 128);
 - gptq-clip-d10:  the same with 10% damping;
@@ -72,6 +75,34 @@ def calibrate(sess, names, encs, want_h):
     return stats, np.array(logits)
 
 
+PINNED = {}
+
+
+def pinned_matrices(base):
+    """{param: (scale, q [out, in] int8)}: the pinned file's per-tensor scale and integers."""
+    m = onnx.load(base)
+    inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+    out = {}
+    for n in c.matmul_nodes(m.graph):
+        b = n.input[1][: -len("_quantized")]
+        out[c.parameter_of(n.name)] = (float(inits[b + "_scale"]), inits[b + "_quantized"].T.astype(np.int32))
+    return out
+
+
+def ratio(wt, p):
+    """Per column the pinned step divided by the largest whole m that keeps the pinned
+    integers (times m) inside +-127: the starting weights sit on the grid exactly, and only the
+    fine-tuning's change is rounded, on a grid m times finer than the pinned one."""
+    s, _ = PINNED[p]
+    w64 = wt.astype(np.float64)
+    amax = np.abs(w64).max(axis=1)
+    m = np.floor(127.0 / np.maximum(amax / s, 1e-12))
+    # a column the fine-tuning pushed past the pinned range keeps exporter 2's scale
+    scale64 = np.where(m >= 1, s / np.maximum(m, 1), amax / 127.0)
+    q = np.clip(np.round(w64 / scale64[:, None]), -127, 127).astype(np.int8)
+    return scale64.astype(np.float32), q
+
+
 def quantized(w, stats, how):
     """{param: (scale [out] f32, q [out, in] int8)} for every matrix by `how`."""
     out = {}
@@ -79,7 +110,9 @@ def quantized(w, stats, how):
         for p in params:
             wt = w[p + ".weight"]
             h = None if stats is None else stats[p][1]
-            if how.startswith("gptq-clip"):
+            if how == "ratio":
+                out[p] = ratio(wt, p)
+            elif how.startswith("gptq-clip"):
                 damp = 0.1 if how == "gptq-clip-d10" else 0.01
                 scale = gq.clipped_scales(wt, h)
                 old, gq.DAMP = gq.DAMP, damp
@@ -199,8 +232,11 @@ def main():
         calib.update({"gain": gain, "delta": delta2})
         record(f"{how}+ac@{at}", shifted(model, delta2, gain), calib)
 
+    PINNED.update(pinned_matrices(base))
     if want("channel"):
         record("channel", export(base, w, quantized(w, None, "channel")))
+    if want("ratio"):
+        record("ratio", export(base, w, quantized(w, None, "ratio")))
     for cname, cal_encs in cals.items():
         t = time.perf_counter()
         stats, cal_logits = calibrate(fsess, names, cal_encs, WANT_H)
@@ -209,13 +245,13 @@ def main():
         if fold_path == "start" and want("pinned+lc"):
             # the yardstick with the same correction: the pinned file, shifted on this calibration
             with_lc(f"pinned@{cname}", onnx.load(base), cal_encs, cal_logits)
-        hows = ["channel"] + (["clip", "gptq-clip", "gptq-clip-d10"] if WANT_H else [])
+        hows = ["channel", "ratio"] + (["clip", "gptq-clip", "gptq-clip-d10"] if WANT_H else [])
         for how in hows:
             if not any(want(v) for v in (how, how + "+lc", how + "+bc", how + "+bc+lc")):
                 continue
             qs = quantized(w, stats, how)
             plain = export(base, w, qs)
-            if how != "channel" and want(how):
+            if how not in ("channel", "ratio") and want(how):
                 record(f"{how}@{cname}", plain)
             if want(how + "+lc"):
                 with_lc(f"{how}@{cname}", plain, cal_encs, cal_logits)

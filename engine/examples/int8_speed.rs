@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use ranklab_engine::models;
 use ranklab_engine::rerank::bert::{dequantize, tokenizer, Bert, Config, Weights};
-use ranklab_engine::rerank::int8::{ensure_export, Int8FinetunedCrossEncoder};
+use ranklab_engine::rerank::int8::{calibrated, ensure_export, Int8FinetunedCrossEncoder};
 use ranklab_engine::rerank::{finetuned, CrossEncoder, FastembedCrossEncoder};
 use serde_json::json;
 
@@ -102,7 +102,19 @@ fn main() -> Res<()> {
     let (weights, _) = finetuned::load(dir, key)?.ok_or("no such fold model")?;
     let tmp = tempfile::tempdir()?;
     let t = Instant::now();
-    let export = ensure_export(tmp.path(), key, &base, || Ok(weights.clone()))?;
+    // CAL=<pairs>: the export's biases corrected on those calibration pairs (`int8::calibrated`)
+    let exported_weights = match std::env::var("CAL") {
+        Ok(cal) => {
+            let tok = tokenizer(&base.path, 512)?;
+            let pairs: Vec<(String, String)> = self::groups(&cal)?
+                .into_iter()
+                .flat_map(|(q, ps)| ps.into_iter().map(move |p| (q.clone(), p)))
+                .collect();
+            calibrated(weights.clone(), &tok, &pairs)?
+        }
+        Err(_) => weights.clone(),
+    };
+    let export = ensure_export(tmp.path(), key, &base, || Ok(exported_weights))?;
     let export_seconds = t.elapsed().as_secs_f64();
     let mut pinned = FastembedCrossEncoder::open("ms-marco-MiniLM-L-12-v2")?;
     let mut exported = Int8FinetunedCrossEncoder::load(key, &base.sha256, &export)?;

@@ -15,6 +15,9 @@
 //!   weights. Real fold models change their weights by 1–15% of a step: their per-column
 //!   exports come to 0.11–0.14 mean against 0.086 (measured in docs/speed.md, "Fold models as
 //!   int8 exports"), and no test here claims they meet it;
+//! - the float model's recorded mean inputs (`Bert::mean_inputs`, what the bias correction
+//!   uses) are what each layer is given: the classifier's gives the mean logit (it is linear);
+//! - a bias-corrected export differs from the plain one in its matrices' biases alone;
 //! - a truncated or foreign cached export is exported again, a sound one is used as it is.
 
 use std::cell::Cell;
@@ -23,7 +26,8 @@ use ranklab_engine::models;
 use ranklab_engine::models::onnx::Graph;
 use ranklab_engine::rerank::bert::{dequantize, tokenizer, Bert, Config, Weights};
 use ranklab_engine::rerank::int8::{
-    ensure_export, export, export_dir_of, export_with, Int8FinetunedCrossEncoder, Scales,
+    calibrated, ensure_export, export, export_dir_of, export_with, Int8FinetunedCrossEncoder,
+    Scales,
 };
 use ranklab_engine::rerank::{CrossEncoder, FastembedCrossEncoder};
 
@@ -167,6 +171,125 @@ fn an_export_of_weights_changed_beyond_an_int8_step_scores_within_the_int8_model
     assert!(
         export_err.0 <= own.0.max(1.0) && export_err.1 <= own.1.max(0.5),
         "export {export_err:?}, int8 L-12 {own:?}"
+    );
+}
+
+/// Calibration pairs for the bias correction: none of them is a pair the test scores.
+const CALIBRATION: [(&str, &str); 6] = [
+    (
+        "What is the capital of France?",
+        "Paris is the capital and largest city of France.",
+    ),
+    (
+        "What is the capital of France?",
+        "The Loire is the longest river in France.",
+    ),
+    (
+        "Who wrote Hamlet?",
+        "Hamlet is a tragedy written by William Shakespeare around 1600.",
+    ),
+    (
+        "Who wrote Hamlet?",
+        "The Globe Theatre was rebuilt in London in 1997.",
+    ),
+    (
+        "Does vitamin D prevent fractures?",
+        "In a trial of 25,000 adults, vitamin D supplements did not lower the rate of fractures.",
+    ),
+    (
+        "Does vitamin D prevent fractures?",
+        "Bone density declines with age in both men and women.",
+    ),
+];
+
+/// `Bert::mean_inputs` records what each linear layer is given. Oracle: the classifier is
+/// linear, so the mean of the logits `Bert::score` returns (its forward pass, not the recorder)
+/// over the pairs equals `μ · w + b` for the classifier's recorded mean input μ (one [CLS]
+/// row per pair), to f32 precision; and a layer of the encoder is given every token's row.
+#[test]
+fn the_recorded_mean_input_of_the_classifier_gives_the_mean_logit() {
+    let dir = models::ensure_model(MODEL).unwrap();
+    let tok = tokenizer(&dir.path, 512).unwrap();
+    let start = dequantize(&dir.file("model.onnx")).unwrap();
+    let bert = Bert::new(start.clone(), Config::default()).unwrap();
+    let pairs: Vec<(&str, &str)> = CALIBRATION.to_vec();
+    let means = bert.mean_inputs(&tok, &pairs).unwrap();
+    assert_eq!(
+        means.len(),
+        74,
+        "the 74 matrices of the int8 graph: {:?}",
+        means.keys()
+    );
+    let logits: Vec<f32> = pairs
+        .iter()
+        .map(|(q, p)| bert.score(&tok, q, p).unwrap())
+        .collect();
+    let mean_logit = logits.iter().map(|&l| f64::from(l)).sum::<f64>() / logits.len() as f64;
+    let w: Vec<f32> = start["classifier.weight"]
+        .flatten_all()
+        .unwrap()
+        .to_vec1()
+        .unwrap();
+    let b: Vec<f32> = start["classifier.bias"].to_vec1().unwrap();
+    let mu = &means["classifier"];
+    let from_mean = mu
+        .iter()
+        .zip(&w)
+        .map(|(m, w)| m * f64::from(*w))
+        .sum::<f64>()
+        + f64::from(b[0]);
+    assert!(
+        (from_mean - mean_logit).abs() < 1e-4,
+        "μ · w + b = {from_mean}, mean logit {mean_logit}"
+    );
+    // A different set of pairs gives a different mean (the recorder is not stuck on one).
+    let other = bert.mean_inputs(&tok, &pairs[..2]).unwrap();
+    assert_ne!(other["classifier"], *mu);
+}
+
+/// The bias correction (`int8::calibrated`) changes only biases: the export of weights
+/// calibrated on six pairs and the plain export of the same weights hold the same bytes in
+/// every initializer but the biases of quantized matrices (oracle: the plain export's
+/// initializers, read back from the graph); those differ, and scores differ with them.
+/// Whether the correction brings the scores closer to the float model is measured on real fold
+/// models in docs/speed.md ("Bias correction"), not here: on a handful of pairs it goes either
+/// way.
+#[test]
+fn a_calibrated_export_differs_from_the_plain_one_in_its_matrices_biases_alone() {
+    let dir = models::ensure_model(MODEL).unwrap();
+    let tok = tokenizer(&dir.path, 512).unwrap();
+    let base = std::fs::read(dir.file("model.onnx")).unwrap();
+    let w = changed(&dequantize(&dir.file("model.onnx")).unwrap());
+    let cal: Vec<(String, String)> = CALIBRATION
+        .iter()
+        .map(|(q, p)| (q.to_string(), p.to_string()))
+        .collect();
+    let corrected = calibrated(w.clone(), &tok, &cal).unwrap();
+    let plain = Graph::parse(&export(&base, &w).unwrap()).unwrap();
+    let fixed = Graph::parse(&export(&base, &corrected).unwrap()).unwrap();
+    let matrices: Vec<String> = plain
+        .nodes
+        .iter()
+        .filter(|n| n.op_type == "MatMulInteger")
+        .filter_map(|n| ranklab_engine::rerank::bert::parameter_of(&n.name))
+        .collect();
+    assert_eq!(matrices.len(), 74);
+    let mut changed_biases = 0;
+    for (a, b) in plain.initializers.iter().zip(&fixed.initializers) {
+        assert_eq!(a.name, b.name);
+        let is_bias = a
+            .name
+            .strip_suffix(".bias")
+            .is_some_and(|p| matrices.iter().any(|m| m == p));
+        let same = (&a.raw, &a.floats, &a.int32s) == (&b.raw, &b.floats, &b.int32s);
+        match is_bias {
+            true => changed_biases += usize::from(!same),
+            false => assert!(same, "{} changed", a.name),
+        }
+    }
+    assert!(
+        changed_biases >= 70,
+        "{changed_biases} of 74 biases corrected"
     );
 }
 

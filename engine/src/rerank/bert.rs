@@ -151,7 +151,7 @@ pub fn dequantize_graph(graph: &Graph) -> std::result::Result<Weights, String> {
 }
 
 /// `/bert/encoder/layer.0/attention/self/query/MatMul_quant` → `bert.encoder.layer.0.attention.self.query`.
-pub(crate) fn parameter_of(node: &str) -> Option<String> {
+pub fn parameter_of(node: &str) -> Option<String> {
     let path = node.trim_start_matches('/');
     let (module, _op) = path.rsplit_once('/')?;
     Some(module.replace('/', "."))
@@ -189,13 +189,23 @@ pub fn keep_freed_memory() {
 pub struct Bert {
     config: Config,
     weights: Weights,
+    /// While [`Bert::mean_inputs`] runs: per linear layer, the sum of its input rows (f64) and
+    /// their count.
+    inputs: std::sync::Mutex<Option<InputSums>>,
 }
+
+/// Per linear layer (by parameter name): the sum of its input rows, and how many.
+type InputSums = BTreeMap<String, (Vec<f64>, u64)>;
 
 impl Bert {
     /// The model over `weights` (every parameter the forward pass reads must be there).
     pub fn new(weights: Weights, config: Config) -> std::result::Result<Bert, String> {
         keep_freed_memory();
-        let model = Bert { config, weights };
+        let model = Bert {
+            config,
+            weights,
+            inputs: std::sync::Mutex::new(None),
+        };
         let mut names = vec![
             "bert.embeddings.word_embeddings.weight".to_string(),
             "bert.pooler.dense.weight".to_string(),
@@ -233,8 +243,57 @@ impl Bert {
             .ok_or_else(|| candle_core::Error::Msg(format!("no weight {name}")))
     }
 
+    /// The mean input of every linear layer (by its parameter name, e.g.
+    /// `bert.encoder.layer.0.attention.self.query`) over `pairs`, each scored alone as
+    /// [`Bert::score`] scores it: over every token's row for the encoder's layers, over the
+    /// [CLS] row for the pooler and the classifier. Sums in f64, pairs in order (the same bits
+    /// on every run).
+    pub fn mean_inputs(
+        &self,
+        tokenizer: &tokenizers::Tokenizer,
+        pairs: &[(&str, &str)],
+    ) -> std::result::Result<BTreeMap<String, Vec<f64>>, String> {
+        let lock = || self.inputs.lock().unwrap_or_else(|e| e.into_inner());
+        *lock() = Some(BTreeMap::new());
+        let scored: std::result::Result<Vec<f32>, String> = pairs
+            .iter()
+            .map(|(q, p)| self.score(tokenizer, q, p))
+            .collect();
+        let sums = lock().take().unwrap_or_default();
+        scored?;
+        Ok(sums
+            .into_iter()
+            .map(|(name, (sum, n))| {
+                let n = n.max(1) as f64;
+                (name, sum.into_iter().map(|v| v / n).collect())
+            })
+            .collect())
+    }
+
+    /// Adds `x`'s rows (its last axis the layer's input) to the layer `name`'s sums, while
+    /// [`Bert::mean_inputs`] runs.
+    fn record(&self, x: &Tensor, name: &str) -> candle_core::Result<()> {
+        let mut guard = self.inputs.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(sums) = guard.as_mut() else {
+            return Ok(());
+        };
+        let width = x.dim(D::Minus1)?;
+        let values = x.flatten_all()?.to_vec1::<f32>()?;
+        let (sum, n) = sums
+            .entry(name.to_string())
+            .or_insert_with(|| (vec![0.0; width], 0));
+        for row in values.chunks_exact(width) {
+            for (s, v) in sum.iter_mut().zip(row) {
+                *s += f64::from(*v);
+            }
+            *n += 1;
+        }
+        Ok(())
+    }
+
     /// `x · Wᵀ + b` of the linear layer `name`.
     fn linear(&self, x: &Tensor, name: &str) -> candle_core::Result<Tensor> {
+        self.record(x, name)?;
         x.broadcast_matmul(&self.w(&format!("{name}.weight"))?.t()?)?
             .broadcast_add(self.w(&format!("{name}.bias"))?)
     }

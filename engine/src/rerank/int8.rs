@@ -19,11 +19,22 @@
 //! weight back to its starting value (the export then scores 0.46–0.57 mean |Δlogit| from the
 //! float fold model). [`export`] quantizes each matrix with one scale per output column
 //! ([`Scales::PerColumn`], `max|w[:, j]| / 127`): a fresh, finer grid on which the rounding
-//! errors no longer cancel the fine-tuning, 0.11–0.14 mean (docs/speed.md, "Fold models as
+//! errors no longer cancel the fine-tuning, 0.11–0.14 mean on docir's and brain's folds (docs/speed.md, "Fold models as
 //! int8 exports"). The scale initializer becomes a `[N]` vector, which the graph's output `Mul`
 //! broadcasts over the product's last axis; ONNX Runtime fuses the same operators either way
 //! (`DynamicQuantizeMatMul`, `MatMulIntegerToFloat`), so the export scores at the pinned
 //! model's speed. [`Scales::PerTensor`] keeps the pinned rule ([`export_with`]).
+//!
+//! **Bias correction (exporter 3).** Rounding a fine-tuned matrix shifts its product's mean
+//! output, and over 74 matrices those shifts add up: on SciFact's fold models the per-column
+//! export's logits sat 0.71–1.02 below the float model's on unrelated pairs, nearly all of it
+//! one shift (docs/speed.md, "Fold models as int8 exports", fourth round). [`calibrated`]
+//! measures each matrix's mean input μ over calibration pairs with the float model
+//! ([`super::bert::Bert::mean_inputs`]) and [`bias_corrected`] adds `(W − W_q) μ` to its bias,
+//! so that the rounding no longer moves the mean; the matrices themselves are exported as
+//! before. A fine-tuned stage calibrates on 64 of the fold's own training pairs (the harness's
+//! `replay::tuned::calibration_pairs`), which the fold's key already names. The graph's nodes
+//! and shapes are unchanged, so ONNX Runtime runs it at the same speed.
 //!
 //! **The rewrite.** A copy of the pinned file's bytes in which every initializer that is a BERT
 //! parameter gets the fold model's values (and its matrices their new scales and zero point),
@@ -53,8 +64,9 @@ use crate::models::{hex, sha256, ModelDir, ModelKind};
 use crate::{Error, Result};
 
 /// Version of the export rules: part of the cache check and of the scores' identity (1: one
-/// scale per tensor; 2: one scale per column, [`Scales::PerColumn`]).
-pub const EXPORTER: u32 = 2;
+/// scale per tensor; 2: one scale per column, [`Scales::PerColumn`]; 3: per column, with the
+/// biases corrected on calibration pairs, [`calibrated`]).
+pub const EXPORTER: u32 = 3;
 
 /// The files of the base model directory an export carries beside its graph.
 const TOKENIZER_FILES: [&str; 4] = [
@@ -114,22 +126,96 @@ fn per_column_int8(w: &[f32], rows: usize, cols: usize) -> (Vec<f32>, Vec<u8>) {
             *m = m.max(v.abs());
         }
     }
-    let scales: Vec<f32> = absmax
-        .iter()
-        .map(|&a| match (2.0 * f64::from(a) / 254.0) as f32 {
-            s if s > 0.0 => s,
-            _ => 1.0,
-        })
-        .collect();
+    let scales: Vec<f32> = absmax.iter().map(|&a| column_scale(a)).collect();
     let mut q = Vec::with_capacity(rows * cols);
     for row in w.chunks_exact(cols) {
         q.extend(
             row.iter()
                 .zip(&scales)
-                .map(|(v, s)| ((v / s).round_ties_even().clamp(-127.0, 127.0) as i8) as u8),
+                .map(|(v, s)| (to_int8(*v, *s) as i8) as u8),
         );
     }
     (scales, q)
+}
+
+/// The int8 step of a column whose largest magnitude is `absmax` ([`symmetric_int8`]'s rule).
+fn column_scale(absmax: f32) -> f32 {
+    match (2.0 * f64::from(absmax) / 254.0) as f32 {
+        s if s > 0.0 => s,
+        _ => 1.0,
+    }
+}
+
+/// `v` on the int8 grid of step `scale`: round half to even, clamped to ±127.
+fn to_int8(v: f32, scale: f32) -> f32 {
+    (v / scale).round_ties_even().clamp(-127.0, 127.0)
+}
+
+/// The fold model's `weights` as [`export`] should be given them: each quantized matrix's bias
+/// corrected ([`bias_corrected`]) on its mean input over the calibration `pairs`, measured by
+/// the float model ([`super::bert::Bert::mean_inputs`], one pair at a time, in order).
+pub fn calibrated(
+    weights: Weights,
+    tokenizer: &tokenizers::Tokenizer,
+    pairs: &[(String, String)],
+) -> std::result::Result<Weights, String> {
+    let bert = super::bert::Bert::new(weights, super::bert::Config::default())?;
+    let pairs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(q, p)| (q.as_str(), p.as_str()))
+        .collect();
+    let means = bert.mean_inputs(tokenizer, &pairs)?;
+    bias_corrected(bert.weights(), &means)
+}
+
+/// `weights` with every quantized matrix's bias corrected for the matrix's rounding
+/// ([`Scales::PerColumn`]) on the mean input `means[param]` (μ, from
+/// [`super::bert::Bert::mean_inputs`] over calibration pairs): `b + (W − W_q) μ`, so that the
+/// rounding no longer shifts the product's mean output (the bias correction of Nagel et al.,
+/// "Data-Free Quantization Through Weight Equalization and Bias Correction", 2019, with μ
+/// measured rather than inferred). W_q is `q · scale` with `q` and `scale` exactly as
+/// [`export`] writes them; sums in f64, one rounding to f32. A parameter without a mean keeps
+/// its bias; a mean whose width is not the matrix's input is refused.
+pub fn bias_corrected(
+    weights: &Weights,
+    means: &BTreeMap<String, Vec<f64>>,
+) -> std::result::Result<Weights, String> {
+    let mut out = weights.clone();
+    for (param, mu) in means {
+        let (w, dims) = values_of(weights, &format!("{param}.weight"))?;
+        let [rows, cols] = dims[..] else {
+            return Err(format!("{param}.weight: a matrix of shape {dims:?}"));
+        };
+        if mu.len() != cols {
+            return Err(format!(
+                "{param}: a mean input of {} values for a matrix of {cols} inputs",
+                mu.len()
+            ));
+        }
+        let bias_name = format!("{param}.bias");
+        let (bias, bias_dims) = values_of(weights, &bias_name)?;
+        let corrected: Vec<f32> = w
+            .chunks_exact(cols)
+            .zip(&bias)
+            .map(|(row, b)| {
+                let scale = column_scale(row.iter().fold(0f32, |m, v| m.max(v.abs())));
+                let shift: f64 = row
+                    .iter()
+                    .zip(mu)
+                    .map(|(v, m)| {
+                        let wq = f64::from(to_int8(*v, scale)) * f64::from(scale);
+                        (f64::from(*v) - wq) * m
+                    })
+                    .sum();
+                (f64::from(*b) + shift) as f32
+            })
+            .collect();
+        debug_assert_eq!(corrected.len(), rows);
+        let t = candle_core::Tensor::from_vec(corrected, bias_dims, &candle_core::Device::Cpu)
+            .map_err(|e| format!("{bias_name}: {e}"))?;
+        out.insert(bias_name, t);
+    }
+    Ok(out)
 }
 
 /// `w` quantized as the pinned graph's embedding tables are: uint8 over `[min(w,0), max(w,0)]`.
@@ -598,6 +684,41 @@ mod tests {
         let (scales, q) = per_column_int8(&[1.0, -0.5, -31.75, 0.375], 2, 2);
         assert_eq!(scales, vec![0.25, (1.0f64 / 254.0) as f32]);
         assert_eq!(q, vec![4u8, (-127i8) as u8, (-127i8) as u8, 95u8]);
+    }
+
+    /// Hand computation (every value a power-of-two fraction, so each step is exact): the
+    /// `[out = 2, in = 2]` matrix [[31.75, 0.375], [−31.75, 0.625]] has row maxima 31.75, so
+    /// both scales are 0.25; 0.375 → 1.5 → 2 → 0.5 (error −0.125), 0.625 → 2.5 → 2 → 0.5
+    /// (error +0.125), 31.75 exact. With the mean input μ = [3, 8], the biases [2, −1] move by
+    /// −0.125 · 8 = −1 and +0.125 · 8 = +1: [1, 0]. A matrix without a mean keeps its bias; a
+    /// mean of the wrong width is refused.
+    #[test]
+    fn bias_correction_matches_a_hand_computation() {
+        let t = |v: Vec<f32>, d: &[usize]| {
+            candle_core::Tensor::from_vec(v, d, &candle_core::Device::Cpu).unwrap()
+        };
+        let mut w = Weights::new();
+        w.insert(
+            "m.weight".into(),
+            t(vec![31.75, 0.375, -31.75, 0.625], &[2, 2]),
+        );
+        w.insert("m.bias".into(), t(vec![2.0, -1.0], &[2]));
+        w.insert("n.weight".into(), t(vec![1.0, 2.0], &[1, 2]));
+        w.insert("n.bias".into(), t(vec![5.0], &[1]));
+        let means = BTreeMap::from([("m".to_string(), vec![3.0, 8.0])]);
+        let out = bias_corrected(&w, &means).unwrap();
+        let bias = |n: &str| out[n].to_vec1::<f32>().unwrap();
+        assert_eq!(bias("m.bias"), vec![1.0, 0.0]);
+        assert_eq!(bias("n.bias"), vec![5.0]);
+        assert_eq!(
+            out["m.weight"].to_vec2::<f32>().unwrap(),
+            vec![vec![31.75, 0.375], vec![-31.75, 0.625]],
+            "the weights themselves are the export's to round"
+        );
+        let wrong = BTreeMap::from([("m".to_string(), vec![3.0])]);
+        assert!(bias_corrected(&w, &wrong)
+            .unwrap_err()
+            .contains("mean input of 1 values"));
     }
 
     #[test]

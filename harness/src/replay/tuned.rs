@@ -432,7 +432,24 @@ pub fn lazy_scorer(
         Box::new(move || {
             let weights = || fold_weights(&cache_dir, &key_owned, &model.path, again.as_ref());
             if precision == Some(Precision::Int8) {
-                let export = int8::ensure_export(&cache_dir, &key_owned, &model, weights)?;
+                let calibrated = || -> ranklab_engine::Result<Weights> {
+                    let pairs = calibration_pairs(again.as_ref()).ok_or_else(|| {
+                        ranklab_engine::Error::Model {
+                            model: key_owned.clone(),
+                            message: format!("the int8 export of the fine-tuned model {key_owned} is calibrated on its training pairs, which this command does not have; replay the suite first (the export is then cached)"),
+                        }
+                    })?;
+                    let tok = tokenizer(&model.path, 512)?;
+                    int8::calibrated(weights()?, &tok, &pairs).map_err(|message| {
+                        ranklab_engine::Error::Model {
+                            model: key_owned.clone(),
+                            message: format!(
+                                "cannot calibrate the int8 export of {key_owned}: {message}"
+                            ),
+                        }
+                    })
+                };
+                let export = int8::ensure_export(&cache_dir, &key_owned, &model, calibrated)?;
                 return Ok(Box::new(Int8FinetunedCrossEncoder::load(
                     &key_owned,
                     &model.sha256,
@@ -447,6 +464,26 @@ pub fn lazy_scorer(
             )
         }),
     ))
+}
+
+/// How many of a fold's training pairs calibrate its int8 export ([`calibration_pairs`]).
+pub const CALIBRATION_PAIRS: usize = 64;
+
+/// The calibration pairs of a fold's int8 export (`int8::calibrated`): [`CALIBRATION_PAIRS`]
+/// of its training pairs, evenly spaced in training order (pair `i · n / 64` for `i` in
+/// `0..64`; every pair when it has no more), relevant and not as the training drew them. They
+/// follow from the training pairs, which the fold's key names, so the key and
+/// [`int8::EXPORTER`] name the export. None without the training pairs.
+pub fn calibration_pairs(again: Option<&Retrain>) -> Option<Vec<(String, String)>> {
+    let pairs = &again?.pairs;
+    let n = pairs.len();
+    let take = n.min(CALIBRATION_PAIRS);
+    Some(
+        (0..take)
+            .map(|i| &pairs[i * n / take])
+            .map(|p| (p.query.clone(), p.passage.clone()))
+            .collect(),
+    )
 }
 
 /// The weights of the fold model `key`: from its file under `cache_dir`, or trained by `again`
@@ -696,5 +733,44 @@ impl Tuned {
             );
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn retrain(n: usize) -> Retrain {
+        Retrain {
+            base: String::new(),
+            pairs: (0..n)
+                .map(|i| Pair {
+                    query: format!("q{i}"),
+                    passage: format!("p{i}"),
+                    label: 0.0,
+                })
+                .collect(),
+            hyper: Hyper::default(),
+            what: String::new(),
+        }
+    }
+
+    /// Hand computation: of 140 pairs, pair ⌊i · 140 / 64⌋ for i in 0..64: 0, 2 (140 / 64 =
+    /// 2.19), 4, 6, 8, 10 (700 / 64 = 10.9), 13 (840 / 64 = 13.1), …, the last ⌊63 · 140 / 64⌋
+    /// = 137; of 10, all ten in order; without the training pairs, none.
+    #[test]
+    fn calibration_pairs_are_evenly_spaced_training_pairs() {
+        let cal = calibration_pairs(Some(&retrain(140))).unwrap();
+        assert_eq!(cal.len(), CALIBRATION_PAIRS);
+        let at: Vec<&str> = cal.iter().map(|(q, _)| q.as_str()).collect();
+        assert_eq!(&at[..7], ["q0", "q2", "q4", "q6", "q8", "q10", "q13"]);
+        assert_eq!(at[63], "q137");
+        assert_eq!(cal[63].1, "p137");
+        let all = calibration_pairs(Some(&retrain(10))).unwrap();
+        assert_eq!(
+            all.iter().map(|(q, _)| q.clone()).collect::<Vec<_>>(),
+            (0..10).map(|i| format!("q{i}")).collect::<Vec<_>>()
+        );
+        assert!(calibration_pairs(None).is_none());
     }
 }
