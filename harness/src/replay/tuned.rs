@@ -319,9 +319,11 @@ pub fn prepare(
                 spec.folds
             ),
         };
-        let scorer = lazy_scorer(&cache_dir, &key, &dir, spec.precision, Some(again))?;
+        let calibration = calibration_pairs(&again.pairs);
+        let scorer = fold_scorer(&cache_dir, &key, &dir, spec.precision, again, &calibration)?;
         let cache = ScoreCache::open(&store.scores_dir(), &scorer)?;
         summaries.push(FoldSummary {
+            calibration,
             identity: fold_identity(&key, spec.precision, &dir),
             tasks: fold
                 .held_out
@@ -406,6 +408,20 @@ pub struct Retrain {
     pub what: String,
 }
 
+/// [`lazy_scorer`] of a fold the replay trained or found: retrained by `again` if its file is
+/// gone, its int8 export calibrated on `calibration`.
+fn fold_scorer(
+    cache_dir: &Path,
+    key: &str,
+    dir: &ModelDir,
+    precision: Option<Precision>,
+    again: Retrain,
+    calibration: &[(String, String)],
+) -> Result<LazyCrossEncoder> {
+    let calibration = Some(calibration.to_vec());
+    lazy_scorer(cache_dir, key, dir, precision, Some(again), calibration)
+}
+
 /// The scorer identity of the fold model `key` scored at `precision` (`base`: the pinned
 /// model it was trained from, whose graph an int8 export is written into).
 pub fn fold_identity(key: &str, precision: Option<Precision>, base: &ModelDir) -> String {
@@ -417,14 +433,15 @@ pub fn fold_identity(key: &str, precision: Option<Precision>, base: &ModelDir) -
 
 /// The fold model `key` as a scorer at `precision`, loaded from its file on the first pair the
 /// score cache misses (at int8, its export from the cache, exported first when missing or
-/// broken); when the file is needed and not there, trained by `again` first (or, without it,
-/// an error).
+/// broken, its biases corrected on `calibration`: without it, an error); when the file is
+/// needed and not there, trained by `again` first (or, without it, an error).
 pub fn lazy_scorer(
     cache_dir: &Path,
     key: &str,
     model: &ModelDir,
     precision: Option<Precision>,
     again: Option<Retrain>,
+    calibration: Option<Vec<(String, String)>>,
 ) -> Result<LazyCrossEncoder> {
     let (cache_dir, key_owned, model) = (cache_dir.to_path_buf(), key.to_string(), model.clone());
     Ok(LazyCrossEncoder::new(
@@ -433,14 +450,14 @@ pub fn lazy_scorer(
             let weights = || fold_weights(&cache_dir, &key_owned, &model.path, again.as_ref());
             if precision == Some(Precision::Int8) {
                 let calibrated = || -> ranklab_engine::Result<Weights> {
-                    let pairs = calibration_pairs(again.as_ref()).ok_or_else(|| {
+                    let pairs = calibration.as_deref().ok_or_else(|| {
                         ranklab_engine::Error::Model {
                             model: key_owned.clone(),
-                            message: format!("the int8 export of the fine-tuned model {key_owned} is calibrated on its training pairs, which this command does not have; replay the suite first (the export is then cached)"),
+                            message: format!("the int8 export of the fine-tuned model {key_owned} is calibrated on its training pairs, which this command was not given"),
                         }
                     })?;
                     let tok = tokenizer(&model.path, 512)?;
-                    int8::calibrated(weights()?, &tok, &pairs).map_err(|message| {
+                    int8::calibrated(weights()?, &tok, pairs).map_err(|message| {
                         ranklab_engine::Error::Model {
                             model: key_owned.clone(),
                             message: format!(
@@ -470,20 +487,17 @@ pub fn lazy_scorer(
 pub const CALIBRATION_PAIRS: usize = 64;
 
 /// The calibration pairs of a fold's int8 export (`int8::calibrated`): [`CALIBRATION_PAIRS`]
-/// of its training pairs, evenly spaced in training order (pair `i · n / 64` for `i` in
-/// `0..64`; every pair when it has no more), relevant and not as the training drew them. They
-/// follow from the training pairs, which the fold's key names, so the key and
-/// [`int8::EXPORTER`] name the export. None without the training pairs.
-pub fn calibration_pairs(again: Option<&Retrain>) -> Option<Vec<(String, String)>> {
-    let pairs = &again?.pairs;
+/// of its training `pairs`, evenly spaced in training order (pair `i · n / 64` for `i` in
+/// `0..64`; every pair when there are no more), relevant and not as the training drew them.
+/// They follow from the training pairs, which the fold's key names, so the key and
+/// [`int8::EXPORTER`] name the export.
+pub fn calibration_pairs(pairs: &[Pair]) -> Vec<(String, String)> {
     let n = pairs.len();
     let take = n.min(CALIBRATION_PAIRS);
-    Some(
-        (0..take)
-            .map(|i| &pairs[i * n / take])
-            .map(|p| (p.query.clone(), p.passage.clone()))
-            .collect(),
-    )
+    (0..take)
+        .map(|i| &pairs[i * n / take])
+        .map(|p| (p.query.clone(), p.passage.clone()))
+        .collect()
 }
 
 /// The weights of the fold model `key`: from its file under `cache_dir`, or trained by `again`
@@ -717,6 +731,9 @@ pub struct FoldSummary {
     pub merges: usize,
     /// How its training went.
     pub record: FoldRecord,
+    /// The pairs its int8 export is calibrated on ([`calibration_pairs`] of its training
+    /// pairs).
+    pub calibration: Vec<(String, String)>,
 }
 
 impl Tuned {
@@ -740,37 +757,32 @@ impl Tuned {
 mod tests {
     use super::*;
 
-    fn retrain(n: usize) -> Retrain {
-        Retrain {
-            base: String::new(),
-            pairs: (0..n)
-                .map(|i| Pair {
-                    query: format!("q{i}"),
-                    passage: format!("p{i}"),
-                    label: 0.0,
-                })
-                .collect(),
-            hyper: Hyper::default(),
-            what: String::new(),
-        }
+    fn pairs(n: usize) -> Vec<Pair> {
+        (0..n)
+            .map(|i| Pair {
+                query: format!("q{i}"),
+                passage: format!("p{i}"),
+                label: 0.0,
+            })
+            .collect()
     }
 
     /// Hand computation: of 140 pairs, pair ⌊i · 140 / 64⌋ for i in 0..64: 0, 2 (140 / 64 =
     /// 2.19), 4, 6, 8, 10 (700 / 64 = 10.9), 13 (840 / 64 = 13.1), …, the last ⌊63 · 140 / 64⌋
-    /// = 137; of 10, all ten in order; without the training pairs, none.
+    /// = 137; of 10, all ten in order; of none, none.
     #[test]
     fn calibration_pairs_are_evenly_spaced_training_pairs() {
-        let cal = calibration_pairs(Some(&retrain(140))).unwrap();
+        let cal = calibration_pairs(&pairs(140));
         assert_eq!(cal.len(), CALIBRATION_PAIRS);
         let at: Vec<&str> = cal.iter().map(|(q, _)| q.as_str()).collect();
         assert_eq!(&at[..7], ["q0", "q2", "q4", "q6", "q8", "q10", "q13"]);
         assert_eq!(at[63], "q137");
         assert_eq!(cal[63].1, "p137");
-        let all = calibration_pairs(Some(&retrain(10))).unwrap();
+        let all = calibration_pairs(&pairs(10));
         assert_eq!(
             all.iter().map(|(q, _)| q.clone()).collect::<Vec<_>>(),
             (0..10).map(|i| format!("q{i}")).collect::<Vec<_>>()
         );
-        assert!(calibration_pairs(None).is_none());
+        assert!(calibration_pairs(&[]).is_empty());
     }
 }

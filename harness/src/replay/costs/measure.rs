@@ -46,9 +46,9 @@ pub struct Work {
     pub requests: Vec<(String, Vec<Candidate>)>,
     /// The task index of each request.
     pub tasks: Vec<usize>,
-    /// A fine-tuned stage's folds: each fold model's key and the task indices it scores (empty
-    /// for any other model).
-    pub folds: Vec<(String, Vec<usize>)>,
+    /// A fine-tuned stage's folds: each fold model's key, the task indices it scores and its
+    /// int8 export's calibration pairs (empty for any other model).
+    pub folds: Vec<Fold>,
 }
 
 impl Work {
@@ -122,7 +122,7 @@ pub fn work_lists(
 
 /// The folds of the fine-tuned stage `key` of `replay` (none when it is not one): each fold
 /// model's key and the indices of the tasks it scores.
-fn fold_tasks(suite: &Suite, replay: &Replay, key: &str) -> Vec<(String, Vec<usize>)> {
+fn fold_tasks(suite: &Suite, replay: &Replay, key: &str) -> Vec<Fold> {
     let Some(s) = replay.finetuned.iter().find(|s| s.model_key == key) else {
         return Vec::new();
     };
@@ -136,9 +136,24 @@ fn fold_tasks(suite: &Suite, replay: &Replay, key: &str) -> Vec<(String, Vec<usi
                 .filter(|(_, t)| f.tasks.contains(&t.id))
                 .map(|(i, _)| i)
                 .collect();
-            (f.key.clone(), tasks)
+            Fold {
+                key: f.key.clone(),
+                tasks,
+                calibration: f.calibration.clone(),
+            }
         })
         .collect()
+}
+
+/// One fold model of a fine-tuned stage: its key, the task indices it scores, and the pairs its
+/// int8 export is calibrated on.
+pub struct Fold {
+    /// The fold model's key.
+    pub key: String,
+    /// Indices of the tasks it scores.
+    pub tasks: Vec<usize>,
+    /// Its int8 export's calibration pairs (`replay::tuned::calibration_pairs`).
+    pub calibration: Vec<(String, String)>,
 }
 
 /// What the cost file records about where and how a measurement ran.
@@ -170,7 +185,12 @@ pub fn measure(work: &Work, ctx: &MeasureContext) -> Result<Cost> {
         let model_dir = store.ensure_model(&work.spec.model)?;
         let precision = work.spec.finetune.and_then(|f| f.precision);
         let mut sum = Timed::default();
-        for (key, tasks) in &work.folds {
+        for Fold {
+            key,
+            tasks,
+            calibration,
+        } in &work.folds
+        {
             let mine: Vec<(&str, &[Candidate])> = asked
                 .iter()
                 .zip(&work.tasks)
@@ -180,8 +200,16 @@ pub fn measure(work: &Work, ctx: &MeasureContext) -> Result<Cost> {
             if mine.is_empty() {
                 continue;
             }
-            let open =
-                || crate::replay::tuned::lazy_scorer(&finetuned, key, &model_dir, precision, None);
+            let open = || {
+                crate::replay::tuned::lazy_scorer(
+                    &finetuned,
+                    key,
+                    &model_dir,
+                    precision,
+                    None,
+                    Some(calibration.clone()),
+                )
+            };
             let identity = crate::replay::tuned::fold_identity(key, precision, &model_dir);
             let t = time_scorer(work, &store, &open, &identity, &mine)?;
             sum.load += t.load;
