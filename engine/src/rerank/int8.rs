@@ -19,11 +19,12 @@
 //! weight back to its starting value (the export then scores 0.46–0.57 mean |Δlogit| from the
 //! float fold model). [`export`] quantizes each matrix with one scale per output column
 //! ([`Scales::PerColumn`], `max|w[:, j]| / 127`): a fresh, finer grid on which the rounding
-//! errors no longer cancel the fine-tuning, 0.11–0.14 mean on docir's and brain's folds (docs/speed.md, "Fold models as
-//! int8 exports"). The scale initializer becomes a `[N]` vector, which the graph's output `Mul`
-//! broadcasts over the product's last axis; ONNX Runtime fuses the same operators either way
-//! (`DynamicQuantizeMatMul`, `MatMulIntegerToFloat`), so the export scores at the pinned
-//! model's speed. [`Scales::PerTensor`] keeps the pinned rule ([`export_with`]).
+//! errors no longer cancel the fine-tuning, 0.11–0.14 mean on docir's and brain's folds
+//! (docs/speed.md, "Fold models as int8 exports"). The scale initializer becomes a `[N]`
+//! vector, which the graph's output `Mul` broadcasts over the product's last axis; ONNX
+//! Runtime fuses the same operators either way (`DynamicQuantizeMatMul`,
+//! `MatMulIntegerToFloat`), so the export scores at the pinned model's speed.
+//! [`Scales::PerTensor`] keeps the pinned rule ([`export_with`]).
 //!
 //! **Bias correction (exporter 3).** Rounding a fine-tuned matrix shifts its product's mean
 //! output, and over 74 matrices those shifts add up: on SciFact's fold models the per-column
