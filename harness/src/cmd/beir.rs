@@ -39,7 +39,9 @@ pub(crate) struct BeirArgs {
     /// still on every core: just beir-finetune), the folds' models and scores cached as they
     /// finish; with --cluster the folds train on the cluster), bm25+ce-ft-int8 and
     /// bm25+ce-ft-int8@N (the same fold models scored as int8 exports through ONNX Runtime, as
-    /// fast as bm25+ce: on SciFact 26 min cold, just beir-finetune-int8), bm25+colbert and
+    /// fast as bm25+ce, each export's biases first calibrated on 64 of its fold's training
+    /// pairs, about half a minute: on SciFact about 29 min cold, just beir-finetune-int8),
+    /// bm25+colbert and
     /// bm25+colbert@N (the same with the late-interaction answerai-colbert-small-v1; on
     /// SciFact about 30 min on 2 cores the first time, and a token-vector cache of about 2 GB).
     #[arg(
