@@ -17,6 +17,9 @@ use super::remote::{verify, Offload, Shard, WorkKind, WorkRequest};
 use super::{hex, sha256};
 use crate::{Error, Result};
 
+/// From this many keys on, [`KeyedCache::lookup`] finds the records on rayon's pool.
+const PARALLEL_FROM: usize = 2048;
+
 /// A checked record file of one model identity, shared between threads.
 #[derive(Debug)]
 pub(crate) struct KeyedCache {
@@ -145,9 +148,21 @@ impl KeyedCache {
     }
 
     /// Looks `keys` up, decoding each payload found; each distinct missing key is listed once
-    /// in `todo`.
+    /// in `todo`. The records are found side by side on rayon's pool when the call asks for
+    /// [`PARALLEL_FROM`] keys or more (a replay's pooled shortlists ask tens of thousands: their
+    /// binary searches were one serial step of a warm replay); the file is only read there, and
+    /// everything that counts or keeps runs after, in key order.
     pub fn lookup<T>(&self, keys: &[[u8; 32]], decode: impl Fn(&[u8]) -> T) -> Lookup<T> {
+        use rayon::prelude::*;
         let file = self.lock();
+        let find = |key: &[u8; 32]| match self.layer.as_ref().and_then(|l| l.get(key)) {
+            Some(bytes) => Some((bytes, Origin::Recorded)),
+            None => file.get(key).map(|bytes| (bytes, Origin::Cached)),
+        };
+        let records: Vec<Option<(&[u8], Origin)>> = match keys.len() >= PARALLEL_FROM {
+            true => keys.par_iter().map(find).collect(),
+            false => keys.iter().map(find).collect(),
+        };
         let mut out = Lookup {
             found: (0..keys.len()).map(|_| None).collect(),
             todo: Vec::new(),
@@ -155,13 +170,8 @@ impl KeyedCache {
             rebuilt: 0,
         };
         let mut pending: HashMap<[u8; 32], usize> = HashMap::new();
-        for (i, key) in keys.iter().enumerate() {
-            let recorded = self.layer.as_ref().and_then(|l| l.get(key));
-            let found = match recorded {
-                Some(bytes) => Some((bytes, Origin::Recorded)),
-                None => file.get(key).map(|bytes| (bytes, Origin::Cached)),
-            };
-            if let Some((bytes, origin)) = found {
+        for (i, (key, record)) in keys.iter().zip(records).enumerate() {
+            if let Some((bytes, origin)) = record {
                 if let Some(l) = &self.layer {
                     l.keep(key, bytes, origin);
                 }
@@ -285,5 +295,57 @@ mod tests {
         assert!(cache.check_model("cross-encoder", "model-a").is_ok());
         let err = cache.check_model("cross-encoder", "model-b").unwrap_err();
         assert!(err.to_string().contains("model-b"), "{err}");
+    }
+
+    /// A lookup large enough to find its records on rayon's pool, of a file read lazily from
+    /// disk, one of its records damaged there. Oracle: the rules of [`Lookup`] applied by hand
+    /// to the keys stored (every key i with i % 3 != 0 holds i's bytes) and the one damaged.
+    #[test]
+    fn a_large_lookup_finds_records_side_by_side_as_one_at_a_time_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = |i: u32| sha256(&i.to_le_bytes());
+        let n = 2 * PARALLEL_FROM as u32;
+        let held: Vec<u32> = (0..n).filter(|i| !i.is_multiple_of(3)).collect();
+        let payloads: Vec<[u8; 4]> = held.iter().map(|i| i.to_le_bytes()).collect();
+        let open = || KeyedCache::open(dir.path(), "t", "t", "id", 4, |_| true, false).unwrap();
+        let cache = open();
+        cache
+            .store(held.iter().zip(&payloads).map(|(&i, p)| (key(i), &p[..])))
+            .unwrap();
+        cache.flush().unwrap();
+        drop(cache);
+        // Damage the record of key(1) on disk: records of 68 bytes, sorted by key, at the end.
+        let damaged = key(1);
+        let path = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "t"))
+            .unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let mut sorted: Vec<[u8; 32]> = held.iter().map(|&i| key(i)).collect();
+        sorted.sort_unstable();
+        let at = sorted.binary_search(&damaged).unwrap();
+        let body = bytes.len() - sorted.len() * 68;
+        bytes[body + at * 68 + 33] ^= 1;
+        std::fs::write(&path, bytes).unwrap();
+        let cache = open();
+        let asked: Vec<u32> = (0..n).chain([0, 1, 2, 3]).collect();
+        let keys: Vec<[u8; 32]> = asked.iter().map(|&i| key(i)).collect();
+        let l = cache.lookup(&keys, <[u8]>::to_vec);
+        let usable = |i: u32| !i.is_multiple_of(3) && i != 1;
+        let mut todo: Vec<(usize, Vec<usize>)> = Vec::new();
+        for (p, &i) in asked.iter().enumerate() {
+            let want = usable(i).then(|| i.to_le_bytes().to_vec());
+            assert_eq!(l.found[p], want, "position {p}, key {i}");
+            if !usable(i) {
+                match todo.iter_mut().find(|(first, _)| asked[*first] == i) {
+                    Some((_, all)) => all.push(p),
+                    None => todo.push((p, vec![p])),
+                }
+            }
+        }
+        assert_eq!(l.todo, todo);
+        assert_eq!(l.served, asked.len() - todo.len());
+        assert_eq!(l.rebuilt, 1, "key(1)'s record was damaged");
     }
 }

@@ -210,6 +210,8 @@ fn finetune_stages(
 
 /// Step 3: every configuration's ranking of every task: its first-stage list, reranked on its
 /// shortlist, then its wiring's penalties; an external engine's hits outside the corpus below.
+/// Tasks are ranked side by side on rayon's pool (each task's rankings depend on its own lists
+/// only) and kept in task order; of several failing tasks, the first in task order is reported.
 fn rank_every_task(
     corpus: &Corpus,
     suite: &Suite,
@@ -218,42 +220,65 @@ fn rank_every_task(
     first_stage: &mut FirstStage,
     shortlists: &[BTreeMap<ShortlistKey, ShortlistScores>],
 ) -> Result<()> {
-    for (ti, task) in suite.tasks.iter().enumerate() {
-        for (ci, (run, w)) in runs.iter_mut().zip(weights).enumerate() {
-            let c = &run.config;
-            let (hits, outside) = std::mem::take(&mut first_stage[ti][ci]);
-            let ranked: Vec<Ranked> = match &c.rerank {
-                None => hits.iter().map(plain).collect(),
-                Some(r) => {
-                    let key = (r.model_key(), list_key(c));
-                    let scores = &shortlists[ti][&key];
-                    match r.interpolate {
-                        None => order_by_rerank(&scores.rerank(&hits, r.shortlist)?),
-                        Some(a) => {
-                            super::interpolated::order(c, &hits, scores, r.shortlist, a, corpus)?
-                        }
-                    }
-                }
-            };
-            let ranked = match (c.wiring, w) {
-                (Wiring::Legacy, Some(w)) => {
-                    legacy::rank(corpus, &task.query, &as_hits(&ranked), w)
-                        .iter()
-                        .map(plain)
-                        .collect()
-                }
-                (Wiring::Current, Some(w)) => current::rank(corpus, &as_hits(&ranked), w)
-                    .iter()
-                    .map(plain)
-                    .collect(),
-                _ => ranked,
-            };
-            let mut ranked = ranked;
-            ranked.extend(outside.iter().map(plain));
+    use rayon::prelude::*;
+    let configs: Vec<&crate::suite::Configuration> = runs.iter().map(|r| &r.config).collect();
+    let ranked: Vec<Result<Vec<Vec<Ranked>>>> = suite
+        .tasks
+        .par_iter()
+        .zip(first_stage.par_iter_mut())
+        .zip(shortlists.par_iter())
+        .map(|((task, lists), shortlists)| {
+            configs
+                .iter()
+                .zip(weights)
+                .zip(lists.iter_mut())
+                .map(|((c, w), list)| {
+                    rank_one(corpus, &task.query, c, *w, std::mem::take(list), shortlists)
+                })
+                .collect()
+        })
+        .collect();
+    for per_config in ranked {
+        for (run, ranked) in runs.iter_mut().zip(per_config?) {
             run.per_task.push(ranked);
         }
     }
     Ok(())
+}
+
+/// One task's ranking under `c`: the first-stage `hits` reranked on the task's shortlist
+/// scores, then `c`'s wiring's penalties, the hits `outside` the corpus below.
+fn rank_one(
+    corpus: &Corpus,
+    query: &str,
+    c: &crate::suite::Configuration,
+    w: Option<Weights>,
+    (hits, outside): (Vec<Hit>, Vec<Hit>),
+    shortlists: &BTreeMap<ShortlistKey, ShortlistScores>,
+) -> Result<Vec<Ranked>> {
+    let ranked: Vec<Ranked> = match &c.rerank {
+        None => hits.iter().map(plain).collect(),
+        Some(r) => {
+            let scores = &shortlists[&(r.model_key(), list_key(c))];
+            match r.interpolate {
+                None => order_by_rerank(&scores.rerank(&hits, r.shortlist)?),
+                Some(a) => super::interpolated::order(c, &hits, scores, r.shortlist, a, corpus)?,
+            }
+        }
+    };
+    let mut ranked = match (c.wiring, w) {
+        (Wiring::Legacy, Some(w)) => legacy::rank(corpus, query, &as_hits(&ranked), &w)
+            .iter()
+            .map(plain)
+            .collect(),
+        (Wiring::Current, Some(w)) => current::rank(corpus, &as_hits(&ranked), &w)
+            .iter()
+            .map(plain)
+            .collect(),
+        _ => ranked,
+    };
+    ranked.extend(outside.iter().map(plain));
+    Ok(ranked)
 }
 
 /// The reranked list with its ordering score: the logit inside the shortlist; below it, the
