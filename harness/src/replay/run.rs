@@ -221,6 +221,9 @@ fn rank_every_task(
     shortlists: &[BTreeMap<ShortlistKey, ShortlistScores>],
 ) -> Result<()> {
     use rayon::prelude::*;
+    // One entry per task in each (the zips below would stop at the shortest).
+    assert_eq!(first_stage.len(), suite.tasks.len(), "first stage per task");
+    assert_eq!(shortlists.len(), suite.tasks.len(), "shortlists per task");
     let configs: Vec<&crate::suite::Configuration> = runs.iter().map(|r| &r.config).collect();
     let ranked: Vec<Result<Vec<Vec<Ranked>>>> = suite
         .tasks
