@@ -449,30 +449,13 @@ pub fn lazy_scorer(
         Box::new(move || {
             let weights = || fold_weights(&cache_dir, &key_owned, &model.path, again.as_ref());
             if precision == Some(Precision::Int8) {
-                let calibrated = || -> ranklab_engine::Result<Weights> {
-                    let pairs = calibration.as_deref().ok_or_else(|| {
-                        ranklab_engine::Error::Model {
-                            model: key_owned.clone(),
-                            message: format!("the int8 export of the fine-tuned model {key_owned} is calibrated on its training pairs, which this command was not given"),
-                        }
-                    })?;
-                    let tok = tokenizer(&model.path, 512)?;
-                    int8::calibrated(weights()?, &tok, pairs).map_err(|message| {
-                        ranklab_engine::Error::Model {
-                            model: key_owned.clone(),
-                            message: format!(
-                                "cannot calibrate the int8 export of {key_owned}: {message}"
-                            ),
-                        }
-                    })
-                };
-                let export = int8::ensure_export(&cache_dir, &key_owned, &model, calibrated)?;
-                return Ok(Box::new(Int8FinetunedCrossEncoder::load(
+                return int8_fold_scorer(
+                    &cache_dir,
                     &key_owned,
-                    &model.sha256,
-                    &export,
-                )?)
-                    as Box<dyn ranklab_engine::rerank::CrossEncoder>);
+                    &model,
+                    weights,
+                    calibration.as_deref(),
+                );
             }
             let tok = tokenizer(&model.path, 512)?;
             Ok(
@@ -481,6 +464,39 @@ pub fn lazy_scorer(
             )
         }),
     ))
+}
+
+/// The int8 export of the fold model `key` as a scorer: read from the cache, or exported first
+/// (when missing or broken) from `weights` with its biases corrected on `calibration` (without
+/// it, an error naming the fold).
+fn int8_fold_scorer(
+    cache_dir: &Path,
+    key: &str,
+    model: &ModelDir,
+    weights: impl Fn() -> ranklab_engine::Result<Weights>,
+    calibration: Option<&[(String, String)]>,
+) -> ranklab_engine::Result<Box<dyn ranklab_engine::rerank::CrossEncoder>> {
+    let model_error = |message: String| ranklab_engine::Error::Model {
+        model: key.to_string(),
+        message,
+    };
+    let calibrated = || -> ranklab_engine::Result<Weights> {
+        let pairs = calibration.ok_or_else(|| {
+            model_error(format!("the int8 export of the fine-tuned model {key} is calibrated on its training pairs, which this command was not given"))
+        })?;
+        let tok = tokenizer(&model.path, 512)?;
+        int8::calibrated(weights()?, &tok, pairs).map_err(|message| {
+            model_error(format!(
+                "cannot calibrate the int8 export of {key}: {message}"
+            ))
+        })
+    };
+    let export = int8::ensure_export(cache_dir, key, model, calibrated)?;
+    Ok(Box::new(Int8FinetunedCrossEncoder::load(
+        key,
+        &model.sha256,
+        &export,
+    )?))
 }
 
 /// How many of a fold's training pairs calibrate its int8 export ([`calibration_pairs`]).
@@ -784,5 +800,37 @@ mod tests {
             (0..10).map(|i| format!("q{i}")).collect::<Vec<_>>()
         );
         assert!(calibration_pairs(&[]).is_empty());
+    }
+
+    /// An int8 export needs its fold's calibration pairs: a scorer built without them is
+    /// refused with a message naming the fold, before the weights are read, and nothing is
+    /// written to the cache (the oracle: the message's words and the cache folder's contents).
+    #[test]
+    fn an_int8_export_without_calibration_pairs_is_refused_naming_the_fold() {
+        let cache = tempfile::tempdir().unwrap();
+        let base = tempfile::tempdir().unwrap();
+        std::fs::write(base.path().join("model.onnx"), b"not read as a graph here").unwrap();
+        let model = ModelDir {
+            id: "ms-marco-MiniLM-L-12-v2".into(),
+            kind: ranklab_engine::models::ModelKind::CrossEncoder,
+            path: base.path().to_path_buf(),
+            sha256: "0".repeat(64),
+            max_length: 512,
+            pooling: None,
+            pinned: false,
+        };
+        let weights = || -> ranklab_engine::Result<Weights> {
+            panic!("the weights are read only once the calibration pairs are there")
+        };
+        let err = int8_fold_scorer(cache.path(), "fold-key-7", &model, weights, None)
+            .err()
+            .expect("refused");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("fold-key-7") && msg.contains("was not given"),
+            "{msg}"
+        );
+        let left: Vec<_> = std::fs::read_dir(cache.path()).unwrap().collect();
+        assert!(left.is_empty(), "nothing written: {left:?}");
     }
 }
