@@ -41,9 +41,9 @@ pub(crate) struct BeirArgs {
     /// bm25+ce-ft-int8@N (the same fold models scored as int8 exports through ONNX Runtime, as
     /// fast as bm25+ce, each export's biases first calibrated on 64 of its fold's training
     /// pairs, about half a minute: on SciFact about 29 min cold, just beir-finetune-int8),
-    /// bm25+colbert and
-    /// bm25+colbert@N (the same with the late-interaction answerai-colbert-small-v1; on
-    /// SciFact about 30 min on 2 cores the first time, and a token-vector cache of about 2 GB).
+    /// bm25+colbert and bm25+colbert@N (the same with the late-interaction
+    /// answerai-colbert-small-v1; on SciFact about 30 min on 2 cores the first time, and a
+    /// token-vector cache of about 2 GB).
     #[arg(
         long,
         value_delimiter = ',',

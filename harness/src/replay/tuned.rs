@@ -466,6 +466,14 @@ pub fn lazy_scorer(
     ))
 }
 
+/// An error of the fold model `key` (a model error, named by the fold's key).
+fn fold_error(key: &str, message: String) -> ranklab_engine::Error {
+    ranklab_engine::Error::Model {
+        model: key.to_string(),
+        message,
+    }
+}
+
 /// The int8 export of the fold model `key` as a scorer: read from the cache, or exported first
 /// (when missing or broken) from `weights` with its biases corrected on `calibration` (without
 /// it, an error naming the fold).
@@ -476,10 +484,7 @@ fn int8_fold_scorer(
     weights: impl Fn() -> ranklab_engine::Result<Weights>,
     calibration: Option<&[(String, String)]>,
 ) -> ranklab_engine::Result<Box<dyn ranklab_engine::rerank::CrossEncoder>> {
-    let model_error = |message: String| ranklab_engine::Error::Model {
-        model: key.to_string(),
-        message,
-    };
+    let model_error = |message: String| fold_error(key, message);
     let calibrated = || -> ranklab_engine::Result<Weights> {
         let pairs = calibration.ok_or_else(|| {
             model_error(format!("the int8 export of the fine-tuned model {key} is calibrated on its training pairs, which this command was not given"))
@@ -524,10 +529,7 @@ fn fold_weights(
     model_dir: &Path,
     again: Option<&Retrain>,
 ) -> ranklab_engine::Result<Weights> {
-    let model_error = |message: String| ranklab_engine::Error::Model {
-        model: key.to_string(),
-        message,
-    };
+    let model_error = |message: String| fold_error(key, message);
     let loaded = match finetuned::load(cache_dir, key) {
         Ok(found) => found,
         Err(e) if again.is_some() => {
