@@ -17,6 +17,7 @@
 //!   int8 exports"), and no test here claims they meet it;
 //! - the float model's recorded mean inputs (`Bert::mean_inputs`, what the bias correction
 //!   uses) are what each layer is given: the classifier's gives the mean logit (it is linear);
+//!   recorded side by side (one forward pass per core), they are the same bits as one at a time;
 //! - a bias-corrected export differs from the plain one in its matrices' biases alone;
 //! - a truncated or foreign cached export is exported again, a sound one is used as it is.
 
@@ -245,6 +246,58 @@ fn the_recorded_mean_input_of_the_classifier_gives_the_mean_logit() {
     // A different set of pairs gives a different mean (the recorder is not stuck on one).
     let other = bert.mean_inputs(&tok, &pairs[..2]).unwrap();
     assert_ne!(other["classifier"], *mu);
+}
+
+/// `Bert::mean_inputs` with its forward passes side by side (`mean_inputs_on` a pool of two
+/// threads, as `just beir-finetune-int8` runs it with `RAYON_NUM_THREADS=1`) gives the same
+/// bits as one pass at a time on this thread, for every one of the 74 layers, on an odd number
+/// of pairs (the last window half full). Oracle: the passes one at a time, the recorder's order
+/// before it went side by side (whose classifier mean the test above checks against the
+/// logits). The pairs are long so that order shows: summing each window's two passes in
+/// reverse order fails this test (checked by mutation); on short pairs the f64 sums are exact
+/// in any order.
+#[test]
+fn recorded_mean_inputs_side_by_side_are_the_same_bits_as_one_pass_at_a_time() {
+    let dir = models::ensure_model(MODEL).unwrap();
+    let tok = tokenizer(&dir.path, 512).unwrap();
+    let bert = Bert::new(
+        dequantize(&dir.file("model.onnx")).unwrap(),
+        Config::default(),
+    )
+    .unwrap();
+    // Long pairs (each passage repeated up to the 512-token limit), so that the f64 sums
+    // round: summed in another order, some of the 74 layers' means change in their last bits.
+    let long: Vec<(String, String)> = CALIBRATION[..5]
+        .iter()
+        .map(|(q, p)| (q.to_string(), [*p; 40].join(" ")))
+        .collect();
+    let pairs: Vec<(&str, &str)> = long.iter().map(|(q, p)| (q.as_str(), p.as_str())).collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let one_at_a_time = bert.mean_inputs_on(None, &tok, &pairs).unwrap();
+    let side_by_side = bert.mean_inputs_on(Some(&pool), &tok, &pairs).unwrap();
+    assert_eq!(one_at_a_time.len(), 74);
+    assert_eq!(
+        one_at_a_time.keys().collect::<Vec<_>>(),
+        side_by_side.keys().collect::<Vec<_>>()
+    );
+    for (layer, mean) in &one_at_a_time {
+        let other = &side_by_side[layer];
+        assert_eq!(mean.len(), other.len(), "{layer}");
+        let differ = mean
+            .iter()
+            .zip(other)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        assert_eq!(
+            differ,
+            0,
+            "{layer}: {differ} of {} means differ",
+            mean.len()
+        );
+    }
 }
 
 /// The bias correction (`int8::calibrated`) changes only biases: the export of weights

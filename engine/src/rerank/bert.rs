@@ -189,13 +189,40 @@ pub fn keep_freed_memory() {
 pub struct Bert {
     config: Config,
     weights: Weights,
-    /// While [`Bert::mean_inputs`] runs: per linear layer, the sum of its input rows (f64) and
-    /// their count.
-    inputs: std::sync::Mutex<Option<InputSums>>,
+    /// While [`Bert::mean_inputs`] runs: by calibration pair (its position), the input of every
+    /// linear layer its forward pass gave, in the order given.
+    inputs: std::sync::Mutex<BTreeMap<usize, Vec<Captured>>>,
 }
+
+/// One linear layer's input in one forward pass: the layer's parameter name, the row width and
+/// the rows.
+type Captured = (String, usize, Vec<f32>);
 
 /// Per linear layer (by parameter name): the sum of its input rows, and how many.
 type InputSums = BTreeMap<String, (Vec<f64>, u64)>;
+
+thread_local! {
+    /// The forward passes this thread is running for [`Bert::mean_inputs`], innermost last: the
+    /// model's address and the pair's position. A stack, because a thread waiting inside a
+    /// candle operation may run another pass stolen from rayon's queue before it returns.
+    static CAPTURING: std::cell::RefCell<Vec<(usize, usize)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// While alive: this thread's forward passes of `model` capture their inputs for `pair`.
+struct CaptureFor;
+
+impl CaptureFor {
+    fn start(model: &Bert, pair: usize) -> CaptureFor {
+        CAPTURING.with(|c| c.borrow_mut().push((model as *const Bert as usize, pair)));
+        CaptureFor
+    }
+}
+
+impl Drop for CaptureFor {
+    fn drop(&mut self) {
+        CAPTURING.with(|c| c.borrow_mut().pop());
+    }
+}
 
 impl Bert {
     /// The model over `weights` (every parameter the forward pass reads must be there).
@@ -204,7 +231,7 @@ impl Bert {
         let model = Bert {
             config,
             weights,
-            inputs: std::sync::Mutex::new(None),
+            inputs: std::sync::Mutex::new(BTreeMap::new()),
         };
         let mut names = vec![
             "bert.embeddings.word_embeddings.weight".to_string(),
@@ -246,21 +273,64 @@ impl Bert {
     /// The mean input of every linear layer (by its parameter name, e.g.
     /// `bert.encoder.layer.0.attention.self.query`) over `pairs`, each scored alone as
     /// [`Bert::score`] scores it: over every token's row for the encoder's layers, over the
-    /// [CLS] row for the pooler and the classifier. Sums in f64, pairs in order (the same bits
-    /// on every run).
+    /// [CLS] row for the pooler and the classifier. Sums in f64, pairs in order, rows in order
+    /// (the same bits on every run). When this process scores fold models side by side
+    /// (`finetuned::scores_side_by_side`: candle's products on one thread, several cores), the
+    /// forward passes run side by side, one per core, and their inputs are summed after, in
+    /// the same order: the same bits as one pass at a time.
     pub fn mean_inputs(
         &self,
         tokenizer: &tokenizers::Tokenizer,
         pairs: &[(&str, &str)],
     ) -> std::result::Result<BTreeMap<String, Vec<f64>>, String> {
-        let lock = || self.inputs.lock().unwrap_or_else(|e| e.into_inner());
-        *lock() = Some(BTreeMap::new());
-        let scored: std::result::Result<Vec<f32>, String> = pairs
-            .iter()
-            .map(|(q, p)| self.score(tokenizer, q, p))
-            .collect();
-        let sums = lock().take().unwrap_or_default();
-        scored?;
+        self.mean_inputs_on(super::finetuned::side_by_side(), tokenizer, pairs)
+    }
+
+    /// [`Bert::mean_inputs`] with the forward passes side by side on `pool` (a window of as
+    /// many pairs as it has threads at a time), or one at a time on this thread without one.
+    pub fn mean_inputs_on(
+        &self,
+        pool: Option<&rayon::ThreadPool>,
+        tokenizer: &tokenizers::Tokenizer,
+        pairs: &[(&str, &str)],
+    ) -> std::result::Result<BTreeMap<String, Vec<f64>>, String> {
+        use rayon::prelude::*;
+        let captured = |i: usize| -> std::result::Result<Vec<Captured>, String> {
+            let (q, p) = pairs[i];
+            let scored = {
+                let _capture = CaptureFor::start(self, i);
+                self.score(tokenizer, q, p)
+            };
+            let rows = self
+                .inputs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&i)
+                .unwrap_or_default();
+            scored.map(|_| rows)
+        };
+        let window = pool
+            .map_or(1, rayon::ThreadPool::current_num_threads)
+            .max(1);
+        let mut sums = InputSums::new();
+        for start in (0..pairs.len()).step_by(window) {
+            let positions = start..(start + window).min(pairs.len());
+            let passes: Vec<std::result::Result<Vec<Captured>, String>> = match pool {
+                Some(pool) => pool.install(|| positions.into_par_iter().map(captured).collect()),
+                None => positions.map(captured).collect(),
+            };
+            for pass in passes {
+                for (name, width, values) in pass? {
+                    let (sum, n) = sums.entry(name).or_insert_with(|| (vec![0.0; width], 0));
+                    for row in values.chunks_exact(width) {
+                        for (s, v) in sum.iter_mut().zip(row) {
+                            *s += f64::from(*v);
+                        }
+                        *n += 1;
+                    }
+                }
+            }
+        }
         Ok(sums
             .into_iter()
             .map(|(name, (sum, n))| {
@@ -270,24 +340,24 @@ impl Bert {
             .collect())
     }
 
-    /// Adds `x`'s rows (its last axis the layer's input) to the layer `name`'s sums, while
-    /// [`Bert::mean_inputs`] runs.
+    /// Keeps `x` (its last axis the layer's input) as the layer `name`'s input, when this
+    /// thread's innermost forward pass is one of this model's for [`Bert::mean_inputs`].
     fn record(&self, x: &Tensor, name: &str) -> candle_core::Result<()> {
-        let mut guard = self.inputs.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(sums) = guard.as_mut() else {
+        let me = self as *const Bert as usize;
+        let Some(pair) = CAPTURING.with(|c| match c.borrow().last() {
+            Some(&(model, pair)) if model == me => Some(pair),
+            _ => None,
+        }) else {
             return Ok(());
         };
         let width = x.dim(D::Minus1)?;
         let values = x.flatten_all()?.to_vec1::<f32>()?;
-        let (sum, n) = sums
-            .entry(name.to_string())
-            .or_insert_with(|| (vec![0.0; width], 0));
-        for row in values.chunks_exact(width) {
-            for (s, v) in sum.iter_mut().zip(row) {
-                *s += f64::from(*v);
-            }
-            *n += 1;
-        }
+        self.inputs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(pair)
+            .or_default()
+            .push((name.to_string(), width, values));
         Ok(())
     }
 

@@ -276,7 +276,7 @@ pub fn train_on_every_core<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 /// are single-threaded (candle reads `RAYON_NUM_THREADS` at every product; split over threads,
 /// gemm also blocks the product for threads, and two passes side by side then run slower than
 /// one pass on both cores: 0.9× on 2 cores) and there is more than one core; otherwise none.
-fn side_by_side() -> Option<&'static rayon::ThreadPool> {
+pub(crate) fn side_by_side() -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());

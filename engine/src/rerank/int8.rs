@@ -154,7 +154,8 @@ fn to_int8(v: f32, scale: f32) -> f32 {
 
 /// The fold model's `weights` as [`export`] should be given them: each quantized matrix's bias
 /// corrected ([`bias_corrected`]) on its mean input over the calibration `pairs`, measured by
-/// the float model ([`super::bert::Bert::mean_inputs`], one pair at a time, in order).
+/// the float model ([`super::bert::Bert::mean_inputs`]: pairs in order, their passes side by
+/// side when the process scores fold models so, the same bits either way).
 pub fn calibrated(
     weights: Weights,
     tokenizer: &tokenizers::Tokenizer,
