@@ -19,7 +19,8 @@
 //!   uses) are what each layer is given: the classifier's gives the mean logit (it is linear);
 //!   recorded side by side (one forward pass per core), they are the same bits as one at a time;
 //! - a bias-corrected export differs from the plain one in its matrices' biases alone;
-//! - a truncated or foreign cached export is exported again, a sound one is used as it is.
+//! - a truncated or foreign cached export, or one whose tokenizer files are not the base
+//!   model's, is exported again, a sound one is used as it is.
 
 use std::cell::Cell;
 
@@ -384,4 +385,34 @@ fn a_truncated_or_foreign_cached_export_is_exported_again() {
     .unwrap();
     ensure_export(cache.path(), "k", &dir, weights).unwrap();
     assert_eq!(loads.get(), 3, "a foreign export is exported again");
+
+    // A tokenizer file edited in place (one setting flipped, the file still whole and valid
+    // JSON) would tokenize pairs otherwise and change every score: exported again, the base
+    // model's file restored. Oracle: the base model's own file.
+    let tok = export_dir_of(cache.path(), "k").join("tokenizer.json");
+    let original = std::fs::read_to_string(&tok).unwrap();
+    assert!(original.contains("\"lowercase\": true"));
+    std::fs::write(
+        &tok,
+        original.replace("\"lowercase\": true", "\"lowercase\": false"),
+    )
+    .unwrap();
+    ensure_export(cache.path(), "k", &dir, weights).unwrap();
+    assert_eq!(
+        loads.get(),
+        4,
+        "an export with an edited tokenizer is exported again"
+    );
+    assert_eq!(
+        std::fs::read(&tok).unwrap(),
+        std::fs::read(dir.file("tokenizer.json")).unwrap()
+    );
+    // A truncated one too.
+    std::fs::write(&tok, &original.as_bytes()[..1000]).unwrap();
+    ensure_export(cache.path(), "k", &dir, weights).unwrap();
+    assert_eq!(
+        loads.get(),
+        5,
+        "an export with a truncated tokenizer is exported again"
+    );
 }

@@ -47,9 +47,10 @@
 //! **The cache** (`<cache>/finetuned/<key>.int8/`, beside the fold model's `<key>.bin`):
 //! `model.onnx`, the base model's tokenizer files and `export.json` (the fold key, the base
 //! graph's sha256, [`EXPORTER`] and the exported graph's sha256), written as one directory
-//! step. It is used only when `export.json` names this fold, base and exporter and
-//! `model.onnx` hashes to what it records; anything else (truncated, foreign, older exporter) is
-//! exported again, never trusted.
+//! step. It is used only when `export.json` names this fold, base and exporter,
+//! `model.onnx` hashes to what it records and each tokenizer file holds the base model's bytes;
+//! anything else (truncated, foreign, older exporter, an edited tokenizer) is exported again,
+//! never trusted.
 //!
 //! **Scores** depend on the CPU's int8 kernel ([`crate::models::Int8Kernel`]) as the pinned
 //! model's do: batch 1 (a pair's score is a function of the pair alone), cached under
@@ -608,7 +609,14 @@ fn sound_export(out: &Path, key: &str, base: &ModelDir) -> Option<String> {
         && m.base_onnx_sha256 == base.sha256
         && m.exporter == EXPORTER
         && hex(&sha256(&graph)) == m.onnx_sha256
-        && TOKENIZER_FILES.iter().all(|f| out.join(f).is_file());
+        && TOKENIZER_FILES.iter().all(|f| {
+            // The tokenizer files are the base model's (pinned by sha256 when it was fetched):
+            // compared byte for byte, so an edited one is exported again, not used.
+            matches!(
+                (std::fs::read(out.join(f)), std::fs::read(base.file(f))),
+                (Ok(a), Ok(b)) if a == b
+            )
+        });
     sound.then_some(m.onnx_sha256)
 }
 
