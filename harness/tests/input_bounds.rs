@@ -372,3 +372,22 @@ fn eval_says_the_real_reason_for_numbers_out_of_range() {
         "{err}"
     );
 }
+
+/// A folder where a suite's `judgments.yaml` belongs is refused naming it (exit 2): it was
+/// taken for no judgments, and the report silently lost its judgments (this session's attack
+/// pass). The good half: the suite without one runs.
+#[test]
+fn a_folder_in_place_of_judgments_yaml_is_refused_naming_it() {
+    let tmp = common::fixture_copy("bad_input");
+    let dir = tmp.path();
+    let (code, err) = run(dir, &["run", "tasks/p", "--reports", "r"]);
+    assert_eq!(code, Some(0), "{err}");
+    std::fs::create_dir(dir.join("tasks/p/judgments.yaml")).unwrap();
+    let (code, err) = run(dir, &["run", "tasks/p", "--reports", "r2"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("judgments.yaml") && err.contains("a directory, not a regular file"),
+        "{err}"
+    );
+    assert!(!dir.join("r2").exists(), "nothing written");
+}

@@ -128,7 +128,9 @@ impl Suite {
         };
         let dir = path.parent().unwrap_or(Path::new("."));
         let judgments_path = dir.join(crate::judgments::FILE);
-        let judgments = if judgments_path.is_file() {
+        // Present in any form (a folder in its place too) it is read, so that what is not a
+        // judgments file is refused, not silently left out of the report.
+        let judgments = if judgments_path.symlink_metadata().is_ok() {
             let j = crate::judgments::Judgments::load(&judgments_path, &raw.suite)?;
             Some(merge_judgments(&mut tasks, j, selection, &path)?)
         } else {
