@@ -143,7 +143,8 @@ impl RerankSpec {
 
     /// The name of the loaded scorer this stage uses: the model id, with the batch size when it
     /// is not 1 (each distinct batch size is a separately loaded and cached model), with the
-    /// prompt file when one is named, or the endpoint.
+    /// prompt file when one is named, or the endpoint; a fine-tuned stage with its settings
+    /// (and `int8` when its fold models score as int8 exports).
     pub fn model_key(&self) -> String {
         let mut key = match &self.scorer {
             Scorer::Endpoint(e) => format!("{} at {} ({})", self.model, e.endpoint, e.api.name()),
@@ -162,6 +163,12 @@ impl RerankSpec {
             }
             if let Some(b) = f.batch {
                 key.push_str(&format!(", batch {b}"));
+            }
+            // The int8 exports are other scorers of the same fold models: a float and an int8
+            // stage of one experiment are two models, not one (they shared this key, and so
+            // one scorer and one set of scores).
+            if f.precision == Some(super::Precision::Int8) {
+                key.push_str(", int8");
             }
             key.push(')');
         }
