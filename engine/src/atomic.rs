@@ -115,6 +115,17 @@ pub fn write_dir<'a>(
     dir: &Path,
     files: impl IntoIterator<Item = (&'a Path, &'a [u8])>,
 ) -> Result<()> {
+    write_dir_checked(dir, files, || Ok(()))
+}
+
+/// [`write_dir`], after `check` passes under the directory's lock (nothing written when it
+/// fails): for a file of `dir` read at the start of a long run and rewritten at its end, a check
+/// that it still holds what was read, so that another run's write in between is not replaced.
+pub fn write_dir_checked<'a>(
+    dir: &Path,
+    files: impl IntoIterator<Item = (&'a Path, &'a [u8])>,
+    check: impl FnOnce() -> Result<()>,
+) -> Result<()> {
     let parent = match dir.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -122,6 +133,7 @@ pub fn write_dir<'a>(
     std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     crate::leftovers::sweep_once(parent);
     let _lock = lock_dir(parent)?;
+    check()?;
     let new: BTreeMap<&Path, &[u8]> = files.into_iter().collect();
     // Declared before `tmp`, so released after `tmp`'s drop deletes the previous content.
     let _writing = writing();

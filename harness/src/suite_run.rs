@@ -32,7 +32,7 @@ pub struct SuiteRun {
     /// Per experiment: its distractor pool and measured curve, why it is not drawn, or nothing.
     curves: Vec<Option<std::result::Result<(crate::suite::distractors::Pool, Curve), String>>>,
     costs: costs::Costs,
-    costs_file: Option<(PathBuf, Vec<u8>)>,
+    costs_file: Option<costs::NewCosts>,
     models: Vec<RecordedFile>,
 }
 
@@ -98,10 +98,18 @@ impl SuiteRun {
             &mut costs,
             cost_plan,
         )?
-        .map(|bytes| (costs_dir.join(costs::COSTS_FILE), bytes));
+        .map(|bytes| costs::NewCosts {
+            path: costs_dir.join(costs::COSTS_FILE),
+            bytes,
+            read: costs.read.clone(),
+        });
         let costs_file =
             match measure_per_query(&corpus, &suite, &experiments, &mut costs, cost_plan)? {
-                Some(bytes) => Some((costs_dir.join(costs::COSTS_FILE), bytes)),
+                Some(bytes) => Some(costs::NewCosts {
+                    path: costs_dir.join(costs::COSTS_FILE),
+                    bytes,
+                    read: costs.read.clone(),
+                }),
                 None => costs_file,
             };
         Ok(SuiteRun {

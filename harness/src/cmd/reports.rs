@@ -178,11 +178,12 @@ pub(crate) fn emit(rendered: &[Rendered], reports: &Path, out: &Output) -> Resul
             }
         }
         if out.write {
-            if let Some((path, bytes)) = &rendered.costs_file {
-                report::atomic::write(path, bytes)?;
-                println!("wrote {}", report::for_person(path).display());
+            // The cost file and the reports as one step: a failure to write the reports leaves
+            // the cost file as it was too.
+            report::write_all_with_costs(&dir, &rendered.reports, rendered.costs_file.as_ref())?;
+            if let Some(c) = &rendered.costs_file {
+                println!("wrote {}", report::for_person(&c.path).display());
             }
-            report::write_all(&dir, &rendered.reports)?;
             write_models(rendered, &dir)?;
         }
         for r in &rendered.reports {

@@ -16,6 +16,18 @@ pub fn write_dir<'a>(
     Ok(ranklab_engine::atomic::write_dir(dir, files)?)
 }
 
+/// [`write_dir`] after `check` passes under the directory's lock (nothing written when it
+/// fails; see [`ranklab_engine::atomic::write_dir_checked`]).
+pub fn write_dir_checked<'a>(
+    dir: &Path,
+    files: impl IntoIterator<Item = (&'a Path, &'a [u8])>,
+    check: impl FnOnce() -> ranklab_engine::Result<()>,
+) -> Result<()> {
+    Ok(ranklab_engine::atomic::write_dir_checked(
+        dir, files, check,
+    )?)
+}
+
 /// Writes `bytes` to `path` atomically, creating parent directories.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(ranklab_engine::atomic::write(path, bytes)?)

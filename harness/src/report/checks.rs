@@ -1,8 +1,6 @@
 //! The checks of a run that can fail it (paired expectations not met, engine errors counted as
 //! empty rankings): per experiment, per suite, and the verdict line `run` and `bench` print.
 
-use std::path::PathBuf;
-
 use super::{shown, PairedResult, SuiteReport};
 use crate::replay::Replay;
 use crate::suite::Suite;
@@ -54,9 +52,9 @@ pub struct Rendered {
     pub documents: usize,
     /// Ids of the records that had no front matter and took every default.
     pub without_front_matter: Vec<String>,
-    /// The suite's cost file to write (`--measure-costs` measured something): its path and
-    /// bytes. `None`: the file is left as it is.
-    pub costs_file: Option<(PathBuf, Vec<u8>)>,
+    /// The suite's cost file to write (`--measure-costs` measured something), with what it held
+    /// when read. `None`: the file is left as it is.
+    pub costs_file: Option<crate::replay::costs::NewCosts>,
     /// The model outputs the replay was given, one file per model, to merge into
     /// `<suite>/runs/models/` (see `ranklab_engine::models::recorded`).
     pub models: Vec<ranklab_engine::models::recorded::RecordedFile>,

@@ -43,4 +43,4 @@ pub use render::{render, render_with};
 pub use suite_report::{for_person, print_report, print_report_as, SuiteReport};
 pub use tables::{first_ranks, metrics_table, tasks_markdown_table, tasks_table, Firsts, Ranks};
 pub use trec_files::{qrels_file, run_file};
-pub use write::{check_files, write_all};
+pub use write::{check_files, write_all, write_all_with_costs};

@@ -78,6 +78,23 @@ pub struct Costs {
     /// report itself names only `costs.json`, beside it, so its bytes do not depend on where
     /// the reports are written.
     pub shown: String,
+    /// The file's bytes as read (`None`: there was no file): it is rewritten only if it still
+    /// holds them ([`NewCosts`]).
+    pub read: Option<Vec<u8>>,
+}
+
+/// A suite's cost file to write after `--measure-costs`: written with the suite's reports as
+/// one step, and only when the file still holds what the run read at its start
+/// (`report::write_all_with_costs`), so that a measurement another run wrote meanwhile is never
+/// replaced.
+#[derive(Debug, Clone)]
+pub struct NewCosts {
+    /// `<reports>/<suite>/costs.json`.
+    pub path: PathBuf,
+    /// The new bytes.
+    pub bytes: Vec<u8>,
+    /// What the file held when this run read it (`None`: no file).
+    pub read: Option<Vec<u8>>,
 }
 
 impl CostFile {
@@ -112,6 +129,7 @@ pub fn load(dir: &Path) -> Result<Costs> {
                 return Ok(Costs {
                     file: CostFile::default(),
                     shown,
+                    read: None,
                 })
             }
             Err(e) => bail!("{}: cannot read the cost file: {e}", path.display()),
@@ -149,7 +167,11 @@ pub fn load(dir: &Path) -> Result<Costs> {
             );
         }
     }
-    Ok(Costs { file, shown })
+    Ok(Costs {
+        file,
+        shown,
+        read: Some(text.into_bytes()),
+    })
 }
 
 /// Where a suite's cost file is: `<reports>/<suite>/costs.json`.
@@ -390,6 +412,7 @@ mod tests {
         let costs = Costs {
             file: CostFile::default(),
             shown: COSTS_FILE.to_string(),
+            read: None,
         };
         let named = [work[0].key.clone()];
         // --from-recording: unnamed, left out (a plain `just costs` needs no server); named,

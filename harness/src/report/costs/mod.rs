@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use crate::replay::costs::MEASURE_FINETUNE_COMMAND;
 pub use crate::replay::costs::{
     load, measure_suite, merge_query_costs, path_in, sig3, Cost, CostFile, CostPlan, Costs,
-    COSTS_FILE, MEASURE_COMMAND,
+    NewCosts, COSTS_FILE, MEASURE_COMMAND,
 };
 use crate::suite::Configuration;
 /// The `## Cost per scored pair` section of a report whose configurations are `configs`
