@@ -329,11 +329,17 @@ fn check_warm(
 
 /// A scratch cache root inside `real` (same file system), removed on drop, whose `models/` and
 /// `runtime/` are links to `real`'s: models are found and verified as usual, every cache empty.
+/// Named as ranklab's temporaries are (`.ranklab-<pid>-costs-scratch-….tmp`), so that one a
+/// killed run left (an interrupt ends the process without the drop) is swept by the next
+/// measurement once its process is gone (`ranklab_engine::leftovers`; the sweep removes the
+/// links, not what they point to).
 fn scratch_root(real: &Path) -> Result<tempfile::TempDir> {
     std::fs::create_dir_all(real)
         .with_context(|| format!("creating the cache root {}", real.display()))?;
+    ranklab_engine::leftovers::sweep_once(real);
     let scratch = tempfile::Builder::new()
-        .prefix(".costs-scratch-")
+        .prefix(&format!(".ranklab-{}-costs-scratch-", std::process::id()))
+        .suffix(".tmp")
         .tempdir_in(real)
         .with_context(|| format!("creating a scratch cache in {}", real.display()))?;
     for d in ["models", "runtime"] {
@@ -342,4 +348,43 @@ fn scratch_root(real: &Path) -> Result<tempfile::TempDir> {
             .with_context(|| format!("linking {d}/ into {}", scratch.path().display()))?;
     }
     Ok(scratch)
+}
+
+#[cfg(test)]
+mod tests {
+    /// A scratch root an interrupted measurement left (its process gone) is removed when the
+    /// next one makes its own, through its links and not what they link to: the real cache's
+    /// models stay. This run's own scratch is named so too. (A `.costs-scratch-` root of the
+    /// old name was never removed: this session's attack pass.)
+    #[test]
+    fn a_scratch_root_a_killed_measurement_left_is_swept_and_its_links_targets_stay() {
+        if !std::path::Path::new("/proc/self").exists() {
+            return; // where /proc does not tell which processes run, age alone decides
+        }
+        let real = tempfile::tempdir().unwrap();
+        let model = real.path().join("models/m/model.onnx");
+        std::fs::create_dir_all(model.parent().unwrap()).unwrap();
+        std::fs::write(&model, b"weights").unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let left = real
+            .path()
+            .join(format!(".ranklab-{dead}-costs-scratch-abc.tmp"));
+        std::fs::create_dir(&left).unwrap();
+        for d in ["models", "runtime"] {
+            std::fs::create_dir_all(real.path().join(d)).unwrap();
+            std::os::unix::fs::symlink(real.path().join(d), left.join(d)).unwrap();
+        }
+        let scratch = super::scratch_root(real.path()).unwrap();
+        assert!(!left.exists(), "the leftover scratch root is swept");
+        assert_eq!(std::fs::read(&model).unwrap(), b"weights");
+        let name = scratch
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(ranklab_engine::leftovers::is_temporary(&name), "{name}");
+    }
 }
