@@ -51,6 +51,14 @@ pub struct RerankModel {
     pub tape: Option<crate::external::rerank::tape::Tape>,
 }
 
+impl RerankModel {
+    /// Whether this is an endpoint stage whose every answer comes from its recording
+    /// (`--from-recording`): no model and no server is loaded or asked for it.
+    pub fn replays_recording(&self) -> bool {
+        self.tape.as_ref().is_some_and(|t| t.replays())
+    }
+}
+
 /// What a replay runs on: the indexes and models built once per corpus and shared by all
 /// configurations. (Named apart from the `ranklab-engine` crate and from external `engine:`
 /// configurations, the other two things called an engine.)
@@ -69,6 +77,10 @@ pub struct Replayer<'c> {
     /// asked for in one call before the first stage, not one query at a time, and fine-tuned
     /// stages train their folds there.
     pub remote: Option<std::sync::Arc<dyn Remote>>,
+    /// The models outside `dense` and `rerankers`, the fold models of fine-tuned stages, each
+    /// with whether it was loaded (noted by `tuned::Tuned::finish`), so that the loads line
+    /// counts them.
+    pub fold_models: RefCell<Vec<(String, bool)>>,
 }
 
 impl<'c> Replayer<'c> {
@@ -137,6 +149,7 @@ impl<'c> Replayer<'c> {
                 dense,
                 rerankers,
                 remote,
+                fold_models: RefCell::default(),
             })
         })
     }
@@ -170,6 +183,7 @@ impl<'c> Replayer<'c> {
             dense,
             rerankers: self.rerankers,
             remote: self.remote,
+            fold_models: self.fold_models,
         };
         Ok((engine, hits, misses))
     }
@@ -193,7 +207,14 @@ impl<'c> Replayer<'c> {
         }
         for (id, r) in &self.rerankers {
             r.cache.flush()?;
-            eprintln!("{id}: {}", r.stats.borrow());
+            let stats = r.stats.borrow();
+            match r.replays_recording() {
+                true => eprintln!(
+                    "{id}: {} pairs answered from its recorded exchanges (no endpoint asked), {} from cache",
+                    stats.scored, stats.cached
+                ),
+                false => eprintln!("{id}: {stats}"),
+            }
         }
         if let Some(line) = self.loads_line() {
             eprintln!("{line}");
@@ -201,8 +222,8 @@ impl<'c> Replayer<'c> {
         Ok(())
     }
 
-    /// Models loaded into ONNX Runtime by this engine (a model is loaded only when something
-    /// misses its cache), by id.
+    /// Models loaded by this engine (a model is loaded only when something misses its cache),
+    /// by id: an endpoint counts when it was asked, not when its recording answered.
     pub fn loaded_models(&self) -> Vec<String> {
         let dense = self
             .dense
@@ -211,20 +232,34 @@ impl<'c> Replayer<'c> {
         let rerank = self
             .rerankers
             .iter()
-            .filter(|(_, r)| r.model.borrow().is_loaded());
+            .filter(|(_, r)| r.model.borrow().is_loaded() && !r.replays_recording());
         dense
             .map(|(id, _)| id.clone())
             .chain(rerank.map(|(id, _)| id.clone()))
+            .chain(
+                self.fold_models
+                    .borrow()
+                    .iter()
+                    .filter(|(_, loaded)| *loaded)
+                    .map(|(id, _)| id.clone()),
+            )
             .collect()
     }
 
     /// `N model loads: ids` (None when the engine uses no model): what [`Replayer::finish`] prints.
     fn loads_line(&self) -> Option<String> {
-        if self.dense.is_empty() && self.rerankers.is_empty() {
+        if self.dense.is_empty()
+            && self.rerankers.is_empty()
+            && self.fold_models.borrow().is_empty()
+        {
             return None;
         }
         let loaded = self.loaded_models();
         Some(match loaded.len() {
+            0 if self.rerankers.values().any(RerankModel::replays_recording) => {
+                "0 model loads: every vector and score came from the cache or a recording"
+                    .to_string()
+            }
             0 => "0 model loads: every vector and score came from the cache".to_string(),
             1 => format!("1 model load: {}", loaded[0]),
             n => format!("{n} model loads: {}", loaded.join(", ")),

@@ -138,7 +138,7 @@ pub fn replay_with(
     let (shortlists, asked) =
         score_widest_shortlists(engine, suite, ex, &first_stage, &cut_from, &tuned, opts)?;
     for (_, t) in &tuned {
-        t.finish()?;
+        t.finish(engine)?;
     }
     let rerank_recordings = endpoint_recordings(engine, suite, &runs, &first_stage)?;
     // 3. Every configuration's ranking of every task.

@@ -755,10 +755,20 @@ pub struct FoldSummary {
 }
 
 impl Tuned {
-    /// Writes the fold models' score caches and prints their pair counts.
-    pub fn finish(&self) -> Result<()> {
+    /// Writes the fold models' score caches, prints their pair counts and notes each fold
+    /// model that was loaded (to score a pair the cache missed) in `engine`'s loads.
+    pub fn finish(&self, engine: &super::Replayer) -> Result<()> {
         for (i, f) in self.folds.iter().enumerate() {
             f.model.cache.flush()?;
+            engine.fold_models.borrow_mut().push((
+                format!(
+                    "{} fold {}/{}",
+                    self.summary.model_key,
+                    i + 1,
+                    self.folds.len()
+                ),
+                f.model.model.borrow().is_loaded(),
+            ));
             eprintln!(
                 "{} fold {}/{}: {}",
                 self.summary.model_key,

@@ -86,6 +86,15 @@ impl Tape {
         Ok(())
     }
 
+    /// Whether every response is read from the recordings (`--from-recording`): the endpoint
+    /// is never asked.
+    pub fn replays(&self) -> bool {
+        matches!(
+            self.0.lock().unwrap_or_else(|e| e.into_inner()).mode,
+            TapeMode::Replay { .. }
+        )
+    }
+
     /// Whether exchanges are kept (`--record` or `--from-recording`).
     pub fn keeps(&self) -> bool {
         !matches!(
