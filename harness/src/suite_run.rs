@@ -63,6 +63,7 @@ impl SuiteRun {
         for ex in &experiments {
             crate::suite::check_depth(&suite, ex)?;
         }
+        costs::check_names(&suite, &experiments, cost_plan)?;
         let corpus = suite.load_corpus()?;
         let pools = distractor_pools(&experiments, &corpus)?;
         let runs = recordings_root.join(&suite.name).join("runs");

@@ -13,7 +13,8 @@
 //! - `bench --measure-costs` times every pair of the shortlists (35 tasks × 2 = 70 pairs, counted
 //!   by hand from the suite) for the identity the report names, a later plain `bench` keeps the
 //!   file and the report it wrote, a second `--measure-costs` with every model measured writes
-//!   nothing, and naming a model no configuration uses is refused before anything runs.
+//!   nothing, and naming a model no configuration uses is refused before anything runs (by
+//!   `bench` and by `run`).
 //!
 //! - the same `--measure-costs` measures each configuration's cost per query (one row per
 //!   configuration, percentiles ordered) and the report shows them; a second one, every
@@ -307,6 +308,23 @@ fn measure_costs_times_every_shortlisted_pair_and_bench_keeps_the_figures() {
         "--measure-costs no-such-model",
         &["ms-marco-MiniLM-L-12-v2"],
     );
+    // `run` too, before its replay (which could train every fold of a fine-tuned stage first):
+    // the cache holds nothing but its linked models afterwards.
+    let unknown = common::ranklab_in(
+        tmp.path(),
+        &["run", "tasks/docir", "--measure-costs", "no-such-model"],
+    );
+    assert_bad_input(
+        &unknown,
+        "--measure-costs \"no-such-model\"",
+        &["ms-marco-MiniLM-L-12-v2", "nothing was run"],
+    );
+    let mut cached: Vec<String> = std::fs::read_dir(tmp.path().join("cache"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    cached.sort();
+    assert_eq!(cached, ["models", "runtime"], "nothing replayed");
 
     let out = bench(tmp.path(), &["bench", "--measure-costs"]);
     let dir = tmp.path().join("reports/docir");

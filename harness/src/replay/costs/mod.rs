@@ -202,6 +202,35 @@ pub struct CostPlan {
 /// The `about` text of a cost file `--measure-costs` writes.
 const ABOUT: &str = "Milliseconds per scored (query, section) pair of each rerank model on this suite's shortlists, cold (the model computes every pair) and warm (served from the score cache); and (`configurations`) each configuration's milliseconds per query end to end (p50/p95/p99, one task at a time, cold and warm), queries per second (cold one at a time, warm a replay of every task), and the peak resident memory. Written only by `ranklab bench --measure-costs` (`just costs`) and `ranklab run --measure-costs` (`just costs-finetune`); `ranklab bench` and `ranklab run` read it into the reports. See docs/reports.md.";
 
+/// Refuses, before anything is replayed, a `run --measure-costs` name that no rerank stage of
+/// `experiments` is (bench checks its names against every suite itself: a name may be another
+/// suite's). A replay that trains every fold model first must not end in this error.
+pub fn check_names(
+    suite: &crate::suite::Suite,
+    experiments: &[crate::suite::Experiments],
+    plan: &CostPlan,
+) -> Result<()> {
+    let Some(names) = plan.measure.as_ref().filter(|_| !plan.prune) else {
+        return Ok(());
+    };
+    let keys: std::collections::BTreeSet<String> = experiments
+        .iter()
+        .flat_map(|ex| &ex.configurations)
+        .filter_map(|c| c.rerank.as_ref().map(crate::suite::RerankSpec::model_key))
+        .collect();
+    if let Some(n) = names.iter().find(|n| !keys.contains(*n)) {
+        bail!(
+            "--measure-costs {n:?}: no rerank stage of these experiments of {} is that model; they use {} (nothing was run)",
+            suite.name,
+            keys.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(())
+}
+
 /// Measures the models `plan` asks for on the suite's replays (`replays[i]` of
 /// `experiments[i]`), updates `costs` and returns the new file's bytes (None: nothing measured).
 /// Measurements of identities no rerank stage of the suite uses any more are dropped.

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 
 use crate::replay::costs::MEASURE_FINETUNE_COMMAND;
 pub use crate::replay::costs::{
-    load, measure_suite, merge_query_costs, path_in, sig3, Cost, CostFile, CostPlan, Costs,
-    NewCosts, COSTS_FILE, MEASURE_COMMAND,
+    check_names, load, measure_suite, merge_query_costs, path_in, sig3, Cost, CostFile, CostPlan,
+    Costs, NewCosts, COSTS_FILE, MEASURE_COMMAND,
 };
 use crate::suite::Configuration;
 /// The `## Cost per scored pair` section of a report whose configurations are `configs`
