@@ -931,6 +931,18 @@ fn external_engine_cases() -> Vec<Case> {
         case("engine: --from-recording without a recording", good, from_rec,
             Fails { at: "configuration \"ext\"", says: &["no recording at reports/p/runs/ext.recording.json", "--record"] }),
         Case {
+            // There but not UTF-8: said "no recording at", sending the user after a file that
+            // is there (this session's attack pass).
+            name: "engine: a recording that is not UTF-8",
+            edits: vec![
+                Write(EXPERIMENTS, EXT),
+                Write(ENGINE, good),
+                Write("reports/p/runs/ext.recording.json", b"{\"configuration\":\"ext\xff\"}\n"),
+            ],
+            args: from_rec,
+            expect: Fails { at: "configuration \"ext\": the recording reports/p/runs/ext.recording.json cannot be read", says: &["invalid utf-8", "re-record it with --record"] },
+        },
+        Case {
             name: "engine: a recording that does not match its configuration",
             edits: vec![
                 Write(EXPERIMENTS, EXT),

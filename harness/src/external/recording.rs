@@ -290,12 +290,24 @@ impl Recording {
         tasks: &[Task],
         k: usize,
     ) -> Result<Self> {
-        let text = ranklab_engine::input::read_to_string(path, ranklab_engine::input::MAX_WHOLE_BYTES).with_context(|| {
-            format!(
-                "configuration {name:?}: no recording at {}; run once with --record while the engine runs, or name the report tree that holds the recordings with --recordings DIR",
+        let text = match ranklab_engine::input::read_to_string(
+            path,
+            ranklab_engine::input::MAX_WHOLE_BYTES,
+        ) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(anyhow::Error::new(e).context(format!(
+                    "configuration {name:?}: no recording at {}; run once with --record while the engine runs, or name the report tree that holds the recordings with --recordings DIR",
+                    path.display()
+                )))
+            }
+            // There, but not readable as a recording (not UTF-8, a folder, too large): "no
+            // recording" would send the user looking for a file that is there.
+            Err(e) => bail!(
+                "configuration {name:?}: the recording {} cannot be read: {e}; re-record it with --record while the engine runs",
                 path.display()
-            )
-        })?;
+            ),
+        };
         let v: Value = serde_json::from_str(&text).with_context(|| {
             format!(
                 "{}: the recording is not valid JSON; re-record it with --record",
