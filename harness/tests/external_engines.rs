@@ -374,3 +374,43 @@ fn the_current_wiring_after_an_external_engine_reads_the_corpus_and_hits_outside
         "{json}"
     );
 }
+
+/// A recorded response that does not parse (its `task` field gone) stops the replay naming the
+/// recording file it is in, the configuration and the task (it named the configuration and the
+/// task only; this session's attack pass). The good half: the recording as written replays.
+#[test]
+fn a_recorded_response_that_does_not_parse_names_its_recording() {
+    let tmp = common::fixture_copy("bad_input");
+    let dir = tmp.path();
+    std::fs::write(dir.join("fixed.py"), FIXED_ENGINE).unwrap();
+    std::fs::remove_file(dir.join("tasks/p/paired.yaml")).unwrap();
+    std::fs::write(
+        dir.join("tasks/p/experiments.yaml"),
+        "experiment: e\nbaseline: plain\nconfigurations:\n  - name: plain\n    engine: { command: [python3, ../../fixed.py] }\n",
+    )
+    .unwrap();
+    let args = ["run", "tasks/p", "--reports", "reports"];
+    let out = ranklab(dir, &[&args[..], &["--record"]].concat());
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let replay = || ranklab(dir, &[&args[..], &["--from-recording"]].concat());
+    let out = replay();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let rec = dir.join("reports/p/runs/plain.recording.json");
+    let text = std::fs::read_to_string(&rec).unwrap();
+    // Its response's keys are sorted: `{"hits":[…],"task":"T2"}`.
+    let damaged = text.replacen("],\"task\":\"T2\"}", "]}", 1);
+    assert_ne!(
+        damaged, text,
+        "the fixture's response for T2 was found: {text}"
+    );
+    std::fs::write(&rec, damaged).unwrap();
+    let out = replay();
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("reports/p/runs/plain.recording.json: a recorded response")
+            && err.contains("configuration \"plain\"")
+            && err.contains("task T2: the response has no \"task\" field"),
+        "{err}"
+    );
+}

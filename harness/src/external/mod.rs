@@ -528,7 +528,7 @@ pub fn run_all(
             .as_ref()
             .map(|d| d.join(recording::file_name(&c.name)));
         let recorded = recorded_for(opts, &c.name, spec, suite, k, rec_path.as_deref())?;
-        let mut fetched = fetch(
+        let fetched = fetch(
             &c.name,
             spec,
             base,
@@ -536,7 +536,20 @@ pub fn run_all(
             k,
             recorded.as_ref(),
             *opts.mode != Mode::Live,
-        )?;
+        );
+        // A recorded response that does not parse names the recording file it was read from
+        // (`recorded_for`'s branch that loads `rec_path` itself).
+        let from_file = rec_path.as_ref().filter(|p| {
+            recorded.is_some()
+                && p.is_file()
+                && !opts.recorded.iter().any(|r| r.configuration == c.name)
+        });
+        let mut fetched = match (fetched, from_file) {
+            (Err(e), Some(p)) => {
+                return Err(e.context(format!("{}: a recorded response", p.display())))
+            }
+            (fetched, _) => fetched?,
+        };
         if *opts.mode == Mode::Live {
             if let Some(p) = rec_path.as_ref().filter(|p| p.is_file()) {
                 note_changes(p, &c.name, spec, suite, k, &fetched);
