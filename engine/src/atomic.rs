@@ -66,6 +66,27 @@ pub fn quiesce(patience: Duration) -> bool {
     rx.recv_timeout(patience).is_ok()
 }
 
+/// The error of a temporary that could not be made in `dir`: named by the folder, not by the
+/// temporary's random name, and when the folder does not let files be made (permissions, an
+/// immutable or read-only file system) with what to do.
+fn cannot_create_in(dir: &Path, e: std::io::Error) -> Error {
+    // tempfile appends `at path "<the temporary>"`; the operating system's own words are kept.
+    let text = e.to_string();
+    let said = text.split(" at path \"").next().unwrap_or_default();
+    let denied = matches!(
+        e.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    );
+    let message = match denied {
+        true => format!(
+            "cannot create a file in this folder ({said}): make it writable, or have ranklab \
+             write elsewhere (--reports DIR for reports, RANKLAB_CACHE for the cache)"
+        ),
+        false => format!("cannot create a file in this folder ({said})"),
+    };
+    Error::io(dir, std::io::Error::new(e.kind(), message))
+}
+
 /// Writes `bytes` to `path` atomically, creating parent directories.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     write_with(path, |w| w.write_all(bytes))
@@ -92,7 +113,9 @@ pub fn write_with(
         builder.permissions(std::fs::Permissions::from_mode(0o644));
     }
     let _writing = writing();
-    let tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+    let tmp = builder
+        .tempfile_in(dir)
+        .map_err(|e| cannot_create_in(dir, e))?;
     let mut w = BufWriter::with_capacity(1 << 20, tmp);
     fill(&mut w)
         .and_then(|()| w.flush())
@@ -141,7 +164,7 @@ pub fn write_dir_checked<'a>(
         .prefix(&prefix())
         .suffix(".tmp")
         .tempdir_in(parent)
-        .map_err(|e| Error::io(parent, e))?;
+        .map_err(|e| cannot_create_in(parent, e))?;
     let exists = match std::fs::symlink_metadata(dir) {
         Ok(m) if m.is_dir() => true,
         Ok(_) => {
@@ -265,6 +288,55 @@ pub fn lock_dir(dir: &Path) -> Result<Option<std::fs::File>> {
 
 #[cfg(test)]
 mod tests {
+    /// A folder that lets no file be made gives one message naming the folder (not the
+    /// temporary's random name) and what to do. Oracle: the message the operating system gave,
+    /// as tempfile reports it (its words then ` at path "<the temporary>"`), written here by hand;
+    /// and, where `chattr` works (root on ext4 or tmpfs), a real immutable folder.
+    #[test]
+    fn a_folder_that_refuses_files_is_named_with_what_to_do() {
+        let e = std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "Permission denied (os error 13) at path \"/r/.ranklab-7-abc.tmp\"",
+        );
+        let said = super::cannot_create_in(std::path::Path::new("/r"), e).to_string();
+        assert_eq!(
+            said,
+            "/r: cannot create a file in this folder (Permission denied (os error 13)): make it \
+             writable, or have ranklab write elsewhere (--reports DIR for reports, RANKLAB_CACHE \
+             for the cache)"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let locked = dir.path().join("locked");
+        std::fs::create_dir(&locked).unwrap();
+        let chattr = |flag: &str| {
+            std::process::Command::new("chattr")
+                .args([flag, locked.to_str().unwrap()])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if !chattr("+i") {
+            eprintln!("chattr +i is not available here: only the message's form was checked");
+            return;
+        }
+        let err = super::write(&locked.join("out.md"), b"x")
+            .unwrap_err()
+            .to_string();
+        let dir_err = super::write_dir(&locked.join("sub"), [])
+            .unwrap_err()
+            .to_string();
+        assert!(chattr("-i"));
+        for err in [err, dir_err] {
+            assert!(
+                err.starts_with(&format!(
+                    "{}: cannot create a file in this folder (",
+                    locked.display()
+                )) && err.contains("make it writable")
+                    && !err.contains(".ranklab-"),
+                "{err}"
+            );
+        }
+    }
+
     #[test]
     fn replaces_whole_file_and_leaves_no_temporary() {
         let dir = tempfile::tempdir().unwrap();
