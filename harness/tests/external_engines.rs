@@ -311,19 +311,26 @@ for line in sys.stdin:
     print(json.dumps({"task": task, "hits": hits}), flush=True)
 "#;
 
-#[test]
-fn the_current_wiring_after_an_external_engine_reads_the_corpus_and_hits_outside_it_are_counted() {
+/// The bad_input fixture with [`FIXED_ENGINE`] as `fixed.py` and `configurations` (YAML list
+/// items) as its experiments, baseline `plain`. The fixture's paired.yaml names `bm25`, which
+/// these experiments replace; a paired file that cannot be checked stops the run, so it goes.
+fn fixed_engine_suite(configurations: &str) -> tempfile::TempDir {
     let tmp = common::fixture_copy("bad_input");
     let dir = tmp.path();
     std::fs::write(dir.join("fixed.py"), FIXED_ENGINE).unwrap();
-    // The fixture's paired.yaml names `bm25`, which this experiments file replaces; a paired
-    // file that cannot be checked stops the run, so it goes.
     std::fs::remove_file(dir.join("tasks/p/paired.yaml")).unwrap();
     std::fs::write(
         dir.join("tasks/p/experiments.yaml"),
-        "experiment: e\nbaseline: plain\nconfigurations:\n  - name: plain\n    engine: { command: [python3, ../../fixed.py] }\n  - name: wired\n    engine: { command: [python3, ../../fixed.py] }\n    wiring: current\n",
+        format!("experiment: e\nbaseline: plain\nconfigurations:\n{configurations}"),
     )
     .unwrap();
+    tmp
+}
+
+#[test]
+fn the_current_wiring_after_an_external_engine_reads_the_corpus_and_hits_outside_it_are_counted() {
+    let tmp = fixed_engine_suite("  - name: plain\n    engine: { command: [python3, ../../fixed.py] }\n  - name: wired\n    engine: { command: [python3, ../../fixed.py] }\n    wiring: current\n");
+    let dir = tmp.path();
     let out = ranklab(dir, &["run", "tasks/p", "--reports", "reports"]);
     assert!(out.status.success(), "{}", common::stderr(&out));
     let runs =
@@ -380,15 +387,9 @@ fn the_current_wiring_after_an_external_engine_reads_the_corpus_and_hits_outside
 /// task only; this session's attack pass). The good half: the recording as written replays.
 #[test]
 fn a_recorded_response_that_does_not_parse_names_its_recording() {
-    let tmp = common::fixture_copy("bad_input");
+    let tmp =
+        fixed_engine_suite("  - name: plain\n    engine: { command: [python3, ../../fixed.py] }\n");
     let dir = tmp.path();
-    std::fs::write(dir.join("fixed.py"), FIXED_ENGINE).unwrap();
-    std::fs::remove_file(dir.join("tasks/p/paired.yaml")).unwrap();
-    std::fs::write(
-        dir.join("tasks/p/experiments.yaml"),
-        "experiment: e\nbaseline: plain\nconfigurations:\n  - name: plain\n    engine: { command: [python3, ../../fixed.py] }\n",
-    )
-    .unwrap();
     let args = ["run", "tasks/p", "--reports", "reports"];
     let out = ranklab(dir, &[&args[..], &["--record"]].concat());
     assert!(out.status.success(), "{}", common::stderr(&out));

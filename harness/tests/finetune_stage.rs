@@ -434,19 +434,16 @@ fn a_float_and_an_int8_stage_of_one_experiment_score_as_each_does_alone() {
 #[test]
 fn the_loads_line_names_each_fold_model_that_scored_and_none_when_warm() {
     let (tmp, cache, cold) = trained_cold();
-    let loads = |err: &str| {
-        err.lines()
-            .find(|l| l.contains(" model load"))
-            .unwrap_or_default()
-            .to_string()
-    };
     let err = common::stderr(&cold);
-    let line = loads(&err);
+    let line = common::loads_line(&err);
     for fold in ["fold 1/3", "fold 2/3", "fold 3/3"] {
         assert!(line.contains(fold), "{fold}: {err}");
     }
     let warm = run_ft_env(tmp.path(), &cache, "warm", &[], &[]);
     assert_eq!(common::code(&warm), 0, "{}", common::stderr(&warm));
     let err = common::stderr(&warm);
-    assert!(loads(&err).starts_with("0 model loads"), "{err}");
+    assert!(
+        common::loads_line(&err).starts_with("0 model loads"),
+        "{err}"
+    );
 }

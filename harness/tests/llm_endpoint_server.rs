@@ -347,12 +347,7 @@ fn a_recorded_run_replays_byte_for_byte_with_the_server_stopped() {
     // The stderr lines say what was asked: live, both endpoints (the loads line names them);
     // from the recordings, none ("1 model load" was printed for an endpoint no one asked).
     let (rec_err, rep_err) = (common::stderr(&recorded), common::stderr(&replayed));
-    let loads = |err: &str| {
-        err.lines()
-            .find(|l| l.contains(" model load"))
-            .unwrap_or_default()
-            .to_string()
-    };
+    let loads = common::loads_line;
     assert!(loads(&rec_err).starts_with("2 model loads: "), "{rec_err}");
     assert!(loads(&rep_err).starts_with("0 model loads"), "{rep_err}");
     assert!(

@@ -133,12 +133,7 @@ fn run_scores(dir: &Path, config: &str) -> Vec<String> {
         .collect()
 }
 
-fn model_loads(stderr: &str) -> &str {
-    stderr
-        .lines()
-        .find(|l| l.contains("model load"))
-        .unwrap_or_else(|| panic!("no model-load line in {stderr}"))
-}
+use common::loads_line as model_loads;
 
 #[test]
 fn a_prompt_file_is_its_own_score_cache_identity_and_its_hash_is_in_the_configuration_table() {

@@ -148,13 +148,7 @@ fn ok(o: &Output) -> String {
     err
 }
 
-/// The line `N model load(s): ...` of a run's stderr.
-fn loads(stderr: &str) -> &str {
-    stderr
-        .lines()
-        .find(|l| l.contains(" model load"))
-        .unwrap_or_else(|| panic!("no loads line:\n{stderr}"))
-}
+use common::loads_line as loads;
 
 /// What a cluster run must have said: both kinds of work sent as shards (scores of every
 /// reranker in `rerankers`), every shard done the first time, no reranker loaded locally (the

@@ -192,6 +192,15 @@ pub fn stderr(o: &std::process::Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
 
+/// The line `N model load(s): ...` of a run's stderr (`Replayer::finish`'s last line); a
+/// panic naming the stderr when there is none.
+pub fn loads_line(stderr: &str) -> &str {
+    stderr
+        .lines()
+        .find(|l| l.contains(" model load"))
+        .unwrap_or_else(|| panic!("no loads line:\n{stderr}"))
+}
+
 /// A finished process's exit code.
 pub fn code(o: &std::process::Output) -> i32 {
     o.status.code().expect("exited")
