@@ -91,28 +91,22 @@ impl SuiteRun {
             });
         }
         let models = models.finish();
-        let costs_file = costs::measure_suite(
+        let per_pair = costs::measure_suite(
             &corpus,
             &suite,
             &experiments,
             &replays,
             &mut costs,
             cost_plan,
-        )?
-        .map(|bytes| costs::NewCosts {
-            path: costs_dir.join(costs::COSTS_FILE),
-            bytes,
-            read: costs.read.clone(),
-        });
-        let costs_file =
-            match measure_per_query(&corpus, &suite, &experiments, &mut costs, cost_plan)? {
-                Some(bytes) => Some(costs::NewCosts {
-                    path: costs_dir.join(costs::COSTS_FILE),
-                    bytes,
-                    read: costs.read.clone(),
-                }),
-                None => costs_file,
-            };
+        )?;
+        // The per-query measurement's bytes, when it measured, hold the per-pair ones too.
+        let costs_file = measure_per_query(&corpus, &suite, &experiments, &mut costs, cost_plan)?
+            .or(per_pair)
+            .map(|bytes| costs::NewCosts {
+                path: costs_dir.join(costs::COSTS_FILE),
+                bytes,
+                read: costs.read.clone(),
+            });
         Ok(SuiteRun {
             suite,
             corpus,

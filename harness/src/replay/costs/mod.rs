@@ -218,17 +218,31 @@ pub fn check_names(
         .flat_map(|ex| &ex.configurations)
         .filter_map(|c| c.rerank.as_ref().map(crate::suite::RerankSpec::model_key))
         .collect();
-    if let Some(n) = names.iter().find(|n| !keys.contains(*n)) {
-        bail!(
-            "--measure-costs {n:?}: no rerank stage of these experiments of {} is that model; they use {} (nothing was run)",
-            suite.name,
-            keys.iter()
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    Ok(())
+    refuse_unknown(names, &keys, &suite.name, " (nothing was run)")
+}
+
+/// The error for the first of `names` that is not one of `keys` (the rerank models of the
+/// suite `suite`'s experiments), `after` ending the message.
+fn refuse_unknown<K: AsRef<str>>(
+    names: &[String],
+    keys: impl IntoIterator<Item = K> + Clone,
+    suite: &str,
+    after: &str,
+) -> Result<()> {
+    let Some(n) = names
+        .iter()
+        .find(|n| !keys.clone().into_iter().any(|k| k.as_ref() == n.as_str()))
+    else {
+        return Ok(());
+    };
+    let listed: Vec<String> = keys
+        .into_iter()
+        .map(|k| format!("`{}`", k.as_ref()))
+        .collect();
+    bail!(
+        "--measure-costs {n:?}: no rerank stage of these experiments of {suite} is that model; they use {}{after}",
+        listed.join(", ")
+    )
 }
 
 /// Measures the models `plan` asks for on the suite's replays (`replays[i]` of
@@ -248,18 +262,8 @@ pub fn measure_suite(
     let work = measure::work_lists(corpus, suite, experiments, replays);
     // bench checks the names against every suite first (a name may be another suite's); a
     // run renders one suite, whose experiments must use every name.
-    if let (false, Some(n)) = (
-        plan.prune,
-        names.iter().find(|n| !work.iter().any(|w| &&w.key == n)),
-    ) {
-        bail!(
-            "--measure-costs {n:?}: no rerank stage of these experiments of {} is that model; they use {}",
-            suite.name,
-            work.iter()
-                .map(|w| format!("`{}`", w.key))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+    if !plan.prune {
+        refuse_unknown(names, work.iter().map(|w| &w.key), &suite.name, "")?;
     }
     let chosen = choose(&work, costs, names, plan.live, &suite.name)?;
     if chosen.is_empty() {
