@@ -76,6 +76,23 @@ fn strings(v: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// Every file under `dir` (recursively) with its bytes.
+fn files_under(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
 /// The repository root (two levels above this crate).
 fn repo() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -84,8 +101,9 @@ fn repo() -> std::path::PathBuf {
         .to_path_buf()
 }
 
-#[test]
-fn a_changed_corpus_with_a_real_drop_is_gated_under_a_banner_and_fails() {
+/// A temporary copy of this repository's suites, corpora, baseline (which records per-record
+/// fingerprints) and recordings.
+fn repo_copy() -> tempfile::TempDir {
     // This repository's suites and baseline (which records per-record fingerprints).
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -104,18 +122,11 @@ fn a_changed_corpus_with_a_real_drop_is_gated_under_a_banner_and_fails() {
         let runs = Path::new("reports").join(suite).join("runs");
         common::copy_dir(&repo().join(&runs), &d.join(&runs));
     }
-    let before = baseline(d);
-    assert!(
-        before.contains("\"inputs\""),
-        "the committed baseline records its inputs"
-    );
+    dir
+}
 
-    // Unchanged inputs: the gate passes, no banner.
-    let (c, j) = gate_json(d, &["--from-recording"]);
-    assert_eq!(c, 0, "{j:#}");
-    assert_eq!(j["inputs_changed"], false, "{j:#}");
-
-    // Cut pay-webhook-replay to its front matter and title (as the acceptance check does).
+/// Cuts corpora/docir's pay-webhook-replay record to its front matter and title.
+fn cut_pay_webhook_replay(d: &Path) {
     let file = std::fs::read_dir(d.join("corpora/docir"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -130,7 +141,82 @@ fn a_changed_corpus_with_a_real_drop_is_gated_under_a_banner_and_fails() {
     let body_at = text.find("\n# ").expect("a title line") + 1;
     let title_end = body_at + text[body_at..].find('\n').unwrap() + 1;
     std::fs::write(&file, &text[..title_end]).unwrap();
+}
 
+/// A refused `--update` writes nothing: not the baseline, and not the edited section's vector
+/// (computed on this CPU) into the committed recording, which the next gate would replay as
+/// recorded (attack pass, 2026-12-07: the recording grew by one vector). An update that is
+/// written adds it.
+#[test]
+fn a_refused_update_leaves_the_recordings_and_a_written_one_adds_to_them() {
+    let dir = repo_copy();
+    let d = dir.path();
+    cut_pay_webhook_replay(d);
+    let before = baseline(d);
+    let recordings = files_under(&d.join("reports/docir/runs"));
+    let (c, j) = gate_json(d, &["--update"]);
+    assert_eq!(c, 2, "{j:#}");
+    assert_eq!(j["update"]["status"], "refused", "{j:#}");
+    assert_eq!(baseline(d), before, "a refused update leaves the baseline");
+    assert!(
+        files_under(&d.join("reports/docir/runs")) == recordings,
+        "a refused update leaves the recordings byte-identical"
+    );
+    // The same update with a place for the JSON that cannot take it stops before any work.
+    std::fs::create_dir_all(d.join("out.json")).unwrap();
+    let o = gate(
+        d,
+        &[
+            "--update",
+            "--accept-regressions",
+            "x",
+            "--json",
+            "out.json",
+        ],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--json out.json: is a folder"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(baseline(d), before, "nothing written before the error");
+    assert!(files_under(&d.join("reports/docir/runs")) == recordings);
+    // The other half: an update that is written adds this CPU's vector to the recording.
+    let o = gate(
+        d,
+        &["--update", "--accept-regressions", "the record was cut"],
+    );
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    assert_ne!(baseline(d), before);
+    let after = files_under(&d.join("reports/docir/runs"));
+    let grown: Vec<_> = after
+        .iter()
+        .filter(|(p, b)| recordings.get(*p) != Some(*b))
+        .map(|(p, _)| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        grown.len() == 1 && grown[0].ends_with(".emb"),
+        "the embedder's recording alone grows: {grown:?}"
+    );
+}
+
+#[test]
+fn a_changed_corpus_with_a_real_drop_is_gated_under_a_banner_and_fails() {
+    let dir = repo_copy();
+    let d = dir.path();
+    let before = baseline(d);
+    assert!(
+        before.contains("\"inputs\""),
+        "the committed baseline records its inputs"
+    );
+
+    // Unchanged inputs: the gate passes, no banner.
+    let (c, j) = gate_json(d, &["--from-recording"]);
+    assert_eq!(c, 0, "{j:#}");
+    assert_eq!(j["inputs_changed"], false, "{j:#}");
+
+    cut_pay_webhook_replay(d);
     let (c, j) = gate_json(d, &["--from-recording"]);
     assert_eq!(c, 1, "{j:#}");
     assert_eq!(j["outcome"], "fail");
@@ -608,4 +694,38 @@ fn json_to_a_file_keeps_the_markdown_on_stdout() {
         (&Value::from("pass"), &Value::from(0))
     );
     assert_eq!(j["counts"]["passed"], 4, "{j:#}");
+}
+
+/// A `$GITHUB_STEP_SUMMARY` that cannot be appended to stops the gate before any work: exit 2,
+/// the JSON not written, the baseline not rewritten (attack pass, 2026-12-07: the JSON said
+/// exit 0 and the process then exited 2). With a file there, the Markdown is appended.
+#[test]
+fn a_step_summary_that_cannot_be_written_stops_the_gate_before_any_work() {
+    let dir = recorded();
+    let d = dir.path();
+    let before = baseline(d);
+    std::fs::create_dir_all(d.join("summary")).unwrap();
+    let run = |summary: &str| {
+        Command::new(env!("CARGO_BIN_EXE_ranklab"))
+            .current_dir(d)
+            .args(["gate", "--update", "--json", "gate.json"])
+            .env("GITHUB_STEP_SUMMARY", d.join(summary))
+            .output()
+            .unwrap()
+    };
+    let o = run("summary");
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot open $GITHUB_STEP_SUMMARY") && stdout(&o).is_empty(),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    assert!(!d.join("gate.json").exists(), "no JSON written");
+    assert_eq!(baseline(d), before);
+    let o = run("summary.md");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let md = std::fs::read_to_string(d.join("summary.md")).unwrap();
+    assert!(md.starts_with("## ranklab gate\n"), "{md}");
+    assert!(d.join("gate.json").exists());
 }

@@ -193,6 +193,7 @@ pub(crate) struct GateArgs {
 
 /// Runs the command: plan, measure, grade, update, render.
 pub(crate) fn run(args: GateArgs) -> Result<Exit> {
+    render::check_outputs(args.json.as_deref(), args.html.as_deref())?;
     if let Some(qrels) = &args.qrels {
         return runs(&args, qrels);
     }
@@ -230,13 +231,14 @@ pub(crate) fn run(args: GateArgs) -> Result<Exit> {
         calibrate(&plan, n)?;
         return Ok(Exit::Ok);
     }
-    let measured = plan.measure()?;
+    let mut measured = plan.measure()?;
     let (outputs, lists) = (measured.outputs.clone(), measured.lists.clone());
+    let pending = std::mem::take(&mut measured.pending);
     let outcome = Outcome::grade(&plan, measured);
     if let Some(dir) = &args.html {
         pages(&plan, &outcome, &lists, dir)?;
     }
-    let update = update::apply(&plan, &outcome, &lists)?;
+    let update = update::apply(&plan, &outcome, &lists, &pending)?;
     let code = render::exit_code(&plan, &outcome, &update);
     let md = render::markdown(&plan, &outcome, &update, &outputs);
     let json = args

@@ -34,6 +34,8 @@ pub struct Values {
     pub lists: BTreeMap<(String, String), Lists>,
     /// Where the model outputs came from.
     pub outputs: ModelOutputs,
+    /// Under `--update`: model outputs to add to the recordings once the baseline is written.
+    pub pending: Vec<super::PendingOutputs>,
 }
 
 /// What a gate run measured.
@@ -48,6 +50,8 @@ pub struct Measured {
     pub lists: BTreeMap<(String, String), Lists>,
     /// Where the model outputs came from (rows and paired assertions).
     pub outputs: ModelOutputs,
+    /// Under `--update`: model outputs to add to the recordings once the baseline is written.
+    pub pending: Vec<super::PendingOutputs>,
     /// Per (suite, configuration) replayed from an external engine's recording: whether that
     /// recording rests on today's corpus.
     pub stale: BTreeMap<(String, String), Staleness>,
@@ -62,6 +66,7 @@ impl Plan {
             ranks: vec![None; exps.len()],
             lists: BTreeMap::new(),
             outputs: ModelOutputs::default(),
+            pending: Vec::new(),
         };
         for s in self.subjects.values() {
             let mut configs: Vec<&str> = self
@@ -87,7 +92,8 @@ impl Plan {
                     )
                 })
                 .collect();
-            let got = s.measure_with(&configs, &asked)?;
+            let mut got = s.measure_with(&configs, &asked)?;
+            out.pending.append(&mut got.pending);
             for ((c, m), v) in got.values {
                 out.values.insert((s.name.clone(), c, m), v);
             }
@@ -109,6 +115,7 @@ impl Plan {
             ranks,
             lists,
             mut outputs,
+            pending,
         } = self.measure_values()?;
         let mut paired = Vec::new();
         for s in self.subjects.values() {
@@ -135,6 +142,7 @@ impl Plan {
             paired,
             lists,
             outputs,
+            pending,
             stale,
         })
     }

@@ -386,6 +386,7 @@ impl Subject {
             ranks: vec![None; ranks.len()],
             lists: BTreeMap::new(),
             outputs: ModelOutputs::default(),
+            pending: Vec::new(),
         };
         if names.is_empty() {
             return Ok(out);
@@ -417,11 +418,15 @@ impl Subject {
         out.outputs.add(&files);
         if let (true, Some(runs)) = (self.keep_outputs, self.replay.recordings.as_deref()) {
             let dir = runs.join(crate::replay::MODELS_FOLDER);
-            for f in files.iter().filter(|f| f.not_recorded > 0) {
-                std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("cannot create {}", dir.display()))?;
-                f.write_into(&dir)?;
-            }
+            out.pending.extend(
+                files
+                    .into_iter()
+                    .filter(|f| f.not_recorded > 0)
+                    .map(|file| PendingOutputs {
+                        dir: dir.clone(),
+                        file,
+                    }),
+            );
         }
         let metrics = self.metric_names();
         let all = r.corpus_view(&self.corpus);
@@ -475,6 +480,30 @@ pub struct Measurement {
     pub lists: BTreeMap<String, rankings::Lists>,
     /// Where the model outputs came from.
     pub outputs: ModelOutputs,
+    /// Under `--update`: the model outputs computed here that the recording lacks.
+    pub pending: Vec<PendingOutputs>,
+}
+
+/// Model outputs (vectors, pair scores) this machine computed that a suite's recording lacks,
+/// held until `--update` has decided: written beside the recording only when the new baseline
+/// is written, never by a refused update (attack pass: a refused update had added this CPU's
+/// vector of an edited section to the committed recording, which the next gate then replayed
+/// as recorded).
+pub struct PendingOutputs {
+    /// `<recordings>/models`.
+    pub dir: std::path::PathBuf,
+    /// The outputs, with what the recording already holds.
+    pub file: ranklab_engine::models::recorded::RecordedFile,
+}
+
+impl PendingOutputs {
+    /// Adds the outputs to their recording file (atomically).
+    pub fn write(&self) -> Result<()> {
+        std::fs::create_dir_all(&self.dir)
+            .with_context(|| format!("cannot create {}", self.dir.display()))?;
+        self.file.write_into(&self.dir)?;
+        Ok(())
+    }
 }
 
 /// How many model outputs (vectors, pair scores) a gate run took from the recording, from this

@@ -526,6 +526,43 @@ pub fn json(
     s
 }
 
+/// Before any work: the places the gate will write its result can take it, so that a gate never
+/// ends with exit 2 after rewriting the baseline or printing a verdict (attack pass: `--json`
+/// naming a folder failed after `--update` had written; a `$GITHUB_STEP_SUMMARY` that is a
+/// folder failed after the JSON said exit 0).
+pub fn check_outputs(json: Option<&Path>, html: Option<&Path>) -> Result<()> {
+    if let Some(p) = json.filter(|p| *p != Path::new("-")) {
+        if p.is_dir() {
+            anyhow::bail!(
+                "--json {}: is a folder; give the path of a file to write (or - for stdout)",
+                p.display()
+            );
+        }
+    }
+    if let Some(d) = html {
+        if d.exists() && !d.is_dir() {
+            anyhow::bail!(
+                "--html {}: is a file; give a folder for the pages (it is created if missing)",
+                d.display()
+            );
+        }
+    }
+    if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&p)
+            .with_context(|| {
+                format!(
+                    "cannot open $GITHUB_STEP_SUMMARY ({}) to append the verdict; point it at a writable file or unset it",
+                    p.display()
+                )
+            })?;
+    }
+    Ok(())
+}
+
 /// Prints the Markdown (unless `--json -` takes stdout), writes the JSON where asked, and
 /// appends the Markdown to `$GITHUB_STEP_SUMMARY` when that is set.
 pub fn emit(md: &str, json: Option<(&Path, String)>) -> Result<()> {

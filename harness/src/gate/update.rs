@@ -77,11 +77,13 @@ fn row_name(k: &Key) -> String {
     format!("{}/{}/{}", k.0, k.1, k.2)
 }
 
-/// Under `--update`: refuses, or builds and writes the new baseline (atomically).
+/// Under `--update`: refuses (writing nothing), or adds the model outputs computed here to the
+/// recordings and builds and writes the new baseline (atomically).
 pub fn apply(
     plan: &Plan,
     outcome: &Outcome,
     lists: &BTreeMap<(String, String), super::rankings::Lists>,
+    pending: &[super::PendingOutputs],
 ) -> Result<Update> {
     let Mode::Update { accept } = &plan.mode else {
         return Ok(Update::NotAsked);
@@ -119,6 +121,9 @@ pub fn apply(
         b.keep_expectation(e);
     }
     b.add_named_suites();
+    for p in pending {
+        p.write()?;
+    }
     crate::report::atomic::write(&plan.path, b.new.render().as_bytes())?;
     keep_rankings(plan, &b.new, lists)?;
     Ok(Update::Written {
