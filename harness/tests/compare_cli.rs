@@ -370,6 +370,48 @@ fn baseline_mean_matches_trec_eval() {
         )),
         "want {value}: {out}"
     );
+    // A geometric mean is trec_eval's too, not the mean of the per-query logs (attack pass,
+    // 2026-12-07), in the table and in the all-pairs JSON.
+    for m in ["gm_map", "gm_bpref"] {
+        let all = expected
+            .lines()
+            .find(|l| l.starts_with(&format!("{m} ")) && l.contains("\tall\t"))
+            .unwrap();
+        let value = all.rsplit('\t').next().unwrap();
+        let out = ok(&[
+            "compare",
+            "-c",
+            "--qrels",
+            &s("qrels.test"),
+            &s("results.trunc"),
+            &s("results.test"),
+            "-m",
+            m,
+        ]);
+        assert!(
+            out.contains(&format!(
+                "| {m} | {} (baseline) | {value} |",
+                s("results.trunc")
+            )),
+            "want {value}: {out}"
+        );
+        let out = ok(&[
+            "compare",
+            "-c",
+            "--all-pairs",
+            "--format",
+            "json",
+            "--qrels",
+            &s("qrels.test"),
+            &s("results.trunc"),
+            &s("results.test"),
+            "-m",
+            m,
+        ]);
+        let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let mean_a = j["pairs"][0]["mean_a"].as_f64().unwrap();
+        assert_eq!(format!("{mean_a:.4}"), value, "{m}: {out}");
+    }
 }
 
 /// 35 queries; the second run drops the relevant document to rank 2 on 7 of them: differences

@@ -228,3 +228,128 @@ fn bad_input_exits_2_with_nothing_on_stdout() {
         assert!(o.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// Two queries. qrels: q1 a, c relevant, b judged non-relevant; q2 x, y relevant.
+/// `good`: q1 a b c, q2 x y (every document judged). `bad`: q1 a b n1 n2 c, q2 z1 z2 (unjudged).
+/// By hand: unj_2 (unjudged in the top 2, / 2): good (0 + 0) / 2 = 0; bad (0 + 1) / 2 = 0.5.
+/// AP: good q1 (a at 1, c at 3) (1 + 2/3) / 2 = 0.8333, q2 (1 + 1) / 2 = 1;
+/// bad q1 a at 1, c at 5: (1 + 2/5) / 2 = 0.7, q2 0 (floored at 1e-5 by trec_eval's gm).
+/// gm_map (trec_eval: exp of the mean of ln max(AP, 1e-5)): good sqrt(0.8333 × 1) = 0.9129;
+/// bad exp((ln 0.7 + ln 1e-5) / 2) = sqrt(0.7e-5) = 0.0026.
+fn judged(dir: &Path) {
+    fs::write(
+        dir.join("qrels"),
+        "q1 0 a 1\nq1 0 b 0\nq1 0 c 1\nq2 0 x 1\nq2 0 y 1\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("base.trec"),
+        run(&[("q1", &["a", "b", "c"]), ("q2", &["x", "y"])]),
+    )
+    .unwrap();
+    fs::write(
+        dir.join("bad.trec"),
+        run(&[("q1", &["a", "b", "n1", "n2", "c"]), ("q2", &["z1", "z2"])]),
+    )
+    .unwrap();
+}
+
+/// The row of `metric` in a `--json -` result.
+fn json_row(o: &Output, metric: &str) -> serde_json::Value {
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == metric)
+        .unwrap_or_else(|| panic!("no {metric} in {j:#}"))
+        .clone()
+}
+
+/// A lower-is-better measure fails when it rises and passes (improved) when it falls; a
+/// geometric mean is trec_eval's (attack pass, 2026-12-07: unj rose and the gate passed it as
+/// improved; gm_map was shown as the mean of the logs, -0.4377); a measure with no better or
+/// worse is refused.
+#[test]
+fn measures_are_graded_the_way_they_are_better_with_trec_evals_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    judged(d);
+    let o = gate_ab(
+        d,
+        "bad.trec",
+        &["-m", "unj.2", "-m", "gm_map", "--json", "-"],
+        None,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let unj = json_row(&o, "unj_2");
+    assert_eq!(
+        (unj["baseline"].as_f64(), unj["now"].as_f64()),
+        (Some(0.0), Some(0.5))
+    );
+    assert_eq!(unj["verdict"], "regression", "{unj:#}");
+    let gm = json_row(&o, "gm_map");
+    assert_eq!(
+        (gm["baseline"].as_f64(), gm["now"].as_f64()),
+        (Some(0.9129), Some(0.0026))
+    );
+    assert_eq!(gm["verdict"], "regression", "{gm:#}");
+    // The other way round: both improve, and the gate passes without suggesting --update.
+    fs::rename(d.join("base.trec"), d.join("good.trec")).unwrap();
+    fs::rename(d.join("bad.trec"), d.join("base.trec")).unwrap();
+    let o = gate_ab(
+        d,
+        "good.trec",
+        &["-m", "unj.2", "-m", "gm_map", "--json", "-"],
+        None,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(json_row(&o, "unj_2")["verdict"], "improved");
+    assert_eq!(json_row(&o, "gm_map")["verdict"], "improved");
+    let o = gate_ab(d, "good.trec", &["-m", "unj.2"], None);
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        md.contains("| pass (improved) |") && !md.contains("--update"),
+        "{md}"
+    );
+    // No better or worse: refused, exit 2, nothing on stdout.
+    for m in ["relstring.3", "num_ret", "num_rel"] {
+        let o = gate_ab(d, "good.trec", &["-m", m], None);
+        assert_eq!(o.status.code(), Some(2), "{m}");
+        assert!(o.stdout.is_empty(), "{m}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("has no better or worse"), "{m}: {err}");
+    }
+}
+
+/// A query the qrels do not judge is not evaluated, so a document twice in it is no error, as in
+/// `ranklab eval` (attack pass, 2026-12-07: the gate read it only when a row dropped, and then
+/// exited 2 instead of failing with its table). The same file with the drop fails with exit 1.
+#[test]
+fn an_unjudged_querys_duplicate_does_not_hide_a_drop() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    four(d);
+    let unjudged = "q77 Q0 k 1 1 u\nq77 Q0 k 2 0.5 u\n";
+    let new = fs::read_to_string(d.join("new.trec")).unwrap();
+    fs::write(d.join("new.trec"), format!("{new}{unjudged}")).unwrap();
+    let o = gate_ab(d, "new.trec", &[], None);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("REGRESSION"));
+}

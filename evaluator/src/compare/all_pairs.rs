@@ -68,7 +68,8 @@ pub fn render(c: &Comparison, format: Format) -> Result<String> {
                     let p = &r.paired;
                     json!({
                         "a": label(r.a), "b": label(r.b), "measure": measure(r.m),
-                        "mean_a": p.baseline_mean, "mean_b": p.mean, "delta": p.delta,
+                        "mean_a": c.plan.measures[r.m].mean_shown(p.baseline_mean),
+                        "mean_b": c.plan.measures[r.m].mean_shown(p.mean), "delta": p.delta,
                         "ci": [p.ci.lo, p.ci.hi], "p": p.test.p, "p_holm": p.p_holm,
                         "wins": p.wins, "ties": p.ties, "losses": p.losses,
                     })
@@ -93,8 +94,8 @@ pub fn render(c: &Comparison, format: Format) -> Result<String> {
                     measure(r.m),
                     label(r.a),
                     label(r.b),
-                    p.baseline_mean,
-                    p.mean,
+                    c.plan.measures[r.m].mean_shown(p.baseline_mean),
+                    c.plan.measures[r.m].mean_shown(p.mean),
                     p.delta,
                     p.ci.lo,
                     p.ci.hi,
@@ -127,8 +128,8 @@ fn markdown(c: &Comparison, rows: &[PairRow]) -> String {
             c.plan.measures[r.m].name(),
             label(r.a),
             label(r.b),
-            p.baseline_mean,
-            p.mean,
+            c.plan.measures[r.m].mean_shown(p.baseline_mean),
+            c.plan.measures[r.m].mean_shown(p.mean),
             format_signed(p.delta),
             format_signed(p.ci.lo),
             format_signed(p.ci.hi),

@@ -312,14 +312,15 @@ trait SummaryMean {
 }
 
 impl SummaryMean for Evaluation {
-    /// The mean over queries (also for counts, which trec_eval sums: a comparison is per query).
+    /// The mean over queries (also for counts, which trec_eval sums: a comparison is per query);
+    /// for a geometric measure (`gm_map`, `gm_bpref`, per-query logs) trec_eval's geometric mean.
     fn summary_mean(&self, m: usize) -> f64 {
-        stats::mean(
+        self.measures[m].mean_shown(stats::mean(
             &self
                 .per_query
                 .iter()
                 .map(|q| q.values[m])
                 .collect::<Vec<_>>(),
-        )
+        ))
     }
 }

@@ -81,6 +81,15 @@ impl Real {
     }
 }
 
+/// Which way a measure is better ([`Measure::better`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// A higher value is better (MAP, nDCG, recall...).
+    Higher,
+    /// A lower value is better (the unjudged count...).
+    Lower,
+}
+
 /// One output column: a measure with its cutoff where it has one.
 ///
 /// The derived order is trec_eval's output order (the order of its measure table), with
@@ -234,6 +243,31 @@ impl Measure {
     /// the summary exp of the mean, and trec_eval prints them in the summary only.
     pub fn is_geometric(&self) -> bool {
         matches!(self, Measure::GmMap | Measure::GmBpref)
+    }
+
+    /// Which way is better, for a gate: `None` for what has no better or worse (`relstring`, a
+    /// string; `num_ret`, how many were returned; `num_rel`, the qrels' count, the same for
+    /// every run). Lower is better for the unjudged count (`unj`), the judged non-relevant
+    /// documents returned and RBP's residual (the part of the score left unknown by missing
+    /// judgments); higher for every other measure.
+    pub fn better(&self) -> Option<Better> {
+        match self {
+            Measure::Relstring | Measure::NumRet | Measure::NumRel => None,
+            Measure::Unj(_) | Measure::NumNonrelJudgedRet | Measure::RbpResid => {
+                Some(Better::Lower)
+            }
+            _ => Some(Better::Higher),
+        }
+    }
+
+    /// The summary of per-query values whose mean is `mean`, as trec_eval prints it for a
+    /// geometric measure (whose per-query values are logs): `exp(mean)`; otherwise `mean`.
+    pub fn mean_shown(&self, mean: f64) -> f64 {
+        if self.is_geometric() {
+            mean.exp()
+        } else {
+            mean
+        }
     }
 
     /// True when trec_eval prints the measure for each query with `-q`.

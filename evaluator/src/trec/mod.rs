@@ -21,5 +21,5 @@ pub mod write;
 pub use error::{Location, TrecError};
 pub use evaluate::{evaluate_reader, evaluate_run, EvalOptions, Evaluation, QueryValues, RunFeed};
 pub use qrels::{Qrels, QrelsQuery};
-pub use run::{read_run, trec_order, RankedQuery, RunLine, RunReader};
+pub use run::{read_run, read_run_where, trec_order, RankedQuery, RunLine, RunReader};
 pub use write::{format_run_line, push_run_line, write_qrels};

@@ -268,11 +268,24 @@ impl RankedQuery {
 /// Reads a whole run into memory: queries by query id (byte order), each query's documents in
 /// trec_eval's order. For small runs (reports, tests); `ranklab eval` streams instead.
 pub fn read_run(path: &Path) -> Result<Vec<RankedQuery>, TrecError> {
+    read_run_where(path, |_| true)
+}
+
+/// [`read_run`] of the queries `keep` accepts (by query id); the other lines are skipped
+/// unchecked, as `ranklab eval` skips a query the qrels do not judge (a document twice in such
+/// a query is no error there either).
+pub fn read_run_where(
+    path: &Path,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Vec<RankedQuery>, TrecError> {
     let mut reader = RunReader::open(path)?;
     let mut queries: Vec<RankedQuery> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut seen: HashMap<(usize, String), u64> = HashMap::new();
     let _ = reader.for_each::<()>(|l| {
+        if !keep(l.qid) {
+            return Ok(ControlFlow::Continue(()));
+        }
         let q = match index.get(l.qid) {
             Some(&q) => q,
             None => {

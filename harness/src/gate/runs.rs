@@ -24,9 +24,10 @@ use super::baseline::{Fixed, Row, DEFAULT_TOLERANCE};
 use super::rankings::{first_relevant_by, overtaken_by, push_moved_list, Moved, MOVED_SHOWN};
 use super::verdict::Verdict;
 use crate::compare::{compare, Comparison, Plan as ComparePlan};
+use crate::metrics::Better;
 use crate::report::table::md_cell;
 use crate::stats;
-use crate::trec::{read_run, Qrels, RankedQuery};
+use crate::trec::{read_run_where, Qrels, RankedQuery};
 
 /// Measures gated when no `-m` is given: the suites' gated measures (MRR, recall at a cutoff)
 /// and the BEIR gate's nDCG@10.
@@ -102,6 +103,12 @@ impl RunsGate {
         };
         let runs = [flags.baseline_run.clone(), flags.run.clone()];
         let plan = ComparePlan::new(&runs, &specs, flags.rel_level, true, flags.seed, 10)?;
+        if let Some(m) = plan.measures.iter().find(|m| m.better().is_none()) {
+            bail!(
+                "-m {}: has no better or worse to gate (relstring is a string, num_ret how many were returned, num_rel the qrels' count); gate a measure of the ranking, e.g. -m map or -m num_rel_ret",
+                m.name()
+            );
+        }
         let labels = (plan.runs[0].0.clone(), plan.runs[1].0.clone());
         let cmp = compare(plan, &flags.qrels)?;
         let mut rows = rows_of(&cmp, &flags, &labels.1);
@@ -116,10 +123,17 @@ impl RunsGate {
         let dropped = |r: &RunRow| matches!(r.verdict, Verdict::Okish | Verdict::Regression);
         if rows.iter().any(dropped) {
             let qrels = Qrels::read(&flags.qrels)?;
-            let lists = [read_lists(&flags.baseline_run)?, read_lists(&flags.run)?];
+            let lists = [
+                read_lists(&flags.baseline_run, &qrels)?,
+                read_lists(&flags.run, &qrels)?,
+            ];
             for (m, r) in rows.iter_mut().enumerate() {
                 if dropped(r) {
-                    r.moved = moved(&cmp, m, &qrels, flags.rel_level, &lists);
+                    let sign = match cmp.plan.measures[m].better() {
+                        Some(Better::Lower) => -1.0,
+                        _ => 1.0,
+                    };
+                    r.moved = moved(&cmp, (m, sign), &qrels, flags.rel_level, &lists);
                 }
             }
         }
@@ -152,20 +166,30 @@ fn rows_of(cmp: &Comparison, flags: &RunsFlags, label: &str) -> Vec<RunRow> {
             let paired = cmp.paired[m][1]
                 .as_ref()
                 .expect("the second run is compared with the first");
-            let mut row = Row::new(
-                (
-                    "runs".to_string(),
-                    label.to_string(),
-                    measure.name().to_string(),
-                ),
-                Fixed::from_f64(paired.baseline_mean),
-                false,
+            // trec_eval's value (a geometric mean for gm_*, whose per-query values are logs).
+            let (before, after) = (
+                measure.mean_shown(paired.baseline_mean),
+                measure.mean_shown(paired.mean),
             );
+            let key = (
+                "runs".to_string(),
+                label.to_string(),
+                measure.name().to_string(),
+            );
+            let mut row = Row::new(key.clone(), Fixed::from_f64(before), false);
             row.tolerance = flags.tolerance;
-            let now = Fixed::from_f64(paired.mean);
+            let now = Fixed::from_f64(after);
+            // Graded the way the measure is better: a lower-is-better measure's rise is its drop.
+            let verdict = if measure.better() == Some(Better::Lower) {
+                let mut mirrored = Row::new(key, Fixed(-row.value.0), false);
+                mirrored.tolerance = flags.tolerance;
+                Verdict::of(&mirrored, Fixed(-now.0))
+            } else {
+                Verdict::of(&row, now)
+            };
             RunRow {
                 metric: measure.name(),
-                verdict: Verdict::of(&row, now),
+                verdict,
                 row,
                 now,
                 p: paired.test.p,
@@ -177,19 +201,21 @@ fn rows_of(cmp: &Comparison, flags: &RunsFlags, label: &str) -> Vec<RunRow> {
         .collect()
 }
 
-/// A run's ranked lists by query id.
-fn read_lists(path: &Path) -> Result<HashMap<String, RankedQuery>> {
-    Ok(read_run(path)
+/// A run's ranked lists of the judged queries by query id (the others are not evaluated, so
+/// not read: a document twice in one of them is no error, as in `ranklab eval`).
+fn read_lists(path: &Path, qrels: &Qrels) -> Result<HashMap<String, RankedQuery>> {
+    Ok(read_run_where(path, |q| qrels.query(q).is_some())
         .with_context(|| format!("reading {}", path.display()))?
         .into_iter()
         .map(|q| (q.qid.clone(), q))
         .collect())
 }
 
-/// The tasks whose value on measure `m` dropped, worst first.
+/// The tasks whose value on measure `m` got worse (dropped; rose when `sign` is -1, a
+/// lower-is-better measure), worst first; `delta` is the change times `sign`.
 fn moved(
     cmp: &Comparison,
-    m: usize,
+    (m, sign): (usize, f64),
     qrels: &Qrels,
     rel_level: i32,
     lists: &[HashMap<String, RankedQuery>; 2],
@@ -200,7 +226,7 @@ fn moved(
         .iter()
         .zip(after)
         .filter_map(|(b, a)| {
-            let delta = a.values[m] - b.values[m];
+            let delta = sign * (a.values[m] - b.values[m]);
             if delta >= -stats::TIE_EPSILON {
                 return None;
             }
@@ -251,6 +277,8 @@ impl RunsGate {
                 stats::format_p(r.p_holm)
             ),
             (Some(_), true, true) => format!("{} (significant)", r.verdict.as_str()),
+            // Two runs have no baseline file to record an improvement in.
+            (_, false, _) if r.verdict == Verdict::Improved => "pass (improved)".to_string(),
             _ => r.verdict.as_str().to_string(),
         }
     }
