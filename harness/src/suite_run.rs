@@ -60,6 +60,12 @@ impl SuiteRun {
         let costs_dir = cost_plan.reports.join(&suite.name);
         let mut costs = costs::load(&costs_dir)?;
         let experiments = crate::suite::load_experiments(&suite, experiment_paths)?;
+        crate::suite::check_named_beside_written(
+            &suite,
+            experiment_paths,
+            &experiments,
+            &cost_plan.reports,
+        )?;
         for ex in &experiments {
             crate::suite::check_depth(&suite, ex)?;
         }

@@ -182,6 +182,8 @@ fn cases_suite_and_experiments() -> Vec<Case> {
             Fails { at: "tasks/p/suite.yaml:7", says: &["\"alpah\"", "check the spelling", "did you mean `alpha`?"] }),
         case("suite: not_relevant id also expected", vec![Sub(SUITE, "expected: alpha", "expected: alpha\n    not_relevant: [alpha]")], RUN,
             Fails { at: "tasks/p/suite.yaml:5", says: &["both in `expected` and in `not_relevant`"] }),
+        case("suite: not_relevant id twice", vec![Sub(SUITE, "expected: alpha", "expected: alpha\n    not_relevant: [beta, beta]")], RUN,
+            Fails { at: "tasks/p/suite.yaml:5", says: &["lists \"beta\" twice in `not_relevant`"] }),
         case("suite: not_relevant id not in the corpus", vec![Sub(SUITE, "expected: alpha", "expected: alpha\n    not_relevant: [alpah]")], RUN,
             Fails { at: "tasks/p/suite.yaml:8", says: &["\"alpah\"", "check the spelling"] }),
         case("suite: not_relevant judgment accepted", vec![Sub(SUITE, "expected: alpha", "expected: alpha\n    not_relevant: [beta]")], RUN, Accepted),
@@ -203,7 +205,8 @@ fn cases_suite_and_experiments() -> Vec<Case> {
         case("experiments: unknown retriever", vec![Sub(EXPERIMENTS, "retriever: bm25", "retriever: bm26")], RUN,
             Fails { at: "tasks/p/experiments.yaml:5:16", says: &["unknown variant `bm26`", "expected one of"] }),
         case("experiments: duplicate configuration name", vec![Sub(EXPERIMENTS, "name: current", "name: bm25")], RUN,
-            Fails { at: "tasks/p/experiments.yaml:4", says: &["must be unique"] }),
+            // The second one's line (attack pass, 2026-12-07: it named the first's).
+            Fails { at: "tasks/p/experiments.yaml:6", says: &["must be unique"] }),
         case("experiments: unknown baseline", vec![Sub(EXPERIMENTS, "baseline: bm25", "baseline: fusion")], RUN,
             Fails { at: "tasks/p/experiments.yaml:2", says: &["not one of the configurations (bm25, current)"] }),
         case("experiments: experiment name with a path", vec![Sub(EXPERIMENTS, "experiment: e", "experiment: ../e")], RUN,

@@ -84,6 +84,54 @@ fn two_experiments_files_of_one_experiment_name_are_refused_and_two_names_accept
     }
 }
 
+/// A file named with `-x` is checked against the suite's other experiments files whose reports
+/// are in the reports folder it writes to (attack pass, 2026-12-07: `run -x mine.yaml` with the
+/// suite's experiment name replaced its reports and run files without a word). Another name
+/// runs beside them; into a folder where the suite wrote nothing, the same file runs.
+#[test]
+fn a_named_file_is_checked_against_the_reports_beside_it() {
+    let tmp = common::fixture_copy("bad_input");
+    let dir = tmp.path();
+    accepted(dir, RUN);
+    let report = std::fs::read(dir.join("reports/p/e.md")).unwrap();
+    // The suite's bm25 configuration, under the suite's experiment name.
+    let mine =
+        "experiment: e\nbaseline: bm25\nconfigurations:\n  - name: bm25\n    retriever: bm25\n";
+    write(dir, "mine.yaml", mine);
+    let named = [RUN, &["-x", "mine.yaml"]].concat();
+    let out = ranklab(dir, &named);
+    let err = common::stderr(&out);
+    assert_eq!(common::code(&out), 2, "{err}");
+    for says in [
+        "mine.yaml:1",
+        "tasks/p/experiments.yaml:1",
+        "experiment name \"e\"",
+    ] {
+        assert!(err.contains(says), "{says:?}: {err}");
+    }
+    assert_eq!(std::fs::read(dir.join("reports/p/e.md")).unwrap(), report);
+    accepted(
+        dir,
+        &[
+            "run",
+            "tasks/p",
+            "--reports",
+            "elsewhere",
+            "-x",
+            "mine.yaml",
+        ],
+    );
+    write(
+        dir,
+        "mine.yaml",
+        &mine.replace("experiment: e", "experiment: mine"),
+    );
+    accepted(dir, &named);
+    assert!(dir.join("reports/p/mine.md").is_file());
+    assert_eq!(std::fs::read(dir.join("reports/p/e.md")).unwrap(), report);
+    accepted(dir, &[RUN, &["-x", EXPERIMENTS]].concat());
+}
+
 #[test]
 fn one_configuration_name_with_two_settings_is_refused_and_with_one_shares_its_run() {
     let tmp = common::fixture_copy("bad_input");

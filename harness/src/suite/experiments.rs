@@ -66,6 +66,8 @@ impl Experiments {
         for c in &ex.configurations {
             let at = format!("{}:{}", path.display(), lines.of("name", &c.name));
             if !seen.insert(c.name.as_str()) {
+                // The line of the second one, where the duplicate is.
+                let at = format!("{}:{}", path.display(), lines.nth("name", &c.name, 1));
                 bail!(
                     "{at}: duplicate configuration name {:?}; configuration names must be unique (they name the run files)",
                     c.name

@@ -40,8 +40,8 @@ pub use finetune::{FinetuneSpec, Precision};
 pub(crate) use judging::merge_judgments;
 pub use llm_endpoint::{LlmApi, LlmEndpoint};
 pub use names::{
-    check_names, configuration_file_names, experiment_file_names, load_experiments,
-    recording_file_name, rerank_recording_file_name, OTHER_WRITERS,
+    check_named_beside_written, check_names, configuration_file_names, experiment_file_names,
+    load_experiments, recording_file_name, rerank_recording_file_name, OTHER_WRITERS,
 };
 pub use rerank::{RerankSpec, Scorer, MAX_BATCH};
 pub use retriever::Retriever;

@@ -56,6 +56,40 @@ pub fn load_experiments(suite: &Suite, paths: &[PathBuf]) -> Result<Vec<Experime
     Ok(rest)
 }
 
+/// Files named with `-x` (`named`, loaded as `loaded`) are checked against the suite's other
+/// experiments files whose reports are in `reports` (`<reports>/<suite>/<experiment>.json`):
+/// their reports and run files go to the same folder (attack pass, 2026-12-07: `run -x
+/// mine.yaml` whose experiment was called `retrieval` silently replaced
+/// reports/docir/retrieval.* and runs/fusion.trec). Into a folder where no other experiment of
+/// the suite wrote, nothing is overwritten and nothing is checked.
+pub fn check_named_beside_written(
+    suite: &Suite,
+    named: &[PathBuf],
+    loaded: &[Experiments],
+    reports: &Path,
+) -> Result<()> {
+    if named.is_empty() {
+        return Ok(());
+    }
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    let dir = reports.join(&suite.name);
+    let mut all = loaded.to_vec();
+    // A suite with no experiments file of its own is run with named ones only.
+    for p in suite.files_named("experiments")? {
+        if named.iter().any(|n| same(n, &p)) {
+            continue;
+        }
+        let ex = Experiments::load(&p)?;
+        if dir.join(format!("{}.json", ex.experiment)).is_file() {
+            all.push(ex);
+        }
+    }
+    check_names(&all)
+}
+
 /// Says once per process that the fine-tuning experiments file `path` was left out.
 fn say_left_out(path: &Path) {
     static SAID: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());

@@ -57,7 +57,15 @@ impl RawTask {
             Expected::Many(ids) => ids.into_iter().map(|id| (id, 1)).collect(),
             Expected::Graded(m) => m,
         };
+        let mut not_relevant = std::collections::BTreeSet::new();
         for id in self.not_relevant {
+            if !not_relevant.insert(id.clone()) {
+                bail!(
+                    "{}: task {:?} lists {id:?} twice in `not_relevant`; list it once",
+                    at,
+                    self.id
+                );
+            }
             if expected.insert(id.clone(), 0).is_some() {
                 bail!(
                     "{}: task {:?} lists {id:?} both in `expected` and in `not_relevant`; a document has one judgment",
