@@ -76,23 +76,6 @@ fn strings(v: &Value) -> Vec<&str> {
         .collect()
 }
 
-/// Every file under `dir` (recursively) with its bytes.
-fn files_under(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.insert(p.clone(), std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
-
 /// The repository root (two levels above this crate).
 fn repo() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -153,13 +136,13 @@ fn a_refused_update_leaves_the_recordings_and_a_written_one_adds_to_them() {
     let d = dir.path();
     cut_pay_webhook_replay(d);
     let before = baseline(d);
-    let recordings = files_under(&d.join("reports/docir/runs"));
+    let recordings = common::tree(&d.join("reports/docir/runs"));
     let (c, j) = gate_json(d, &["--update"]);
     assert_eq!(c, 2, "{j:#}");
     assert_eq!(j["update"]["status"], "refused", "{j:#}");
     assert_eq!(baseline(d), before, "a refused update leaves the baseline");
     assert!(
-        files_under(&d.join("reports/docir/runs")) == recordings,
+        common::tree(&d.join("reports/docir/runs")) == recordings,
         "a refused update leaves the recordings byte-identical"
     );
     // The same update with a place for the JSON that cannot take it stops before any work.
@@ -181,7 +164,7 @@ fn a_refused_update_leaves_the_recordings_and_a_written_one_adds_to_them() {
         stderr(&o)
     );
     assert_eq!(baseline(d), before, "nothing written before the error");
-    assert!(files_under(&d.join("reports/docir/runs")) == recordings);
+    assert!(common::tree(&d.join("reports/docir/runs")) == recordings);
     // The other half: an update that is written adds this CPU's vector to the recording.
     let o = gate(
         d,
@@ -189,7 +172,7 @@ fn a_refused_update_leaves_the_recordings_and_a_written_one_adds_to_them() {
     );
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     assert_ne!(baseline(d), before);
-    let after = files_under(&d.join("reports/docir/runs"));
+    let after = common::tree(&d.join("reports/docir/runs"));
     let grown: Vec<_> = after
         .iter()
         .filter(|(p, b)| recordings.get(*p) != Some(*b))
