@@ -547,20 +547,27 @@ pub fn check_outputs(json: Option<&Path>, html: Option<&Path>) -> Result<()> {
             );
         }
     }
-    if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&p)
-            .with_context(|| {
-                format!(
-                    "cannot open $GITHUB_STEP_SUMMARY ({}) to append the verdict; point it at a writable file or unset it",
-                    p.display()
-                )
-            })?;
-    }
+    step_summary()?;
     Ok(())
+}
+
+/// `$GITHUB_STEP_SUMMARY` opened for appending (created if missing), when it is set.
+fn step_summary() -> Result<Option<(PathBuf, std::fs::File)>> {
+    let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    let p = PathBuf::from(p);
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&p)
+        .with_context(|| {
+            format!(
+                "cannot open $GITHUB_STEP_SUMMARY ({}) to append the verdict; point it at a writable file or unset it",
+                p.display()
+            )
+        })?;
+    Ok(Some((p, f)))
 }
 
 /// Prints the Markdown (unless `--json -` takes stdout), writes the JSON where asked, and
@@ -578,13 +585,7 @@ pub fn emit(md: &str, json: Option<(&Path, String)>) -> Result<()> {
             crate::report::atomic::write(p, text.as_bytes())?;
         }
     }
-    if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&p)
-            .with_context(|| format!("cannot open $GITHUB_STEP_SUMMARY ({})", p.display()))?;
+    if let Some((p, mut f)) = step_summary()? {
         writeln!(f, "{md}")
             .with_context(|| format!("cannot append to $GITHUB_STEP_SUMMARY ({})", p.display()))?;
     }

@@ -129,10 +129,7 @@ impl RunsGate {
             ];
             for (m, r) in rows.iter_mut().enumerate() {
                 if dropped(r) {
-                    let sign = match cmp.plan.measures[m].better() {
-                        Some(Better::Lower) => -1.0,
-                        _ => 1.0,
-                    };
+                    let sign = f64::from(worse_sign(&cmp.plan.measures[m]));
                     r.moved = moved(&cmp, (m, sign), &qrels, flags.rel_level, &lists);
                 }
             }
@@ -171,22 +168,24 @@ fn rows_of(cmp: &Comparison, flags: &RunsFlags, label: &str) -> Vec<RunRow> {
                 measure.mean_shown(paired.baseline_mean),
                 measure.mean_shown(paired.mean),
             );
-            let key = (
-                "runs".to_string(),
-                label.to_string(),
-                measure.name().to_string(),
+            let mut row = Row::new(
+                (
+                    "runs".to_string(),
+                    label.to_string(),
+                    measure.name().to_string(),
+                ),
+                Fixed::from_f64(before),
+                false,
             );
-            let mut row = Row::new(key.clone(), Fixed::from_f64(before), false);
             row.tolerance = flags.tolerance;
             let now = Fixed::from_f64(after);
             // Graded the way the measure is better: a lower-is-better measure's rise is its drop.
-            let verdict = if measure.better() == Some(Better::Lower) {
-                let mut mirrored = Row::new(key, Fixed(-row.value.0), false);
-                mirrored.tolerance = flags.tolerance;
-                Verdict::of(&mirrored, Fixed(-now.0))
-            } else {
-                Verdict::of(&row, now)
+            let sign = i64::from(worse_sign(measure));
+            let graded = Row {
+                value: Fixed(sign * row.value.0),
+                ..row.clone()
             };
+            let verdict = Verdict::of(&graded, Fixed(sign * now.0));
             RunRow {
                 metric: measure.name(),
                 verdict,
@@ -199,6 +198,15 @@ fn rows_of(cmp: &Comparison, flags: &RunsFlags, label: &str) -> Vec<RunRow> {
             }
         })
         .collect()
+}
+
+/// 1 for a measure that is better higher, -1 for one that is better lower (its values are
+/// graded negated, so a rise is a drop).
+fn worse_sign(m: &crate::metrics::Measure) -> i8 {
+    match m.better() {
+        Some(Better::Lower) => -1,
+        _ => 1,
+    }
 }
 
 /// A run's ranked lists of the judged queries by query id (the others are not evaluated, so
