@@ -12,7 +12,7 @@
 //!
 //! Usage: cargo run --release --example int8_speed -p ranklab-engine -- PAIRS FOLD.bin [ROUNDS]
 //! (PAIRS: JSON lines {"query", "passage"}, grouped by query; FOLD.bin: a fold model file of
-//! `<cache>/finetuned/`, its export made in a temporary folder). Prints one JSON object.
+//! `<cache>/finetuned/`, its export made in a temporary folder, or in `KEEP=<folder>` and kept). Prints one JSON object.
 
 use std::time::Instant;
 
@@ -101,6 +101,9 @@ fn main() -> Res<()> {
     let dir = fold.parent().ok_or("FOLD.bin has no folder")?;
     let (weights, _) = finetuned::load(dir, key)?.ok_or("no such fold model")?;
     let tmp = tempfile::tempdir()?;
+    // KEEP=<folder>: the export is made (and kept) there instead of a temporary folder
+    let keep = std::env::var_os("KEEP").map(std::path::PathBuf::from);
+    let out = keep.as_deref().unwrap_or(tmp.path());
     let t = Instant::now();
     // CAL=<pairs>: the export's biases corrected on those calibration pairs (`int8::calibrated`)
     let exported_weights = match std::env::var("CAL") {
@@ -114,7 +117,7 @@ fn main() -> Res<()> {
         }
         Err(_) => weights.clone(),
     };
-    let export = ensure_export(tmp.path(), key, &base, || Ok(exported_weights))?;
+    let export = ensure_export(out, key, &base, || Ok(exported_weights))?;
     let export_seconds = t.elapsed().as_secs_f64();
     let mut pinned = FastembedCrossEncoder::open("ms-marco-MiniLM-L-12-v2")?;
     let mut exported = Int8FinetunedCrossEncoder::load(key, &base.sha256, &export)?;
