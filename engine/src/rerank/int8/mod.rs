@@ -46,8 +46,9 @@
 //! pinned model's speed (per row everywhere: 0.04, at 0.92×). On SciFact's fold models, whose
 //! fine-tuning moved layer 11 by whole steps, it leaves the unrelated pairs' logits 0.24–0.34
 //! below the float model's (a gain of 2–3 % the bias correction does not see), while ordering
-//! pairs about as closely as exporter 3 did or more (Kendall's tau 0.94–0.98; docs/speed.md, "Fold models
-//! as int8 exports"). The other 38 quantizers and their 62 matrices are as in the pinned graph. This
+//! pairs about as closely as exporter 3 did or more (Kendall's tau 0.94–0.98; docs/speed.md,
+//! "Fold models as int8 exports"). The other 38 quantizers and their 62 matrices are as in the
+//! pinned graph. This
 //! is the "equivalent" graph of issue 46: the same weights, shapes and operators but those 12
 //! quantizers and their products, each one `MatMulIntegerToFloat` (its module says why).
 //!
