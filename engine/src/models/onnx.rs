@@ -19,6 +19,8 @@ pub mod dtype {
     pub const UINT8: i32 = 2;
     /// Signed byte.
     pub const INT8: i32 = 3;
+    /// 64-bit signed integer (shapes).
+    pub const INT64: i32 = 7;
 }
 
 /// One node of the graph.

@@ -39,10 +39,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::wire::{fields, len_field, put_varint};
 use crate::models::onnx::Graph;
 
-/// `TensorProto.DataType` of the initializers written here.
-const UINT8: u64 = 2;
-const FLOAT: u64 = 1;
-const INT64: u64 = 7;
+use crate::models::onnx::dtype::{FLOAT, INT64, UINT8};
 
 /// An attribute of a node written here.
 enum Attr {
@@ -98,14 +95,14 @@ fn node(
 }
 
 /// A `TensorProto` initializer: dims 1, data_type 2, name 8, raw_data 9.
-fn tensor(name: &str, dims: &[i64], data_type: u64, raw: &[u8]) -> Vec<u8> {
+fn tensor(name: &str, dims: &[i64], data_type: i32, raw: &[u8]) -> Vec<u8> {
     let mut t = Vec::new();
     for d in dims {
         put_varint(1 << 3, &mut t);
         put_varint(*d as u64, &mut t);
     }
     put_varint(2 << 3, &mut t);
-    put_varint(data_type, &mut t);
+    put_varint(data_type as u64, &mut t);
     len_field(8, name.as_bytes(), &mut t);
     len_field(9, raw, &mut t);
     t
