@@ -18,7 +18,9 @@ use std::time::Instant;
 
 use ranklab_engine::models;
 use ranklab_engine::rerank::bert::{dequantize, tokenizer, Bert, Config, Weights};
-use ranklab_engine::rerank::int8::{calibrated, ensure_export, Int8FinetunedCrossEncoder};
+use ranklab_engine::rerank::int8::{
+    calibrated, ensure_export, Int8FinetunedCrossEncoder, Quantized,
+};
 use ranklab_engine::rerank::{finetuned, CrossEncoder, FastembedCrossEncoder};
 use serde_json::json;
 
@@ -105,7 +107,8 @@ fn main() -> Res<()> {
     let keep = std::env::var_os("KEEP").map(std::path::PathBuf::from);
     let out = keep.as_deref().unwrap_or(tmp.path());
     let t = Instant::now();
-    // CAL=<pairs>: the export's biases corrected on those calibration pairs (`int8::calibrated`)
+    // CAL=<pairs>: the export calibrated on those pairs (`int8::calibrated`: GPTQ's integers, the
+    // biases corrected); without it each matrix rounded to its nearest steps
     let exported_weights = match std::env::var("CAL") {
         Ok(cal) => {
             let tok = tokenizer(&base.path, 512)?;
@@ -115,7 +118,7 @@ fn main() -> Res<()> {
                 .collect();
             calibrated(weights.clone(), &tok, &pairs)?
         }
-        Err(_) => weights.clone(),
+        Err(_) => Quantized::nearest(weights.clone()),
     };
     let export = ensure_export(out, key, &base, || Ok(exported_weights))?;
     let export_seconds = t.elapsed().as_secs_f64();

@@ -201,6 +201,32 @@ type Captured = (String, usize, Vec<f32>);
 /// Per linear layer (by parameter name): the sum of its input rows, and how many.
 type InputSums = BTreeMap<String, (Vec<f64>, u64)>;
 
+/// One linear layer's inputs over calibration pairs ([`Bert::input_moments_on`]).
+#[derive(Debug, Clone)]
+pub struct InputMoments {
+    /// The mean input row (μ).
+    pub mean: Vec<f64>,
+    /// How many rows.
+    pub rows: u64,
+    /// `H = Σ x xᵀ` over every row (row-major `width × width`), when asked for.
+    pub second: Option<Vec<f64>>,
+}
+
+/// `xᵀ x` of the rows `values` (`width` wide) as one candle product in f32.
+fn gram(values: &[f32], width: usize) -> std::result::Result<Vec<f32>, String> {
+    let x = Tensor::from_slice(
+        values,
+        (values.len() / width, width),
+        &candle_core::Device::Cpu,
+    )
+    .map_err(|e| e.to_string())?;
+    x.t()
+        .and_then(|t| t.matmul(&x))
+        .and_then(|g| g.flatten_all())
+        .and_then(|g| g.to_vec1::<f32>())
+        .map_err(|e| e.to_string())
+}
+
 thread_local! {
     /// The forward passes this thread is running for [`Bert::mean_inputs`], innermost last: the
     /// model's address and the pair's position. A stack, because a thread waiting inside a
@@ -294,6 +320,24 @@ impl Bert {
         tokenizer: &tokenizers::Tokenizer,
         pairs: &[(&str, &str)],
     ) -> std::result::Result<BTreeMap<String, Vec<f64>>, String> {
+        Ok(self
+            .input_moments_on(pool, tokenizer, pairs, |_| false)?
+            .into_iter()
+            .map(|(name, m)| (name, m.mean))
+            .collect())
+    }
+
+    /// [`Bert::mean_inputs`], and for every layer `second(name)` names, the sum of its input
+    /// rows' outer products `H = Σ x xᵀ` (row-major, `width × width`): each pass's rows
+    /// multiplied in one f32 product (candle's, whose bits do not depend on the CPU or the
+    /// threads), the passes' products summed in f64 in the pairs' order.
+    pub fn input_moments_on(
+        &self,
+        pool: Option<&rayon::ThreadPool>,
+        tokenizer: &tokenizers::Tokenizer,
+        pairs: &[(&str, &str)],
+        second: impl Fn(&str) -> bool,
+    ) -> std::result::Result<BTreeMap<String, InputMoments>, String> {
         use rayon::prelude::*;
         let captured = |i: usize| -> std::result::Result<Vec<Captured>, String> {
             let (q, p) = pairs[i];
@@ -313,6 +357,7 @@ impl Bert {
             .map_or(1, rayon::ThreadPool::current_num_threads)
             .max(1);
         let mut sums = InputSums::new();
+        let mut outer: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         for start in (0..pairs.len()).step_by(window) {
             let positions = start..(start + window).min(pairs.len());
             let passes: Vec<std::result::Result<Vec<Captured>, String>> = match pool {
@@ -321,6 +366,14 @@ impl Bert {
             };
             for pass in passes {
                 for (name, width, values) in pass? {
+                    if second(&name) {
+                        let h = outer
+                            .entry(name.clone())
+                            .or_insert_with(|| vec![0.0; width * width]);
+                        for (acc, v) in h.iter_mut().zip(gram(&values, width)?) {
+                            *acc += f64::from(v);
+                        }
+                    }
                     let (sum, n) = sums.entry(name).or_insert_with(|| (vec![0.0; width], 0));
                     for row in values.chunks_exact(width) {
                         for (s, v) in sum.iter_mut().zip(row) {
@@ -334,8 +387,17 @@ impl Bert {
         Ok(sums
             .into_iter()
             .map(|(name, (sum, n))| {
-                let n = n.max(1) as f64;
-                (name, sum.into_iter().map(|v| v / n).collect())
+                let second = outer.remove(&name);
+                let n_f = n.max(1) as f64;
+                let mean = sum.into_iter().map(|v| v / n_f).collect();
+                (
+                    name,
+                    InputMoments {
+                        mean,
+                        rows: n,
+                        second,
+                    },
+                )
             })
             .collect())
     }

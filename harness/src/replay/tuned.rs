@@ -485,7 +485,7 @@ fn int8_fold_scorer(
     calibration: Option<&[(String, String)]>,
 ) -> ranklab_engine::Result<Box<dyn ranklab_engine::rerank::CrossEncoder>> {
     let model_error = |message: String| fold_error(key, message);
-    let calibrated = || -> ranklab_engine::Result<Weights> {
+    let calibrated = || -> ranklab_engine::Result<int8::Quantized> {
         let pairs = calibration.ok_or_else(|| {
             model_error(format!("the int8 export of the fine-tuned model {key} is calibrated on its training pairs, which this command was not given"))
         })?;
