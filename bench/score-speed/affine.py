@@ -19,9 +19,7 @@ import numpy as np
 import candidates as c, smoothquant as sq
 
 base_dir, cal, evals, fdir, keys = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4], sys.argv[5:]
-tok = c.Tokenizer.from_file(base_dir + "/tokenizer.json"); tok.enable_truncation(512, strategy="longest_first"); tok.no_padding()
-enc = lambda p: [tok.encode(x["query"], x["passage"]) for x in map(json.loads, open(p))]
-name = lambda p: p.split("/")[-1].rsplit(".", 1)[0]
+enc, name = c.pair_encoder(base_dir), c.set_name
 ev = {name(p): enc(p) for p in evals}
 cal_encs = enc(cal)
 

@@ -31,6 +31,20 @@ from onnx import helper, numpy_helper
 from tokenizers import Tokenizer
 
 
+def pair_encoder(base_dir):
+    """The base model's tokenizer as the scorer uses it: a JSON-lines file of {"query",
+    "passage"} pairs -> their encodings."""
+    tok = Tokenizer.from_file(base_dir + "/tokenizer.json")
+    tok.enable_truncation(512, strategy="longest_first")
+    tok.no_padding()
+    return lambda path: [tok.encode(x["query"], x["passage"]) for x in map(json.loads, open(path))]
+
+
+def set_name(path):
+    """eval48 for .../eval48.jsonl."""
+    return path.split("/")[-1].rsplit(".", 1)[0]
+
+
 def load_fold(path):
     with open(path, "rb") as f:
         f.readline()

@@ -25,9 +25,7 @@ import smoothquant as sq
 DAMP, BLOCK = float(os.environ.get("DAMP", "0.01")), 128
 ACT = os.environ.get("ACT") == "1"  # input channels in descending diag(H) order (ties: index)
 base_dir, cal, evals, fdir, keys = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4], sys.argv[5:]
-tok = c.Tokenizer.from_file(base_dir + "/tokenizer.json"); tok.enable_truncation(512, strategy="longest_first"); tok.no_padding()
-enc = lambda p: [tok.encode(x["query"], x["passage"]) for x in map(json.loads, open(p))]
-name = lambda p: p.split("/")[-1].rsplit(".", 1)[0]
+enc, name = c.pair_encoder(base_dir), c.set_name
 ev = {name(p): enc(p) for p in evals}
 cal_encs = enc(cal)
 
@@ -61,28 +59,7 @@ def gptq(wt, scale, hess):
 
 
 def gptq_in_order(wt, scale, hess):
-    s = scale.astype(np.float64)
-    wq = wt.astype(np.float64).copy()
-    h = hess.copy()
-    dead = np.diag(h) == 0
-    h[dead, dead] = 1.0
-    wq[:, dead] = 0.0
-    h[np.diag_indices_from(h)] += DAMP * np.mean(np.diag(h))
-    hinv = np.linalg.cholesky(np.linalg.inv(h)).T
-    q = np.zeros(wq.shape, dtype=np.int8)
-    n = wq.shape[1]
-    for i1 in range(0, n, BLOCK):
-        i2 = min(i1 + BLOCK, n)
-        w1 = wq[:, i1:i2].copy(); e1 = np.zeros_like(w1); h1 = hinv[i1:i2, i1:i2]
-        for i in range(i2 - i1):
-            col = w1[:, i]
-            qi = np.clip(np.round(col / s), -127, 127)
-            q[:, i1 + i] = qi.astype(np.int8)
-            err = (col - qi * s) / h1[i, i]
-            w1[:, i:] -= np.outer(err, h1[i, i:])
-            e1[:, i] = err
-        wq[:, i2:] -= e1 @ hinv[i1:i2, i2:]
-    return q
+    return sq.gptq(wt, hess, scale=scale, damp=DAMP, quotient=np.float64)[1]
 
 
 def figures(f, q):

@@ -113,16 +113,20 @@ def smooth(w, calib, which):
     return w, svec
 
 
-def gptq(wt, hess):
-    """Integers for a torch-layout matrix [out, in]: GPTQ over the input axis, per-row scales."""
-    scale, _ = c.sym_int8(np.ascontiguousarray(wt.T), 0)  # one per output row, as exporter 2
+def gptq(wt, hess, scale=None, damp=None, quotient=np.float32):
+    """Integers for a torch-layout matrix [out, in]: GPTQ over the input axis, per-row scales
+    (`scale`, or exporter 2's max|w|/127); each quotient w/scale rounded as `quotient` (float32
+    here, float64 for gptq4.py); `damp` defaults to DAMP."""
+    if scale is None:
+        scale, _ = c.sym_int8(np.ascontiguousarray(wt.T), 0)  # one per output row, as exporter 2
+    damp = DAMP if damp is None else damp
     scale64 = scale.astype(np.float64)
     wq = wt.astype(np.float64).copy()
     h = hess.copy()
     dead = np.diag(h) == 0
     h[dead, dead] = 1.0
     wq[:, dead] = 0.0
-    h[np.diag_indices_from(h)] += DAMP * np.mean(np.diag(h))
+    h[np.diag_indices_from(h)] += damp * np.mean(np.diag(h))
     hinv = np.linalg.cholesky(np.linalg.inv(h)).T  # upper
     q = np.zeros(wq.shape, dtype=np.int8)
     n = wq.shape[1]
@@ -133,7 +137,7 @@ def gptq(wt, hess):
         h1 = hinv[i1:i2, i1:i2]
         for i in range(i2 - i1):
             col = w1[:, i]
-            qi = np.clip(np.round((col / scale64).astype(np.float32)), -127, 127)
+            qi = np.clip(np.round((col / scale64).astype(quotient)), -127, 127)
             q[:, i1 + i] = qi.astype(np.int8)
             err = (col - qi * scale64) / h1[i, i]
             w1[:, i:] -= np.outer(err, h1[i, i:])
