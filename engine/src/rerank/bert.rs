@@ -206,8 +206,6 @@ type InputSums = BTreeMap<String, (Vec<f64>, u64)>;
 pub struct InputMoments {
     /// The mean input row (μ).
     pub mean: Vec<f64>,
-    /// How many rows.
-    pub rows: u64,
     /// `H = Σ x xᵀ` over every row (row-major `width × width`), when asked for.
     pub second: Option<Vec<f64>>,
 }
@@ -390,14 +388,7 @@ impl Bert {
                 let second = outer.remove(&name);
                 let n_f = n.max(1) as f64;
                 let mean = sum.into_iter().map(|v| v / n_f).collect();
-                (
-                    name,
-                    InputMoments {
-                        mean,
-                        rows: n,
-                        second,
-                    },
-                )
+                (name, InputMoments { mean, second })
             })
             .collect())
     }

@@ -180,6 +180,12 @@ fn column_scale(absmax: f32) -> f32 {
     }
 }
 
+/// The int8 step of one output row of a `[out, in]` matrix (one column of the graph's
+/// `[in, out]`): [`column_scale`] of its largest magnitude.
+fn row_scale(row: &[f32]) -> f32 {
+    column_scale(row.iter().fold(0f32, |m, v| m.max(v.abs())))
+}
+
 /// `v` on the int8 grid of step `scale`: round half to even, clamped to ±127.
 fn to_int8(v: f32, scale: f32) -> f32 {
     (v / scale).round_ties_even().clamp(-127.0, 127.0)
@@ -252,10 +258,7 @@ pub fn calibrated(
                 let [rows, cols] = dims[..] else {
                     return Err(format!("{param}.weight: a matrix of shape {dims:?}"));
                 };
-                let scales: Vec<f32> = w
-                    .chunks_exact(cols)
-                    .map(|row| column_scale(row.iter().fold(0f32, |m, v| m.max(v.abs()))))
-                    .collect();
+                let scales: Vec<f32> = w.chunks_exact(cols).map(row_scale).collect();
                 let q = gptq::integers_by_activation(&w, rows, cols, &scales, second_of(param)?)
                     .map_err(|e| format!("{param}: {e}"))?;
                 Ok(((*param).clone(), q))
@@ -319,7 +322,7 @@ pub fn bias_corrected_with(
             .zip(&bias)
             .enumerate()
             .map(|(r, (row, b))| {
-                let scale = column_scale(row.iter().fold(0f32, |m, v| m.max(v.abs())));
+                let scale = row_scale(row);
                 let shift: f64 = row
                     .iter()
                     .zip(mu)
