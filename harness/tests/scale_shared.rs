@@ -1,16 +1,19 @@
 //! A corpus-size curve shares its dense scoring across sizes (issue 46): one scoring pass at
-//! the largest size, each smaller size's dense lists gathered from it. Properties checked on
+//! the largest size, each smaller size's dense lists gathered from it; and each smaller size's
+//! BM25 index is the largest's restricted to its documents. Properties checked on
 //! SciFact (`$RANKLAB_SHARED_DATA/scifact`, else `../shared/data/scifact`; bm25, dense and
 //! fusion, the bi-encoder's vectors from this machine's model cache (`RANKLAB_CACHE` or the
 //! default), embedded into it when missing: minutes cold, about 10 s warm):
 //! - each smaller point of a curve is what a curve of that one size gives: a one-size curve
-//!   does not share (it searches its own index, built through the vector cache), so it is the
-//!   oracle of the gathered lists, row by row (means, intervals, deltas, p-values);
+//!   does not share (it searches its own indexes, tantivy's of its own documents and its
+//!   vectors through the vector cache), so it is the oracle of the gathered dense lists and
+//!   the restricted BM25 lists, row by row (means, intervals, deltas, p-values);
 //! - the curve's `all` point is the plain `ranklab beir` report of the collection (its
 //!   evaluation is `per_task_values`, not the curve's), on the measures both show.
 //!
-//! The bit-level property (gathered hits = the own index's hits, ties included) is the engine's
-//! proptest `a_cut_index_searches_as_its_own_index_does`.
+//! The bit-level properties (gathered hits = the own index's hits, ties included) are the
+//! engine's proptests `a_cut_index_searches_as_its_own_index_does` and
+//! `restricted_index_searches_as_the_subsets_own_index`.
 
 mod common;
 

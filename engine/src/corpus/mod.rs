@@ -160,6 +160,16 @@ impl Corpus {
             .clone()
     }
 
+    /// Whether document `doc` of this corpus and document `other_doc` of `other` are one
+    /// document: both corpora cut by [`Corpus::subset`] from one corpus (or one of them that
+    /// corpus), and the two documents the same document of it. (A corpus's documents are not
+    /// to be edited after it is built; see [`Corpus::passage`].)
+    pub fn same_document(&self, doc: usize, other: &Corpus, other_doc: usize) -> bool {
+        Arc::ptr_eq(&self.texts.slots, &other.texts.slots)
+            && self.text_start[doc] == other.text_start[other_doc]
+            && self.docs[doc].id == other.docs[other_doc].id
+    }
+
     /// Loads a Markdown directory, or a BEIR directory when it holds `corpus.jsonl`.
     pub fn load(path: &Path) -> Result<Self> {
         if path.join("corpus.jsonl").exists() {

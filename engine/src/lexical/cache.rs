@@ -33,8 +33,12 @@ use crate::Result;
 /// run: building them was about 2 % of a warm `ranklab bench --from-recording`'s CPU.
 pub const CACHED_MIN_SECTIONS: usize = 100;
 
-const MAGIC: &[u8] = b"ranklab bm25 index 1\n";
-const FORMAT: &str = "ranklab-bm25-index-1";
+const MAGIC: &[u8] = b"ranklab bm25 index 2\n";
+const FORMAT: &str = "ranklab-bm25-index-2";
+/// The file beside tantivy's that holds each section's number of tokens (u32 LE, by global
+/// section number), what [`LexicalIndex::restricted`] needs; checked against tantivy's token
+/// totals on load.
+const TOKENS: &str = "ranklab.section-tokens";
 /// Analyzed to fingerprint the analyzer: possessives, hyphens, dots, digits, case, accents,
 /// stop words and stems.
 const PROBE: &str = "The Runners' RUNNING quickly re-entered the U.S.A. at 3.14pm; naïve \
@@ -73,8 +77,10 @@ impl LexicalIndex {
             Err(e) => Some(format!("cannot read it: {e}")),
         };
         let index = Self::build_index(corpus, analyzer)?;
-        let stored = pack(&index, &key).and_then(|bytes| crate::atomic::write(&path, &bytes));
         let built = Self::from_index(corpus, &index, analyzer)?;
+        let tokens = built.section_tokens();
+        let stored =
+            pack(&index, &key, tokens).and_then(|bytes| crate::atomic::write(&path, &bytes));
         let outcome = match (stored, broken) {
             (Err(e), _) => IndexCache::NotStored(path, e.to_string()),
             (Ok(()), Some(why)) => IndexCache::Rebuilt(path, why),
@@ -109,10 +115,10 @@ fn key(corpus: &Corpus, analyzer: Analyzer) -> [u8; 32] {
     h.finalize().into()
 }
 
-/// The committed index's files, sorted by name, in the cache file's layout: MAGIC, key, file
-/// count (u32 LE), per file name length (u32 LE), name, length (u64 LE), bytes; then the sha256
-/// of all of it.
-fn pack(index: &Index, key: &[u8; 32]) -> Result<Vec<u8>> {
+/// The committed index's files, sorted by name, and the section token counts when known (as the
+/// file [`TOKENS`]), in the cache file's layout: MAGIC, key, file count (u32 LE), per file name
+/// length (u32 LE), name, length (u64 LE), bytes; then the sha256 of all of it.
+fn pack(index: &Index, key: &[u8; 32], tokens: Option<&[u32]>) -> Result<Vec<u8>> {
     let dir = index.directory();
     let mut names: Vec<PathBuf> = dir.list_managed_files().into_iter().collect();
     names.push(PathBuf::from("meta.json"));
@@ -129,6 +135,10 @@ fn pack(index: &Index, key: &[u8; 32]) -> Result<Vec<u8>> {
             .atomic_read(&name)
             .map_err(tantivy::TantivyError::from)?;
         files.push((name.to_string_lossy().into_owned(), bytes));
+    }
+    if let Some(tokens) = tokens {
+        let bytes = tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
+        files.push((TOKENS.to_string(), bytes));
     }
     let mut out = Vec::with_capacity(files.iter().map(|(n, b)| n.len() + b.len() + 12).sum());
     out.extend_from_slice(MAGIC);
@@ -168,12 +178,21 @@ fn load(
         return Err("built from other sections, analyzer or tantivy version".into());
     }
     let ram = RamDirectory::create();
+    let mut tokens = None;
     for _ in 0..r.u32()? {
         let name_len = r.u32()? as usize;
         let name =
             std::str::from_utf8(r.take(name_len)?).map_err(|_| "a file name is not UTF-8")?;
         let len = usize::try_from(r.u64()?).map_err(|_| "a file is too long")?;
         let content = r.take(len)?;
+        if name == TOKENS {
+            let counts = content.chunks_exact(4);
+            if !counts.remainder().is_empty() {
+                return Err(format!("{TOKENS}: not a whole number of counts"));
+            }
+            tokens = Some(counts.map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))));
+            continue;
+        }
         ram.atomic_write(Path::new(name), content)
             .map_err(|e| format!("{name}: {e}"))?;
     }
@@ -184,7 +203,11 @@ fn load(
     index
         .tokenizers()
         .register(ANALYZER, analyzer.text_analyzer());
-    LexicalIndex::from_index(corpus, &index, analyzer).map_err(|e| e.to_string())
+    let loaded = LexicalIndex::from_index(corpus, &index, analyzer).map_err(|e| e.to_string())?;
+    if let Some(tokens) = tokens {
+        loaded.set_section_tokens(tokens.collect())?;
+    }
+    Ok(loaded)
 }
 
 struct Reader<'a> {
@@ -283,6 +306,12 @@ mod tests {
             let (loaded, outcome) = LexicalIndex::cached(&c, a, dir.path()).unwrap();
             assert_eq!(outcome, IndexCache::Loaded(path));
             assert_searches_like_a_fresh_build(&loaded, &c, a);
+            // The file brought each section's token count (set on load, not counted), and a
+            // restriction of the loaded index searches as the part's own index.
+            assert!(loaded.tokens.get().is_some_and(Option::is_some));
+            let part = c.subset(|i| i != 1).unwrap();
+            let restricted = loaded.restricted(&c, &part).unwrap();
+            assert_searches_like_a_fresh_build(&restricted, &part, a);
         }
         // One file per analyzer.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
@@ -359,12 +388,40 @@ mod tests {
         let c = corpus("## One\nwebhook ledger");
         let other = LexicalIndex::build_index(&small, Analyzer::English).unwrap();
         let k = key(&c, Analyzer::English);
-        let bytes = pack(&other, &k).unwrap();
+        let bytes = pack(&other, &k, None).unwrap();
         let err = match load(&c, Analyzer::English, &bytes, &k) {
             Err(e) => e,
             Ok(_) => panic!("an index of another corpus was accepted"),
         };
         assert!(err.contains("sections"), "{err}");
         let _ = dir;
+    }
+
+    #[test]
+    fn section_token_counts_that_do_not_add_up_are_refused() {
+        // A file whose sha256 and key are right but whose token counts are not the index's
+        // (one token too many, or a section missing): refused on load.
+        let c = corpus("## One\nwebhook ledger");
+        let index = LexicalIndex::build_index(&c, Analyzer::English).unwrap();
+        let counted = LexicalIndex::from_index(&c, &index, Analyzer::English)
+            .unwrap()
+            .section_tokens()
+            .unwrap()
+            .to_vec();
+        let k = key(&c, Analyzer::English);
+        let good = pack(&index, &k, Some(&counted)).unwrap();
+        assert!(load(&c, Analyzer::English, &good, &k).is_ok());
+        let mut more = counted.clone();
+        more[0] += 1;
+        let mut short = counted.clone();
+        short.pop();
+        for (tokens, why) in [(more, "add up to"), (short, "token counts for")] {
+            let bytes = pack(&index, &k, Some(&tokens)).unwrap();
+            let err = match load(&c, Analyzer::English, &bytes, &k) {
+                Err(e) => e,
+                Ok(_) => panic!("token counts {tokens:?} were accepted"),
+            };
+            assert!(err.contains(why), "{err}");
+        }
     }
 }

@@ -17,15 +17,21 @@
 //! The index is built once per corpus, in memory, and reused by every task and configuration;
 //! [`LexicalIndex::cached`] keeps the built index of a large corpus in the cache directory
 //! (`lexical/cache.rs`) so that a later process loads it instead of indexing again.
+//! [`LexicalIndex::restricted`] searches part of the corpus (a corpus cut from it by
+//! `Corpus::subset`) as an index of that part would, without building one: each term's
+//! document frequency counted among the part's sections, the part's section count and average
+//! length from each section's token count.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
+use tantivy::fieldnorm::FieldNormReader;
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
 use tantivy::tokenizer::{
     LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
 };
-use tantivy::{DocSet, Index, Searcher, TantivyDocument, Term, TERMINATED};
+use tantivy::{DocSet, Index, InvertedIndexReader, Searcher, TantivyDocument, Term, TERMINATED};
 
 use crate::corpus::Corpus;
 use crate::ranking::{sort_hits, top_k, Hit};
@@ -86,8 +92,19 @@ pub struct LexicalIndex {
     /// The one searcher over the committed index (its segments never change after the build).
     searcher: Searcher,
     text: tantivy::schema::Field,
-    /// Global section number -> (document, section within document).
+    /// Global section number -> (document, section within document). In a restriction
+    /// ([`LexicalIndex::restricted`]) the document is the restricted corpus's, and a section
+    /// outside it maps to `(usize::MAX, 0)`.
     sections: Vec<(usize, usize)>,
+    /// Per document of the corpus searched, the global number of its first section (a
+    /// document's sections are numbered consecutively).
+    doc_first: Vec<u32>,
+    /// In a restriction: which sections (by global number) it searches. None: every one.
+    member: Option<Vec<bool>>,
+    /// Each section's number of tokens (by global number), counted from the postings on the
+    /// first restriction and shared by every index restricted from this one; None when they do
+    /// not add up to tantivy's own totals (then nothing is restricted).
+    tokens: Arc<OnceLock<Option<Vec<u32>>>>,
     analyzer: Analyzer,
     /// Per segment (in the searcher's order): tantivy doc id -> global section number.
     segment_sections: Vec<Vec<u32>>,
@@ -213,19 +230,22 @@ impl LexicalIndex {
         } else {
             tokens as f32 / num_docs as f32
         };
-        let mut by_id: Vec<usize> = (0..corpus.docs.len()).collect();
-        by_id.sort_unstable_by(|&a, &b| corpus.id(a).as_bytes().cmp(corpus.id(b).as_bytes()));
-        let mut id_rank = vec![0u32; by_id.len()];
-        for (rank, &d) in by_id.iter().enumerate() {
-            id_rank[d] = rank as u32;
+        let mut doc_first = Vec::with_capacity(corpus.docs.len());
+        let mut first = 0u32;
+        for doc in &corpus.docs {
+            doc_first.push(first);
+            first += doc.sections.len() as u32;
         }
         Ok(LexicalIndex {
             searcher,
             text,
             sections,
+            doc_first,
+            member: None,
+            tokens: Arc::default(),
             analyzer,
             segment_sections,
-            id_rank,
+            id_rank: corpus.id_rank().to_vec(),
             num_docs,
             avg_len,
         })
@@ -257,7 +277,8 @@ impl LexicalIndex {
 
     /// Accumulates the BM25 score of every section matching `query` into an array indexed by
     /// the global section number. Terms are visited in byte order, so each section's sum is
-    /// added up in one fixed order (same bits on every run).
+    /// added up in one fixed order (same bits on every run). A restriction counts each term's
+    /// document frequency among its own sections, and scores only those.
     fn accumulate(&self, query: &str, params: Bm25Params) -> Result<SectionScores> {
         let mut counts: BTreeMap<String, u32> = BTreeMap::new();
         for t in self.terms(query) {
@@ -267,43 +288,161 @@ impl LexicalIndex {
         let mut score = vec![0f32; self.sections.len()];
         let mut seen = vec![false; self.sections.len()];
         let mut matched = Vec::new();
+        let segments = self.segments()?;
+        for (t, qtf) in &counts {
+            let term = Term::from_field_text(self.text, t);
+            let df: u32 = match &self.member {
+                None => self.searcher.doc_freq(&term)? as u32,
+                Some(member) => {
+                    let mut df = 0u32;
+                    walk(&segments, &term, |global, _, _| {
+                        df += u32::from(member[global])
+                    })?;
+                    df
+                }
+            };
+            if df == 0 {
+                continue;
+            }
+            let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
+            walk(&segments, &term, |global, tf, dl| {
+                if self.member.as_ref().is_some_and(|m| !m[global]) {
+                    return;
+                }
+                let norm = params.k1 * (1.0 - params.b + params.b * dl / self.avg_len);
+                if !seen[global] {
+                    seen[global] = true;
+                    matched.push(global as u32);
+                }
+                score[global] += *qtf as f32 * idf * tf / (tf + norm);
+            })?;
+        }
+        Ok(SectionScores { score, matched })
+    }
+
+    /// Each segment's postings and field norms of the text field, with its doc id -> global
+    /// section number map, in the searcher's order.
+    fn segments(&self) -> Result<Vec<Segment<'_>>> {
+        let mut out = Vec::with_capacity(self.segment_sections.len());
         for (seg, map) in self
             .searcher
             .segment_readers()
             .iter()
             .zip(&self.segment_sections)
         {
-            let inv = seg.inverted_index(self.text)?;
-            let norms = seg.get_fieldnorms_reader(self.text)?;
-            for (t, qtf) in &counts {
-                let term = Term::from_field_text(self.text, t);
-                let df: u32 = self.searcher.doc_freq(&term)? as u32;
-                if df == 0 {
-                    continue;
+            out.push((
+                seg.inverted_index(self.text)?,
+                seg.get_fieldnorms_reader(self.text)?,
+                map.as_slice(),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// This index searching only `subset`'s documents, as an index built from `subset` would,
+    /// bit for bit: each term's document frequency, the number of sections and their average
+    /// length are `subset`'s, counted from this index's postings (each section's number of
+    /// tokens is the sum of its terms' frequencies, checked against tantivy's totals), and the
+    /// hits name `subset`'s documents. No index is built or loaded: what a corpus-size curve
+    /// does at each smaller size. `corpus` is the corpus this index searches. None when a
+    /// document of `subset` is not one of `corpus`'s ([`Corpus::same_document`]: both cut from
+    /// one corpus by [`Corpus::subset`]) or not searched here, or when the counts do not add up.
+    pub fn restricted(&self, corpus: &Corpus, subset: &Corpus) -> Option<LexicalIndex> {
+        let tokens = self.section_tokens()?;
+        let mut member = vec![false; self.sections.len()];
+        let mut sections = vec![(usize::MAX, 0); self.sections.len()];
+        let mut doc_first = Vec::with_capacity(subset.len());
+        let (mut n, mut total) = (0u64, 0u64);
+        for (d, doc) in subset.docs.iter().enumerate() {
+            let here = corpus.index_of(&doc.id)?;
+            if !subset.same_document(d, corpus, here) {
+                return None;
+            }
+            let first = *self.doc_first.get(here)? as usize;
+            for s in 0..doc.sections.len() {
+                let g = first + s;
+                if self.member.as_ref().is_some_and(|m| !m[g]) || self.sections[g].0 != here {
+                    return None;
                 }
-                let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
-                let Some(mut postings) = inv
-                    .read_postings(&term, IndexRecordOption::WithFreqs)
-                    .map_err(|e| crate::Error::Index(e.into()))?
-                else {
-                    continue;
-                };
+                member[g] = true;
+                sections[g] = (d, s);
+                total += u64::from(tokens[g]);
+                n += 1;
+            }
+            doc_first.push(first as u32);
+        }
+        Some(LexicalIndex {
+            searcher: self.searcher.clone(),
+            text: self.text,
+            sections,
+            doc_first,
+            member: Some(member),
+            tokens: Arc::clone(&self.tokens),
+            analyzer: self.analyzer,
+            segment_sections: self.segment_sections.clone(),
+            id_rank: subset.id_rank().to_vec(),
+            num_docs: n,
+            avg_len: if n == 0 { 0.0 } else { total as f32 / n as f32 },
+        })
+    }
+
+    /// Each section's number of tokens (by global number), counted on first use (see
+    /// [`LexicalIndex::restricted`]); None when the counts do not add up.
+    pub(crate) fn section_tokens(&self) -> Option<&[u32]> {
+        self.tokens.get_or_init(|| self.count_tokens()).as_deref()
+    }
+
+    /// Takes `tokens` as each section's number of tokens (a cache file's, see `cache.rs`) after
+    /// checking them against tantivy's totals: one count per section, adding up to the field's
+    /// tokens in every segment. Why not, otherwise.
+    pub(crate) fn set_section_tokens(&self, tokens: Vec<u32>) -> std::result::Result<(), String> {
+        if tokens.len() != self.sections.len() {
+            return Err(format!(
+                "{} section token counts for {} sections",
+                tokens.len(),
+                self.sections.len()
+            ));
+        }
+        let segments = self.segments().map_err(|e| e.to_string())?;
+        for (inv, _, map) in &segments {
+            let sum: u64 = map.iter().map(|&g| u64::from(tokens[g as usize])).sum();
+            if sum != inv.total_num_tokens() {
+                return Err(format!(
+                    "the section token counts add up to {sum}, the index holds {} tokens",
+                    inv.total_num_tokens()
+                ));
+            }
+        }
+        let _ = self.tokens.set(Some(tokens));
+        Ok(())
+    }
+
+    /// Each section's number of tokens (by global number): the sum of the frequencies of every
+    /// term of the text field in it. None unless each segment's sum is tantivy's own count of
+    /// the field's tokens (which the average length uses), and a postings list that cannot be
+    /// read gives None too.
+    fn count_tokens(&self) -> Option<Vec<u32>> {
+        let mut tokens = vec![0u32; self.sections.len()];
+        for (inv, _, map) in self.segments().ok()? {
+            let mut stream = inv.terms().stream().ok()?;
+            let mut total = 0u64;
+            while stream.advance() {
+                let mut postings = inv
+                    .read_postings_from_terminfo(stream.value(), IndexRecordOption::WithFreqs)
+                    .ok()?;
                 let mut doc = postings.doc();
                 while doc != TERMINATED {
-                    let tf = tantivy::postings::Postings::term_freq(&postings) as f32;
-                    let dl = norms.fieldnorm(doc) as f32;
-                    let norm = params.k1 * (1.0 - params.b + params.b * dl / self.avg_len);
-                    let global = map[doc as usize] as usize;
-                    if !seen[global] {
-                        seen[global] = true;
-                        matched.push(global as u32);
-                    }
-                    score[global] += *qtf as f32 * idf * tf / (tf + norm);
+                    let tf = tantivy::postings::Postings::term_freq(&postings);
+                    tokens[map[doc as usize] as usize] += tf;
+                    total += u64::from(tf);
                     doc = postings.advance();
                 }
             }
+            if total != inv.total_num_tokens() {
+                return None;
+            }
         }
-        Ok(SectionScores { score, matched })
+        Some(tokens)
     }
 
     /// BM25 scores of every section matching `query`: (global section number, score), best
@@ -405,8 +544,31 @@ impl LexicalIndex {
 
     /// Number of indexed sections.
     pub fn num_sections(&self) -> usize {
-        self.sections.len()
+        self.num_docs as usize
     }
+}
+
+/// A segment's postings and field norms of the text field, and its doc id -> global section
+/// number map.
+type Segment<'a> = (Arc<InvertedIndexReader>, FieldNormReader, &'a [u32]);
+
+/// Calls `f(global section, tf, field norm)` for each posting of `term`, segment by segment.
+fn walk(segments: &[Segment<'_>], term: &Term, mut f: impl FnMut(usize, f32, f32)) -> Result<()> {
+    for (inv, norms, map) in segments {
+        let Some(mut postings) = inv
+            .read_postings(term, IndexRecordOption::WithFreqs)
+            .map_err(|e| crate::Error::Index(e.into()))?
+        else {
+            continue;
+        };
+        let mut doc = postings.doc();
+        while doc != TERMINATED {
+            let tf = tantivy::postings::Postings::term_freq(&postings) as f32;
+            f(map[doc as usize] as usize, tf, norms.fieldnorm(doc) as f32);
+            doc = postings.advance();
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use anyhow::{bail, Result};
 use ranklab_engine::corpus::beir;
 use ranklab_engine::lexical::{Analyzer, Bm25Params};
 use ranklab_engine::models::remote::Remote;
+use rayon::prelude::*;
 
 use crate::replay::{replay, Replayer};
 use crate::report::{self, scale, MeasureSet, SuiteReport};
@@ -267,10 +268,13 @@ impl Plan {
             .flat_map(|t| t.expected.keys().map(String::as_str))
             .filter(|id| coll.corpus.get(id).is_some())
             .collect();
-        let corpora = sizes
-            .iter()
+        // Each size's corpus drawn and cut on rayon's pool (cutting copies its documents); the
+        // first failing size, in size order, is the error.
+        let corpora: Vec<Result<_>> = sizes
+            .par_iter()
             .map(|&n| sample(&coll.corpus, &keep, n, seed))
-            .collect::<Result<Vec<_>>>()?;
+            .collect();
+        let corpora = corpora.into_iter().collect::<Result<Vec<_>>>()?;
         let largest = corpora.last().expect("sizes checked not empty");
         let engine = Replayer::build_with(largest, &[&self.experiments], self.remote.clone())?;
         let curve = crate::replay::scale::measure(

@@ -285,7 +285,7 @@ impl<'c> Replayer<'c> {
 /// The BM25 index of `corpus` under `analyzer`: for a corpus of at least
 /// [`CACHED_MIN_SECTIONS`] sections, loaded from (or built and stored in) `<cache>/lexical/`
 /// (see `LexicalIndex::cached`); a smaller one, or with no cache directory, built in memory.
-fn lexical_index(corpus: &Corpus, analyzer: Analyzer) -> Result<LexicalIndex> {
+pub(super) fn lexical_index(corpus: &Corpus, analyzer: Analyzer) -> Result<LexicalIndex> {
     let sections: usize = corpus.docs.iter().map(|d| d.sections.len()).sum();
     let root = match ranklab_engine::models::cache_root() {
         Ok(root) if sections >= CACHED_MIN_SECTIONS => root,

@@ -5,17 +5,23 @@
 //! The corpora are nested (see `suite::distractors`), and they are replayed largest first on one
 //! [`Replayer`] moved from corpus to corpus ([`Replayer::over`]): every vector and cross-encoder
 //! score missing from the caches is computed at the largest size, and a smaller size finds them
-//! all there (its stderr line says "0 computed"). Only the BM25 indexes are built per size
-//! (their statistics depend on the corpus); the dense lists of every size come from one
-//! scoring pass at the largest ([`share_dense_scores`]), each smaller size's index cut from
-//! the largest's rows ([`over_shared`]), the same bits as a search of its own index.
+//! all there (its stderr line says "0 computed"). No index is built per size: each smaller
+//! size's BM25 index is the largest's restricted to its documents, with its own statistics
+//! (`LexicalIndex::restricted`), and the dense lists of every size come from one scoring pass
+//! at the largest ([`share_dense_scores`]), each smaller size's index cut from the largest's
+//! rows ([`over_shared`]); both give the same bits as a search of the size's own index.
 
 use std::collections::{HashMap, HashSet};
 
 use anyhow::{Context, Result};
 use ranklab_engine::corpus::Corpus;
 use ranklab_engine::dense::embed_query;
+#[cfg(doc)]
+use ranklab_engine::dense::DenseIndex;
+#[cfg(doc)]
+use ranklab_engine::lexical::LexicalIndex;
 
+use super::replayer::lexical_index;
 use super::values::MeasureSet;
 use super::ConfigRun;
 use super::{replay_with, ReplayOptions, Replayer};
@@ -198,17 +204,29 @@ fn share_dense_scores(engine: &mut Replayer<'_>, suite: &Suite) -> Result<()> {
     Ok(())
 }
 
-/// [`Replayer::over`] for a smaller size of the curve: its BM25 indexes are its own (their
-/// statistics depend on the corpus), each bi-encoder's index is cut from the larger size's
-/// ([`DenseIndex::subset`]: the same rows, no vector-cache keys, and the shared scores); an
-/// index that cannot be cut (a document not in the larger corpus) is built through the cache.
-/// Returns the engine, the indexes cut, and the section vectors found in the cache and computed.
+/// [`Replayer::over`] for a smaller size of the curve: each BM25 index is the larger size's
+/// restricted to this size's documents ([`LexicalIndex::restricted`]: this size's statistics,
+/// the same hits bit for bit as an index of its own, nothing built or loaded), each
+/// bi-encoder's index cut from the larger size's ([`DenseIndex::subset`]: the same rows, no
+/// vector-cache keys, and the shared scores); an index that cannot be restricted or cut (a
+/// document not in the larger corpus) is built, through the caches. Returns the engine, the
+/// indexes cut, and the section vectors found in the cache and computed.
 fn over_shared<'d>(
     mut engine: Replayer<'_>,
     corpus: &'d Corpus,
 ) -> Result<(Replayer<'d>, usize, (usize, usize))> {
     let dense = std::mem::take(&mut engine.dense);
+    let larger = engine.corpus;
+    let lexical = [engine.lexical.take(), engine.lexical_lucene.take()].map(|index| {
+        index.map(|index| match index.restricted(larger, corpus) {
+            Some(restricted) => Ok(restricted),
+            None => lexical_index(corpus, index.analyzer()),
+        })
+    });
     let (mut moved, _, _) = engine.over(corpus)?;
+    let [english, lucene] = lexical;
+    moved.lexical = english.transpose()?;
+    moved.lexical_lucene = lucene.transpose()?;
     let (mut cut, mut hits, mut misses) = (0, 0, 0);
     for (id, mut m) in dense {
         m.index = match m.index.subset(corpus) {
@@ -238,10 +256,16 @@ pub fn suite_curve(
     sizes: &[usize],
     remote: Option<&std::sync::Arc<dyn ranklab_engine::models::remote::Remote>>,
 ) -> Result<Curve> {
-    let corpora = sizes
+    // The largest joined once, each smaller size cut from it (the suite's documents, then the
+    // first `n` of the draw: the same documents in the same order as joining `n`), so that
+    // its BM25 index is the largest's restricted ([`over_shared`]).
+    let (&most, smaller) = sizes.split_last().expect("sizes checked not empty at load");
+    let joined = pool.joined(corpus, most)?;
+    let mut corpora = smaller
         .iter()
-        .map(|&n| pool.joined(corpus, n))
+        .map(|&n| Ok(joined.subset(|i| i < corpus.len() + n)?))
         .collect::<Result<Vec<_>>>()?;
+    corpora.push(joined);
     let largest = corpora.last().expect("sizes checked not empty at load");
     let engine = Replayer::build_with(largest, &[ex], remote.cloned())?;
     let base: HashSet<&str> = corpus.docs.iter().map(|d| d.id.as_str()).collect();
