@@ -289,33 +289,46 @@ impl LexicalIndex {
         let mut seen = vec![false; self.sections.len()];
         let mut matched = Vec::new();
         let segments = self.segments()?;
+        let mut add = |global: usize, tf: f32, dl: f32, weight: f32| {
+            let norm = params.k1 * (1.0 - params.b + params.b * dl / self.avg_len);
+            if !seen[global] {
+                seen[global] = true;
+                matched.push(global as u32);
+            }
+            score[global] += weight * tf / (tf + norm);
+        };
+        let idf = |df: u32| (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
+        // A restriction's postings of one term (global section, tf, field norm), its own.
+        let mut own: Vec<(usize, f32, f32)> = Vec::new();
         for (t, qtf) in &counts {
             let term = Term::from_field_text(self.text, t);
-            let df: u32 = match &self.member {
-                None => self.searcher.doc_freq(&term)? as u32,
-                Some(member) => {
-                    let mut df = 0u32;
-                    walk(&segments, &term, |global, _, _| {
-                        df += u32::from(member[global])
+            match &self.member {
+                None => {
+                    let df = self.searcher.doc_freq(&term)? as u32;
+                    if df == 0 {
+                        continue;
+                    }
+                    let weight = *qtf as f32 * idf(df);
+                    walk(&segments, &term, |global, tf, dl| {
+                        add(global, tf, dl, weight)
                     })?;
-                    df
                 }
-            };
-            if df == 0 {
-                continue;
+                Some(member) => {
+                    own.clear();
+                    walk(&segments, &term, |global, tf, dl| {
+                        if member[global] {
+                            own.push((global, tf, dl));
+                        }
+                    })?;
+                    if own.is_empty() {
+                        continue;
+                    }
+                    let weight = *qtf as f32 * idf(own.len() as u32);
+                    for &(global, tf, dl) in &own {
+                        add(global, tf, dl, weight);
+                    }
+                }
             }
-            let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
-            walk(&segments, &term, |global, tf, dl| {
-                if self.member.as_ref().is_some_and(|m| !m[global]) {
-                    return;
-                }
-                let norm = params.k1 * (1.0 - params.b + params.b * dl / self.avg_len);
-                if !seen[global] {
-                    seen[global] = true;
-                    matched.push(global as u32);
-                }
-                score[global] += *qtf as f32 * idf * tf / (tf + norm);
-            })?;
         }
         Ok(SectionScores { score, matched })
     }
