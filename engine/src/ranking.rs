@@ -38,13 +38,56 @@ pub fn cmp_ranked(a: &Hit, b: &Hit, id_rank: &[u32]) -> Ordering {
 
 /// The top `depth` of `hits` in the total order, sorted (`id_rank` as in [`cmp_ranked`]):
 /// each hit's place in the order is one integer ([`order_key`]), `select_nth_unstable` puts the
-/// top `depth` keys in front, then only they are sorted, as integers (no comparator looking
-/// ranks up). The keys are unique (ids are), so the result equals a full sort's prefix by
-/// [`cmp_ranked`].
+/// top `depth` keys in front, then only they are sorted, as bare `u64`s (no comparator looking
+/// ranks up, no position carried along); each sorted key finds its hit through its low half,
+/// the document's rank (a per-thread map from rank to hit, emptied again after the call). The
+/// keys are unique (ids are), so the result equals a full sort's prefix by [`cmp_ranked`]. A
+/// list naming a document twice is sorted with each key paired with its position instead (equal
+/// hits keep their order).
 pub fn top_k(hits: Vec<Hit>, depth: usize, id_rank: &[u32]) -> Vec<Hit> {
     if depth == 0 {
         return Vec::new();
     }
+    let mut keys: Vec<u64> = hits.iter().map(|h| order_key(h, id_rank)).collect();
+    if keys.len() > depth {
+        keys.select_nth_unstable(depth - 1);
+        keys.truncate(depth);
+    }
+    keys.sort_unstable();
+    // A key's low half is its document's rank (inverted): which hit it is, when no document
+    // is in `hits` twice.
+    let found = HIT_AT.with(|at| {
+        let mut at = at.borrow_mut();
+        if at.len() < id_rank.len() {
+            at.resize(id_rank.len(), u32::MAX);
+        }
+        let mut once = true;
+        for (i, h) in hits.iter().enumerate() {
+            let slot = &mut at[id_rank[h.doc] as usize];
+            once &= *slot == u32::MAX;
+            *slot = i as u32;
+        }
+        let found = once.then(|| {
+            keys.iter()
+                .map(|&k| hits[at[!(k as u32) as usize] as usize].clone())
+                .collect()
+        });
+        for h in &hits {
+            at[id_rank[h.doc] as usize] = u32::MAX;
+        }
+        found
+    });
+    found.unwrap_or_else(|| top_k_repeated(hits, depth, id_rank))
+}
+
+thread_local! {
+    /// [`top_k`]'s map from a document's rank to its hit, every slot `u32::MAX` between calls.
+    static HIT_AT: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`top_k`] of hits where a document may appear more than once: each key paired with its
+/// hit's position, so equal keys keep the order of `hits`.
+fn top_k_repeated(hits: Vec<Hit>, depth: usize, id_rank: &[u32]) -> Vec<Hit> {
     let mut keys: Vec<(u64, u32)> = hits
         .iter()
         .enumerate()
@@ -151,6 +194,69 @@ mod tests {
         sort_hits(&mut hits, |d| ids[d]);
         let order: Vec<_> = hits.iter().map(|h| ids[h.doc]).collect();
         assert_eq!(order, ["b", "c", "a"]);
+    }
+
+    /// `top_k` against a stable full sort by `cmp_ranked` (equal hits keep their input
+    /// order) cut to the depth: hit lists drawn with few scores (many ties) and, in half of
+    /// them, documents repeated (the path that pairs keys with positions), at every depth,
+    /// and twice in a row, the rank-to-hit map clean after each call.
+    #[test]
+    fn top_k_is_the_stable_full_sorts_prefix() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for case in 0..400 {
+            let docs = 1 + next(40) as usize;
+            let id_rank: Vec<u32> = {
+                let mut r: Vec<u32> = (0..docs as u32).collect();
+                for i in (1..docs).rev() {
+                    r.swap(i, next(i as u64 + 1) as usize);
+                }
+                r
+            };
+            let mut hits = Vec::new();
+            for doc in 0..docs {
+                if next(3) > 0 {
+                    let score = next(4) as f32 * 0.5 - 0.5;
+                    let section = next(3) as usize;
+                    hits.push(Hit {
+                        doc,
+                        score,
+                        section,
+                    });
+                }
+            }
+            if case % 2 == 1 && !hits.is_empty() {
+                for _ in 0..3 {
+                    let h = hits[next(hits.len() as u64) as usize].clone();
+                    let at = next(hits.len() as u64 + 1) as usize;
+                    hits.insert(
+                        at,
+                        Hit {
+                            section: h.section + 1,
+                            ..h
+                        },
+                    );
+                }
+            }
+            for depth in 0..=hits.len() + 1 {
+                let mut want = hits.clone();
+                want.sort_by(|a, b| cmp_ranked(a, b, &id_rank));
+                want.truncate(depth);
+                for _ in 0..2 {
+                    assert_eq!(
+                        top_k(hits.clone(), depth, &id_rank),
+                        want,
+                        "case {case}, depth {depth}"
+                    );
+                    HIT_AT.with(|at| assert!(at.borrow().iter().all(|&s| s == u32::MAX)));
+                }
+            }
+        }
     }
 
     #[test]
