@@ -108,9 +108,62 @@ fn top_k_repeated(hits: Vec<Hit>, depth: usize, id_rank: &[u32]) -> Vec<Hit> {
 /// descending scores; the low half the id's rank, inverted for descending ids.
 #[inline]
 pub fn order_key(h: &Hit, id_rank: &[u32]) -> u64 {
-    let bits = h.score.to_bits() as i32;
-    let total = (bits ^ (((bits >> 31) as u32) >> 1) as i32) as u32 ^ 0x8000_0000;
-    (u64::from(!total) << 32) | u64::from(!id_rank[h.doc])
+    key_of(h.score, id_rank[h.doc])
+}
+
+/// [`order_key`] of a score and an id rank.
+#[inline]
+fn key_of(score: f32, rank: u32) -> u64 {
+    (u64::from(!total_bits(score.to_bits())) << 32) | u64::from(!rank)
+}
+
+/// The bit trick of `f32::total_cmp` (flip the magnitude bits of a negative number), made
+/// unsigned; it is its own inverse on the magnitude bits, so [`score_of_key`] undoes it.
+#[inline]
+fn total_bits(bits: u32) -> u32 {
+    let bits = bits as i32;
+    (bits ^ (((bits >> 31) as u32) >> 1) as i32) as u32 ^ 0x8000_0000
+}
+
+/// The score whose bits are in `key`'s high half ([`key_of`] undone, bit for bit).
+#[inline]
+fn score_of_key(key: u64) -> f32 {
+    let t = (!(key >> 32) as u32 ^ 0x8000_0000) as i32;
+    f32::from_bits((t ^ (((t >> 31) as u32) >> 1) as i32) as u32)
+}
+
+/// The inverse of an `id_rank` array: rank -> document ordinal.
+pub fn by_rank(id_rank: &[u32]) -> Vec<u32> {
+    let mut out = vec![0u32; id_rank.len()];
+    for (doc, &r) in id_rank.iter().enumerate() {
+        out[r as usize] = doc as u32;
+    }
+    out
+}
+
+/// [`top_k`] of documents given as (document, score) pairs, no document twice, without a hit
+/// per document: each pair becomes its key, the top `depth` keys are selected and sorted, and
+/// each gives back its document (its rank through `by_rank`, the inverse of `id_rank`) and its
+/// score (the key's high half, the same bits). The same documents, scores and order as
+/// [`top_k`] of the same hits.
+pub fn top_k_scored(
+    scored: impl Iterator<Item = (usize, f32)>,
+    depth: usize,
+    id_rank: &[u32],
+    by_rank: &[u32],
+) -> Vec<(usize, f32)> {
+    if depth == 0 {
+        return Vec::new();
+    }
+    let mut keys: Vec<u64> = scored.map(|(d, s)| key_of(s, id_rank[d])).collect();
+    if keys.len() > depth {
+        keys.select_nth_unstable(depth - 1);
+        keys.truncate(depth);
+    }
+    keys.sort_unstable();
+    keys.iter()
+        .map(|&k| (by_rank[!(k as u32) as usize] as usize, score_of_key(k)))
+        .collect()
 }
 
 /// Sorts `hits` by [`cmp_hits`], looking ids up with `id_of`.
@@ -255,6 +308,73 @@ mod tests {
                     );
                     HIT_AT.with(|at| assert!(at.borrow().iter().all(|&s| s == u32::MAX)));
                 }
+            }
+        }
+    }
+
+    /// `top_k_scored` against a full sort by `cmp_ranked` (the comparator, not the keys) cut
+    /// to the depth: documents each at most once, scores drawn from a table of edge values
+    /// (signed zeros, subnormals, infinities, the extremes, ties) whose bits must come back
+    /// unchanged from the keys, at every depth.
+    #[test]
+    fn top_k_scored_is_the_full_sorts_prefix_with_the_same_bits() {
+        let table = [
+            0.0f32,
+            -0.0,
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            f32::from_bits(0x8000_0001),
+            1.0,
+            -1.0,
+            0.5,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            3.25e-3,
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for case in 0..300 {
+            let docs = 1 + next(40) as usize;
+            let mut id_rank: Vec<u32> = (0..docs as u32).collect();
+            for i in (1..docs).rev() {
+                id_rank.swap(i, next(i as u64 + 1) as usize);
+            }
+            let ranks = by_rank(&id_rank);
+            let mut scored: Vec<(usize, f32)> = Vec::new();
+            for d in 0..docs {
+                if next(4) > 0 {
+                    scored.push((d, table[next(table.len() as u64) as usize]));
+                }
+            }
+            for depth in 0..=scored.len() + 1 {
+                let mut want: Vec<Hit> = scored
+                    .iter()
+                    .map(|&(doc, score)| Hit {
+                        doc,
+                        score,
+                        section: 0,
+                    })
+                    .collect();
+                want.sort_by(|a, b| cmp_ranked(a, b, &id_rank));
+                want.truncate(depth);
+                let got = top_k_scored(scored.iter().copied(), depth, &id_rank, &ranks);
+                assert_eq!(
+                    got.iter()
+                        .map(|&(d, s)| (d, s.to_bits()))
+                        .collect::<Vec<_>>(),
+                    want.iter()
+                        .map(|h| (h.doc, h.score.to_bits()))
+                        .collect::<Vec<_>>(),
+                    "case {case}, depth {depth}"
+                );
             }
         }
     }

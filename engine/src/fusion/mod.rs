@@ -58,40 +58,51 @@ impl RrfParams {
 /// their ids, the same hits bit for bit: the sums sit in an array indexed by the document
 /// ordinal (added up in the same list order), and the id tie-break compares integers.
 pub fn rrf_ranked(lists: &[&[Hit]], params: RrfParams, id_rank: &[u32]) -> Vec<Hit> {
-    // doc -> (sum, best rank, section at best rank); rank 0 = not seen yet.
-    let mut acc: Vec<(f64, usize, usize)> = vec![(0.0, 0, 0); id_rank.len()];
-    let mut docs: Vec<usize> = Vec::new();
-    for list in lists {
-        let mut rank = 0;
-        for (i, h) in list.iter().take(params.depth).enumerate() {
-            if i == 0 || h.score != list[i - 1].score {
-                rank = i + 1;
-            }
-            let e = &mut acc[h.doc];
-            if e.1 == 0 {
-                *e = (0.0, usize::MAX, h.section);
-                docs.push(h.doc);
-            }
-            e.0 += 1.0 / (params.k as f64 + rank as f64);
-            if rank < e.1 {
-                e.1 = rank;
-                e.2 = h.section;
+    // doc -> (sum, best rank, section at best rank); rank 0 = not seen yet. A per-thread
+    // array, every entry not seen again when the call returns.
+    let hits: Vec<Hit> = RRF_ACC.with(|acc| {
+        let mut acc = acc.borrow_mut();
+        if acc.len() < id_rank.len() {
+            acc.resize(id_rank.len(), (0.0, 0, 0));
+        }
+        let mut docs: Vec<usize> = Vec::new();
+        for list in lists {
+            let mut rank = 0;
+            for (i, h) in list.iter().take(params.depth).enumerate() {
+                if i == 0 || h.score != list[i - 1].score {
+                    rank = i + 1;
+                }
+                let e = &mut acc[h.doc];
+                if e.1 == 0 {
+                    *e = (0.0, usize::MAX, h.section);
+                    docs.push(h.doc);
+                }
+                e.0 += 1.0 / (params.k as f64 + rank as f64);
+                if rank < e.1 {
+                    e.1 = rank;
+                    e.2 = h.section;
+                }
             }
         }
-    }
-    let hits: Vec<Hit> = docs
-        .into_iter()
-        .map(|doc| {
-            let (score, _, section) = acc[doc];
-            Hit {
-                doc,
-                score: score as f32,
-                section,
-            }
-        })
-        .collect();
+        docs.into_iter()
+            .map(|doc| {
+                let (score, _, section) = std::mem::replace(&mut acc[doc], (0.0, 0, 0));
+                Hit {
+                    doc,
+                    score: score as f32,
+                    section,
+                }
+            })
+            .collect()
+    });
     // The whole list in the total order (sorted on integer keys).
     crate::ranking::top_k(hits, usize::MAX, id_rank)
+}
+
+thread_local! {
+    /// [`rrf_ranked`]'s sums by document ordinal, every entry unseen between calls.
+    static RRF_ACC: std::cell::RefCell<Vec<(f64, usize, usize)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Fuses ranked lists (each already in ranking order) into one.

@@ -34,7 +34,7 @@ use tantivy::tokenizer::{
 use tantivy::{DocSet, Index, InvertedIndexReader, Searcher, TantivyDocument, Term, TERMINATED};
 
 use crate::corpus::Corpus;
-use crate::ranking::{sort_hits, top_k, Hit};
+use crate::ranking::{sort_hits, top_k_scored, Hit};
 use crate::Result;
 
 mod cache;
@@ -105,18 +105,28 @@ pub struct LexicalIndex {
     /// first restriction and shared by every index restricted from this one; None when they do
     /// not add up to tantivy's own totals (then nothing is restricted).
     tokens: Arc<OnceLock<Option<Vec<u32>>>>,
+    /// Each term's postings as a restriction walked them (every section's, in walk order), kept
+    /// for the other restrictions of the same index: a corpus-size curve's smaller sizes
+    /// decode each query term once, not once per size. Shared by every index restricted from
+    /// this one; an unrestricted search never reads it.
+    walked: Arc<std::sync::Mutex<HashMap<String, Arc<[Posting]>>>>,
     analyzer: Analyzer,
     /// Per segment (in the searcher's order): tantivy doc id -> global section number.
     segment_sections: Vec<Vec<u32>>,
     /// Document ordinal -> its position among the corpus's ids in byte order, so the total
     /// order's id tie-break is an integer comparison.
     id_rank: Vec<u32>,
+    /// Its inverse: rank -> document ordinal.
+    by_rank: Vec<u32>,
     num_docs: u64,
     avg_len: f32,
 }
 
 /// Scores of the sections one query matches: arrays indexed by the global section number, and
 /// the list of matched sections (in first-match order).
+/// One posting as [`walk`] gives it: (global section number, term frequency, field norm).
+type Posting = (u32, f32, f32);
+
 struct SectionScores {
     score: Vec<f32>,
     matched: Vec<u32>,
@@ -243,9 +253,11 @@ impl LexicalIndex {
             doc_first,
             member: None,
             tokens: Arc::default(),
+            walked: Arc::default(),
             analyzer,
             segment_sections,
             id_rank: corpus.id_rank().to_vec(),
+            by_rank: crate::ranking::by_rank(corpus.id_rank()),
             num_docs,
             avg_len,
         })
@@ -315,11 +327,25 @@ impl LexicalIndex {
                 }
                 Some(member) => {
                     own.clear();
-                    walk(&segments, &term, |global, tf, dl| {
-                        if member[global] {
-                            own.push((global, tf, dl));
+                    let known = self.walked.lock().expect("not poisoned").get(t).cloned();
+                    let postings = match known {
+                        Some(p) => p,
+                        None => {
+                            let mut all: Vec<Posting> = Vec::new();
+                            walk(&segments, &term, |global, tf, dl| {
+                                all.push((global as u32, tf, dl))
+                            })?;
+                            let all: Arc<[Posting]> = all.into();
+                            let mut walked = self.walked.lock().expect("not poisoned");
+                            Arc::clone(walked.entry(t.clone()).or_insert(all))
                         }
-                    })?;
+                    };
+                    own.extend(
+                        postings
+                            .iter()
+                            .filter(|p| member[p.0 as usize])
+                            .map(|&(g, tf, dl)| (g as usize, tf, dl)),
+                    );
                     if own.is_empty() {
                         continue;
                     }
@@ -391,9 +417,11 @@ impl LexicalIndex {
             doc_first,
             member: Some(member),
             tokens: Arc::clone(&self.tokens),
+            walked: Arc::clone(&self.walked),
             analyzer: self.analyzer,
             segment_sections: self.segment_sections.clone(),
             id_rank: subset.id_rank().to_vec(),
+            by_rank: crate::ranking::by_rank(subset.id_rank()),
             num_docs: n,
             avg_len: if n == 0 { 0.0 } else { total as f32 / n as f32 },
         })
@@ -475,7 +503,7 @@ impl LexicalIndex {
     /// section), in the total order of [`crate::ranking`].
     ///
     /// No full sort: section scores sit in arrays indexed by the section number, each
-    /// document's best in arrays indexed by the document ordinal, and [`top_k`] takes the top
+    /// document's best in arrays indexed by the document ordinal, and [`top_k_scored`] takes the top
     /// `depth` (integer keys, select then sort). The id tie-break compares each document's rank
     /// among the ids in byte order (computed once at build time), which is the same order as
     /// comparing the ids. `corpus` must be the corpus the index was built from.
@@ -506,18 +534,17 @@ impl LexicalIndex {
                 }
             }
         }
-        let hits: Vec<Hit> = docs
+        let scored = docs
+            .iter()
+            .map(|&doc| (doc, best[doc].expect("set when pushed").0));
+        Ok(top_k_scored(scored, depth, &self.id_rank, &self.by_rank)
             .into_iter()
-            .map(|doc| {
-                let (score, section) = best[doc].expect("set when pushed");
-                Hit {
-                    doc,
-                    score,
-                    section,
-                }
+            .map(|(doc, score)| Hit {
+                doc,
+                score,
+                section: best[doc].expect("set when pushed").1,
             })
-            .collect();
-        Ok(top_k(hits, depth, &self.id_rank))
+            .collect())
     }
 
     /// The previous search, kept as the reference the property test and the criterion bench

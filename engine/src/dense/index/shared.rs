@@ -5,7 +5,7 @@
 //! ([`DenseIndex::share_scores`]), is also each smaller corpus's: an index of a smaller corpus
 //! cut from the largest ([`DenseIndex::subset`]) copies its rows (no vector-cache lookups) and
 //! answers [`DenseIndex::search_many`] by gathering its documents' scores from the shared table
-//! and taking the same [`top_k`] as a search would. Guarantee: the same hits, bit for bit and in
+//! and taking the same top k (`ranking::top_k_scored`) as a search would. Guarantee: the same hits, bit for bit and in
 //! the same order, as the index's own search (the table holds the values `score_block`
 //! computes, which are the same `dot` of the same two vectors); a query the table does not
 //! hold (compared by the bits of its vector) is searched as usual.
@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use super::DenseIndex;
 use crate::corpus::Corpus;
-use crate::ranking::{top_k, Hit};
+use crate::ranking::{top_k_scored, Hit};
 
 /// Marks a document without sections in [`ScoreTable::sections`]: it has no score.
 const NO_SECTION: u32 = u32::MAX;
@@ -38,6 +38,8 @@ pub(super) struct ScoreTable {
 pub(super) struct Shared {
     table: Arc<ScoreTable>,
     columns: Vec<u32>,
+    /// The index's `id_rank` inverted (rank -> document), for [`top_k_scored`].
+    by_rank: Vec<u32>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -87,6 +89,7 @@ impl DenseIndex {
         self.shared = Some(Shared {
             table: Arc::new(table),
             columns: (0..docs as u32).collect(),
+            by_rank: crate::ranking::by_rank(&self.id_rank),
         });
     }
 
@@ -116,17 +119,19 @@ impl DenseIndex {
             columns.push(self.shared.as_ref().map_or(0, |s| s.columns[i]));
         }
         let doc_ids: Vec<String> = corpus.docs.iter().map(|d| d.id.clone()).collect();
+        let id_rank = crate::corpus::id_ranks(doc_ids.iter().map(String::as_str));
         Some(DenseIndex {
             dim: self.dim,
             matrix,
             doc_rows,
-            id_rank: crate::corpus::id_ranks(doc_ids.iter().map(String::as_str)),
             doc_ids,
             identity: self.identity.clone(),
             shared: self.shared.as_ref().map(|s| Shared {
                 table: Arc::clone(&s.table),
                 columns,
+                by_rank: crate::ranking::by_rank(&id_rank),
             }),
+            id_rank,
         })
     }
 
@@ -147,20 +152,18 @@ impl DenseIndex {
             rows.par_iter()
                 .map(|&row| {
                     let base = row * table.docs;
-                    let hits = shared
-                        .columns
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(doc, &c)| {
-                            let section = table.sections[base + c as usize];
-                            (section != NO_SECTION).then(|| Hit {
-                                doc,
-                                score: table.scores[base + c as usize],
-                                section: section as usize,
-                            })
+                    let at = |doc: usize| base + shared.columns[doc] as usize;
+                    let scored = (0..shared.columns.len())
+                        .filter(|&doc| table.sections[at(doc)] != NO_SECTION)
+                        .map(|doc| (doc, table.scores[at(doc)]));
+                    top_k_scored(scored, depth, &self.id_rank, &shared.by_rank)
+                        .into_iter()
+                        .map(|(doc, score)| Hit {
+                            doc,
+                            score,
+                            section: table.sections[at(doc)] as usize,
                         })
-                        .collect();
-                    top_k(hits, depth, &self.id_rank)
+                        .collect()
                 })
                 .collect(),
         )
