@@ -249,19 +249,23 @@ mod tests {
         assert_eq!(order, ["b", "c", "a"]);
     }
 
+    /// A xorshift64 stream from `seed`: each call a draw below its argument.
+    fn draws(mut state: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        }
+    }
+
     /// `top_k` against a stable full sort by `cmp_ranked` (equal hits keep their input
     /// order) cut to the depth: hit lists drawn with few scores (many ties) and, in half of
     /// them, documents repeated (the path that pairs keys with positions), at every depth,
     /// and twice in a row, the rank-to-hit map clean after each call.
     #[test]
     fn top_k_is_the_stable_full_sorts_prefix() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = draws(0x2545_f491_4f6c_dd1d_u64);
         for case in 0..400 {
             let docs = 1 + next(40) as usize;
             let id_rank: Vec<u32> = {
@@ -334,13 +338,7 @@ mod tests {
             f32::NEG_INFINITY,
             3.25e-3,
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = draws(0x9e37_79b9_7f4a_7c15_u64);
         for case in 0..300 {
             let docs = 1 + next(40) as usize;
             let mut id_rank: Vec<u32> = (0..docs as u32).collect();
