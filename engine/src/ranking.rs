@@ -49,11 +49,7 @@ pub fn top_k(hits: Vec<Hit>, depth: usize, id_rank: &[u32]) -> Vec<Hit> {
         return Vec::new();
     }
     let mut keys: Vec<u64> = hits.iter().map(|h| order_key(h, id_rank)).collect();
-    if keys.len() > depth {
-        keys.select_nth_unstable(depth - 1);
-        keys.truncate(depth);
-    }
-    keys.sort_unstable();
+    first_sorted(&mut keys, depth);
     // A key's low half is its document's rank (inverted): which hit it is, when no document
     // is in `hits` twice.
     let found = HIT_AT.with(|at| {
@@ -80,6 +76,16 @@ pub fn top_k(hits: Vec<Hit>, depth: usize, id_rank: &[u32]) -> Vec<Hit> {
     found.unwrap_or_else(|| top_k_repeated(hits, depth, id_rank))
 }
 
+/// Keeps the `depth` smallest of `keys` (`depth` > 0), sorted: a selection, then a sort of
+/// only those.
+fn first_sorted<T: Ord>(keys: &mut Vec<T>, depth: usize) {
+    if keys.len() > depth {
+        keys.select_nth_unstable(depth - 1);
+        keys.truncate(depth);
+    }
+    keys.sort_unstable();
+}
+
 thread_local! {
     /// [`top_k`]'s map from a document's rank to its hit, every slot `u32::MAX` between calls.
     static HIT_AT: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -93,11 +99,7 @@ fn top_k_repeated(hits: Vec<Hit>, depth: usize, id_rank: &[u32]) -> Vec<Hit> {
         .enumerate()
         .map(|(i, h)| (order_key(h, id_rank), i as u32))
         .collect();
-    if keys.len() > depth {
-        keys.select_nth_unstable(depth - 1);
-        keys.truncate(depth);
-    }
-    keys.sort_unstable();
+    first_sorted(&mut keys, depth);
     keys.iter()
         .map(|&(_, i)| hits[i as usize].clone())
         .collect()
@@ -156,11 +158,7 @@ pub fn top_k_scored(
         return Vec::new();
     }
     let mut keys: Vec<u64> = scored.map(|(d, s)| key_of(s, id_rank[d])).collect();
-    if keys.len() > depth {
-        keys.select_nth_unstable(depth - 1);
-        keys.truncate(depth);
-    }
-    keys.sort_unstable();
+    first_sorted(&mut keys, depth);
     keys.iter()
         .map(|&k| (by_rank[!(k as u32) as usize] as usize, score_of_key(k)))
         .collect()

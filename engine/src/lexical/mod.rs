@@ -122,11 +122,11 @@ pub struct LexicalIndex {
     avg_len: f32,
 }
 
-/// Scores of the sections one query matches: arrays indexed by the global section number, and
-/// the list of matched sections (in first-match order).
 /// One posting as [`walk`] gives it: (global section number, term frequency, field norm).
 type Posting = (u32, f32, f32);
 
+/// Scores of the sections one query matches: arrays indexed by the global section number, and
+/// the list of matched sections (in first-match order).
 struct SectionScores {
     score: Vec<f32>,
     matched: Vec<u32>,
@@ -503,10 +503,10 @@ impl LexicalIndex {
     /// section), in the total order of [`crate::ranking`].
     ///
     /// No full sort: section scores sit in arrays indexed by the section number, each
-    /// document's best in arrays indexed by the document ordinal, and [`top_k_scored`] takes the top
-    /// `depth` (integer keys, select then sort). The id tie-break compares each document's rank
-    /// among the ids in byte order (computed once at build time), which is the same order as
-    /// comparing the ids. `corpus` must be the corpus the index was built from.
+    /// document's best in arrays indexed by the document ordinal, and [`top_k_scored`] takes the
+    /// top `depth` (integer keys, select then sort). The id tie-break compares each document's
+    /// rank among the ids in byte order (computed once at build time), which is the same order
+    /// as comparing the ids. `corpus` must be the corpus the index was built from.
     pub fn search(
         &self,
         corpus: &Corpus,

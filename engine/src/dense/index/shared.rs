@@ -5,10 +5,10 @@
 //! ([`DenseIndex::share_scores`]), is also each smaller corpus's: an index of a smaller corpus
 //! cut from the largest ([`DenseIndex::subset`]) copies its rows (no vector-cache lookups) and
 //! answers [`DenseIndex::search_many`] by gathering its documents' scores from the shared table
-//! and taking the same top k (`ranking::top_k_scored`) as a search would. Guarantee: the same hits, bit for bit and in
-//! the same order, as the index's own search (the table holds the values `score_block`
-//! computes, which are the same `dot` of the same two vectors); a query the table does not
-//! hold (compared by the bits of its vector) is searched as usual.
+//! and taking the same top k (`ranking::top_k_scored`) as a search would. Guarantee: the same
+//! hits, bit for bit and in the same order, as the index's own search (the table holds the
+//! values `score_block` computes, which are the same `dot` of the same two vectors); a query the
+//! table does not hold (compared by the bits of its vector) is searched as usual.
 
 use std::collections::HashMap;
 use std::sync::Arc;
